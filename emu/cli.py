@@ -1,0 +1,207 @@
+"""The `emu` command.
+
+Exit status: 0 success; 1 shader, host-input or runtime error (one message on stderr); 2 bad
+command-line use.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from .errors import EmuError, HostError
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"emu: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _binding(text: str, flag: str) -> tuple[tuple[int, int], str]:
+    try:
+        gb, path = text.split("=", 1)
+        g, b = gb.split(":")
+        return (int(g), int(b)), path
+    except ValueError:
+        raise UsageError(f"{flag} {text!r}: expected G:B=FILE.npy, e.g. {flag} 0:1=out.npy")
+
+
+def _dispatch(text: str) -> tuple[int, int, int]:
+    try:
+        parts = [int(x) for x in text.split(",")]
+    except ValueError:
+        parts = []
+    if not 1 <= len(parts) <= 3 or any(p < 0 for p in parts):
+        raise UsageError(f"--dispatch {text!r}: expected X[,Y[,Z]] workgroup counts, e.g. --dispatch 64,1,1")
+    return tuple(parts + [1] * (3 - len(parts)))
+
+
+def _read_source(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise HostError(f"cannot read shader '{path}': {e.strerror}", hint="check the path")
+
+
+def _device_args(p: argparse.ArgumentParser):
+    p.add_argument("--profile", default="reference", help="device profile name or profile file (see `emu profiles`)")
+    p.add_argument("--subgroup-size", type=int, default=None, help="subgroup size: a power of two 4..128")
+    p.add_argument("--robust", action="store_true", help="clamp out-of-bounds indices like WebGPU instead of failing")
+    p.add_argument("--max-steps", type=int, default=None, help="instructions per batch before a kernel counts as hung")
+    p.add_argument("--strict", action="store_true", help="warn where naga and Tint disagree about the shader")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="emu", description="A virtual GPU for WGSL compute shaders with cooperative matrices.")
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a compute shader on the virtual device")
+    r.add_argument("shader")
+    r.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
+    r.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
+    r.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy",
+                   help="bind the raw bytes of a .npy array to @group(G) @binding(B)")
+    r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
+                   help="write that binding's final contents as .npy")
+    r.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
+    _device_args(r)
+
+    i = sub.add_parser("ir", help="print the shader's IR")
+    i.add_argument("shader")
+    i.add_argument("--no-locs", action="store_true", help="leave out source locations")
+    i.add_argument("--strict", action="store_true")
+
+    sub.add_parser("profiles", help="list the device profiles")
+    pr = sub.add_parser("props", help="a profile's cooperative-matrix configurations in both APIs' shapes")
+    pr.add_argument("profile")
+
+    d = sub.add_parser("demo", help="run the bundled example GEMM on the default device and check it")
+    d.add_argument("--profile", default=None)
+    d.add_argument("--size", type=int, default=128)
+    return ap
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:
+        return int(e.code or 0)
+    sources: dict[str, str] = {}
+    try:
+        return COMMANDS[args.cmd](args, sources)
+    except UsageError as e:
+        print(f"emu: error: {e}", file=sys.stderr)
+        return 2
+    except EmuError as e:
+        print(e.format(sources), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("emu: interrupted", file=sys.stderr)
+        return 130
+
+
+def cmd_run(args, sources) -> int:
+    from .api import Device
+    from .isa.types import ArrayType, ScalarType, VectorType
+    bufs = [_binding(b, "--buffer") for b in args.buffer]
+    outs = [_binding(o, "--output") for o in args.output]
+    overrides = {}
+    for o in args.override:
+        if "=" not in o:
+            raise UsageError(f"--override {o!r}: expected NAME=VALUE")
+        k, v = o.split("=", 1)
+        overrides[k] = v
+    grid = _dispatch(args.dispatch)
+    src = sources[args.shader] = _read_source(args.shader)
+    dev = Device(args.profile, args.subgroup_size, robust=args.robust, max_steps=args.max_steps)
+    mod = dev.create_shader_module(src, args.shader, strict=args.strict)
+    for w in mod.warnings:
+        print(w.format(sources), file=sys.stderr)
+    pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
+    bound = {}
+    for key, path in bufs:
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
+                            hint="save the input with numpy.save")
+        bound[key] = dev.create_buffer(arr)
+    globals_by_key = {(g.group, g.binding): g for g in mod.ir.globals if g.group is not None}
+    for key, path in outs:
+        g = globals_by_key.get(key)
+        if g is None:
+            raise HostError(f"--output {key[0]}:{key[1]}: the shader declares no binding there")
+        if key not in bound:
+            from .api import min_binding_size
+            size = min_binding_size(g.type)
+            bound[key] = dev.create_buffer(size=size)
+    dev.dispatch(pipe, bound, grid)
+    for key, path in outs:
+        g = globals_by_key[key]
+        arr = _typed_output(bound[key], g.type)
+        np.save(path, arr)
+    return 0
+
+
+def _typed_output(buf, t):
+    """The buffer's contents with the element type the WGSL declares (composites as bytes)."""
+    from .isa.types import ArrayType, ScalarType, VectorType
+    from .numerics.dtypes import NP
+    elem = t.elem if isinstance(t, ArrayType) else t
+    if isinstance(elem, ScalarType) and elem.name != "bool":
+        return buf.read(NP[elem.name])
+    if isinstance(elem, VectorType) and elem.elem.name != "bool" and elem.n != 3:
+        return buf.read(NP[elem.elem.name]).reshape(-1, elem.n)
+    if isinstance(elem, VectorType) and elem.n == 3 and isinstance(t, ArrayType):
+        # vec3 elements sit 16 bytes apart: drop the padding lane.
+        flat = buf.read(NP[elem.elem.name])
+        per = t.stride // elem.elem.size
+        return flat[: flat.size // per * per].reshape(-1, per)[:, :3]
+    return buf.read(np.uint8)
+
+
+def cmd_ir(args, sources) -> int:
+    from .api import compile_wgsl
+    from .isa.printer import print_module
+    src = sources[args.shader] = _read_source(args.shader)
+    module, warnings = compile_wgsl(src, args.shader, strict=args.strict)
+    for w in warnings:
+        print(w.format(sources), file=sys.stderr)
+    sys.stdout.write(print_module(module, locs=not args.no_locs))
+    return 0
+
+
+def cmd_profiles(args, sources) -> int:
+    from .profiles import list_profiles, load_profile
+    for name in list_profiles():
+        p = load_profile(name)
+        sizes = ",".join(map(str, p.subgroup_sizes))
+        print(f"{name:<16} subgroup {sizes:<12} {len(p.configs):>3} configs  {p.description}")
+    return 0
+
+
+def cmd_props(args, sources) -> int:
+    import json
+    from .profiles import load_profile
+    p = load_profile(args.profile)
+    print(json.dumps({"profile": p.name,
+                      "wgpu.cooperative_matrix_properties": p.props_wgpu(),
+                      "dawn.subgroup_matrix_configs": p.props_dawn()}, indent=2))
+    return 0
+
+
+def cmd_demo(args, sources) -> int:
+    from .demo import run_demo
+    return run_demo(args.profile, args.size)
+
+
+COMMANDS = {"run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo}

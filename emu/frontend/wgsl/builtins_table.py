@@ -1,0 +1,517 @@
+"""WGSL builtin functions: overload resolution (argument and result types) and lowering to IR.
+
+Numeric builtins become one `builtin` op whose arithmetic lives in emu.numerics; constant
+arguments fold through the same numerics. Atomics, barriers, subgroup operations and both
+cooperative-matrix dialects lower to their own ops.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...isa.types import (BOOL, F16, F32, I32, U32, VOID, ArrayType, AtomicType, CoopMatrixType,
+                          PointerType, ScalarType, TupleType, VectorType, scalar_of, width,
+                          with_scalar)
+from . import ast as A
+from .lower import (ATOMIC_FNS, SUBGROUP_FNS, Const, Lowerer, Ref, Val, _name, _pylist,
+                    _scalar_or_none, _tn)
+from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
+
+# name -> (argument kinds, result rule). Kinds: 'F' float scalar/vector T, 'N' numeric T (int or
+# float), 'S' signed numeric, 'I' integer T, 'u32' etc. fixed; results: 'T' same as the generic
+# argument, 'S' its scalar, or a fixed type.
+_V2F, _V4F = VectorType(F32, 2), VectorType(F32, 4)
+GENERIC = {
+    **{n: ("F", "T") for n in (
+        "acos", "acosh", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "degrees", "exp",
+        "exp2", "floor", "fract", "inverseSqrt", "log", "log2", "radians", "round", "saturate",
+        "sin", "sinh", "sqrt", "tan", "tanh", "trunc")},
+    "abs": ("N", "T"), "sign": ("S", "T"),
+    "min": ("NN", "T"), "max": ("NN", "T"), "clamp": ("NNN", "T"),
+    "atan2": ("FF", "T"), "pow": ("FF", "T"), "step": ("FF", "T"),
+    "fma": ("FFF", "T"), "smoothstep": ("FFF", "T"),
+    **{n: ("I", "T") for n in ("countOneBits", "countLeadingZeros", "countTrailingZeros",
+                               "firstLeadingBit", "firstTrailingBit", "reverseBits")},
+}
+FIXED = {
+    "pack4x8snorm": ([_V4F], U32), "pack4x8unorm": ([_V4F], U32),
+    "pack2x16snorm": ([_V2F], U32), "pack2x16unorm": ([_V2F], U32), "pack2x16float": ([_V2F], U32),
+    "unpack4x8snorm": ([U32], _V4F), "unpack4x8unorm": ([U32], _V4F),
+    "unpack2x16snorm": ([U32], _V2F), "unpack2x16unorm": ([U32], _V2F), "unpack2x16float": ([U32], _V2F),
+    "pack4xI8": ([VectorType(I32, 4)], U32), "pack4xU8": ([VectorType(U32, 4)], U32),
+    "pack4xI8Clamp": ([VectorType(I32, 4)], U32), "pack4xU8Clamp": ([VectorType(U32, 4)], U32),
+    "unpack4xI8": ([U32], VectorType(I32, 4)), "unpack4xU8": ([U32], VectorType(U32, 4)),
+    "dot4I8Packed": ([U32, U32], I32), "dot4U8Packed": ([U32, U32], U32),
+}
+
+
+def lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
+    name = e.name
+    if name in ("workgroupBarrier", "storageBarrier", "textureBarrier"):
+        _arity(lw, e, 0)
+        lw.b.emit("barrier", kind=name[: -len("Barrier")])
+        return None
+    if name == "workgroupUniformLoad":
+        _arity(lw, e, 1)
+        p = lw.value(lw.expr(e.args[0]))
+        if not isinstance(p.type, PointerType) or p.type.space != "workgroup":
+            lw.err(e, "workgroupUniformLoad needs a pointer into workgroup memory")
+        lw.b.emit("barrier", kind="workgroup")
+        v = lw.b.op("load", [p.v], p.type.pointee)
+        lw.b.emit("barrier", kind="workgroup")
+        return Val(v)
+    if name == "arrayLength":
+        _arity(lw, e, 1)
+        p = lw.value(lw.expr(e.args[0]))
+        if not (isinstance(p.type, PointerType) and isinstance(p.type.pointee, ArrayType)
+                and p.type.pointee.count is None):
+            lw.err(e, f"arrayLength needs a pointer to a runtime-sized array, not {_tn(p.type)}",
+                   hint="pass &buffer (or &buffer.member) of an array<T> in storage")
+        return Val(lw.b.op("array_length", [p.v], U32))
+    if name == "bitcast":
+        _arity(lw, e, 1)
+        if len(e.template_args) != 1:
+            lw.err(e, "bitcast needs its target type: bitcast<T>(e)")
+        t = lw.type(e.template_args[0])
+        v = lw.value(lw.expr(e.args[0]))
+        src = concrete(v.type)
+        if isinstance(v, Const) and is_abstract(v.type):
+            v = lw.convert_const(v, src, e)
+        ok = isinstance(t, (ScalarType, VectorType)) and isinstance(src, (ScalarType, VectorType)) \
+            and width(t) * scalar_of(t).size == width(src) * scalar_of(src).size and scalar_of(t) != BOOL \
+            and scalar_of(src) != BOOL
+        if not ok:
+            lw.err(e, f"cannot bitcast {_tn(v.type)} to {t}: the sizes differ or a type is bool")
+        return Val(lw.b.op("bitcast", [lw.materialize(v, src)], t))
+    if name in ATOMIC_FNS:
+        return _atomic(lw, e, ATOMIC_FNS[name])
+    if name in SUBGROUP_FNS:
+        return _subgroup(lw, e, SUBGROUP_FNS[name])
+    if name in COOP_FNS:
+        return COOP_FNS[name](lw, e)
+    if name in ("textureLoad", "textureStore", "textureSample", "textureDimensions"):
+        lw.err(e, f"'{name}': textures are not supported by emu (compute over buffers only)")
+    args = [lw.value(lw.expr(a)) for a in e.args]
+    return call_builtin_values(lw, name, args, e)
+
+
+def _arity(lw, e, n):
+    if len(e.args) != n:
+        lw.err(e, f"{e.name} takes {n} argument{'s' if n != 1 else ''}, not {len(e.args)}")
+
+
+def call_builtin_values(lw: Lowerer, name: str, args, node):
+    if name in GENERIC:
+        kinds, _ = GENERIC[name]
+        if len(args) != len(kinds):
+            lw.err(node, f"{name} takes {len(kinds)} argument{'s' if len(kinds) != 1 else ''}, not {len(args)}")
+        t = _common(lw, name, args, node)
+        s = scalar_of(t)
+        kind = kinds[0]
+        if kind == "F" and not s.is_float or kind == "I" and not s.is_int or \
+                kind in "NS" and s == BOOL or kind == "S" and s.kind == "uint":
+            what = {"F": "f32 or f16", "I": "i32 or u32", "N": "a number", "S": "a signed number"}[kind]
+            lw.err(node, f"{name} needs {what}, not {_tn(t)}")
+        return _emit(lw, name, t, [lw.coerce_keep(a, t, node) for a in args], t, node)
+    if name in FIXED:
+        params, rt = FIXED[name]
+        if len(args) != len(params):
+            lw.err(node, f"{name} takes {len(params)} argument(s), not {len(args)}")
+        vals = [lw.coerce_keep(a, p, node) for a, p in zip(args, params)]
+        return _emit(lw, name, params[0], vals, rt, node)
+    if name in ("dot", "length", "distance", "normalize", "cross"):
+        n = {"dot": 2, "length": 1, "distance": 2, "normalize": 1, "cross": 2}[name]
+        if len(args) != n:
+            lw.err(node, f"{name} takes {n} argument(s)")
+        t = _common(lw, name, args, node)
+        s = scalar_of(t)
+        if name != "dot" and not s.is_float or s == BOOL:
+            lw.err(node, f"{name} needs float{' vectors' if name != 'length' else ''}, not {_tn(t)}")
+        if name in ("dot", "normalize", "cross") and not isinstance(t, VectorType) or \
+                name == "cross" and t.n != 3:
+            lw.err(node, f"{name} needs {'vec3' if name == 'cross' else 'vector'} arguments, not {_tn(t)}")
+        rt = s if name in ("dot", "length", "distance") else t
+        return _emit(lw, name, t, [lw.coerce_keep(a, t, node) for a in args], rt, node)
+    if name == "mix":
+        if len(args) != 3:
+            lw.err(node, "mix takes 3 arguments")
+        t = _common(lw, name, args[:2], node)
+        third = with_scalar(args[2].type, scalar_of(t)) if width(args[2].type) == 1 else t
+        if not scalar_of(t).is_float:
+            lw.err(node, f"mix needs floats, not {_tn(t)}")
+        vals = [lw.coerce_keep(a, t, node) for a in args[:2]] + [lw.coerce_keep(args[2], concrete(third) if not is_abstract(t) else third, node)]
+        return _emit(lw, name, t, vals, t, node)
+    if name == "select":
+        if len(args) != 3:
+            lw.err(node, "select takes 3 arguments: select(f, t, cond)")
+        t = _common(lw, name, args[:2], node)
+        c = args[2]
+        if scalar_of(c.type) != BOOL or width(c.type) not in (1, width(t)):
+            lw.err(node, f"select's condition must be bool or vec{width(t)}<bool>, not {_tn(c.type)}")
+        vals = [lw.coerce_keep(a, t, node) for a in args[:2]] + [c]
+        return _emit(lw, name, t, vals, t, node)
+    if name in ("all", "any"):
+        if len(args) != 1 or scalar_of(args[0].type) != BOOL:
+            lw.err(node, f"{name} takes one bool or vector of bool")
+        a = args[0]
+        if isinstance(a.type, ScalarType):
+            return a
+        comps = [lw.component(a, i, BOOL, node) for i in range(a.type.n)]
+        acc = comps[0]
+        for c in comps[1:]:
+            acc = lw.binary_values("&" if name == "all" else "|", acc, c, node)
+        return acc
+    if name in ("extractBits", "insertBits"):
+        n = 3 if name == "extractBits" else 4
+        if len(args) != n:
+            lw.err(node, f"{name} takes {n} arguments")
+        t = _common(lw, name, args[: n - 2], node)
+        if not scalar_of(t).is_int:
+            lw.err(node, f"{name} needs integers, not {_tn(t)}")
+        vals = [lw.coerce_keep(a, t, node) for a in args[: n - 2]] + \
+               [lw.coerce_keep(a, U32, node) for a in args[n - 2:]]
+        return _emit(lw, name, t, vals, t, node)
+    if name == "ldexp":
+        if len(args) != 2:
+            lw.err(node, "ldexp takes 2 arguments")
+        t = concrete(args[0].type) if not isinstance(args[0], Const) or not isinstance(args[1], Const) else args[0].type
+        if is_abstract(t) and scalar_of(t) is ABSTRACT_INT:
+            t = with_scalar(t, ABSTRACT_FLOAT)
+        if not scalar_of(t).is_float:
+            lw.err(node, f"ldexp needs a float, not {_tn(args[0].type)}")
+        e2t = with_scalar(t, I32)
+        return _emit(lw, name, t, [lw.coerce_keep(args[0], t, node), lw.coerce_keep(args[1], e2t, node)], t, node)
+    if name in ("frexp", "modf"):
+        if len(args) != 1:
+            lw.err(node, f"{name} takes 1 argument")
+        t = concrete(args[0].type)
+        if not scalar_of(t).is_float:
+            lw.err(node, f"{name} needs a float, not {_tn(args[0].type)}")
+        second = ("exp", with_scalar(t, I32)) if name == "frexp" else ("whole", t)
+        rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
+        v = lw.coerce(args[0], t, node)
+        return Val(lw.b.op("builtin", [v], rt, fn=name))
+    if name == "quantizeToF16":
+        if len(args) != 1 or scalar_of(concrete(args[0].type)) != F32:
+            lw.err(node, "quantizeToF16 takes f32 or vecN<f32>")
+        t = concrete(args[0].type)
+        return _emit(lw, name, t, [lw.coerce_keep(args[0], t, node)], t, node)
+    lw.err(node, f"unknown function '{name}'")
+
+
+def _common(lw, name, args, node):
+    """The one type the generic arguments share (abstract constants convert to it)."""
+    t = args[0].type
+    for a in args[1:]:
+        at = a.type
+        if width(at) != width(t) or type(at) is not type(t):
+            lw.err(node, f"{name}: arguments have different types ({_tn(t)}, {_tn(at)})")
+        s = unify(scalar_of(t), scalar_of(at))
+        if s is None:
+            lw.err(node, f"{name}: arguments have different types ({_tn(t)}, {_tn(at)})",
+                   hint="convert one of them explicitly")
+        t = with_scalar(t, s)
+    if not all(isinstance(a, Const) for a in args):
+        t = concrete(t)
+    return t
+
+
+def _emit(lw: Lowerer, name, t, vals, rt, node):
+    from ...numerics import builtins as nb
+    from .lower import _np_dtype
+    if all(isinstance(v, Const) for v in vals):
+        s = scalar_of(t)
+        ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
+        arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
+        out = nb.call(name, ty, *arrs)
+        value = _pylist(out)[0]
+        if scalar_of(rt) is ABSTRACT_INT:
+            value = _map(value, int)
+        return Const(rt, value)
+    args = [lw.materialize(v, concrete(v.type)) for v in vals]
+    return Val(lw.b.op("builtin", args, concrete(rt), fn=name))
+
+
+def _conc(s):
+    return F32 if s is ABSTRACT_FLOAT else I32 if s is ABSTRACT_INT else s
+
+
+def _map(v, f):
+    return [_map(x, f) for x in v] if isinstance(v, list) else f(v)
+
+
+# -- atomics -------------------------------------------------------------------------------------
+
+def _atomic(lw: Lowerer, e, fn):
+    n = {"load": 1, "store": 2, "compare_exchange_weak": 3}.get(fn, 2)
+    _arity(lw, e, n)
+    p = lw.value(lw.expr(e.args[0]))
+    if not isinstance(p.type, PointerType) or not isinstance(p.type.pointee, AtomicType):
+        lw.err(e.args[0], f"{e.name} needs a pointer to an atomic, not {_tn(p.type)}",
+               hint="declare the variable as atomic<u32> (or atomic<i32>) and pass &x")
+    if p.type.space not in ("storage", "workgroup"):
+        lw.err(e.args[0], "atomics live in storage or workgroup memory")
+    s = p.type.pointee.elem
+    vals = [lw.coerce(lw.value(lw.expr(a)), s, a) for a in e.args[1:]]
+    if fn == "store":
+        lw.b.emit("atomic", [p.v] + vals, s, fn=fn)
+        return None
+    if fn == "compare_exchange_weak":
+        rt = TupleType(f"__atomic_compare_exchange_result_{s}", (("old_value", s), ("exchanged", BOOL)))
+        return Val(lw.b.op("atomic", [p.v] + vals, rt, fn=fn))
+    return Val(lw.b.op("atomic", [p.v] + vals, s, fn=fn))
+
+
+# -- subgroups -----------------------------------------------------------------------------------
+
+def _subgroup(lw: Lowerer, e, fn):
+    lw.subgroup_use(e, e.name)
+    if fn == "elect":
+        _arity(lw, e, 0)
+        return Val(lw.b.op("subgroup", [], BOOL, fn=fn))
+    two = fn in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down")
+    _arity(lw, e, 2 if two else 1)
+    v = lw.value(lw.expr(e.args[0]))
+    t = concrete(v.type)
+    s = _scalar_or_none(t)
+    if fn in ("all", "any", "ballot"):
+        if t != BOOL:
+            lw.err(e, f"{e.name} needs a bool, not {_tn(t)}")
+        rt = VectorType(U32, 4) if fn == "ballot" else BOOL
+        return Val(lw.b.op("subgroup", [lw.materialize(v, BOOL)], rt, fn=fn))
+    if s is None or not isinstance(t, (ScalarType, VectorType)):
+        lw.err(e, f"{e.name} needs a scalar or vector, not {_tn(t)}")
+    if s == F16 and "subgroups_f16" not in lw.m.enables and "f16" not in lw.m.enables:
+        lw.err(e, f"{e.name} on f16 needs f16 support", hint="add 'enable f16;'")
+    if fn in ("and", "or", "xor") and not s.is_int:
+        lw.err(e, f"{e.name} needs integers, not {_tn(t)}")
+    if s == BOOL and fn not in ("broadcast", "broadcast_first", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down"):
+        lw.err(e, f"{e.name} needs numbers, not {_tn(t)}")
+    args = [lw.materialize(v, t)]
+    if two:
+        lane = lw.value(lw.expr(e.args[1]))
+        if fn == "broadcast" and not isinstance(lane, Const):
+            lw.warn(e.args[1], "subgroupBroadcast's lane should be a constant expression (Tint requires it)")
+        ls = _scalar_or_none(lane.type)
+        if ls is None or not ls.is_int or not isinstance(lane.type, ScalarType):
+            lw.err(e.args[1], f"the lane argument must be u32 or i32, not {_tn(lane.type)}")
+        if isinstance(lane, Const) and fn == "broadcast" and not 0 <= int(lane.value) < 128:
+            lw.err(e.args[1], f"lane {lane.value} is outside every subgroup (0..127)")
+        args.append(lw.materialize(lane, U32 if is_abstract(lane.type) else lane.type))
+    return Val(lw.b.op("subgroup", args, t, fn=fn))
+
+
+# -- cooperative matrices ------------------------------------------------------------------------
+
+def coop_construct(lw: Lowerer, t: CoopMatrixType, args, e):
+    """subgroup_matrix_left<f16, 16, 16>() (zero) or (...)(value): fill."""
+    if len(args) > 1:
+        lw.err(e, f"{t} takes no argument (zero) or one (the fill value)")
+    s = t.elem
+    storage = {"i8": I32, "u8": U32}.get(s.name, s)
+    if args:
+        v = lw.coerce(args[0], storage, e.args[0])
+    else:
+        v = lw.materialize(Const(storage, 0.0 if storage.is_float else 0), storage)
+    return Val(lw.b.op("coop_fill", [v], t))
+
+
+def _ptr_and_offset(lw: Lowerer, node):
+    """A pointer to an array and an element offset: Dawn passes (&array, offset), wgpu
+    passes &array[offset]; both become (array pointer, offset)."""
+    e = A.strip_parens(node)
+    if isinstance(e, A.UnaryExpr) and e.op == "&":
+        inner = A.strip_parens(e.operand)
+        if isinstance(inner, A.IndexExpr):
+            base = lw.expr(inner.base)
+            if isinstance(base, Ref) and isinstance(base.type, ArrayType):
+                idx = lw.value(lw.expr(inner.index))
+                return base.ptr, lw.coerce(idx, U32 if is_abstract(idx.type) else concrete(idx.type), inner.index)
+    p = lw.value(lw.expr(node))
+    if not isinstance(p.type, PointerType) or not isinstance(p.type.pointee, ArrayType):
+        lw.err(node, f"a cooperative matrix is loaded from and stored to an array, not {_tn(p.type)}",
+               hint="pass &buffer (Dawn) or &buffer[index] (wgpu)")
+    return p.v, None
+
+
+def _check_array(lw, ptr, t: CoopMatrixType, node):
+    elem = ptr.type.pointee.elem
+    want = {"i8": I32, "u8": U32}.get(t.elem.name, t.elem)
+    if elem != want:
+        lw.err(node, f"a {t} is stored in an array<{want}>, not array<{elem}>",
+               hint="8-bit matrices live in i32/u32 arrays, four elements a word" if t.elem.size == 1 else None)
+
+
+def _u32(lw, node):
+    v = lw.value(lw.expr(node))
+    if _scalar_or_none(v.type) not in (U32, I32, ABSTRACT_INT) or not isinstance(v.type, ScalarType):
+        lw.err(node, f"expected u32, not {_tn(v.type)}")
+    return lw.coerce(v, U32 if v.type is not I32 else I32, node)
+
+
+def _layout(lw, e, i, default=None):
+    if len(e.template_args) > i:
+        n = _name(e.template_args[i])
+        if n not in ("row_major", "col_major"):
+            lw.err(e.template_args[i], f"layout must be row_major or col_major, not {n}")
+        return n
+    return default
+
+
+def _dawn_load(lw: Lowerer, e):
+    lw.require(e, "chromium_experimental_subgroup_matrix", "subgroupMatrixLoad")
+    if not e.template_args:
+        lw.err(e, "subgroupMatrixLoad needs the matrix type: subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, offset, stride)")
+    t = lw.type(e.template_args[0])
+    if not isinstance(t, CoopMatrixType):
+        lw.err(e.template_args[0], f"subgroupMatrixLoad loads a subgroup matrix type, not {t}")
+    layout = _layout(lw, e, 1)
+    args = list(e.args)
+    if layout is None:
+        # Deprecated form: (ptr, offset, col_major: bool, stride)
+        if len(args) != 4:
+            lw.err(e, "subgroupMatrixLoad takes (ptr, offset, stride) with a <T, row_major|col_major> template")
+        cm = lw.expr(args[2])
+        if not isinstance(cm, Const) or cm.type != BOOL:
+            lw.err(args[2], "the col_major argument must be a constant bool")
+        layout = "col_major" if cm.value else "row_major"
+        args = [args[0], args[1], args[3]]
+    if len(args) != 3:
+        lw.err(e, f"subgroupMatrixLoad takes 3 arguments (ptr, offset, stride), not {len(args)}")
+    ptr, extra = _ptr_and_offset(lw, args[0])
+    _check_array(lw, ptr, t, args[0])
+    off = _u32(lw, args[1])
+    stride = _u32(lw, args[2])
+    return Val(lw.b.op("coop_load", [ptr, off, stride], t, layout=layout))
+
+
+def _dawn_store(lw: Lowerer, e):
+    lw.require(e, "chromium_experimental_subgroup_matrix", "subgroupMatrixStore")
+    layout = _layout(lw, e, 0)
+    args = list(e.args)
+    if layout is None:
+        if len(args) != 5:
+            lw.err(e, "subgroupMatrixStore takes (ptr, offset, value, stride) with a <row_major|col_major> template")
+        cm = lw.expr(args[3])
+        if not isinstance(cm, Const) or cm.type != BOOL:
+            lw.err(args[3], "the col_major argument must be a constant bool")
+        layout = "col_major" if cm.value else "row_major"
+        args = [args[0], args[1], args[2], args[4]]
+    if len(args) != 4:
+        lw.err(e, f"subgroupMatrixStore takes 4 arguments (ptr, offset, value, stride), not {len(args)}")
+    ptr, _ = _ptr_and_offset(lw, args[0])
+    if ptr.type.access == "read":
+        lw.err(args[0], "cannot store a matrix into a read-only buffer", hint="declare it var<storage, read_write>")
+    off = _u32(lw, args[1])
+    v = _matrix_value(lw, args[2])
+    _check_array(lw, ptr, v.type, args[0])
+    stride = _u32(lw, args[3])
+    lw.b.emit("coop_store", [ptr, off, v.v, stride], layout=layout)
+    return None
+
+
+def _matrix_value(lw, node) -> Val:
+    v = lw.value(lw.expr(node))
+    if not isinstance(v.type, CoopMatrixType):
+        lw.err(node, f"expected a cooperative matrix, not {_tn(v.type)}")
+    return v
+
+
+def _check_mma(lw, e, a: Val, b: Val, rt: CoopMatrixType | None, acc: Val | None):
+    ta, tb = a.type, b.type
+    if ta.role != "A" or tb.role != "B":
+        lw.err(e, f"multiply needs a left (A) and a right (B) matrix, not {ta.role} and {tb.role}",
+               hint="subgroupMatrixMultiply(left, right) / coopMultiplyAdd(a, b, c)")
+    if ta.cols != tb.rows:
+        lw.err(e, f"K differs: the left matrix is {ta.rows}x{ta.cols} (K={ta.cols}), the right "
+                  f"{tb.rows}x{tb.cols} (K={tb.rows})")
+    if ta.elem != tb.elem:
+        lw.err(e, f"the left and right matrices have different element types ({ta.elem}, {tb.elem})")
+    if acc is not None:
+        tc = acc.type
+        if tc.role != "C":
+            lw.err(e, f"the accumulator must be a result (C) matrix, not {tc.role}")
+        if (tc.rows, tc.cols) != (ta.rows, tb.cols):
+            lw.err(e, f"the accumulator is {tc.rows}x{tc.cols}; A x B is {ta.rows}x{tb.cols}")
+
+
+def _dawn_mul(lw: Lowerer, e):
+    lw.require(e, "chromium_experimental_subgroup_matrix", e.name)
+    acc = e.name.endswith("Accumulate")
+    if len(e.args) != (3 if acc else 2):
+        lw.err(e, f"{e.name} takes {3 if acc else 2} arguments")
+    a, b = _matrix_value(lw, e.args[0]), _matrix_value(lw, e.args[1])
+    if acc:
+        c = _matrix_value(lw, e.args[2])
+        _check_mma(lw, e, a, b, None, c)
+        return Val(lw.b.op("coop_mma", [a.v, b.v, c.v], c.type))
+    if len(e.template_args) != 1:
+        lw.err(e, "subgroupMatrixMultiply needs the result element type: subgroupMatrixMultiply<f32>(l, r)")
+    rs = lw.matrix_elem(e.template_args[0])
+    rt = CoopMatrixType(a.type.rows, b.type.cols, rs, "C")
+    _check_mma(lw, e, a, b, rt, None)
+    return Val(lw.b.op("coop_mul", [a.v, b.v], rt))
+
+
+def _dawn_scalar(lw: Lowerer, e):
+    lw.require(e, "chromium_experimental_subgroup_matrix", e.name)
+    _arity(lw, e, 2)
+    m = _matrix_value(lw, e.args[0])
+    storage = {"i8": I32, "u8": U32}.get(m.type.elem.name, m.type.elem)
+    s = lw.coerce(lw.value(lw.expr(e.args[1])), storage, e.args[1])
+    fn = {"subgroupMatrixScalarAdd": "add", "subgroupMatrixScalarSubtract": "sub",
+          "subgroupMatrixScalarMultiply": "mul"}[e.name]
+    return Val(lw.b.op("coop_scalar", [m.v, s], m.type, fn=fn))
+
+
+def _naga_load(lw: Lowerer, e):
+    lw.require(e, "wgpu_cooperative_matrix", e.name)
+    if len(e.template_args) != 1:
+        lw.err(e, f"{e.name} needs the matrix type: {e.name}<coop_mat16x16<f16, A>>(&buf[i], stride)")
+    t = lw.type(e.template_args[0])
+    if not isinstance(t, CoopMatrixType):
+        lw.err(e.template_args[0], f"{e.name} loads a coop_mat type, not {t}")
+    if len(e.args) not in (1, 2):
+        lw.err(e, f"{e.name} takes (pointer, [stride])")
+    ptr, off = _ptr_and_offset(lw, e.args[0])
+    _check_array(lw, ptr, t, e.args[0])
+    layout = "row_major" if e.name == "coopLoadT" else "col_major"
+    if off is None:
+        off = lw.materialize(Const(U32, 0), U32)
+    stride = _u32(lw, e.args[1]) if len(e.args) > 1 else \
+        lw.materialize(Const(U32, t.cols if layout == "row_major" else t.rows), U32)
+    return Val(lw.b.op("coop_load", [ptr, off, stride], t, layout=layout))
+
+
+def _naga_store(lw: Lowerer, e):
+    lw.require(e, "wgpu_cooperative_matrix", e.name)
+    if len(e.args) not in (2, 3):
+        lw.err(e, f"{e.name} takes (matrix, pointer, [stride])")
+    v = _matrix_value(lw, e.args[0])
+    ptr, off = _ptr_and_offset(lw, e.args[1])
+    _check_array(lw, ptr, v.type, e.args[1])
+    layout = "row_major" if e.name == "coopStoreT" else "col_major"
+    if off is None:
+        off = lw.materialize(Const(U32, 0), U32)
+    t = v.type
+    stride = _u32(lw, e.args[2]) if len(e.args) > 2 else \
+        lw.materialize(Const(U32, t.cols if layout == "row_major" else t.rows), U32)
+    lw.b.emit("coop_store", [ptr, off, v.v, stride], layout=layout)
+    return None
+
+
+def _naga_mma(lw: Lowerer, e):
+    lw.require(e, "wgpu_cooperative_matrix", e.name)
+    _arity(lw, e, 3)
+    a, b, c = (_matrix_value(lw, x) for x in e.args)
+    _check_mma(lw, e, a, b, None, c)
+    return Val(lw.b.op("coop_mma", [a.v, b.v, c.v], c.type))
+
+
+COOP_FNS = {
+    "subgroupMatrixLoad": _dawn_load, "subgroupMatrixStore": _dawn_store,
+    "subgroupMatrixMultiply": _dawn_mul, "subgroupMatrixMultiplyAccumulate": _dawn_mul,
+    "subgroupMatrixScalarAdd": _dawn_scalar, "subgroupMatrixScalarSubtract": _dawn_scalar,
+    "subgroupMatrixScalarMultiply": _dawn_scalar,
+    "coopLoad": _naga_load, "coopLoadT": _naga_load, "coopStore": _naga_store,
+    "coopStoreT": _naga_store, "coopMultiplyAdd": _naga_mma,
+}

@@ -1,0 +1,171 @@
+"""Structure of the cooperative IR: module, functions, structured blocks, instructions, values.
+
+The IR is SSA for values (`let`, expression results) and memory-based for mutable state (`var`
+is an allocation, read and written through pointers), like SPIR-V before mem2reg. Control flow
+is structured: `if`, `loop` and `switch` own nested blocks, so the executor runs a branch by
+narrowing the active-lane mask and restores it when the block ends.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .types import Type, VOID
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where an instruction came from in the WGSL source (1-based line and column)."""
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(eq=False)
+class Value:
+    """An SSA value: the result of an instruction or a function parameter."""
+    id: int
+    type: Type
+    name: str | None = None     # the WGSL name it was bound to, for messages and traces
+
+    def __repr__(self) -> str:
+        return f"%{self.id}"
+
+
+@dataclass(eq=False)
+class Block:
+    insts: list[Inst] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Inst]:
+        return iter(self.insts)
+
+    def __len__(self) -> int:
+        return len(self.insts)
+
+
+@dataclass(eq=False)
+class Inst:
+    op: str
+    args: list[Value]
+    type: Type = VOID
+    attrs: dict[str, Any] = field(default_factory=dict)
+    blocks: list[Block] = field(default_factory=list)
+    loc: Loc | None = None
+    result: Value | None = None   # set when type is not void
+
+    def walk(self) -> Iterator[Inst]:
+        """This instruction and every instruction nested in its blocks, in program order."""
+        yield self
+        for b in self.blocks:
+            for i in b.insts:
+                yield from i.walk()
+
+
+@dataclass(eq=False)
+class Function:
+    name: str
+    params: list[Value]
+    ret: Type
+    body: Block
+    # Entry points: 'compute' with a workgroup size; each item an int or the name of an override.
+    stage: str | None = None
+    workgroup_size: tuple[int | str, int | str, int | str] | None = None
+    # For entry-point parameters: param index -> builtin name (global_invocation_id, ...).
+    param_builtins: dict[int, str] = field(default_factory=dict)
+    loc: Loc | None = None
+
+    def walk(self) -> Iterator[Inst]:
+        for i in self.body.insts:
+            yield from i.walk()
+
+
+@dataclass(eq=False)
+class Global:
+    """A module-scope variable; `ptr` is the pointer type its uses see."""
+    name: str
+    space: str
+    type: Type
+    access: str = "read_write"
+    group: int | None = None
+    binding: int | None = None
+    init: Any = None        # constant initializer (private vars), already a python value
+    loc: Loc | None = None
+
+
+@dataclass(eq=False)
+class Override:
+    name: str
+    type: Type
+    id: int | None = None
+    default: Any = None     # python value, or None when the host must set it
+    loc: Loc | None = None
+
+
+@dataclass(eq=False)
+class Module:
+    file: str = "<input>"
+    enables: list[str] = field(default_factory=list)
+    structs: list[Type] = field(default_factory=list)
+    overrides: list[Override] = field(default_factory=list)
+    globals: list[Global] = field(default_factory=list)
+    functions: list[Function] = field(default_factory=list)
+
+    def function(self, name: str) -> Function | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+    def global_(self, name: str) -> Global | None:
+        return next((g for g in self.globals if g.name == name), None)
+
+    def override(self, name: str) -> Override | None:
+        return next((o for o in self.overrides if o.name == name), None)
+
+    def entry_points(self) -> list[Function]:
+        return [f for f in self.functions if f.stage == "compute"]
+
+
+class Builder:
+    """Appends instructions to a current block and numbers values module-wide."""
+
+    def __init__(self, next_id: int = 0):
+        self.next_id = next_id
+        self.block: Block | None = None
+        self.loc: Loc | None = None
+
+    def value(self, type: Type, name: str | None = None) -> Value:
+        v = Value(self.next_id, type, name)
+        self.next_id += 1
+        return v
+
+    def emit(self, op: str, args: list[Value] | tuple = (), type: Type = VOID, *,
+             blocks: list[Block] | None = None, loc: Loc | None = None, **attrs) -> Inst:
+        inst = Inst(op, list(args), type, attrs, blocks or [], loc or self.loc)
+        if type != VOID:
+            inst.result = self.value(type)
+        assert self.block is not None, "builder has no current block"
+        self.block.insts.append(inst)
+        return inst
+
+    def op(self, op: str, args: list[Value] | tuple = (), type: Type = VOID, **attrs) -> Value:
+        """Emit an instruction and return its result value."""
+        return self.emit(op, args, type, **attrs).result
+
+    def at(self, block: Block) -> "_At":
+        return _At(self, block)
+
+
+class _At:
+    """`with builder.at(block):` appends into `block`, then returns to where it was."""
+
+    def __init__(self, b: Builder, block: Block):
+        self.b, self.block = b, block
+
+    def __enter__(self):
+        self.saved = self.b.block
+        self.b.block = self.block
+        return self.block
+
+    def __exit__(self, *exc):
+        self.b.block = self.saved

@@ -1,0 +1,122 @@
+"""The op table: every IR op, defined once.
+
+The verifier, printer, IR parser, executor dispatch and WGSL emitter all read this table; a test
+asserts that every op here has an executor handler and an emitter rule.
+
+`args` is (min, max) operand count (max None: variadic). `attrs` names the attributes the op
+requires; `optional` those it may carry. `blocks` is the number of nested blocks (None: any).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    args: tuple[int, int | None]
+    result: bool            # produces a value
+    doc: str
+    attrs: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()
+    blocks: int | None = 0
+    effects: bool = False   # writes memory, synchronises or transfers control
+    terminator: bool = False
+    cooperative: bool = False
+
+
+BINARY_OPS = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr",
+              "eq", "ne", "lt", "le", "gt", "ge")
+COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
+UNARY_OPS = ("neg", "not")
+ATOMIC_OPS = ("load", "store", "add", "sub", "max", "min", "and", "or", "xor", "exchange",
+              "compare_exchange_weak")
+BARRIERS = ("workgroup", "storage", "texture")
+SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add", "exclusive_add",
+                "inclusive_mul", "exclusive_mul", "broadcast", "broadcast_first", "shuffle",
+                "shuffle_xor", "shuffle_up", "shuffle_down", "ballot", "elect", "all", "any")
+INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
+          "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
+COOP_SCALAR_OPS = ("add", "sub", "mul")
+LAYOUTS = ("row_major", "col_major")
+
+_OPS = [
+    # values
+    OpDef("const", (0, 0), True, "a constant of the result type", attrs=("value",)),
+    OpDef("input", (0, 0), True, "a builtin input value of the invocation", attrs=("builtin",)),
+    OpDef("override", (0, 0), True, "the pipeline's value of a module override", attrs=("name",)),
+    OpDef("undef", (0, 0), True, "a zero value (for declared, never-assigned lets of paths)"),
+    # memory
+    OpDef("global", (0, 0), True, "pointer to a module-scope variable", attrs=("name",)),
+    OpDef("var", (0, 1), True, "allocate a function variable, zero or its operand as initial value",
+          optional=("name",), effects=True),
+    OpDef("access", (1, None), True,
+          "pointer into a composite: `path` lists constant indices, -1 takes the next operand",
+          attrs=("path",)),
+    OpDef("load", (1, 1), True, "read the value a pointer points at"),
+    OpDef("store", (2, 2), False, "write a value through a pointer", effects=True),
+    OpDef("array_length", (1, 1), True, "element count of a runtime-sized array"),
+    OpDef("atomic", (1, 3), True, "atomic read-modify-write through a pointer", attrs=("fn",),
+          effects=True),
+    OpDef("barrier", (0, 0), False, "control and memory barrier of the workgroup", attrs=("kind",),
+          effects=True),
+    # composites
+    OpDef("construct", (1, None), True,
+          "vector/matrix/array/struct from components (one scalar operand splats a vector)"),
+    OpDef("extract", (1, None), True,
+          "component of a composite value: `path` as in access", attrs=("path",)),
+    OpDef("insert", (2, None), True,
+          "copy of a composite with one component replaced: `path` as in access", attrs=("path",)),
+    OpDef("swizzle", (1, 1), True, "vector of the listed components", attrs=("components",)),
+    # arithmetic (operands already of one type; numerics does the work)
+    OpDef("unary", (1, 1), True, "neg (arithmetic negation) or not (bitwise/logical)", attrs=("fn",)),
+    OpDef("binary", (2, 2), True, "arithmetic, bit, shift or comparison of two operands",
+          attrs=("fn",)),
+    OpDef("select", (3, 3), True, "select(f, t, cond) per component"),
+    OpDef("convert", (1, 1), True, "value conversion to the result type"),
+    OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
+    OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL", attrs=("fn",)),
+    # subgroups
+    OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes", attrs=("fn",),
+          effects=True),
+    # calls and control flow
+    OpDef("call", (0, None), True, "call a function of the module", attrs=("callee",),
+          effects=True),
+    OpDef("if", (1, 1), False, "run block 0 where the condition holds, block 1 elsewhere", blocks=2,
+          effects=True),
+    OpDef("loop", (0, 0), False,
+          "run block 0 (body) then block 1 (continuing) until every lane broke or returned",
+          blocks=2, effects=True),
+    OpDef("switch", (1, 1), False,
+          "run the block whose `cases` entry lists the selector ('default' matches the rest)",
+          attrs=("cases",), blocks=None, effects=True),
+    OpDef("break", (0, 0), False, "leave the innermost loop or switch", effects=True,
+          terminator=True),
+    OpDef("continue", (0, 0), False, "go to the continuing block of the innermost loop",
+          effects=True, terminator=True),
+    OpDef("break_if", (1, 1), False, "end of a continuing block: leave the loop where true",
+          effects=True, terminator=True),
+    OpDef("return", (0, 1), False, "leave the function (with a value)", effects=True,
+          terminator=True),
+    # cooperative matrices
+    OpDef("coop_fill", (1, 1), True, "matrix with every element equal to the scalar operand",
+          cooperative=True),
+    OpDef("coop_load", (3, 3), True,
+          "load a matrix from (array pointer, element offset, stride)", attrs=("layout",),
+          optional=("stride_unit",), effects=True, cooperative=True),
+    OpDef("coop_store", (4, 4), False,
+          "store a matrix to (array pointer, element offset, value, stride)", attrs=("layout",),
+          optional=("stride_unit",), effects=True, cooperative=True),
+    OpDef("coop_mma", (3, 3), True, "A x B + C on the device's matrix unit",
+          optional=("saturate",), effects=True, cooperative=True),
+    OpDef("coop_mul", (2, 2), True, "A x B on the device's matrix unit", effects=True,
+          cooperative=True),
+    OpDef("coop_scalar", (2, 2), True, "element-wise matrix (op) scalar", attrs=("fn",),
+          effects=True, cooperative=True),
+    OpDef("coop_convert", (1, 1), True, "convert each element to the result's element type",
+          optional=("saturate",), cooperative=True),
+    OpDef("coop_length", (0, 0), True, "number of elements each lane holds of the result type",
+          attrs=("matrix",), cooperative=True),
+]
+
+OPS: dict[str, OpDef] = {o.name: o for o in _OPS}

@@ -1,0 +1,304 @@
+"""Types of the cooperative IR.
+
+Every type is a frozen, hashable value with a canonical text form (`str(t)`), which the printer
+writes and the IR parser reads back. Host-shareable layout (size, alignment, array stride and
+struct member offsets) follows WGSL's rules, because storage/uniform/workgroup memory is bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+
+def round_up(align: int, n: int) -> int:
+    return (n + align - 1) // align * align
+
+
+class Type:
+    """Base of all IR types."""
+
+    @property
+    def size(self) -> int:
+        raise TypeError(f"{self} has no host-shareable size")
+
+    @property
+    def align(self) -> int:
+        raise TypeError(f"{self} has no host-shareable alignment")
+
+    @property
+    def is_scalar(self) -> bool:
+        return isinstance(self, ScalarType)
+
+
+@dataclass(frozen=True)
+class ScalarType(Type):
+    name: str            # bool i32 u32 f32 f16 bf16 i8 u8
+    kind: str            # 'bool' | 'sint' | 'uint' | 'float'
+    bits: int
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def size(self) -> int:
+        return 4 if self.kind == "bool" else self.bits // 8
+
+    @property
+    def align(self) -> int:
+        return self.size
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+    @property
+    def is_int(self) -> bool:
+        return self.kind in ("sint", "uint")
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in ("sint", "float")
+
+
+BOOL = ScalarType("bool", "bool", 1)
+I32 = ScalarType("i32", "sint", 32)
+U32 = ScalarType("u32", "uint", 32)
+F32 = ScalarType("f32", "float", 32)
+F16 = ScalarType("f16", "float", 16)
+BF16 = ScalarType("bf16", "float", 16)
+I8 = ScalarType("i8", "sint", 8)
+U8 = ScalarType("u8", "uint", 8)
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8)}
+# Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
+STORAGE_ONLY = (BF16, I8, U8)
+
+
+@dataclass(frozen=True)
+class VectorType(Type):
+    elem: ScalarType
+    n: int
+
+    def __str__(self) -> str:
+        return f"vec{self.n}<{self.elem}>"
+
+    @property
+    def size(self) -> int:
+        return self.elem.size * self.n
+
+    @property
+    def align(self) -> int:
+        return self.elem.size * (4 if self.n == 3 else self.n)
+
+
+@dataclass(frozen=True)
+class MatrixType(Type):
+    """WGSL matCxR<T>: `cols` column vectors of `rows` elements."""
+    cols: int
+    rows: int
+    elem: ScalarType
+
+    def __str__(self) -> str:
+        return f"mat{self.cols}x{self.rows}<{self.elem}>"
+
+    @property
+    def column(self) -> VectorType:
+        return VectorType(self.elem, self.rows)
+
+    @property
+    def size(self) -> int:
+        return self.cols * round_up(self.column.align, self.column.size)
+
+    @property
+    def align(self) -> int:
+        return self.column.align
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    elem: Type
+    count: int | None    # None: runtime-sized (only as the last thing in a storage buffer)
+
+    def __str__(self) -> str:
+        return f"array<{self.elem}>" if self.count is None else f"array<{self.elem}, {self.count}>"
+
+    @property
+    def stride(self) -> int:
+        return round_up(self.elem.align, self.elem.size)
+
+    @property
+    def size(self) -> int:
+        if self.count is None:
+            raise TypeError(f"{self} is runtime-sized")
+        return self.count * self.stride
+
+    @property
+    def align(self) -> int:
+        return self.elem.align
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    type: Type
+    align_attr: int | None = None   # @align(n)
+    size_attr: int | None = None    # @size(n)
+
+
+@dataclass(frozen=True)
+class StructType(Type):
+    name: str
+    members: tuple[Member, ...] = field(compare=True)
+
+    def __str__(self) -> str:
+        return f"struct.{self.name}"
+
+    def member_index(self, name: str) -> int | None:
+        for i, m in enumerate(self.members):
+            if m.name == name:
+                return i
+        return None
+
+    @cached_property
+    def offsets(self) -> tuple[int, ...]:
+        offs, at = [], 0
+        for m in self.members:
+            at = round_up(m.align_attr or m.type.align, at)
+            offs.append(at)
+            at += m.size_attr or _member_size(m.type)
+        return tuple(offs)
+
+    @property
+    def align(self) -> int:
+        return max(m.align_attr or m.type.align for m in self.members)
+
+    @property
+    def size(self) -> int:
+        last = self.members[-1]
+        return round_up(self.align, self.offsets[-1] + (last.size_attr or _member_size(last.type)))
+
+    @property
+    def runtime_array(self) -> ArrayType | None:
+        t = self.members[-1].type
+        return t if isinstance(t, ArrayType) and t.count is None else None
+
+
+def _member_size(t: Type) -> int:
+    # A runtime-sized array as the last member contributes no fixed size.
+    if isinstance(t, ArrayType) and t.count is None:
+        return 0
+    return t.size
+
+
+@dataclass(frozen=True)
+class AtomicType(Type):
+    elem: ScalarType   # i32 or u32
+
+    def __str__(self) -> str:
+        return f"atomic<{self.elem}>"
+
+    @property
+    def size(self) -> int:
+        return 4
+
+    @property
+    def align(self) -> int:
+        return 4
+
+
+# Address spaces and what a pointer into them may do.
+SPACES = ("function", "private", "workgroup", "uniform", "storage")
+ACCESS = ("read", "write", "read_write")
+
+
+@dataclass(frozen=True)
+class PointerType(Type):
+    space: str
+    pointee: Type
+    access: str = "read_write"
+
+    def __str__(self) -> str:
+        return f"ptr<{self.space}, {self.pointee}, {self.access}>"
+
+
+# Roles of a cooperative matrix: A is M x K (left), B is K x N (right), C is M x N (accumulator/result).
+ROLES = ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class CoopMatrixType(Type):
+    """A matrix distributed over the lanes of a subgroup: `rows` x `cols` of `elem`, used as `role`."""
+    rows: int
+    cols: int
+    elem: ScalarType
+    role: str
+
+    def __str__(self) -> str:
+        return f"coopmat<{self.elem}, {self.rows}x{self.cols}, {self.role}>"
+
+
+@dataclass(frozen=True)
+class VoidType(Type):
+    def __str__(self) -> str:
+        return "void"
+
+
+VOID = VoidType()
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    """Result of builtins that return several values (frexp, modf, atomicCompareExchangeWeak)."""
+    name: str
+    fields: tuple[tuple[str, Type], ...]
+
+    def __str__(self) -> str:
+        return f"struct.{self.name}"
+
+    def field_index(self, name: str) -> int | None:
+        for i, (n, _) in enumerate(self.fields):
+            if n == name:
+                return i
+        return None
+
+
+def scalar_of(t: Type) -> ScalarType:
+    """The scalar element type of a scalar, vector, matrix, atomic or cooperative matrix."""
+    if isinstance(t, ScalarType):
+        return t
+    if isinstance(t, (VectorType, MatrixType, AtomicType, CoopMatrixType)):
+        return t.elem
+    raise TypeError(f"{t} has no scalar element type")
+
+
+def width(t: Type) -> int:
+    """Number of components: 1 for a scalar, n for a vector."""
+    return t.n if isinstance(t, VectorType) else 1
+
+
+def with_scalar(t: Type, s: ScalarType) -> Type:
+    """The same shape as `t` with element type `s` (vec3<f32> -> vec3<u32>)."""
+    if isinstance(t, VectorType):
+        return VectorType(s, t.n)
+    if isinstance(t, MatrixType):
+        return MatrixType(t.cols, t.rows, s)
+    return s
+
+
+def is_constructible(t: Type) -> bool:
+    if isinstance(t, (ScalarType, VectorType, MatrixType)):
+        return True
+    if isinstance(t, ArrayType):
+        return t.count is not None and is_constructible(t.elem)
+    if isinstance(t, StructType):
+        return all(is_constructible(m.type) for m in t.members)
+    return False
+
+
+def contains_atomic(t: Type) -> bool:
+    if isinstance(t, AtomicType):
+        return True
+    if isinstance(t, ArrayType):
+        return contains_atomic(t.elem)
+    if isinstance(t, StructType):
+        return any(contains_atomic(m.type) for m in t.members)
+    return False

@@ -1,0 +1,184 @@
+"""The IR verifier: structure against the op table, operand types per op, value definitions
+before use, and (given a device profile) the cooperative configurations the device supports.
+
+Messages name the instruction's source location; an IR that fails here is a bug in a front end
+(structure) or a shader the device cannot run (configurations, subgroup size)."""
+from __future__ import annotations
+
+from ..errors import EmuError
+from .ir import Block, Function, Inst, Module
+from .ops import OPS
+from .types import (BOOL, U32, ArrayType, AtomicType, CoopMatrixType, PointerType, ScalarType,
+                    TupleType, VectorType, scalar_of, width)
+
+
+class VerifyError(EmuError):
+    pass
+
+
+def verify(module: Module, profile=None, subgroup_size: int | None = None) -> None:
+    v = _Verifier(module, profile, subgroup_size)
+    for f in module.functions:
+        v.function(f)
+
+
+class _Verifier:
+    def __init__(self, module, profile, sg):
+        self.m, self.profile, self.sg = module, profile, sg
+        self.coop_checked: set = set()
+
+    def fail(self, inst: Inst | None, msg: str, hint: str | None = None):
+        raise VerifyError(msg, inst.loc if inst is not None else None, hint=hint)
+
+    def function(self, f: Function):
+        defined = {p.id for p in f.params}
+        self.block(f.body, defined, f, loops=0, breakables=0)
+        if f.stage == "compute" and self.sg and self.uses_coop(f) and isinstance(f.workgroup_size[0], int):
+            if f.workgroup_size[0] % self.sg:
+                self.fail(None if f.loc is None else Inst("func", [], loc=f.loc),
+                          f"workgroup_size.x ({f.workgroup_size[0]}) of '{f.name}' is not a multiple of the "
+                          f"subgroup size ({self.sg}); cooperative matrices need whole subgroups",
+                          hint=f"use @workgroup_size({self.sg * max(1, f.workgroup_size[0] // self.sg)}, ...)")
+
+    def uses_coop(self, f: Function) -> bool:
+        seen, todo = set(), [f]
+        while todo:
+            fn = todo.pop()
+            if fn.name in seen:
+                continue
+            seen.add(fn.name)
+            for i in fn.walk():
+                if OPS[i.op].cooperative:
+                    return True
+                if i.op == "call":
+                    todo.append(self.m.function(i.attrs["callee"]))
+        return False
+
+    def block(self, b: Block, defined: set, f: Function, loops: int, breakables: int):
+        defined = set(defined)
+        for inst in b.insts:
+            self.inst(inst, defined, f, loops, breakables)
+            if inst.result is not None:
+                defined.add(inst.result.id)
+        return defined
+
+    def inst(self, i: Inst, defined: set, f: Function, loops: int, breakables: int):
+        d = OPS.get(i.op)
+        if d is None:
+            self.fail(i, f"unknown op '{i.op}'")
+        lo, hi = d.args
+        if len(i.args) < lo or (hi is not None and len(i.args) > hi):
+            self.fail(i, f"'{i.op}' takes {lo}..{hi if hi is not None else 'n'} operands, not {len(i.args)}")
+        for a in i.args:
+            if a.id not in defined:
+                self.fail(i, f"'{i.op}' uses %{a.id} before it is defined (or outside its block)")
+        for name in d.attrs:
+            if name not in i.attrs:
+                self.fail(i, f"'{i.op}' needs attribute '{name}'")
+        if d.result != (i.result is not None):
+            self.fail(i, f"'{i.op}' {'must' if d.result else 'must not'} produce a value")
+        if d.blocks is not None and len(i.blocks) != d.blocks:
+            self.fail(i, f"'{i.op}' has {d.blocks} blocks, not {len(i.blocks)}")
+        check = getattr(self, "op_" + i.op, None)
+        if check is not None:
+            check(i)
+        if i.op == "loop":
+            body = self.block(i.blocks[0], defined, f, loops + 1, breakables + 1)
+            self.block(i.blocks[1], body, f, loops + 1, breakables + 1)
+            for x in i.blocks[1].insts[:-1]:
+                if x.op == "break_if":
+                    self.fail(x, "break_if must be the last instruction of a continuing block")
+        elif i.op == "switch":
+            if len(i.blocks) != len(i.attrs["cases"]):
+                self.fail(i, "switch needs one block per case list")
+            for blk in i.blocks:
+                self.block(blk, defined, f, loops, breakables + 1)
+        else:
+            for blk in i.blocks:
+                self.block(blk, defined, f, loops, breakables)
+        if i.op == "break" and breakables == 0:
+            self.fail(i, "break outside a loop or switch")
+        if i.op == "continue" and loops == 0:
+            self.fail(i, "continue outside a loop")
+
+    # -- per-op type rules ---------------------------------------------------------------------
+    def op_if(self, i):
+        if i.args[0].type != BOOL:
+            self.fail(i, f"if condition must be bool, not {i.args[0].type}")
+
+    def op_break_if(self, i):
+        self.op_if(i)
+
+    def op_load(self, i):
+        p = i.args[0].type
+        if not isinstance(p, PointerType):
+            self.fail(i, f"load needs a pointer, not {p}")
+        if p.pointee != i.type:
+            self.fail(i, f"load of {p} gives {p.pointee}, not {i.type}")
+
+    def op_store(self, i):
+        p, v = i.args[0].type, i.args[1].type
+        if not isinstance(p, PointerType):
+            self.fail(i, f"store needs a pointer, not {p}")
+        if p.access == "read":
+            self.fail(i, f"store through a read-only pointer ({p})")
+        if p.pointee != v:
+            self.fail(i, f"store of {v} through {p}")
+
+    def op_binary(self, i):
+        a, b = i.args[0].type, i.args[1].type
+        fn = i.attrs["fn"]
+        if fn in ("shl", "shr"):
+            if width(a) != width(b) or scalar_of(b) != U32:
+                self.fail(i, f"shift of {a} by {b}: the amount must be u32 of the same width")
+        elif a != b:
+            self.fail(i, f"binary '{fn}' of different types {a} and {b}")
+
+    def op_access(self, i):
+        if not isinstance(i.args[0].type, PointerType) or not isinstance(i.type, PointerType):
+            self.fail(i, "access needs and gives pointers")
+        dyn = sum(1 for s in i.attrs["path"] if s < 0)
+        if dyn != len(i.args) - 1:
+            self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")
+
+    def op_coop_mma(self, i):
+        a, b, c = (x.type for x in i.args)
+        if not all(isinstance(t, CoopMatrixType) for t in (a, b, c)):
+            self.fail(i, "coop_mma needs three cooperative matrices")
+        if (a.role, b.role, c.role) != ("A", "B", "C"):
+            self.fail(i, f"coop_mma needs roles A, B, C; got {a.role}, {b.role}, {c.role}")
+        if a.cols != b.rows or (c.rows, c.cols) != (a.rows, b.cols):
+            self.fail(i, f"coop_mma shapes do not agree: {a.rows}x{a.cols} x {b.rows}x{b.cols} + {c.rows}x{c.cols}")
+        self.config(i, a, b, c)
+
+    def op_coop_mul(self, i):
+        a, b = (x.type for x in i.args)
+        self.config(i, a, b, i.type)
+
+    def op_coop_load(self, i):
+        self.matrix_supported(i, i.type)
+
+    def op_coop_store(self, i):
+        self.matrix_supported(i, i.args[2].type)
+
+    def op_coop_fill(self, i):
+        self.matrix_supported(i, i.type)
+
+    def config(self, i, a, b, c):
+        if self.profile is None:
+            return
+        cfg = self.profile.find_config(a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
+        if cfg is None:
+            self.fail(i, f"the device '{self.profile.name}' has no matrix unit for "
+                         f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
+                      hint=f"it supports: {self.profile.describe_configs()}")
+
+    def matrix_supported(self, i, t: CoopMatrixType):
+        if self.profile is None or (t, id(self.profile)) in self.coop_checked:
+            return
+        from ..scheduler.coop import find_config
+        if find_config(self.profile, t) is None:
+            what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
+            self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
+                      hint=f"it supports: {self.profile.describe_configs()}")
+        self.coop_checked.add((t, id(self.profile)))

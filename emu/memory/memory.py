@@ -1,0 +1,186 @@
+"""Memory of the virtual device: every address space is bytes, read and written in WGSL layout.
+
+A `Region` is a 2-D uint8 array (rows, row_bytes). Which row a lane uses depends on the address
+space: storage and uniform buffers have one row shared by all lanes, workgroup memory one row per
+workgroup of the batch, function and private memory one row per lane. A pointer is a region and a
+byte offset (a Python int when it is the same for every lane, else an int64 array over lanes).
+
+Values in registers are numpy arrays with a leading lane axis: scalars (L,), vectors (L, n),
+matrices (L, cols, rows), arrays (L, count, ...element); structs are tuples of member values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..isa.types import (ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type,
+                         VectorType, round_up)
+from ..numerics.dtypes import NP
+
+ROW_ALIGN = 16   # rows are padded so that every scalar type can view them
+
+
+class Region:
+    def __init__(self, name: str, kind: str, rows: int, nbytes: int, *, data: np.ndarray | None = None,
+                 binding: tuple[int, int] | None = None, access: str = "read_write",
+                 space: str = "storage"):
+        self.name, self.kind, self.binding, self.access, self.space = name, kind, binding, access, space
+        self.nbytes = nbytes                         # the bytes the shader may use
+        row_bytes = max(ROW_ALIGN, round_up(ROW_ALIGN, nbytes))
+        if data is None:
+            data = np.zeros((rows, row_bytes), np.uint8)
+        self.data = data
+        self._views: dict = {}
+
+    def view(self, dtype) -> np.ndarray:
+        """The region as (rows, row_bytes // itemsize) elements of `dtype`."""
+        dtype = np.dtype(dtype)
+        v = self._views.get(dtype)
+        if v is None:
+            v = self._views[dtype] = self.data.view(dtype)
+        return v
+
+    def describe(self) -> str:
+        if self.binding is not None:
+            return f"buffer '{self.name}' (@group({self.binding[0]}) @binding({self.binding[1]}))"
+        return f"{self.space} variable '{self.name}'"
+
+
+@dataclass
+class Ptr:
+    region: Region
+    offset: int | np.ndarray     # bytes from the start of the row
+    type: Type                   # the pointee type
+    rows: np.ndarray | None      # row of each lane; None: lane l uses row l (function/private)
+
+    def at(self, extra, type: Type) -> "Ptr":
+        return Ptr(self.region, self.offset + extra, type, self.rows)
+
+
+def _leaf_dtype(t: ScalarType):
+    # bool is stored as a u32 (0 or 1) in host-shareable memory, WGSL-wise only in workgroup/private.
+    return np.uint32 if t.name == "bool" else NP[t.name]
+
+
+def _rows(ptr: Ptr, lanes: int, i: np.ndarray) -> np.ndarray:
+    """Row of each element index in `i` (shape (L, ...)): the lane's, its workgroup's, or 0."""
+    if ptr.region.kind == "buffer":
+        return np.zeros((1,) * i.ndim, np.int64)
+    rows = np.arange(lanes) if ptr.rows is None else ptr.rows
+    return rows.reshape(rows.shape + (1,) * (i.ndim - 1))
+
+
+def load(ptr: Ptr, lanes: int, sel: np.ndarray | None = None):
+    """Read the value `ptr` points at for every lane; `sel` restricts the lanes read (others
+    get zeros) so that an inactive lane's stale offset is never dereferenced."""
+    return _load(ptr, ptr.type, ptr.offset, lanes, sel)
+
+
+def _load(ptr: Ptr, t: Type, off, lanes: int, sel):
+    if isinstance(t, StructType):
+        return tuple(_load(ptr, m.type, off + o, lanes, sel) for m, o in zip(t.members, t.offsets))
+    if isinstance(t, ArrayType):
+        idx = np.arange(t.count) * t.stride
+        return _load(ptr, t.elem, _expand(off, lanes)[..., None] + idx, lanes, sel)
+    if isinstance(t, MatrixType):
+        step = round_up(t.column.align, t.column.size)
+        return _load(ptr, t.column, _expand(off, lanes)[..., None] + np.arange(t.cols) * step, lanes, sel)
+    if isinstance(t, VectorType):
+        return _load_scalars(ptr, t.elem, off, lanes, sel, t.n)
+    if isinstance(t, AtomicType):
+        return _load_scalars(ptr, t.elem, off, lanes, sel, None)
+    return _load_scalars(ptr, t, off, lanes, sel, None)
+
+
+def _expand(off, lanes: int) -> np.ndarray:
+    return np.full(lanes, off, np.int64) if isinstance(off, int) else off
+
+
+def _load_scalars(ptr: Ptr, t: ScalarType, off, lanes: int, sel, n: int | None):
+    dt = _leaf_dtype(t)
+    view = ptr.region.view(dt)
+    size = np.dtype(dt).itemsize
+    if isinstance(off, int) and ptr.rows is None:
+        # Same offset in every lane's own row: a column slice, no gather.
+        i = off // size
+        out = view[:, i] if n is None else view[:, i:i + n]
+        out = out.copy()
+    elif isinstance(off, int) and ptr.region.kind == "buffer":
+        i = off // size
+        v = view[0, i] if n is None else view[0, i:i + n]
+        out = np.broadcast_to(v, (lanes,) + (() if n is None else (n,))).copy()
+    else:
+        o = _expand(off, lanes)
+        if sel is not None:
+            o = np.where(sel.reshape(sel.shape + (1,) * (o.ndim - 1)), o, 0)
+        i = o // size
+        if n is not None:
+            i = i[..., None] + np.arange(n)
+        out = view[_rows(ptr, lanes, i), i]
+    return out.astype(np.bool_) if t.name == "bool" else out
+
+
+def store(ptr: Ptr, value, lanes: int, mask: np.ndarray, full: bool):
+    """Write `value` through `ptr` for the lanes of `mask` (all lanes when `full`). Lanes write in
+    lane order, so when two lanes hit the same address the higher lane's value remains."""
+    _store(ptr, ptr.type, ptr.offset, value, lanes, mask, full)
+
+
+def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
+    if isinstance(t, StructType):
+        for m, o, v in zip(t.members, t.offsets, value):
+            _store(ptr, m.type, off + o, v, lanes, mask, full)
+        return
+    if isinstance(t, ArrayType):
+        idx = np.arange(t.count) * t.stride
+        _store(ptr, t.elem, _expand(off, lanes)[..., None] + idx, value, lanes, mask, full)
+        return
+    if isinstance(t, MatrixType):
+        step = round_up(t.column.align, t.column.size)
+        _store(ptr, t.column, _expand(off, lanes)[..., None] + np.arange(t.cols) * step, value,
+               lanes, mask, full)
+        return
+    n = t.n if isinstance(t, VectorType) else None
+    elem = t.elem if isinstance(t, (VectorType, AtomicType)) else t
+    dt = _leaf_dtype(elem)
+    view = ptr.region.view(dt)
+    size = np.dtype(dt).itemsize
+    value = np.asarray(value).astype(dt, copy=False)
+    if isinstance(off, int) and ptr.rows is None:
+        i = off // size
+        dst = view[:, i] if n is None else view[:, i:i + n]
+        if full:
+            dst[...] = value
+        else:
+            np.copyto(dst, value, where=mask.reshape(mask.shape + (1,) * (dst.ndim - 1)))
+        return
+    o = _expand(off, lanes)
+    i = o // size
+    if n is not None:
+        i = i[..., None] + np.arange(n)
+    rows = _rows(ptr, lanes, i)
+    rows, i, value = np.broadcast_arrays(rows, i, value)
+    if not full:
+        m = np.broadcast_to(mask.reshape(mask.shape + (1,) * (i.ndim - 1)), i.shape)
+        rows, i, value = rows[m], i[m], value[m]
+    # numpy assigns repeated indices in order: the last (highest) lane wins, deterministically.
+    view[rows.ravel(), i.ravel()] = value.ravel()
+
+
+def zero_value(t: Type, lanes: int):
+    """The zero value of `t` in register form."""
+    if isinstance(t, StructType):
+        return tuple(zero_value(m.type, lanes) for m in t.members)
+    if isinstance(t, ArrayType):
+        inner = zero_value(t.elem, lanes)
+        if isinstance(inner, tuple):
+            return tuple(np.repeat(x[:, None], t.count, axis=1) for x in inner)
+        return np.zeros((lanes, t.count) + inner.shape[1:], inner.dtype)
+    if isinstance(t, MatrixType):
+        return np.zeros((lanes, t.cols, t.rows), NP[t.elem.name])
+    if isinstance(t, VectorType):
+        return np.zeros((lanes, t.n), NP[t.elem.name])
+    if isinstance(t, AtomicType):
+        return np.zeros(lanes, NP[t.elem.name])
+    return np.zeros(lanes, NP[t.name])

@@ -1,0 +1,231 @@
+"""Lockstep executor: runs an entry point over a dispatch grid, batch by batch.
+
+A batch is many workgroups at once. Every IR instruction runs once per batch over all its lanes
+(numpy arrays with a leading lane axis); control flow narrows an active-lane mask. Workgroups are
+padded to a whole number of subgroups with lanes that never run, so a subgroup is a reshape
+(lanes -> (subgroups, subgroup_size)).
+
+Because all invocations of a workgroup execute each instruction before any executes the next,
+a barrier reached by every live invocation is already satisfied; one reached by only some of
+them is the undefined behaviour WGSL forbids, and is reported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import EmuError
+from ..isa.ir import Block, Function, Inst, Loc, Module
+from ..isa.ops import OPS
+from ..isa.types import ArrayType, StructType, Type, VOID
+from ..memory.memory import Ptr, Region, store, zero_value
+from .layout import PipelineLayout
+
+
+@dataclass
+class Options:
+    subgroup_size: int = 32
+    max_steps: int = 50_000_000     # IR instructions issued per batch before we call it a hang
+    robust: bool = False            # WebGPU-style index clamping instead of an error
+    batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
+    tracer: object = None           # emu.trace tracer, or None: no tracing cost
+
+
+class Frame:
+    """One function activation: values by id, the lanes that left through break/continue/return."""
+
+    __slots__ = ("vals", "dead", "retval", "breakables")
+
+    def __init__(self, vals: list, lanes: int):
+        self.vals = vals
+        self.dead = np.zeros(lanes, np.bool_)
+        self.retval = None
+        self.breakables: list[Breakable] = []
+
+
+@dataclass
+class Breakable:
+    is_loop: bool
+    broken: np.ndarray
+    continued: np.ndarray | None = None
+
+
+class Batch:
+    """The state of one batch of workgroups being executed."""
+
+    def __init__(self, pipe: "Pipeline", first_wg: int, nwg: int, buffers: dict):
+        self.pipe, self.opts = pipe, pipe.opts
+        layout: PipelineLayout = pipe.layout
+        sg = self.opts.subgroup_size
+        self.wg_lanes = layout.padded_size(sg)
+        self.lanes = L = nwg * self.wg_lanes
+        self.nwg = nwg
+        lane = np.arange(L)
+        local = lane % self.wg_lanes
+        self.wg_of_lane = lane // self.wg_lanes
+        self.live = local < layout.wg_count
+        wx, wy, wz = layout.wg_size
+        gx, gy, gz = pipe.grid
+        wg = first_wg + self.wg_of_lane
+        wg_id = np.stack([wg % gx, (wg // gx) % gy, wg // (gx * gy)], axis=1).astype(np.uint32)
+        lid = np.stack([local % wx, (local // wx) % wy, local // (wx * wy)], axis=1).astype(np.uint32)
+        self.inputs = {
+            "local_invocation_index": local.astype(np.uint32),
+            "local_invocation_id": lid,
+            "workgroup_id": wg_id,
+            "global_invocation_id": (wg_id * np.array([wx, wy, wz], np.uint32) + lid).astype(np.uint32),
+            "num_workgroups": np.broadcast_to(np.array(pipe.grid, np.uint32), (L, 3)),
+            "subgroup_invocation_id": (local % sg).astype(np.uint32),
+            "subgroup_size": np.full(L, sg, np.uint32),
+            "subgroup_id": (local // sg).astype(np.uint32),
+        }
+        self.first_wg = first_wg
+        self.lane_mem = Region("<private>", "lane", L, layout.lane_bytes, space="private")
+        self.wg_mem = Region("<workgroup>", "workgroup", nwg, layout.workgroup_bytes, space="workgroup")
+        self.buffers = buffers
+        self.globals = {}
+        for g in pipe.module.globals:
+            off = layout.global_offsets.get(g.name, 0)
+            if g.space in ("storage", "uniform"):
+                self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
+            elif g.space == "workgroup":
+                self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane)
+            else:
+                self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None)
+        self.steps = 0
+        self.consts: dict = {}
+
+    # -- places and messages ------------------------------------------------------------------
+    def where(self, lane: int) -> str:
+        sg = self.opts.subgroup_size
+        wid = tuple(int(x) for x in self.inputs["workgroup_id"][lane])
+        local = lane % self.wg_lanes
+        return (f"workgroup ({wid[0]}, {wid[1]}, {wid[2]}), subgroup {local // sg}, lane {local % sg} "
+                f"(local_invocation_index {local})")
+
+    def fail(self, inst: Inst, message: str, lanes: np.ndarray | None = None, hint: str | None = None):
+        where = None
+        if lanes is not None and lanes.any():
+            where = self.where(int(np.flatnonzero(lanes)[0]))
+        raise EmuError(message, inst.loc, hint=hint, where=where)
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(self, fn: Function):
+        frame = Frame([None] * self.pipe.nvals, self.lanes)
+        for i, name in fn.param_builtins.items():
+            frame.vals[fn.params[i].id] = self.inputs[name]
+        for g in self.pipe.module.globals:
+            if g.space in ("private", "workgroup"):
+                # WGSL zero-initialises workgroup memory and initialises private variables.
+                ptr = self.globals[g.name]
+                value = zero_value(g.type, self.lanes) if g.init is None else self.constant(g.type, g.init)
+                store(ptr, value, self.lanes, self.live, False)
+        self.run_block(fn.body, self.live.copy(), frame)
+
+    def run_block(self, block: Block, mask: np.ndarray, frame: Frame) -> np.ndarray:
+        """Run `block` for the lanes of `mask`; returns the lanes still running at its end."""
+        from .handlers import HANDLERS
+        vals = frame.vals
+        tracer = self.opts.tracer
+        for inst in block.insts:
+            self.steps += 1
+            if self.steps > self.opts.max_steps:
+                self.fail(inst, f"the step limit ({self.opts.max_steps} instructions per batch) was "
+                                f"reached here: probably a loop that never ends",
+                          mask, hint="raise it with --max-steps N if the kernel really runs that long")
+            handler = HANDLERS[inst.op]
+            if inst.blocks or OPS[inst.op].terminator:
+                handler(self, inst, mask, frame)
+                mask = mask & ~frame.dead
+                if not mask.any():
+                    return mask
+                continue
+            res = handler(self, inst, mask, frame)
+            if inst.result is not None:
+                vals[inst.result.id] = res
+            if tracer is not None:
+                tracer.event(self, inst, mask, frame)
+        return mask
+
+    def arg(self, frame: Frame, inst: Inst, i: int):
+        return frame.vals[inst.args[i].id]
+
+    def constant(self, t: Type, value):
+        """A constant in register form, broadcast over the batch's lanes (cached, read-only)."""
+        from ..isa.constants import to_array
+        key = (t, _freeze(value))
+        v = self.consts.get(key)
+        if v is None:
+            v = self.consts[key] = to_array(t, value, self.lanes)
+        return v
+
+
+def _freeze(v):
+    return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
+
+
+class Pipeline:
+    """A module specialised for one entry point, overrides, subgroup size and profile."""
+
+    def __init__(self, module: Module, entry: str | None, overrides: dict, profile, opts: Options):
+        from .layout import make_layout
+        self.module, self.opts, self.profile = module, opts, profile
+        eps = module.entry_points()
+        if entry is None:
+            if len(eps) != 1:
+                names = ", ".join(f.name for f in eps) or "none"
+                raise EmuError(f"the shader has {len(eps)} compute entry points ({names})",
+                               hint="choose one with --entry NAME")
+            self.entry = eps[0]
+        else:
+            self.entry = module.function(entry)
+            if self.entry is None or self.entry.stage != "compute":
+                names = ", ".join(f.name for f in eps) or "none"
+                raise EmuError(f"no compute entry point named '{entry}' (the shader has: {names})",
+                               hint="pass one of those names to --entry")
+        self.overrides = resolve_overrides(module, overrides)
+        self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
+        self.nvals = module_value_count(module)
+        self.grid = (1, 1, 1)
+
+    def dispatch(self, grid: tuple[int, int, int], buffers: dict):
+        """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region."""
+        self.grid = tuple(grid)
+        total = grid[0] * grid[1] * grid[2]
+        per_batch = max(1, self.opts.batch_lanes // self.layout.padded_size(self.opts.subgroup_size))
+        for first in range(0, total, per_batch):
+            batch = Batch(self, first, min(per_batch, total - first), buffers)
+            batch.run(self.entry)
+
+
+def module_value_count(module: Module) -> int:
+    n = 0
+    for f in module.functions:
+        for p in f.params:
+            n = max(n, p.id + 1)
+        for i in f.walk():
+            if i.result is not None:
+                n = max(n, i.result.id + 1)
+    return n
+
+
+def resolve_overrides(module: Module, given: dict) -> dict:
+    from ..isa.constants import coerce_scalar
+    out = {}
+    known = {o.name: o for o in module.overrides}
+    by_id = {str(o.id): o for o in module.overrides if o.id is not None}
+    for key, value in (given or {}).items():
+        o = known.get(key) or by_id.get(str(key))
+        if o is None:
+            names = ", ".join(known) or "none"
+            raise EmuError(f"the shader has no override named '{key}' (it has: {names})",
+                           hint="check the name in --override NAME=VALUE")
+        out[o.name] = coerce_scalar(o.type, value, f"override '{o.name}'")
+    for o in module.overrides:
+        if o.name not in out:
+            if o.default is None:
+                raise EmuError(f"override '{o.name}' has no default and was not set", o.loc,
+                               hint=f"set it with --override {o.name}=VALUE")
+            out[o.name] = o.default
+    return out

@@ -1,0 +1,438 @@
+"""Executor handlers, one per op of the op table. Handlers move values and masks; every bit of
+arithmetic is done by emu.numerics (the handlers never compute numbers themselves)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..isa.ir import Inst
+from ..isa.types import (ArrayType, AtomicType, MatrixType, PointerType, ScalarType, StructType,
+                         VectorType, scalar_of, width)
+from ..memory import memory
+from ..memory.memory import Ptr
+from ..numerics import builtins as nbuiltins
+from ..numerics import scalar as nscalar
+from ..numerics import atomics as natomics
+from ..numerics import reduce as nreduce
+from .executor import Batch, Breakable, Frame
+
+HANDLERS = {}
+
+
+def handler(*names):
+    def deco(fn):
+        for n in names:
+            HANDLERS[n] = fn
+        return fn
+    return deco
+
+
+def _args(ex: Batch, inst: Inst, frame: Frame):
+    return [frame.vals[a.id] for a in inst.args]
+
+
+# -- values --------------------------------------------------------------------------------------
+
+@handler("const")
+def h_const(ex: Batch, inst, mask, frame):
+    return ex.constant(inst.type, inst.attrs["value"])
+
+
+@handler("undef")
+def h_undef(ex, inst, mask, frame):
+    return memory.zero_value(inst.type, ex.lanes)
+
+
+@handler("input")
+def h_input(ex, inst, mask, frame):
+    return ex.inputs[inst.attrs["builtin"]]
+
+
+@handler("override")
+def h_override(ex, inst, mask, frame):
+    return ex.constant(inst.type, ex.pipe.overrides[inst.attrs["name"]])
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+@handler("global")
+def h_global(ex, inst, mask, frame):
+    return ex.globals[inst.attrs["name"]]
+
+
+@handler("var")
+def h_var(ex, inst, mask, frame):
+    t = inst.type.pointee
+    ptr = Ptr(ex.lane_mem, ex.pipe.layout.var_offsets[inst.result.id], t, None)
+    init = frame.vals[inst.args[0].id] if inst.args else memory.zero_value(t, ex.lanes)
+    memory.store(ptr, init, ex.lanes, mask, False)
+    return ptr
+
+
+@handler("access")
+def h_access(ex, inst, mask, frame):
+    ptr: Ptr = frame.vals[inst.args[0].id]
+    t = ptr.type
+    off = 0
+    dyn = iter(inst.args[1:])
+    for step in inst.attrs["path"]:
+        if isinstance(t, StructType):
+            off = off + t.offsets[step]
+            t = t.members[step].type
+            continue
+        if isinstance(t, ArrayType):
+            stride, elem = t.stride, t.elem
+            count = t.count if t.count is not None else (ptr.region.nbytes - _const_part(ptr.offset + off)) // stride
+        elif isinstance(t, MatrixType):
+            stride, elem, count = _col_stride(t), t.column, t.cols
+        else:  # vector
+            stride, elem, count = t.elem.size, t.elem, t.n
+        if step >= 0:
+            idx = step
+        else:
+            v = next(dyn)
+            idx = _checked_index(ex, inst, frame.vals[v.id], count, mask, ptr)
+        off = off + idx * stride
+        t = elem
+    return Ptr(ptr.region, ptr.offset + off, t, ptr.rows)
+
+
+def _const_part(off):
+    return off if isinstance(off, int) else int(off.min(initial=0))
+
+
+def _col_stride(t: MatrixType) -> int:
+    return -(-t.column.size // t.column.align) * t.column.align
+
+
+def _checked_index(ex: Batch, inst, idx: np.ndarray, count: int, mask, ptr=None):
+    """Per-lane index as int64; out of range on an active lane is an error (or clamped when
+    --robust, as WebGPU implementations may do)."""
+    idx = idx.astype(np.int64)
+    bad = ((idx < 0) | (idx >= count)) & mask
+    if bad.any():
+        if ex.opts.robust:
+            return np.clip(idx, 0, max(count - 1, 0))
+        lane = int(np.flatnonzero(bad)[0])
+        what = ptr.region.describe() if ptr is not None else "a value"
+        ex.fail(inst, f"index {int(idx[lane])} is out of bounds for an array of {count} elements in {what}",
+                bad, hint="guard the access with a bounds check, or run with --robust to clamp indices "
+                          "as WebGPU implementations may")
+    return np.where(mask, idx, 0)
+
+
+@handler("load")
+def h_load(ex, inst, mask, frame):
+    ptr = frame.vals[inst.args[0].id]
+    return memory.load(ptr, ex.lanes, None if isinstance(ptr.offset, int) else mask)
+
+
+@handler("store")
+def h_store(ex, inst, mask, frame):
+    ptr, value = frame.vals[inst.args[0].id], frame.vals[inst.args[1].id]
+    memory.store(ptr, value, ex.lanes, mask, False)
+
+
+@handler("array_length")
+def h_array_length(ex, inst, mask, frame):
+    ptr: Ptr = frame.vals[inst.args[0].id]
+    n = (ptr.region.nbytes - _const_part(ptr.offset)) // ptr.type.stride
+    return ex.constant(inst.type, n)
+
+
+@handler("atomic")
+def h_atomic(ex, inst, mask, frame):
+    ptr: Ptr = frame.vals[inst.args[0].id]
+    operands = [frame.vals[a.id] for a in inst.args[1:]]
+    ty = scalar_of(ptr.type)
+    view = ptr.region.view(np.dtype(np.int32 if ty.name == "i32" else np.uint32))
+    off = np.broadcast_to(np.asarray(ptr.offset, np.int64), (ex.lanes,)) // 4
+    rows = (np.zeros(ex.lanes, np.int64) if ptr.region.kind == "buffer"
+            else np.arange(ex.lanes) if ptr.rows is None else ptr.rows)
+    flat = rows * view.shape[1] + off
+    result = natomics.rmw(inst.attrs["fn"], ty.name, view.reshape(-1), flat, mask, *operands)
+    return result
+
+
+@handler("barrier")
+def h_barrier(ex, inst, mask, frame):
+    # Lockstep execution already orders every access before the barrier ahead of every access
+    # after it; what remains to check is that the whole workgroup reached it together.
+    wg_mask = mask.reshape(ex.nwg, ex.wg_lanes)
+    live = ex.live.reshape(ex.nwg, ex.wg_lanes)
+    partial = wg_mask.any(axis=1) & (wg_mask != live).any(axis=1)
+    if partial.any():
+        w = int(np.flatnonzero(partial)[0])
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[w * ex.wg_lanes:(w + 1) * ex.wg_lanes] = live[w] & ~wg_mask[w]
+        ex.fail(inst, f"{inst.attrs['kind']}Barrier reached by only some invocations of a workgroup "
+                      f"(non-uniform control flow): undefined behaviour in WGSL", lanes,
+                hint="move the barrier out of the branch or loop whose condition differs between "
+                     "invocations")
+
+
+# -- composites ----------------------------------------------------------------------------------
+
+@handler("construct")
+def h_construct(ex, inst, mask, frame):
+    t = inst.type
+    args = _args(ex, inst, frame)
+    L = ex.lanes
+    if isinstance(t, StructType):
+        return tuple(args)
+    if isinstance(t, ArrayType):
+        if isinstance(args[0], tuple):
+            return _stack_tuples(args)
+        return np.stack([np.broadcast_to(a, np.shape(args[0])) for a in args], axis=1)
+    if isinstance(t, VectorType):
+        if len(args) == 1 and np.ndim(args[0]) == 1:
+            return np.broadcast_to(args[0][:, None], (L, t.n))
+        return np.concatenate([a.reshape(L, -1) for a in args], axis=1)
+    if isinstance(t, MatrixType):
+        flat = np.concatenate([a.reshape(L, -1) for a in args], axis=1)
+        return flat.reshape(L, t.cols, t.rows)
+    return args[0]
+
+
+def _stack_tuples(items):
+    if isinstance(items[0], tuple):
+        return tuple(_stack_tuples([it[i] for it in items]) for i in range(len(items[0])))
+    return np.stack(items, axis=1)
+
+
+def _take(ex, inst, v, t, step, dyn_val, mask):
+    """Component `step` (or the dynamic index) of register value `v` of type `t`."""
+    if isinstance(t, StructType):
+        return v[step], t.members[step].type
+    if isinstance(t, ArrayType):
+        elem, count = t.elem, t.count
+    elif isinstance(t, MatrixType):
+        elem, count = t.column, t.cols
+    else:
+        elem, count = t.elem, t.n
+    if step >= 0:
+        return _index(v, step, None), elem
+    idx = _checked_index(ex, inst, dyn_val, count, mask)
+    return _index(v, idx, ex.lanes), elem
+
+
+def _index(v, idx, lanes):
+    if isinstance(v, tuple):
+        return tuple(_index(x, idx, lanes) for x in v)
+    if lanes is None:
+        return v[:, idx]
+    return v[np.arange(lanes), idx]
+
+
+@handler("extract")
+def h_extract(ex, inst, mask, frame):
+    v = frame.vals[inst.args[0].id]
+    t = inst.args[0].type
+    dyn = iter(inst.args[1:])
+    for step in inst.attrs["path"]:
+        d = frame.vals[next(dyn).id] if step < 0 else None
+        v, t = _take(ex, inst, v, t, step, d, mask)
+    return v
+
+
+@handler("insert")
+def h_insert(ex, inst, mask, frame):
+    base = frame.vals[inst.args[0].id]
+    elem = frame.vals[inst.args[1].id]
+    dyn = [frame.vals[a.id] for a in inst.args[2:]]
+    return _insert(ex, inst, base, inst.args[0].type, list(inst.attrs["path"]), dyn, elem, mask)
+
+
+def _insert(ex, inst, v, t, path, dyn, elem, mask):
+    step, rest = path[0], path[1:]
+    if isinstance(t, StructType):
+        items = list(v)
+        items[step] = elem if not rest else _insert(ex, inst, v[step], t.members[step].type, rest, dyn, elem, mask)
+        return tuple(items)
+    sub_t = t.elem if isinstance(t, (ArrayType, VectorType)) else t.column
+    count = t.count if isinstance(t, ArrayType) else t.cols if isinstance(t, MatrixType) else t.n
+    if step < 0:
+        idx, dyn = _checked_index(ex, inst, dyn[0], count, mask), dyn[1:]
+    else:
+        idx = step
+    new_sub = elem if not rest else _insert(ex, inst, _index(v, idx, None if step >= 0 else ex.lanes),
+                                            sub_t, rest, dyn, elem, mask)
+    return _assign(v, idx, new_sub, ex.lanes, step >= 0)
+
+
+def _assign(v, idx, new, lanes, const):
+    if isinstance(v, tuple):
+        return tuple(_assign(x, idx, n, lanes, const) for x, n in zip(v, new))
+    out = np.array(v)
+    if const:
+        out[:, idx] = new
+    else:
+        out[np.arange(lanes), idx] = new
+    return out
+
+
+@handler("swizzle")
+def h_swizzle(ex, inst, mask, frame):
+    v = frame.vals[inst.args[0].id]
+    return v[:, list(inst.attrs["components"])]
+
+
+# -- arithmetic: all in numerics -----------------------------------------------------------------
+
+@handler("unary")
+def h_unary(ex, inst, mask, frame):
+    return nscalar.unary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, frame.vals[inst.args[0].id])
+
+
+@handler("binary")
+def h_binary(ex, inst, mask, frame):
+    a, b = frame.vals[inst.args[0].id], frame.vals[inst.args[1].id]
+    return nscalar.binary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, a, b)
+
+
+@handler("select")
+def h_select(ex, inst, mask, frame):
+    f, t, c = _args(ex, inst, frame)
+    return nbuiltins.call("select", scalar_of(inst.type).name, f, t, c)
+
+
+@handler("convert")
+def h_convert(ex, inst, mask, frame):
+    src = scalar_of(inst.args[0].type).name
+    return nscalar.convert(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
+
+
+@handler("bitcast")
+def h_bitcast(ex, inst, mask, frame):
+    s, d = inst.args[0].type, inst.type
+    return nscalar.bitcast(frame.vals[inst.args[0].id], scalar_of(s).name, width(s),
+                           scalar_of(d).name, width(d))
+
+
+@handler("builtin")
+def h_builtin(ex, inst, mask, frame):
+    args = _args(ex, inst, frame)
+    ty = scalar_of(inst.args[0].type).name if inst.args else scalar_of(inst.type).name
+    return nbuiltins.call(inst.attrs["fn"], ty, *args)
+
+
+# -- subgroups -----------------------------------------------------------------------------------
+
+@handler("subgroup")
+def h_subgroup(ex, inst, mask, frame):
+    args = _args(ex, inst, frame)
+    ty = scalar_of(inst.args[0].type).name if inst.args else "bool"
+    try:
+        return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args)
+    except nreduce.NonUniform as e:
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[e.lane] = True
+        ex.fail(inst, str(e), lanes, hint="the lane/delta operand must be the same in every active "
+                                          "invocation of the subgroup (subgroup-uniform)")
+
+
+# -- calls and control flow ----------------------------------------------------------------------
+
+@handler("call")
+def h_call(ex, inst, mask, frame):
+    fn = ex.pipe.module.function(inst.attrs["callee"])
+    # Value ids are unique module-wide and WGSL has no recursion: the callee shares the table.
+    for p, a in zip(fn.params, inst.args):
+        frame.vals[p.id] = frame.vals[a.id]
+    callee = Frame(frame.vals, ex.lanes)
+    ex.run_block(fn.body, mask, callee)
+    return callee.retval
+
+
+@handler("if")
+def h_if(ex, inst, mask, frame):
+    cond = frame.vals[inst.args[0].id]
+    then_mask = mask & cond
+    else_mask = mask & ~cond
+    if then_mask.any():
+        ex.run_block(inst.blocks[0], then_mask, frame)
+    if else_mask.any() and inst.blocks[1].insts:
+        ex.run_block(inst.blocks[1], else_mask & ~frame.dead, frame)
+
+
+@handler("loop")
+def h_loop(ex, inst, mask, frame):
+    ctx = Breakable(True, np.zeros(ex.lanes, np.bool_), np.zeros(ex.lanes, np.bool_))
+    frame.breakables.append(ctx)
+    active = mask.copy()
+    body, continuing = inst.blocks
+    while active.any():
+        ctx.continued[:] = False
+        ex.run_block(body, active, frame)
+        frame.dead &= ~ctx.continued          # continued lanes run the continuing block
+        cmask = active & ~frame.dead
+        if continuing.insts and cmask.any():
+            ex.run_block(continuing, cmask, frame)
+        active &= ~frame.dead
+        ex.steps += 1
+    frame.breakables.pop()
+    frame.dead &= ~ctx.broken                 # broken lanes go on after the loop
+
+
+@handler("switch")
+def h_switch(ex, inst, mask, frame):
+    sel = frame.vals[inst.args[0].id]
+    ctx = Breakable(False, np.zeros(ex.lanes, np.bool_))
+    frame.breakables.append(ctx)
+    cases = inst.attrs["cases"]
+    matched = np.zeros(ex.lanes, np.bool_)
+    default = None
+    for block, selectors in zip(inst.blocks, cases):
+        m = np.zeros(ex.lanes, np.bool_)
+        for s in selectors:
+            if s == "default":
+                default = block
+            else:
+                m |= sel == s
+        m &= mask
+        matched |= m
+        if m.any():
+            ex.run_block(block, m, frame)
+    if default is not None:
+        m = mask & ~matched
+        if m.any():
+            ex.run_block(default, m, frame)
+    frame.breakables.pop()
+    frame.dead &= ~ctx.broken
+
+
+@handler("break")
+def h_break(ex, inst, mask, frame):
+    frame.breakables[-1].broken |= mask
+    frame.dead |= mask
+
+
+@handler("continue")
+def h_continue(ex, inst, mask, frame):
+    loop = next(b for b in reversed(frame.breakables) if b.is_loop)
+    loop.continued |= mask
+    frame.dead |= mask
+
+
+@handler("break_if")
+def h_break_if(ex, inst, mask, frame):
+    m = mask & frame.vals[inst.args[0].id]
+    frame.breakables[-1].broken |= m
+    frame.dead |= m
+
+
+@handler("return")
+def h_return(ex, inst, mask, frame):
+    if inst.args:
+        v = frame.vals[inst.args[0].id]
+        frame.retval = v if frame.retval is None else _merge(frame.retval, v, mask)
+    frame.dead |= mask
+
+
+def _merge(old, new, mask):
+    if isinstance(old, tuple):
+        return tuple(_merge(o, n, mask) for o, n in zip(old, new))
+    m = mask.reshape(mask.shape + (1,) * (np.ndim(old) - 1))
+    return np.where(m, new, old)
+
+
+from . import coop as _coop  # noqa: E402,F401  (registers the cooperative-matrix handlers)
