@@ -58,6 +58,17 @@ class Ptr:
         return Ptr(self.region, self.offset + extra, type, self.rows)
 
 
+class Cell:
+    """A variable holding a cooperative matrix. It stays in register form (lane fragments), not
+    bytes: how a lane holds its fragment is the device's lane map, not a WGSL memory layout."""
+
+    def __init__(self, type: Type, value: np.ndarray):
+        self.type, self.value = type, value
+
+    def store(self, value: np.ndarray, mask: np.ndarray):
+        self.value = np.where(mask[:, None], value, self.value)
+
+
 def _leaf_dtype(t: ScalarType):
     # bool is stored as a u32 (0 or 1) in host-shareable memory, WGSL-wise only in workgroup/private.
     return np.uint32 if t.name == "bool" else NP[t.name]

@@ -8,8 +8,6 @@ the result back to fragments.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ..isa.types import ArrayType, CoopMatrixType, scalar_of
@@ -32,14 +30,21 @@ def find_config(profile, t: CoopMatrixType):
     return None
 
 
+_MAPS: dict = {}
+
+
 def lane_map(ex, t: CoopMatrixType):
-    return _lane_map(ex.pipe.profile, t, ex.opts.subgroup_size)
+    """The profile's lane map for matrix type `t` at the batch's subgroup size (cached)."""
+    prof, sg = ex.pipe.profile, ex.opts.subgroup_size
+    key = (id(prof), t, sg)
+    lm = _MAPS.get(key)
+    if lm is None:
+        lm = _MAPS[key] = prof.lane_map(find_config(prof, t), t.role, sg)
+    return lm
 
 
-@lru_cache(maxsize=None)
-def _lane_map(profile, t: CoopMatrixType, sg: int):
-    cfg = find_config(profile, t)
-    return profile.lane_map(cfg, t.role, sg)
+def zero_fragments(ex, t: CoopMatrixType) -> np.ndarray:
+    return np.zeros((ex.lanes, lane_map(ex, t).rows_idx.shape[1]), NP[t.elem.name])
 
 
 def _subgroups(ex, inst, mask):
@@ -232,15 +237,8 @@ def _fragments(ex, mats, t, subgroups):
 
 
 def _model(ex, a_t, c_t):
-    from .coop import find_config
     prof = ex.pipe.profile
-    cfg = find_config(prof, a_t)
-    for c in prof.configs:
-        if (c.m, c.k, c.a_type) == (a_t.rows, a_t.cols, a_t.elem.name) and c.n == c_t.cols and \
-                c_t.elem.name in (c.c_type, c.result_type):
-            cfg = c
-            break
-    return prof.model_for(cfg)
+    return prof.model_for(prof.find_config(a_t.rows, c_t.cols, a_t.cols, a_t.elem.name, c_t.elem.name))
 
 
 @handler("coop_mma")

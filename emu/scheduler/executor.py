@@ -18,8 +18,8 @@ import numpy as np
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Loc, Module
 from ..isa.ops import OPS
-from ..isa.types import ArrayType, StructType, Type, VOID
-from ..memory.memory import Ptr, Region, store, zero_value
+from ..isa.types import ArrayType, CoopMatrixType, StructType, Type, VOID
+from ..memory.memory import Cell, Ptr, Region, store, zero_value
 from .layout import PipelineLayout
 
 
@@ -89,6 +89,9 @@ class Batch:
             off = layout.global_offsets.get(g.name, 0)
             if g.space in ("storage", "uniform"):
                 self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
+            elif isinstance(g.type, CoopMatrixType):
+                from .coop import zero_fragments
+                self.globals[g.name] = Cell(g.type, zero_fragments(self, g.type))
             elif g.space == "workgroup":
                 self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane)
             else:
@@ -116,7 +119,7 @@ class Batch:
         for i, name in fn.param_builtins.items():
             frame.vals[fn.params[i].id] = self.inputs[name]
         for g in self.pipe.module.globals:
-            if g.space in ("private", "workgroup"):
+            if g.space in ("private", "workgroup") and not isinstance(g.type, CoopMatrixType):
                 # WGSL zero-initialises workgroup memory and initialises private variables.
                 ptr = self.globals[g.name]
                 value = zero_value(g.type, self.lanes) if g.init is None else self.constant(g.type, g.init)

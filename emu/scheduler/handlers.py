@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa.ir import Inst
-from ..isa.types import (ArrayType, AtomicType, MatrixType, PointerType, ScalarType, StructType,
+from ..isa.types import (ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType, ScalarType, StructType,
                          VectorType, scalar_of, width)
 from ..memory import memory
-from ..memory.memory import Ptr
+from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
@@ -62,6 +62,10 @@ def h_global(ex, inst, mask, frame):
 @handler("var")
 def h_var(ex, inst, mask, frame):
     t = inst.type.pointee
+    if isinstance(t, CoopMatrixType):
+        from .coop import zero_fragments
+        init = frame.vals[inst.args[0].id] if inst.args else zero_fragments(ex, t)
+        return Cell(t, np.array(init))
     ptr = Ptr(ex.lane_mem, ex.pipe.layout.var_offsets[inst.result.id], t, None)
     init = frame.vals[inst.args[0].id] if inst.args else memory.zero_value(t, ex.lanes)
     memory.store(ptr, init, ex.lanes, mask, False)
@@ -123,12 +127,17 @@ def _checked_index(ex: Batch, inst, idx: np.ndarray, count: int, mask, ptr=None)
 @handler("load")
 def h_load(ex, inst, mask, frame):
     ptr = frame.vals[inst.args[0].id]
+    if isinstance(ptr, Cell):
+        return ptr.value
     return memory.load(ptr, ex.lanes, None if isinstance(ptr.offset, int) else mask)
 
 
 @handler("store")
 def h_store(ex, inst, mask, frame):
     ptr, value = frame.vals[inst.args[0].id], frame.vals[inst.args[1].id]
+    if isinstance(ptr, Cell):
+        ptr.store(value, mask)
+        return
     memory.store(ptr, value, ex.lanes, mask, False)
 
 
