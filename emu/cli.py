@@ -73,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write that binding's final contents as .npy")
     r.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
     _device_args(r)
+    _plugin("emu.trace.cli").add_run_args(r)
 
     i = sub.add_parser("ir", help="print the shader's IR")
     i.add_argument("shader")
@@ -83,10 +84,22 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("props", help="a profile's cooperative-matrix configurations in both APIs' shapes")
     pr.add_argument("profile")
 
-    d = sub.add_parser("demo", help="run the bundled example GEMM on the default device and check it")
-    d.add_argument("--profile", default=None)
-    d.add_argument("--size", type=int, default=128)
+    d = sub.add_parser("demo", help="run the bundled example GEMMs on a virtual device and check them")
+    d.add_argument("--profile", default="nvidia-h200", help="device profile (default: nvidia-h200)")
+    d.add_argument("--size", type=int, default=128, help="M = N = K of the GEMM (a multiple of 32)")
+    for module in _PLUGINS:
+        _plugin(module).register(sub, _device_args)
     return ap
+
+
+# Commands that live with their subsystem: each module has register(subparsers, device_args),
+# adding parsers whose defaults set `func(args, sources) -> exit code`.
+_PLUGINS = ("emu.trace.cli", "emu.hw.cli")
+
+
+def _plugin(name):
+    import importlib
+    return importlib.import_module(name)
 
 
 def main(argv=None) -> int:
@@ -97,7 +110,8 @@ def main(argv=None) -> int:
         return int(e.code or 0)
     sources: dict[str, str] = {}
     try:
-        return COMMANDS[args.cmd](args, sources)
+        func = getattr(args, "func", None) or COMMANDS[args.cmd]
+        return func(args, sources)
     except UsageError as e:
         print(f"emu: error: {e}", file=sys.stderr)
         return 2
@@ -122,7 +136,10 @@ def cmd_run(args, sources) -> int:
         overrides[k] = v
     grid = _dispatch(args.dispatch)
     src = sources[args.shader] = _read_source(args.shader)
-    dev = Device(args.profile, args.subgroup_size, robust=args.robust, max_steps=args.max_steps)
+    from .trace.cli import make_tracer
+    tracer = make_tracer(args)
+    dev = Device(args.profile, args.subgroup_size, robust=args.robust, max_steps=args.max_steps,
+                 tracer=tracer)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)
@@ -144,7 +161,13 @@ def cmd_run(args, sources) -> int:
             from .api import min_binding_size
             size = min_binding_size(g.type)
             bound[key] = dev.create_buffer(size=size)
-    dev.dispatch(pipe, bound, grid)
+    if tracer is not None:
+        tracer.begin(dev, mod, pipe, grid, args)
+    try:
+        dev.dispatch(pipe, bound, grid)
+    finally:
+        if tracer is not None:
+            tracer.end()
     for key, path in outs:
         g = globals_by_key[key]
         arr = _typed_output(bound[key], g.type)

@@ -13,23 +13,22 @@ class EmuError(Exception):
 
     def format(self, sources: dict[str, str] | None = None) -> str:
         """`FILE:LINE:COL: error: MESSAGE`, the source line with a caret, where, and the hint."""
-        head = f"{self.severity}: {self.message}"
-        lines = []
-        if self.loc is not None:
-            lines.append(f"{self.loc.file}:{self.loc.line}:{self.loc.col}: {head}")
-            src = (sources or {}).get(self.loc.file)
-            if src is not None:
-                text = src.splitlines()[self.loc.line - 1] if 0 < self.loc.line <= len(src.splitlines()) else ""
-                lines.append("  " + text.expandtabs(4))
-                prefix = text[: self.loc.col - 1].expandtabs(4)
-                lines.append("  " + " " * len(prefix) + "^")
-        else:
-            lines.append(f"emu: {head}")
+        from .frontend.wgsl.errors import SourceSpan, format_diagnostic
+        if self.loc is None:
+            lines = [f"emu: {self.severity}: {self.message}"]
+            if self.where:
+                lines.append(f"   note: {self.where}")
+            if self.hint:
+                lines.append(f"   hint: {self.hint}")
+            return "\n".join(lines)
+        span = self.loc if isinstance(self.loc, SourceSpan) else \
+            SourceSpan.point(self.loc.file, self.loc.line, self.loc.col)
+        text = format_diagnostic(self.severity, span, self.message, None, (sources or {}).get(span.file))
         if self.where:
-            lines.append(f"  note: {self.where}")
+            text += f"\n   note: {self.where}"
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
-        return "\n".join(lines)
+            text += f"\n   hint: {self.hint}"
+        return text
 
     def __str__(self) -> str:
         return self.format()

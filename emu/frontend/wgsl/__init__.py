@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from ...errors import EmuError
-from ...isa.ir import Loc
 
 
 def compile_source(source: str, file: str = "<input>", *, strict: bool = False):
@@ -13,7 +12,7 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False):
     try:
         tree = parse(source, file)
     except WgslError as e:
-        raise EmuError(e.message, Loc(e.file, e.line, e.col), hint=e.hint) from None
+        raise EmuError(e.message, e.span, hint=e.hint) from None
     lw = Lowerer(tree, file, strict)
     module = lw.run()
     return module, lw.warnings

@@ -82,6 +82,11 @@ ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", 
 COOP_EXTS = ("wgpu_cooperative_matrix", "chromium_experimental_subgroup_matrix")
 
 
+def _span(node):
+    """The whole source range of a node, for error carets."""
+    return getattr(node, "full_span", None) or getattr(node, "span", None)
+
+
 def loc_of(node) -> Loc | None:
     s = getattr(node, "span", None)
     return Loc(s.file, s.line, s.col) if s is not None else None
@@ -113,10 +118,10 @@ class Lowerer:
 
     # -- diagnostics ---------------------------------------------------------------------------
     def err(self, node, message: str, hint: str | None = None):
-        raise EmuError(message, loc_of(node), hint=hint)
+        raise EmuError(message, _span(node), hint=hint)
 
     def warn(self, node, message: str, hint: str | None = None):
-        self.warnings.append(EmuError(message, loc_of(node), hint=hint, severity="warning"))
+        self.warnings.append(EmuError(message, _span(node), hint=hint, severity="warning"))
 
     def require(self, node, ext: str, what: str):
         if ext not in self.m.enables:

@@ -1,0 +1,1 @@
+"""Shipped device profiles (JSON). See emu/profiles/README.md for the format."""

@@ -1,0 +1,665 @@
+"""Device profiles: what a real device does, as data.
+
+A profile file (JSON, ``emu/profiles/data/*.json`` or a user's own) names the
+cooperative-matrix configurations a device supports, the subgroup sizes, the
+lane map of every (config, role, subgroup size), the numeric model of every
+config, how 8-bit strides count, what an out-of-bounds cooperative load does,
+and the evidence behind each of those fields.  ``emu/profiles/README.md``
+documents the format; :func:`load_profile` checks it and reports any problem
+as one :class:`ProfileError` naming the file, the field, what is wrong and the
+fix.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ..errors import EmuError
+from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
+
+__all__ = [
+    "Profile", "CoopConfig", "Evidence", "AdapterMatch", "ProfileError",
+    "load_profile", "list_profiles", "profile_for_adapter",
+    "KNOWN_MODELS", "TYPE_BITS", "STRIDE_UNITS", "OOB_BEHAVIORS", "EVIDENCE_LEVELS",
+]
+
+SCHEMA = "emu-profile/1"
+
+# Numeric model presets implemented in emu/numerics/mma.py (kept here as names so that loading a
+# profile does not import the numba kernels; a test keeps the two lists in step).  Integer
+# configs may name any of them: integer MMA is exact and wraps (or saturates) under every preset.
+KNOWN_MODELS = (
+    "exact", "ieee-chain", "lavapipe-chain", "nvidia-volta", "nvidia-turing", "nvidia-ampere",
+    "nvidia-ada", "nvidia-hopper", "amd-cdna3", "int-wrap",
+)
+
+TYPE_BITS = MappingProxyType({
+    "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "e4m3": 8, "e5m2": 8,
+    "u8": 8, "i8": 8, "u16": 16, "i16": 16, "u32": 32, "i32": 32, "u64": 64, "i64": 64,
+})
+INTEGER_TYPES = frozenset(t for t in TYPE_BITS if t[0] in "ui")
+
+STRIDE_UNITS = ("array_element", "matrix_element")
+# error: an emulator error naming the load.  h200-rebase: measured on an H200 (see
+# tests/data/hw/README.md): a load reaching past the buffer end reads the first
+# rows*cols elements as a dense row-major matrix (offset 0, stride in matrix
+# elements).  zero: out-of-bounds elements read 0, writes dropped (robust access).
+# clamp: addresses clamp to the last element of the buffer.
+OOB_BEHAVIORS = ("error", "h200-rebase", "zero", "clamp")
+EVIDENCE_LEVELS = {"measured": "data", "published": "citation", "assumption": "reason"}
+EVIDENCE_FIELDS = ("configs", "subgroup_sizes", "lane_maps", "numerics", "stride_unit_8bit", "oob_behavior")
+SCOPES = ("subgroup",)
+
+_WGPU_TYPES = frozenset({"f32", "f16", "i32", "u32"})             # wgpu's CooperativeScalarType
+_DAWN_COMPONENT = frozenset({"f32", "f16", "u32", "i32", "u8", "i8"})
+_DAWN_RESULT = frozenset({"f32", "f16", "u32", "i32"})
+
+_DATA_PACKAGE = "emu.profiles.data"
+
+
+class ProfileError(EmuError, ValueError):
+    """A profile that cannot be loaded or a request a profile cannot answer.
+
+    ``message`` names the file and field and what is wrong; ``hint`` is the fix."""
+
+
+@dataclass(frozen=True)
+class CoopConfig:
+    """One supported cooperative matrix multiply-add: D(MxN) = A(MxK) * B(KxN) + C(MxN)."""
+    m: int
+    n: int
+    k: int
+    a_type: str
+    b_type: str
+    c_type: str
+    result_type: str
+    saturating_accumulation: bool = False
+    scope: str = "subgroup"
+
+    def shape(self, role: str) -> tuple[int, int]:
+        r = _role(role)
+        return {"A": (self.m, self.k), "B": (self.k, self.n), "C": (self.m, self.n)}[r]
+
+    def type_of(self, role: str) -> str:
+        r = str(role).upper()
+        if r in ("RESULT", "R", "D"):
+            return self.result_type
+        return {"A": self.a_type, "B": self.b_type, "C": self.c_type}[_role(role)]
+
+    @property
+    def is_integer(self) -> bool:
+        return self.a_type in INTEGER_TYPES
+
+    def __str__(self):
+        sat = " saturating" if self.saturating_accumulation else ""
+        return (f"{self.m}x{self.n}x{self.k} {self.a_type} x {self.b_type} + {self.c_type} -> "
+                f"{self.result_type}{sat}")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a field has its value: measured (data), published (citation) or assumption (reason)."""
+    level: str
+    data: str | None = None
+    citation: str | None = None
+    reason: str | None = None
+    note: str | None = None
+
+    @property
+    def text(self) -> str:
+        return {"measured": self.data, "published": self.citation, "assumption": self.reason}[self.level] or ""
+
+    def __str__(self):
+        return f"{self.level}: {self.text}"
+
+
+@dataclass(frozen=True)
+class AdapterMatch:
+    """How to recognise the real adapter a profile claims (all given parts must match)."""
+    vendor_id: int | None = None
+    device_name_contains: tuple[str, ...] = ()
+    backend: str | None = None
+
+    def matches(self, vendor_id=None, device_name=None, backend=None) -> bool:
+        if self.vendor_id is None and not self.device_name_contains:
+            return False            # a profile that claims no device matches none
+        if self.vendor_id is not None:
+            if vendor_id is None or _as_int(vendor_id) != self.vendor_id:
+                return False
+        if self.device_name_contains:
+            name = (device_name or "").lower()
+            if not any(s.lower() in name for s in self.device_name_contains):
+                return False
+        if self.backend and backend and str(backend).lower() != self.backend:
+            return False
+        return True
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    name: str
+    description: str
+    adapter: AdapterMatch
+    subgroup_sizes: tuple[int, ...]
+    default_subgroup_size: int
+    configs: tuple[CoopConfig, ...]
+    stride_unit_8bit: str
+    oob_behavior: str
+    evidence: Mapping[str, Evidence]
+    notes: str = ""
+    source: str = ""
+    _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
+    _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+    _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # -------------------------------------------------------------- queries
+    def find_config(self, m, n, k, a_type, c_type, *, b_type=None, result_type=None,
+                    saturating=None, scope="subgroup") -> CoopConfig | None:
+        """The first listed config with these sizes and types (listing order = preference)."""
+        for cfg in self.configs:
+            if ((cfg.m, cfg.n, cfg.k) == (m, n, k) and cfg.a_type == a_type and cfg.c_type == c_type
+                    and (b_type is None or cfg.b_type == b_type)
+                    and (result_type is None or cfg.result_type == result_type)
+                    and (saturating is None or cfg.saturating_accumulation == bool(saturating))
+                    and cfg.scope == scope):
+                return cfg
+        return None
+
+    def supports_subgroup_size(self, n: int) -> bool:
+        return n in self.subgroup_sizes
+
+    def model_for(self, config: CoopConfig) -> str:
+        return self._models[self._own(config)]
+
+    def evidence_for(self, field_name: str, config: CoopConfig | None = None) -> Evidence:
+        """Evidence for a field, a config's own override first."""
+        if config is not None:
+            own = self._config_evidence.get(self._own(config), {})
+            if field_name in own:
+                return own[field_name]
+        key = "configs" if field_name == "config" else field_name   # a config's own entry falls back to the list's
+        if key not in self.evidence:
+            raise ProfileError(f"profile {self.name} has no evidence for {field_name!r}",
+                               hint=f"ask for one of {', '.join(self.evidence)}")
+        return self.evidence[key]
+
+    def lane_map(self, config: CoopConfig, role: str, subgroup_size: int | None = None) -> LaneMap:
+        """The lane map of ``role`` ('A', 'B', 'C'; the result uses C) for a config and subgroup size."""
+        cfg = self._own(config)
+        role = _role(role, where=f"profile {self.name}: lane_map")
+        sg = self.default_subgroup_size if subgroup_size is None else int(subgroup_size)
+        if sg not in self.subgroup_sizes:
+            raise ProfileError(
+                f"profile {self.name}: subgroup size {sg} is not supported; supported: "
+                f"{', '.join(map(str, self.subgroup_sizes))}",
+                hint="run with a subgroup size the profile lists, or use the 'reference' profile")
+        key = (cfg, role, sg)
+        lm = self._cache.get(key)
+        if lm is None:
+            lm = _build_map(self._map_specs[cfg][role], cfg, role, sg)
+            self._cache[key] = lm
+        return lm
+
+    def describe_configs(self) -> str:
+        """A human list of the supported configs, used in 'unsupported config' errors."""
+        sizes = ", ".join(map(str, self.subgroup_sizes))
+        lines = [f"{self.name} supports these cooperative matrix configs (subgroup size {sizes}):"]
+        for cfg in self.configs:
+            lines.append(f"  M={cfg.m:<2} N={cfg.n:<2} K={cfg.k:<2}  {cfg.a_type} x {cfg.b_type} + "
+                         f"{cfg.c_type} -> {cfg.result_type}"
+                         f"{'  (saturating)' if cfg.saturating_accumulation else ''}"
+                         f"  [numerics {self._models[cfg]}]")
+        return "\n".join(lines)
+
+    def props_wgpu(self) -> list[dict]:
+        """Configs as wgpu reports them (cooperative_matrix_properties); wgpu's scalar
+        types are f32/f16/i32/u32 and it pairs A with B and C with the result."""
+        out = []
+        for cfg in self.configs:
+            if (cfg.scope == "subgroup" and cfg.a_type == cfg.b_type and cfg.c_type == cfg.result_type
+                    and cfg.a_type in _WGPU_TYPES and cfg.c_type in _WGPU_TYPES):
+                out.append(dict(m_size=cfg.m, n_size=cfg.n, k_size=cfg.k, ab_type=cfg.a_type,
+                                cr_type=cfg.c_type, saturating_accumulation=cfg.saturating_accumulation))
+        return out
+
+    def props_dawn(self) -> list[dict]:
+        """Configs as Dawn reports them (adapter info subgroupMatrixConfigs).  Same filter
+        as Dawn's Vulkan backend: A type == B type, C type == result type, subgroup
+        scope, no saturating accumulation, component types Dawn can name."""
+        out = []
+        for cfg in self.configs:
+            if (cfg.scope == "subgroup" and cfg.a_type == cfg.b_type and cfg.c_type == cfg.result_type
+                    and not cfg.saturating_accumulation
+                    and cfg.a_type in _DAWN_COMPONENT and cfg.result_type in _DAWN_RESULT):
+                out.append(dict(component_type=cfg.a_type, result_component_type=cfg.result_type,
+                                m=cfg.m, n=cfg.n, k=cfg.k))
+        return out
+
+    def matches_adapter(self, vendor_id=None, device_name=None, backend=None) -> bool:
+        return self.adapter.matches(vendor_id, device_name, backend)
+
+    def __repr__(self):
+        return f"Profile({self.name!r}: {len(self.configs)} configs, subgroup sizes {list(self.subgroup_sizes)})"
+
+    # ------------------------------------------------------------- internal
+    def _own(self, config) -> CoopConfig:
+        if isinstance(config, CoopConfig) and config in self._models:
+            return config
+        raise ProfileError(f"profile {self.name} has no config {config}", hint=self.describe_configs())
+
+
+# ===================================================================== loading
+def list_profiles() -> list[str]:
+    """Names of the profiles that ship with emu."""
+    return list(_shipped_names())
+
+
+@lru_cache(maxsize=1)
+def _shipped_names() -> tuple[str, ...]:
+    return tuple(sorted(e.name[:-5] for e in resources.files(_DATA_PACKAGE).iterdir() if e.name.endswith(".json")))
+
+
+def load_profile(name_or_path: str | os.PathLike) -> Profile:
+    """A shipped profile by name (see :func:`list_profiles`) or a user's JSON file by path."""
+    text = str(name_or_path)
+    if text in list_profiles():
+        return _load_builtin(text)
+    path = Path(text)
+    if path.is_file():
+        return _load_file(path, _include_stack=())
+    near = difflib.get_close_matches(text, list_profiles(), n=1)
+    raise ProfileError(
+        f"no profile named {text!r} and no such file",
+        hint=(f"did you mean {near[0]!r}? " if near else "")
+        + f"shipped profiles: {', '.join(list_profiles())}; or give the path of a profile JSON file")
+
+
+def profile_for_adapter(vendor_id=None, device_name=None, backend=None) -> Profile | None:
+    """The shipped profile that claims this real adapter, if any."""
+    for name in list_profiles():
+        p = _load_builtin(name)
+        if p.matches_adapter(vendor_id, device_name, backend):
+            return p
+    return None
+
+
+_BUILTIN: dict[str, Profile] = {}
+
+
+def _load_builtin(name: str, _include_stack=None) -> Profile:
+    """Shipped profiles are parsed once and shared (profiles are immutable)."""
+    if name not in _BUILTIN:
+        ref = resources.files(_DATA_PACKAGE).joinpath(f"{name}.json")
+        _BUILTIN[name] = _parse(ref.read_text(encoding="utf-8"), f"emu/profiles/data/{name}.json",
+                                _include_stack=_include_stack or (name,))
+    return _BUILTIN[name]
+
+
+def _load_file(path: Path, _include_stack) -> Profile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProfileError(f"{path}: cannot read the profile file ({exc})",
+                           hint="check the path and that the file is UTF-8 text") from None
+    return _parse(text, str(path), _include_stack)
+
+
+def _no_duplicate_keys(pairs):
+    seen = {}
+    for k, v in pairs:
+        if k in seen:
+            raise ValueError(f"duplicate key {k!r}")
+        seen[k] = v
+    return seen
+
+
+class _Ctx:
+    """Where we are in a file: errors read '<file>: <field>: <what>' with the fix as the hint."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+
+    def fail(self, where: str, what: str, fix: str):
+        raise ProfileError(f"{self.filename}: {where}: {what}", hint=fix)
+
+    def keys(self, obj, where: str, required: tuple, optional: tuple):
+        if not isinstance(obj, dict):
+            self.fail(where, f"expected a JSON object, got {_jtype(obj)}", "write it as { ... }")
+        for k in obj:
+            if k not in required and k not in optional:
+                near = difflib.get_close_matches(k, required + optional, n=1) or \
+                    [a for a in required + optional if a.startswith(k) or k.startswith(a)][:1]
+                self.fail(f"{where}.{k}" if where else k, "unknown field",
+                          f"use {near[0]!r}" if near else f"remove it (allowed: {', '.join(required + optional)})")
+        for k in required:
+            if k not in obj:
+                self.fail(where or "top level", f"missing required field {k!r}", f"add {k!r}")
+
+    def string(self, v, where, choices=None):
+        if not isinstance(v, str) or not v:
+            self.fail(where, f"expected a non-empty string, got {_jtype(v)}", "write a string in double quotes")
+        if choices is not None and v not in choices:
+            near = difflib.get_close_matches(v, list(choices), n=1)
+            self.fail(where, f"{v!r} is not one of {', '.join(choices)}",
+                      f"use {near[0]!r}" if near else f"use one of {', '.join(choices)}")
+        return v
+
+    def integer(self, v, where, positive=True):
+        if not isinstance(v, int) or isinstance(v, bool) or (positive and v <= 0):
+            self.fail(where, f"expected a positive integer, got {json.dumps(v)}", "write a whole number like 16")
+        return v
+
+    def boolean(self, v, where):
+        if not isinstance(v, bool):
+            self.fail(where, f"expected true or false, got {json.dumps(v)}", "write true or false (no quotes)")
+        return v
+
+
+def _jtype(v) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null",
+            int: "a number", float: "a number"}.get(type(v), type(v).__name__)
+
+
+def _as_int(v) -> int:
+    return int(v, 0) if isinstance(v, str) else int(v)
+
+
+_TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
+                 "stride_unit_8bit", "oob_behavior", "evidence")
+_TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes")
+_CFG_REQUIRED = ("m", "n", "k", "a_type", "c_type")
+_CFG_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "scope", "model", "lane_maps",
+                 "evidence", "note")
+
+
+def _parse(text: str, filename: str, _include_stack) -> Profile:
+    ctx = _Ctx(filename)
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"{filename}: line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg})",
+                           hint="check commas, quotes and brackets near that place") from None
+    except ValueError as exc:
+        raise ProfileError(f"{filename}: {exc}", hint="give each field once per object") from None
+
+    ctx.keys(doc, "", _TOP_REQUIRED, _TOP_OPTIONAL)
+    if doc["schema"] != SCHEMA:
+        ctx.fail("schema", f"{doc['schema']!r} is not a profile schema this emu reads", f'write "schema": "{SCHEMA}"')
+    name = ctx.string(doc["name"], "name")
+    description = ctx.string(doc["description"], "description")
+    notes = doc.get("notes", "")
+    if not isinstance(notes, str):
+        ctx.fail("notes", "expected a string", "write the notes as one string")
+
+    # subgroup sizes
+    sizes = doc["subgroup_sizes"]
+    if not isinstance(sizes, list) or not sizes:
+        ctx.fail("subgroup_sizes", f"expected a non-empty list of sizes, got {_jtype(sizes)}", "write e.g. [32]")
+    for j, s in enumerate(sizes):
+        ctx.integer(s, f"subgroup_sizes[{j}]")
+        if s & (s - 1):
+            ctx.fail(f"subgroup_sizes[{j}]", f"{s} is not a power of two", "use 4, 8, 16, 32, 64 or 128")
+    if len(set(sizes)) != len(sizes):
+        ctx.fail("subgroup_sizes", "a size is listed twice", "list each size once")
+    default_sg = doc.get("default_subgroup_size", sizes[0])
+    ctx.integer(default_sg, "default_subgroup_size")
+    if default_sg not in sizes:
+        ctx.fail("default_subgroup_size", f"{default_sg} is not in subgroup_sizes {sizes}", "pick one of subgroup_sizes")
+
+    adapter = _parse_adapter(ctx, doc.get("adapter"))
+    stride = ctx.string(doc["stride_unit_8bit"], "stride_unit_8bit", STRIDE_UNITS)
+    oob = ctx.string(doc["oob_behavior"], "oob_behavior", OOB_BEHAVIORS)
+    evidence = _parse_evidence(ctx, doc["evidence"], "evidence", required=EVIDENCE_FIELDS)
+
+    # numerics defaults
+    num = doc["numerics"]
+    if isinstance(num, str):
+        num = {"float": num, "integer": num}
+    ctx.keys(num, "numerics", ("float", "integer"), ())
+    default_model = {kind: ctx.string(num[kind], f"numerics.{kind}", KNOWN_MODELS) for kind in ("float", "integer")}
+
+    default_maps = _parse_map_roles(ctx, doc["lane_maps"], "lane_maps")
+
+    # configs (own, then included)
+    raw_cfgs = doc.get("configs", [])
+    if not isinstance(raw_cfgs, list):
+        ctx.fail("configs", f"expected a list, got {_jtype(raw_cfgs)}", "write configs as [ {...}, ... ]")
+    entries = [(f"configs[{j}]", c) for j, c in enumerate(raw_cfgs)]
+    includes = doc.get("include_configs_from", [])
+    if not isinstance(includes, list) or not all(isinstance(x, str) for x in includes):
+        ctx.fail("include_configs_from", "expected a list of profile names", 'write e.g. ["nvidia-h200"]')
+    included: list[CoopConfig] = []
+    for j, inc in enumerate(includes):
+        if inc in _include_stack or inc == name:
+            ctx.fail(f"include_configs_from[{j}]", f"{inc!r} includes itself (through {' -> '.join(_include_stack)})",
+                     "remove the cycle")
+        if inc not in list_profiles():
+            ctx.fail(f"include_configs_from[{j}]", f"no shipped profile {inc!r}",
+                     f"use one of {', '.join(list_profiles())}")
+        included.extend(_load_builtin(inc, _include_stack + (inc,)).configs)
+    if not entries and not included:
+        ctx.fail("configs", "the profile lists no configs", "add at least one config")
+
+    configs: list[CoopConfig] = []
+    models: dict[CoopConfig, str] = {}
+    specs: dict[CoopConfig, dict] = {}
+    cfg_evidence: dict[CoopConfig, dict] = {}
+    for where, raw in entries:
+        cfg, model, maps, ev = _parse_config(ctx, raw, where, default_model)
+        if cfg in models:
+            ctx.fail(where, f"config {cfg} is listed twice", "remove the repeat")
+        configs.append(cfg)
+        models[cfg] = model
+        specs[cfg] = {**default_maps, **maps}
+        if ev:
+            cfg_evidence[cfg] = ev
+    for cfg in included:
+        if cfg not in models:
+            configs.append(cfg)
+            models[cfg] = default_model["integer" if cfg.is_integer else "float"]
+            specs[cfg] = dict(default_maps)
+
+    for cfg in configs:
+        missing = [r for r in "ABC" if r not in specs[cfg]]
+        if missing:
+            ctx.fail("lane_maps", f"no lane map for role {', '.join(missing)} of config {cfg}",
+                     "give lane_maps for A, B and C (or one spec for all)")
+
+    profile = Profile(
+        name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
+        default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
+        oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
+        _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
+        _config_evidence=MappingProxyType(cfg_evidence))
+
+    # Build every map now: a file that names an impossible map fails at load, not mid-run.
+    for j, cfg in enumerate(configs):
+        for role in "ABC":
+            for sg in sizes:
+                try:
+                    profile.lane_map(cfg, role, sg)
+                except LaneMapError as exc:
+                    where = next((w for w, c in zip((e[0] for e in entries), raw_cfgs)
+                                  if _same_cfg(c, cfg)), "lane_maps")
+                    ctx.fail(f"{where} lane map {role} at subgroup size {sg}", exc.message,
+                             "use a lane map (family, formula or table) that covers the matrix exactly "
+                             "for this shape and subgroup size, or drop that subgroup size")
+    return profile
+
+
+def _same_cfg(raw, cfg) -> bool:
+    try:
+        return (raw["m"], raw["n"], raw["k"], raw["a_type"], raw["c_type"]) == (cfg.m, cfg.n, cfg.k, cfg.a_type, cfg.c_type) \
+            and raw.get("b_type", raw["a_type"]) == cfg.b_type \
+            and raw.get("result_type", raw["c_type"]) == cfg.result_type \
+            and raw.get("saturating_accumulation", False) == cfg.saturating_accumulation
+    except (KeyError, TypeError):
+        return False
+
+
+def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
+    if raw is None:
+        return AdapterMatch()
+    ctx.keys(raw, "adapter", (), ("vendor_id", "device_name_contains", "backend"))
+    vid = raw.get("vendor_id")
+    if vid is not None:
+        try:
+            vid = _as_int(vid)
+        except (TypeError, ValueError):
+            ctx.fail("adapter.vendor_id", f"{vid!r} is not a number", 'write it like "0x10de"')
+    names = raw.get("device_name_contains", [])
+    if not isinstance(names, list) or not all(isinstance(s, str) and s for s in names):
+        ctx.fail("adapter.device_name_contains", "expected a list of non-empty strings", 'write e.g. ["H200"]')
+    backend = raw.get("backend")
+    if backend is not None:
+        backend = ctx.string(backend, "adapter.backend", ("vulkan", "metal", "d3d12")).lower()
+    return AdapterMatch(vid, tuple(names), backend)
+
+
+def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Evidence]:
+    if not isinstance(raw, dict):
+        ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
+                 'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
+    allowed = EVIDENCE_FIELDS + ("adapter", "config")
+    out = {}
+    for key, ev in raw.items():
+        w = f"{where}.{key}"
+        if key not in allowed:
+            near = difflib.get_close_matches(key, allowed, n=1)
+            ctx.fail(w, "evidence for an unknown field", f"use {near[0]!r}" if near else f"use one of {', '.join(allowed)}")
+        ctx.keys(ev, w, ("level",), ("data", "citation", "reason", "note"))
+        level = ctx.string(ev["level"], f"{w}.level", tuple(EVIDENCE_LEVELS))
+        need = EVIDENCE_LEVELS[level]
+        if not isinstance(ev.get(need), str) or not ev[need].strip():
+            what = {"data": "where the measurement is (a file or dataset)", "citation": "the publication",
+                    "reason": "why the value was chosen"}[need]
+            ctx.fail(w, f"{level} evidence needs {need!r}", f"add \"{need}\": {what}")
+        for opt in ("data", "citation", "reason", "note"):
+            if opt in ev and not isinstance(ev[opt], str):
+                ctx.fail(f"{w}.{opt}", "expected a string", "write it as text")
+        out[key] = Evidence(level, ev.get("data"), ev.get("citation"), ev.get("reason"), ev.get("note"))
+    for key in required:
+        if key not in out:
+            ctx.fail(where, f"no evidence for {key!r}",
+                     f'add "{key}": {{"level": "measured" | "published" | "assumption", ...}}')
+    return out
+
+
+def _parse_config(ctx: _Ctx, raw, where: str, default_model):
+    ctx.keys(raw, where, _CFG_REQUIRED, _CFG_OPTIONAL)
+    m, n, k = (ctx.integer(raw[x], f"{where}.{x}") for x in "mnk")
+    types = tuple(TYPE_BITS)
+    a = ctx.string(raw["a_type"], f"{where}.a_type", types)
+    b = ctx.string(raw.get("b_type", a), f"{where}.b_type", types)
+    c = ctx.string(raw["c_type"], f"{where}.c_type", types)
+    r = ctx.string(raw.get("result_type", c), f"{where}.result_type", types)
+    sat = ctx.boolean(raw.get("saturating_accumulation", False), f"{where}.saturating_accumulation")
+    scope = ctx.string(raw.get("scope", "subgroup"), f"{where}.scope", SCOPES)
+    if (a in INTEGER_TYPES) != (b in INTEGER_TYPES) or (a in INTEGER_TYPES) != (c in INTEGER_TYPES):
+        ctx.fail(where, "mixes integer and floating-point types", "use integer A, B and C, or float A, B and C")
+    if sat and a not in INTEGER_TYPES:
+        ctx.fail(f"{where}.saturating_accumulation", "saturation applies to integer configs only", "remove it")
+    cfg = CoopConfig(m, n, k, a, b, c, r, sat, scope)
+    model = raw.get("model", default_model["integer" if a in INTEGER_TYPES else "float"])
+    ctx.string(model, f"{where}.model", KNOWN_MODELS)
+    maps = _parse_map_roles(ctx, raw["lane_maps"], f"{where}.lane_maps") if "lane_maps" in raw else {}
+    ev = _parse_evidence(ctx, raw["evidence"], f"{where}.evidence") if "evidence" in raw else {}
+    return cfg, model, maps, ev
+
+
+def _parse_map_roles(ctx: _Ctx, raw, where: str) -> dict:
+    """Either one spec for every role, or {"A": spec, "B": spec, "C": spec} (any subset)."""
+    if isinstance(raw, dict) and raw and set(raw) <= {"A", "B", "C"}:
+        return {role: _check_spec(ctx, spec, f"{where}.{role}") for role, spec in raw.items()}
+    spec = _check_spec(ctx, raw, where)
+    return {"A": spec, "B": spec, "C": spec}
+
+
+def _check_spec(ctx: _Ctx, spec, where: str):
+    """Validate the form of a lane-map spec (whether it covers the matrix is checked on build)."""
+    fix_forms = ('a family name such as "reference", {"family": name}, '
+                 '{"formula": {"row": "...", "col": "..."}}, {"table": [[[row, col], ...], ...]} '
+                 'or {"by_subgroup_size": {"32": spec}}')
+    if isinstance(spec, str):
+        ctx.string(spec, where, tuple(FAMILIES))
+        return {"family": spec}
+    if not isinstance(spec, dict):
+        ctx.fail(where, f"a lane map must be a family name or an object, got {_jtype(spec)}", f"write {fix_forms}")
+    kinds = [k for k in ("family", "formula", "table", "by_subgroup_size") if k in spec]
+    if len(kinds) != 1:
+        ctx.fail(where, "a lane map needs exactly one of family, formula, table, by_subgroup_size", f"write {fix_forms}")
+    kind = kinds[0]
+    if kind == "family":
+        ctx.keys(spec, where, ("family",), ())
+        ctx.string(spec["family"], f"{where}.family", tuple(FAMILIES))
+    elif kind == "formula":
+        ctx.keys(spec, where, ("formula",), ("elements_per_lane", "duplicated", "note"))
+        f = spec["formula"]
+        ctx.keys(f, f"{where}.formula", ("row", "col"), ())
+        from .formula import Formula, FormulaError
+        for part in ("row", "col"):
+            try:
+                Formula(f[part], ("lane", "i", "rows", "cols", "sg"))
+            except FormulaError as exc:
+                ctx.fail(f"{where}.formula.{part}", exc.message,
+                         "write an integer expression in lane and i (also rows, cols, sg) using + - * // % << >> & | ^ ~ and ( )")
+        if "elements_per_lane" in spec:
+            ctx.integer(spec["elements_per_lane"], f"{where}.elements_per_lane")
+        if "duplicated" in spec:
+            ctx.boolean(spec["duplicated"], f"{where}.duplicated")
+    elif kind == "table":
+        ctx.keys(spec, where, ("table",), ("duplicated", "note"))
+        if not isinstance(spec["table"], list):
+            ctx.fail(f"{where}.table", "expected a list with one list of [row, col] pairs per lane",
+                     "write table[lane][i] = [row, col]")
+        if "duplicated" in spec:
+            ctx.boolean(spec["duplicated"], f"{where}.duplicated")
+    else:
+        ctx.keys(spec, where, ("by_subgroup_size",), ())
+        per = spec["by_subgroup_size"]
+        if not isinstance(per, dict) or not per:
+            ctx.fail(f"{where}.by_subgroup_size", "expected an object keyed by subgroup size", 'write {"32": spec}')
+        spec = {"by_subgroup_size": {}}
+        for key, sub in per.items():
+            if not key.isdigit():
+                ctx.fail(f"{where}.by_subgroup_size.{key}", "keys must be subgroup sizes", 'write e.g. "32"')
+            spec["by_subgroup_size"][int(key)] = _check_spec(ctx, sub, f"{where}.by_subgroup_size.{key}")
+        return spec
+    return spec
+
+
+def _build_map(spec, cfg: CoopConfig, role: str, sg: int) -> LaneMap:
+    rows, cols = cfg.shape(role)
+    bits = TYPE_BITS[cfg.type_of(role)]
+    if "by_subgroup_size" in spec:
+        sub = spec["by_subgroup_size"].get(sg)
+        if sub is None:
+            raise LaneMapError(f"no lane map given for subgroup size {sg} "
+                               f"(given: {', '.join(map(str, sorted(spec['by_subgroup_size'])))})")
+        return _build_map(sub, cfg, role, sg)
+    if "family" in spec:
+        return family_map(spec["family"], role, rows, cols, bits, sg)
+    label = f"{role} {rows}x{cols} sg{sg}"
+    if "formula" in spec:
+        return from_formula(spec["formula"]["row"], spec["formula"]["col"], rows, cols, sg,
+                            spec.get("elements_per_lane"), duplicated=spec.get("duplicated", False),
+                            name=f"formula {label}")
+    return from_table(spec["table"], rows, cols, sg, duplicated=spec.get("duplicated", False),
+                      name=f"table {label}")
+
+
+def _role(role, where="") -> str:
+    r = {"A": "A", "B": "B", "C": "C", "RESULT": "C", "R": "C", "D": "C"}.get(str(role).upper())
+    if r is None:
+        raise ProfileError(f"{where + ': ' if where else ''}unknown role {role!r}",
+                           hint="use 'A', 'B' or 'C' (the result uses C's map)")
+    return r
