@@ -74,12 +74,17 @@ def _leaf_dtype(t: ScalarType):
     return np.uint32 if t.name == "bool" else NP[t.name]
 
 
-def _rows(ptr: Ptr, lanes: int, i: np.ndarray) -> np.ndarray:
-    """Row of each element index in `i` (shape (L, ...)): the lane's, its workgroup's, or 0."""
+def _flat(view: np.ndarray) -> np.ndarray:
+    return view.reshape(-1)
+
+
+def _flat_index(ptr: Ptr, view: np.ndarray, lanes: int, i: np.ndarray) -> np.ndarray:
+    """Element index into the flattened region for element index `i` (shape (L, ...)) of each
+    lane's row: the lane's own row, its workgroup's, or the buffer's single row."""
     if ptr.region.kind == "buffer":
-        return np.zeros((1,) * i.ndim, np.int64)
+        return i
     rows = np.arange(lanes) if ptr.rows is None else ptr.rows
-    return rows.reshape(rows.shape + (1,) * (i.ndim - 1))
+    return rows.reshape(rows.shape + (1,) * (i.ndim - 1)) * view.shape[1] + i
 
 
 def load(ptr: Ptr, lanes: int, sel: np.ndarray | None = None):
@@ -112,7 +117,7 @@ def _load_scalars(ptr: Ptr, t: ScalarType, off, lanes: int, sel, n: int | None):
     dt = _leaf_dtype(t)
     view = ptr.region.view(dt)
     size = np.dtype(dt).itemsize
-    if isinstance(off, int) and ptr.rows is None:
+    if isinstance(off, int) and ptr.rows is None and ptr.region.kind != "buffer":
         # Same offset in every lane's own row: a column slice, no gather.
         i = off // size
         out = view[:, i] if n is None else view[:, i:i + n]
@@ -128,7 +133,7 @@ def _load_scalars(ptr: Ptr, t: ScalarType, off, lanes: int, sel, n: int | None):
         i = o // size
         if n is not None:
             i = i[..., None] + np.arange(n)
-        out = view[_rows(ptr, lanes, i), i]
+        out = _flat(view)[_flat_index(ptr, view, lanes, i)]
     return out.astype(np.bool_) if t.name == "bool" else out
 
 
@@ -158,7 +163,8 @@ def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
     view = ptr.region.view(dt)
     size = np.dtype(dt).itemsize
     value = np.asarray(value).astype(dt, copy=False)
-    if isinstance(off, int) and ptr.rows is None:
+    if isinstance(off, int) and ptr.rows is None and ptr.region.kind != "buffer":
+        # Same offset in every lane's own row (function/private memory): a column slice.
         i = off // size
         dst = view[:, i] if n is None else view[:, i:i + n]
         if full:
@@ -170,13 +176,17 @@ def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
     i = o // size
     if n is not None:
         i = i[..., None] + np.arange(n)
-    rows = _rows(ptr, lanes, i)
-    rows, i, value = np.broadcast_arrays(rows, i, value)
-    if not full:
-        m = np.broadcast_to(mask.reshape(mask.shape + (1,) * (i.ndim - 1)), i.shape)
-        rows, i, value = rows[m], i[m], value[m]
-    # numpy assigns repeated indices in order: the last (highest) lane wins, deterministically.
-    view[rows.ravel(), i.ravel()] = value.ravel()
+    flat = _flat_index(ptr, view, lanes, i)
+    if not full and mask.all():
+        full = True
+    if full:
+        # numpy assigns repeated indices in order: the last (highest) lane wins, deterministically.
+        _flat(view)[flat] = value
+        return
+    m = mask.reshape(mask.shape + (1,) * (flat.ndim - 1))
+    flat, value = np.broadcast_arrays(flat, value)
+    m = np.broadcast_to(m, flat.shape)
+    _flat(view)[flat[m]] = value[m]
 
 
 def zero_value(t: Type, lanes: int):

@@ -61,25 +61,9 @@ class Batch:
         self.wg_lanes = layout.padded_size(sg)
         self.lanes = L = nwg * self.wg_lanes
         self.nwg = nwg
-        lane = np.arange(L)
-        local = lane % self.wg_lanes
-        self.wg_of_lane = lane // self.wg_lanes
-        self.live = local < layout.wg_count
-        wx, wy, wz = layout.wg_size
-        gx, gy, gz = pipe.grid
-        wg = first_wg + self.wg_of_lane
-        wg_id = np.stack([wg % gx, (wg // gx) % gy, wg // (gx * gy)], axis=1).astype(np.uint32)
-        lid = np.stack([local % wx, (local // wx) % wy, local // (wx * wy)], axis=1).astype(np.uint32)
-        self.inputs = {
-            "local_invocation_index": local.astype(np.uint32),
-            "local_invocation_id": lid,
-            "workgroup_id": wg_id,
-            "global_invocation_id": (wg_id * np.array([wx, wy, wz], np.uint32) + lid).astype(np.uint32),
-            "num_workgroups": np.broadcast_to(np.array(pipe.grid, np.uint32), (L, 3)),
-            "subgroup_invocation_id": (local % sg).astype(np.uint32),
-            "subgroup_size": np.full(L, sg, np.uint32),
-            "subgroup_id": (local // sg).astype(np.uint32),
-        }
+        geo = pipe.geometry(nwg)
+        self.wg_of_lane, self.live = geo["wg_of_lane"], geo["live"]
+        self.inputs = _Inputs(self, geo, first_wg)
         self.first_wg = first_wg
         self.lane_mem = Region("<private>", "lane", L, layout.lane_bytes, space="private")
         self.wg_mem = Region("<workgroup>", "workgroup", nwg, layout.workgroup_bytes, space="workgroup")
@@ -88,7 +72,8 @@ class Batch:
         for g in pipe.module.globals:
             off = layout.global_offsets.get(g.name, 0)
             if g.space in ("storage", "uniform"):
-                self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
+                if (g.group, g.binding) in buffers:    # only those the entry point uses are bound
+                    self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
             elif isinstance(g.type, CoopMatrixType):
                 from .coop import zero_fragments
                 self.globals[g.name] = Cell(g.type, zero_fragments(self, g.type))
@@ -164,6 +149,30 @@ class Batch:
         return v
 
 
+class _Inputs(dict):
+    """Builtin input values of a batch, computed when an instruction first asks for one."""
+
+    def __init__(self, batch: "Batch", geo: dict, first_wg: int):
+        super().__init__(geo["inputs"])        # those that only depend on the lane's position
+        self.batch, self.first_wg = batch, first_wg
+
+    def __missing__(self, name):
+        pipe = self.batch.pipe
+        if name == "workgroup_id":
+            gx, gy, _ = pipe.grid
+            wg = self.first_wg + np.arange(self.batch.nwg)
+            ids = np.stack([wg % gx, (wg // gx) % gy, wg // (gx * gy)], axis=1).astype(np.uint32)
+            v = ids[self.batch.wg_of_lane]
+        elif name == "global_invocation_id":
+            v = self["workgroup_id"] * np.array(pipe.layout.wg_size, np.uint32) + self["local_invocation_id"]
+        elif name == "num_workgroups":
+            v = np.broadcast_to(np.array(pipe.grid, np.uint32), (self.batch.lanes, 3))
+        else:
+            raise KeyError(name)
+        self[name] = v
+        return v
+
+
 def _freeze(v):
     return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
 
@@ -191,6 +200,29 @@ class Pipeline:
         self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
         self.nvals = module_value_count(module)
         self.grid = (1, 1, 1)
+        self._geometry: dict = {}
+
+    def geometry(self, nwg: int) -> dict:
+        """Per-lane positions for a batch of `nwg` workgroups (the same for every such batch)."""
+        geo = self._geometry.get(nwg)
+        if geo is None:
+            sg = self.opts.subgroup_size
+            wg_lanes = self.layout.padded_size(sg)
+            wx, wy, wz = self.layout.wg_size
+            lane = np.arange(nwg * wg_lanes)
+            local = lane % wg_lanes
+            lid = np.stack([local % wx, (local // wx) % wy, local // (wx * wy)], axis=1).astype(np.uint32)
+            geo = self._geometry[nwg] = {
+                "wg_of_lane": lane // wg_lanes,
+                "live": local < self.layout.wg_count,
+                "inputs": {
+                    "local_invocation_index": local.astype(np.uint32),
+                    "local_invocation_id": lid,
+                    "subgroup_invocation_id": (local % sg).astype(np.uint32),
+                    "subgroup_size": np.full(lane.size, sg, np.uint32),
+                    "subgroup_id": (local // sg).astype(np.uint32),
+                }}
+        return geo
 
     def dispatch(self, grid: tuple[int, int, int], buffers: dict):
         """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region."""
