@@ -171,7 +171,7 @@ class _Verifier:
         if cfg is None:
             self.fail(i, f"the device '{self.profile.name}' has no matrix unit for "
                          f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
-                      hint=f"it supports: {self.profile.describe_configs()}")
+                      hint=self.profile.describe_configs())
 
     def matrix_supported(self, i, t: CoopMatrixType):
         if self.profile is None or (t, id(self.profile)) in self.coop_checked:
@@ -180,5 +180,5 @@ class _Verifier:
         if find_config(self.profile, t) is None:
             what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
-                      hint=f"it supports: {self.profile.describe_configs()}")
+                      hint=self.profile.describe_configs())
         self.coop_checked.add((t, id(self.profile)))
