@@ -121,6 +121,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("emu: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader (e.g. `| head`) went away: not an error of ours
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def cmd_run(args, sources) -> int:
