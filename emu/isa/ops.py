@@ -15,7 +15,7 @@ from dataclasses import dataclass
 class OpDef:
     name: str
     args: tuple[int, int | None]
-    result: bool            # produces a value
+    result: bool | None     # produces a value (None: when its callee returns one)
     doc: str
     attrs: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()
@@ -80,7 +80,7 @@ _OPS = [
     OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes", attrs=("fn",),
           effects=True),
     # calls and control flow
-    OpDef("call", (0, None), True, "call a function of the module", attrs=("callee",),
+    OpDef("call", (0, None), None, "call a function of the module", attrs=("callee",),
           effects=True),
     OpDef("if", (1, 1), False, "run block 0 where the condition holds, block 1 elsewhere", blocks=2,
           effects=True),

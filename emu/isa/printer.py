@@ -3,6 +3,7 @@
     module "kernel.wgsl"
     enable f16
     struct Params { n: u32, scale: f32 }
+    tuple __frexp_result_f32 { fract: f32, exp: i32 }
     override @N : u32 = 64 id(0)
     global @a : array<f32> storage read group(0) binding(0)
     func @main(%0: vec3<u32> builtin(global_invocation_id)) -> void compute workgroup_size(64, 1, 1) {
@@ -10,12 +11,17 @@
       %2 = binary %0, %1 {fn = "add"} : u32             ; kernel.wgsl:4:9
       if %3 {
         ...
-      } else {
+      } {
+        ...
       }
     }
 
-Attribute values are integers, floats in exact hexadecimal (`0x1.8p+1`), strings, booleans, lists
-and types written `<T>`.
+An op with blocks ends its line with `{`; its blocks are separated by `} {` lines and closed by a
+`}` line (`if`: then, else; `loop`: body, continuing; `switch`: one block per `cases` entry).
+Attribute values are integers, floats in exact hexadecimal (`0x1.8p+1`, `nan`, `inf`, `-inf`),
+strings, booleans, `null`, lists and types written `<T>`. `struct.NAME` names a `struct` line or,
+for the several-valued results of builtins (frexp, modf, atomicCompareExchangeWeak: TupleType), a
+`tuple` line; the printer writes a `tuple` line for each one the module uses.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import json
 import math
 
 from .ir import Block, Function, Inst, Module
-from .types import StructType, Type
+from .types import ArrayType, AtomicType, PointerType, StructType, TupleType, Type
 
 
 def format_attr(v) -> str:
@@ -60,6 +66,42 @@ def format_struct(t: StructType) -> str:
     return f"struct {t.name} {{ " + ", ".join(parts) + " }"
 
 
+def format_tuple(t: TupleType) -> str:
+    return f"tuple {t.name} {{ " + ", ".join(f"{n}: {ft}" for n, ft in t.fields) + " }"
+
+
+def _tuples_in(t, out: dict):
+    if isinstance(t, TupleType):
+        if t.name not in out:
+            for _, ft in t.fields:
+                _tuples_in(ft, out)
+            out[t.name] = t
+    elif isinstance(t, PointerType):
+        _tuples_in(t.pointee, out)
+    elif isinstance(t, (ArrayType, AtomicType)):
+        _tuples_in(t.elem, out)
+    elif isinstance(t, StructType):
+        for mem in t.members:
+            _tuples_in(mem.type, out)
+    elif isinstance(t, (list, tuple)):
+        for x in t:
+            _tuples_in(x, out)
+
+
+def used_tuples(m: Module) -> list[TupleType]:
+    """The tuple types the module uses, in order of first use (fields before their users)."""
+    out: dict = {}
+    for f in m.functions:
+        for p in f.params:
+            _tuples_in(p.type, out)
+        _tuples_in(f.ret, out)
+        for i in f.walk():
+            _tuples_in(i.type, out)
+            for v in i.attrs.values():
+                _tuples_in(v, out)
+    return list(out.values())
+
+
 class Printer:
     def __init__(self, locs: bool = True):
         self.locs = locs
@@ -72,6 +114,8 @@ class Printer:
             out.append(f"enable {e}")
         for s in m.structs:
             out.append(format_struct(s))
+        for t in used_tuples(m):
+            out.append(format_tuple(t))
         for o in m.overrides:
             line = f"override @{o.name} : {o.type}"
             if o.default is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..errors import EmuError
 from .ir import Block, Function, Inst, Module
 from .ops import OPS
-from .types import (BOOL, U32, ArrayType, AtomicType, CoopMatrixType, PointerType, ScalarType,
+from .types import (BOOL, U32, VOID, ArrayType, AtomicType, CoopMatrixType, PointerType, ScalarType,
                     TupleType, VectorType, scalar_of, width)
 
 
@@ -75,7 +75,7 @@ class _Verifier:
         for name in d.attrs:
             if name not in i.attrs:
                 self.fail(i, f"'{i.op}' needs attribute '{name}'")
-        if d.result != (i.result is not None):
+        if d.result is not None and d.result != (i.result is not None):
             self.fail(i, f"'{i.op}' {'must' if d.result else 'must not'} produce a value")
         if d.blocks is not None and len(i.blocks) != d.blocks:
             self.fail(i, f"'{i.op}' has {d.blocks} blocks, not {len(i.blocks)}")
@@ -140,6 +140,16 @@ class _Verifier:
         dyn = sum(1 for s in i.attrs["path"] if s < 0)
         if dyn != len(i.args) - 1:
             self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")
+
+    def op_call(self, i):
+        fn = self.m.function(i.attrs["callee"])
+        if fn is None:
+            self.fail(i, f"call of unknown function @{i.attrs['callee']}")
+        if (fn.ret != VOID) != (i.result is not None):
+            self.fail(i, f"call of @{fn.name} {'must' if fn.ret != VOID else 'must not'} produce a value")
+        if len(fn.params) != len(i.args) or any(p.type != a.type for p, a in zip(fn.params, i.args)):
+            self.fail(i, f"call of @{fn.name} with operands ({', '.join(str(a.type) for a in i.args)}); "
+                         f"it takes ({', '.join(str(p.type) for p in fn.params)})")
 
     def op_coop_mma(self, i):
         a, b, c = (x.type for x in i.args)
