@@ -9,6 +9,7 @@ Expressions evaluate to one of three things:
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -847,6 +848,10 @@ class Lowerer:
         if kind == "const":
             return thing
         if kind == "override":
+            if self.b.block is None:
+                self.err(e, f"override '{e.name}' is used in a module-scope expression; emu supports "
+                            f"only constant expressions there",
+                         hint="compute the value on the host and pass it as a pipeline constant")
             return Val(self.b.op("override", [], thing.type, name=thing.name))
         if kind == "global":
             g = thing
@@ -1031,8 +1036,9 @@ class Lowerer:
         """Evaluate a constant expression with the device's own numerics."""
         value = f(t, *[a.value for a in args])
         rt = result or t
-        if is_abstract(rt) or rt == BOOL or scalar_of(rt) == BOOL:
-            return Const(rt, value)
+        if scalar_of(rt).is_float and not all(math.isfinite(x) for x in _flatten(value)):
+            self.err(node, "this constant expression evaluates to an infinity or NaN, which WGSL "
+                           "rejects at shader creation", hint="compute it at run time or change the operands")
         return Const(rt, value)
 
     def e_MemberExpr(self, e: A.MemberExpr):
@@ -1332,6 +1338,10 @@ def _map(v, f):
     if isinstance(v, list):
         return [_map(x, f) for x in v]
     return f(v)
+
+
+def _flatten(v):
+    return [y for x in v for y in _flatten(x)] if isinstance(v, list) else [v]
 
 
 def _splat(v, n):
