@@ -163,9 +163,14 @@ def cmd_run(args, sources) -> int:
         if g is None:
             raise HostError(f"--output {key[0]}:{key[1]}: the shader declares no binding there")
         if key not in bound:
-            from .api import min_binding_size
-            size = min_binding_size(g.type)
-            bound[key] = dev.create_buffer(size=size)
+            from .isa.types import ArrayType, StructType
+            if (isinstance(g.type, ArrayType) and g.type.count is None) or \
+                    (isinstance(g.type, StructType) and g.type.runtime_array is not None):
+                raise HostError(f"--output {key[0]}:{key[1]}: '{g.name}' is runtime-sized ({g.type}), "
+                                f"so emu cannot tell how large to make it", g.loc,
+                                hint=f"also pass --buffer {key[0]}:{key[1]}=FILE.npy with an array of the "
+                                     f"size you want (e.g. numpy.zeros)")
+            bound[key] = dev.create_buffer(size=g.type.size)
     if tracer is not None:
         tracer.begin(dev, mod, pipe, grid, args)
     try:

@@ -53,9 +53,13 @@ class Ptr:
     offset: int | np.ndarray     # bytes from the start of the row
     type: Type                   # the pointee type
     rows: np.ndarray | None      # row of each lane; None: lane l uses row l (function/private)
+    name: str | None = None      # what it points into, for messages ("var<workgroup> 'tile'")
 
     def at(self, extra, type: Type) -> "Ptr":
-        return Ptr(self.region, self.offset + extra, type, self.rows)
+        return Ptr(self.region, self.offset + extra, type, self.rows, self.name)
+
+    def describe(self) -> str:
+        return self.region.describe() if self.region.binding is not None or not self.name else self.name
 
 
 class Cell:

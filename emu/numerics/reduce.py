@@ -95,7 +95,8 @@ def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args):
     sel = _grouped(np.asarray(args[1]).astype(np.int64), sg)
     if fn == "broadcast":
         # The lane id must be the same across the subgroup (WGSL requires a constant).
-        src = np.broadcast_to(sel[:, :1], sel.shape)
+        first = np.argmax(m, axis=1)            # the first active lane's id is the reference
+        src = np.broadcast_to(sel[np.arange(sel.shape[0]), first][:, None], sel.shape)
         diff = (sel != src) & m
         if diff.any():
             raise NonUniform("subgroupBroadcast's lane id differs between invocations", int(np.flatnonzero(diff.reshape(-1))[0]))

@@ -167,6 +167,8 @@ def h_coop_load(ex, inst, mask, frame):
     unit = _unit(ex, inst, t)
     addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
     addr = _bounds(ex, inst, ptr, t, addr, lm, subgroups, None, inst.attrs["layout"], unit)
+    if ex.opts.tracer is not None:
+        ex.opts.tracer.access(ex, inst, subgroups, addr)
     dt = np.dtype(NP[t.elem.name])
     out = np.zeros((ex.lanes // sg, sg, lm.rows_idx.shape[1]), dt)
     rows = _region_rows(ex, ptr, subgroups)
@@ -208,6 +210,8 @@ def h_coop_store(ex, inst, mask, frame):
     unit = _unit(ex, inst, t)
     addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
     addr = _bounds(ex, inst, ptr, t, addr, lm, subgroups, None, inst.attrs["layout"], unit)
+    if ex.opts.tracer is not None:
+        ex.opts.tracer.access(ex, inst, subgroups, addr)
     frags = value.reshape(-1, sg, value.shape[-1])[subgroups]
     keep = addr >= 0
     if hasattr(lm, "valid"):

@@ -78,9 +78,10 @@ class Batch:
                 from .coop import zero_fragments
                 self.globals[g.name] = Cell(g.type, zero_fragments(self, g.type))
             elif g.space == "workgroup":
-                self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane)
+                self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane,
+                                           f"var<workgroup> '{g.name}'")
             else:
-                self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None)
+                self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None, f"var<private> '{g.name}'")
         self.steps = 0
         self.consts: dict = {}
 
@@ -124,6 +125,8 @@ class Batch:
                           mask, hint="raise it with --max-steps N if the kernel really runs that long")
             handler = HANDLERS[inst.op]
             if inst.blocks or OPS[inst.op].terminator:
+                if tracer is not None:
+                    tracer.event(self, inst, mask, frame)
                 handler(self, inst, mask, frame)
                 mask = mask & ~frame.dead
                 if not mask.any():

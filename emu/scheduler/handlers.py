@@ -6,7 +6,7 @@ import numpy as np
 
 from ..isa.ir import Inst
 from ..isa.types import (ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType, ScalarType, StructType,
-                         VectorType, scalar_of, width)
+                         TupleType, VectorType, scalar_of, width)
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins
@@ -66,7 +66,9 @@ def h_var(ex, inst, mask, frame):
         from .coop import zero_fragments
         init = frame.vals[inst.args[0].id] if inst.args else zero_fragments(ex, t)
         return Cell(t, np.array(init))
-    ptr = Ptr(ex.lane_mem, ex.pipe.layout.var_offsets[inst.result.id], t, None)
+    name = inst.attrs.get("name")
+    ptr = Ptr(ex.lane_mem, ex.pipe.layout.var_offsets[inst.result.id], t, None,
+              f"function variable '{name}'" if name else None)
     init = frame.vals[inst.args[0].id] if inst.args else memory.zero_value(t, ex.lanes)
     memory.store(ptr, init, ex.lanes, mask, False)
     return ptr
@@ -97,7 +99,7 @@ def h_access(ex, inst, mask, frame):
             idx = _checked_index(ex, inst, frame.vals[v.id], count, mask, ptr)
         off = off + idx * stride
         t = elem
-    return Ptr(ptr.region, ptr.offset + off, t, ptr.rows)
+    return Ptr(ptr.region, ptr.offset + off, t, ptr.rows, ptr.name)
 
 
 def _const_part(off):
@@ -117,7 +119,8 @@ def _checked_index(ex: Batch, inst, idx: np.ndarray, count: int, mask, ptr=None)
         if ex.opts.robust:
             return np.clip(idx, 0, max(count - 1, 0))
         lane = int(np.flatnonzero(bad)[0])
-        what = ptr.region.describe() if ptr is not None else "a value"
+        what = ptr.describe() if ptr is not None else \
+            f"'{inst.args[0].name}'" if inst.args[0].name else "a value"
         ex.fail(inst, f"index {int(idx[lane])} is out of bounds for an array of {count} elements in {what}",
                 bad, hint="guard the access with a bounds check, or run with --robust to clamp indices "
                           "as WebGPU implementations may")
@@ -212,6 +215,8 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
     """Component `step` (or the dynamic index) of register value `v` of type `t`."""
     if isinstance(t, StructType):
         return v[step], t.members[step].type
+    if isinstance(t, TupleType):        # frexp, modf, atomicCompareExchangeWeak results
+        return v[step], t.fields[step][1]
     if isinstance(t, ArrayType):
         elem, count = t.elem, t.count
     elif isinstance(t, MatrixType):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...isa.types import (BOOL, F16, F32, I32, U32, VOID, ArrayType, AtomicType, CoopMatrixType,
-                          PointerType, ScalarType, TupleType, VectorType, scalar_of, width,
+                          MatrixType, PointerType, ScalarType, TupleType, VectorType, scalar_of, width,
                           with_scalar)
 from . import ast as A
 from .lower import (ATOMIC_FNS, SUBGROUP_FNS, Const, Lowerer, Ref, Val, _name, _pylist,
@@ -190,12 +190,59 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
         rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
         v = lw.coerce(args[0], t, node)
         return Val(lw.b.op("builtin", [v], rt, fn=name))
+    if name in ("reflect", "faceForward", "refract"):
+        n = 2 if name == "reflect" else 3
+        if len(args) != n:
+            lw.err(node, f"{name} takes {n} arguments, not {len(args)}")
+        t = _common(lw, name, args[:2 if name == "refract" else n], node)
+        if not isinstance(t, VectorType) or not scalar_of(t).is_float:
+            lw.err(node, f"{name} needs float vectors, not {_tn(t)}")
+        vals = [lw.coerce_keep(a, t, node) for a in args[:2 if name == "refract" else n]]
+        if name == "refract":
+            vals.append(lw.coerce_keep(args[2], scalar_of(t), node))
+        return _emit(lw, name, t, vals, t, node)
+    if name in ("transpose", "determinant"):
+        return _matrix_fn(lw, name, args, node)
     if name == "quantizeToF16":
         if len(args) != 1 or scalar_of(concrete(args[0].type)) != F32:
             lw.err(node, "quantizeToF16 takes f32 or vecN<f32>")
         t = concrete(args[0].type)
         return _emit(lw, name, t, [lw.coerce_keep(args[0], t, node)], t, node)
     lw.err(node, f"unknown function '{name}'")
+
+
+def _matrix_fn(lw: Lowerer, name, args, node):
+    """transpose moves components; determinant expands along the first column into the
+    ordinary multiply/subtract ops (so the arithmetic stays in numerics)."""
+    if len(args) != 1 or not isinstance(args[0].type, MatrixType):
+        lw.err(node, f"{name} takes one matrix, not {', '.join(_tn(a.type) for a in args) or 'nothing'}")
+    m = args[0]
+    t = m.type
+    if isinstance(m, Const) and is_abstract(t):
+        m = lw.convert_const(m, MatrixType(t.cols, t.rows, F32), node)
+        t = m.type
+
+    def el(c, r):
+        return lw.component(lw.component(m, c, t.column, node), r, t.elem, node)
+    if name == "transpose":
+        rt = MatrixType(t.rows, t.cols, t.elem)
+        if isinstance(m, Const):
+            return Const(rt, [[m.value[c][r] for c in range(t.cols)] for r in range(t.rows)])
+        cols = [lw.b.op("construct", [el(c, r).v for c in range(t.cols)], rt.column) for r in range(t.rows)]
+        return Val(lw.b.op("construct", cols, rt))
+    if t.cols != t.rows:
+        lw.err(node, f"determinant needs a square matrix, not {_tn(t)}")
+
+    def det(rows, cols):
+        if len(rows) == 1:
+            return el(cols[0], rows[0])
+        acc = None
+        for k, r in enumerate(rows):
+            minor = det([x for x in rows if x != r], cols[1:])
+            term = lw.binary_values("*", el(cols[0], r), minor, node)
+            acc = term if acc is None else lw.binary_values("-" if k % 2 else "+", acc, term, node)
+        return acc
+    return det(list(range(t.rows)), list(range(t.cols)))
 
 
 def _common(lw, name, args, node):

@@ -625,6 +625,13 @@ class Lowerer:
                 return
             return
         target = self.expr(s.lhs)
+        root = A.strip_parens(s.lhs)
+        while isinstance(root, (A.MemberExpr, A.IndexExpr)):
+            root = A.strip_parens(root.base)
+        if not isinstance(target, Ref) and isinstance(root, A.Ident) and self.lookup(root.name) is not None:
+            kind = "a const" if isinstance(self.lookup(root.name), Const) else "a let or a parameter"
+            self.err(s.lhs, f"cannot assign to '{root.name}': it is {kind}, which is immutable",
+                     hint=f"declare it with 'var {root.name} = ...;' to change it")
         if not isinstance(target, Ref):
             self.err(s.lhs, "cannot assign to this expression: it is not a variable or a part of one",
                      hint="only var, memory locations and their components can be assigned")
