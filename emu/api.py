@@ -61,10 +61,10 @@ class ComputePipeline:
         return self.pipeline.layout.wg_size
 
 
-def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False):
-    """WGSL text -> verified IR module (raises EmuError with file:line:col)."""
+def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
+    """WGSL text -> IR module and warnings (raises EmuError with file:line:col)."""
     from .frontend.wgsl import compile_source
-    return compile_source(source, file, strict=strict)
+    return compile_source(source, file, strict=strict, constants=constants)
 
 
 class Device:
@@ -97,8 +97,14 @@ class Device:
 
     def create_compute_pipeline(self, module: ShaderModule, entry_point: str | None = None,
                                 constants: dict | None = None) -> ComputePipeline:
-        return ComputePipeline(module, Pipeline(module.ir, entry_point, constants or {}, self.profile,
-                                                self.options))
+        ir, constants = module.ir, dict(constants or {})
+        if ir.needs_constants and constants:
+            # overrides size types here: lower the shader again with this pipeline's values
+            ir, _ = compile_wgsl(module.source, module.file, constants=constants)
+            from .isa.verify import verify
+            verify(ir, self.profile, self.subgroup_size)
+            constants = {}
+        return ComputePipeline(module, Pipeline(ir, entry_point, constants, self.profile, self.options))
 
     def create_buffer(self, data=None, *, size: int | None = None, label: str = "") -> Buffer:
         if data is not None and not isinstance(data, (bytes, bytearray, memoryview, np.ndarray)):

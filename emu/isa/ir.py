@@ -112,6 +112,8 @@ class Module:
     overrides: list[Override] = field(default_factory=list)
     globals: list[Global] = field(default_factory=list)
     functions: list[Function] = field(default_factory=list)
+    # Lowered with its overrides as constants: a pipeline lowers the source again with its own.
+    needs_constants: bool = False
 
     def function(self, name: str) -> Function | None:
         return next((f for f in self.functions if f.name == name), None)

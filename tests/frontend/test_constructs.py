@@ -707,3 +707,17 @@ def test_matrix_builtins_fold_constants():
     out = dev.create_buffer(size=16)
     dev.dispatch(p, {(0, 0): out}, (1, 1, 1))
     assert out.read(np.float32).tolist() == [-2.0, 1.0, -3.0, -1.0]
+
+
+@pytest.mark.parametrize("constants,wg,half", [({}, 64, 32), ({"WG": 32}, 32, 16), ({"WG": 16, "HALF": 4}, 16, 4)])
+def test_overrides_size_types_per_pipeline(constants, wg, half):
+    src = (SHADERS / "override_sized.wgsl").read_text()
+    dev = emu.Device()
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "override_sized.wgsl"), constants=constants)
+    out = dev.create_buffer(size=4 * 128)
+    dev.dispatch(pipe, {(0, 0): out}, (2, 1, 1))
+    i = np.arange(half, dtype=np.float32)
+    for w in range(2):
+        row = out.read(np.float32)[w * wg: w * wg + half]
+        np.testing.assert_array_equal(row, i + (i + half))
+    assert pipe.workgroup_size == (wg, 1, 1)

@@ -57,8 +57,8 @@ COMPILE_ERRORS = [
     ("missing @binding", "@group(0) var<storage, read> a: array<f32>;\n" + MAIN + "    _ = a[0];\n}", (1, 1),
      ["'a' needs @group and @binding"]),
     ("texture", "@group(0) @binding(0) var t: texture_2d<f32>;\n" + MAIN + "}", (1, 30), ["not supported"]),
-    ("override expression default", "override A: u32 = 2u;\noverride B = A * 2u;\n" + MAIN + "}", (2, 14),
-     ["override 'A'", "constant expressions"]),
+    ("override without a value sizing an array", "override N: u32;\nvar<private> a: array<f32, N>;\n" + MAIN
+     + "    a[0] = 1.0;\n}", (2, 28), ["override 'N' has no default and was not set"]),
     ("recursion", "fn f(x: i32) -> i32 { return f(x); }\n" + MAIN + "    _ = f(1);\n}", (1, 30), ["itself"]),
     ("constant index out of bounds", MAIN + "    var a: array<i32, 4>;\n    a[4] = 1;\n}", (4, 7), ["index 4", "out of bounds"]),
     ("shift too far in a constant", MAIN + "    let x = 1u << 32u;\n}", (3, 13), ["shift", "32"]),
@@ -248,13 +248,14 @@ def test_cli_errors(files):
                       "--output", f"0:1={t}/o.npy", "--robust"])
     assert (rc, err) == (0, "")
     np.testing.assert_array_equal(np.load(t / "o.npy"), [3, 4, 5, 6, 7, 7, 7, 7])
-    rc, _, err = cli(["run", t / "barrier.wgsl", "--dispatch", 1, "--output", f"0:0={t}/o.npy"])
+    rc, _, err = cli(["run", t / "barrier.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy",
+                      "--output", f"0:0={t}/o.npy"])
     assert rc == 1
     _one_error(err, f"{t}/barrier.wgsl:6:9", "non-uniform")
     rc, _, err = cli(["run", t / "hang.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy", "--max-steps", 500])
     assert rc == 1
     _one_error(err, None, "step limit (500")
-    rc, _, err = cli(["run", vec, "--dispatch", 1, "--output", f"0:1={t}/o.npy"])
+    rc, _, err = cli(["run", vec, "--dispatch", 1, "--buffer", f"0:1={t}/c.npy", "--output", f"0:1={t}/o.npy"])
     assert rc == 1
     _one_error(err, f"{vec}:1:1", "no buffer is bound")
     rc, _, err = cli(["run", t / "ovr.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy", "--override", "N=3"])

@@ -133,8 +133,9 @@ def test_cli_reports_one_message(tmp_path, capsys):
     from emu.cli import main
     f = tmp_path / "k.wgsl"
     f.write_text(body(LOAD_A.replace("16u);", "8u);")))
-    rc = main(["run", str(f), "--dispatch", "1", "--profile", "nvidia-h200", "--output", "0:1=" + str(tmp_path / "o.npy"),
-               "--buffer", "0:0=" + str(_npy(tmp_path))])
+    np.save(tmp_path / "d.npy", np.zeros(256, np.float32))
+    rc = main(["run", str(f), "--dispatch", "1", "--profile", "nvidia-h200", "--buffer", "0:0=" + str(_npy(tmp_path)),
+               "--buffer", "0:1=" + str(tmp_path / "d.npy"), "--output", "0:1=" + str(tmp_path / "o.npy")])
     err = capsys.readouterr().err
     assert rc == 1
     assert err.startswith(f"{f}:7:11: error: stride 8 is smaller")

@@ -4,15 +4,32 @@ from __future__ import annotations
 from ...errors import EmuError
 
 
-def compile_source(source: str, file: str = "<input>", *, strict: bool = False):
-    """Parse and lower a WGSL module. Returns (ir.Module, warnings); raises EmuError."""
+def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
+                   constants: dict | None = None):
+    """Parse and lower a WGSL module. Returns (ir.Module, warnings); raises EmuError.
+
+    A module whose overrides size types or feed module-scope expressions is lowered with the
+    overrides as constants (`constants`, else their defaults); `module.needs_constants` says so,
+    and each pipeline then lowers it again with its own constants."""
     from .errors import WgslError
-    from .lower import Lowerer
+    from .lower import Lowerer, NeedsConstants
     from .parser import parse
     try:
         tree = parse(source, file)
     except WgslError as e:
         raise EmuError(e.message, e.span, hint=e.hint) from None
-    lw = Lowerer(tree, file, strict)
-    module = lw.run()
+    try:
+        lw = Lowerer(tree, file, strict, constants)
+        module = lw.run()
+    except NeedsConstants:
+        lw = Lowerer(tree, file, strict, dict(constants or {}))
+        module = lw.run()
+        module.needs_constants = True
+    if lw.override_values:
+        known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}
+        for key in lw.override_values:
+            if str(key) not in known:
+                names = ", ".join(o.name for o in module.overrides) or "none"
+                raise EmuError(f"the shader has no override named '{key}' (it has: {names})",
+                               hint="check the name in --override NAME=VALUE")
     return module, lw.warnings

@@ -93,9 +93,17 @@ def loc_of(node) -> Loc | None:
     return Loc(s.file, s.line, s.col) if s is not None else None
 
 
+class NeedsConstants(Exception):
+    """An override is used where WGSL needs its value at pipeline creation (an array size, a
+    module-scope expression, another override's default): the module is lowered per pipeline,
+    with the overrides' values as constants."""
+
+
 class Lowerer:
-    def __init__(self, tree: A.Module, file: str, strict: bool = False):
+    def __init__(self, tree: A.Module, file: str, strict: bool = False, override_values: dict | None = None):
         self.tree, self.file, self.strict = tree, file, strict
+        # None: overrides stay run-time values; a dict: lower with them as constants
+        self.override_values = override_values
         self.m = Module(file=file, enables=list(tree.enabled))
         self.b = Builder()
         self.warnings: list[EmuError] = []
@@ -116,6 +124,7 @@ class Lowerer:
         self.loop_depth = 0
         self.switch_depth = 0
         self.used_subgroup_builtin = None
+        self.in_type = 0
 
     # -- diagnostics ---------------------------------------------------------------------------
     def err(self, node, message: str, hint: str | None = None):
@@ -201,18 +210,25 @@ class Lowerer:
 
     def override(self, d: A.OverrideDecl) -> Override:
         t = self.type(d.type) if d.type is not None else None
+        oid = self.const_int(d.id) if d.id is not None else None
+        given = None
+        if self.override_values is not None:
+            for key in (d.name, str(oid) if oid is not None else None):
+                if key is not None and key in self.override_values:
+                    given = self.override_values[key]
         default = None
-        if d.init is not None:
+        if d.init is not None and (given is None or t is None):
             v = self.expr(d.init)
             if not isinstance(v, Const):
-                self.err(d.init, "emu supports override defaults that are constant expressions",
-                         hint="compute the value on the host and pass it as a pipeline constant")
+                raise NeedsConstants()
             if t is None:
                 t = concrete(v.type)
             default = self.convert_const(v, t, d.init).value
         if t is None or not isinstance(t, ScalarType):
             self.err(d, f"override '{d.name}' needs a scalar type", hint=f"write 'override {d.name}: u32 = ...;'")
-        oid = self.const_int(d.id) if d.id is not None else None
+        if given is not None:
+            from ...isa.constants import coerce_scalar
+            default = coerce_scalar(t, given, f"override '{d.name}'")
         o = Override(d.name, t, oid, default, loc_of(d))
         self.m.overrides.append(o)
         return o
@@ -293,7 +309,11 @@ class Lowerer:
             elem = self.type(args[0])
             count = None
             if len(args) > 1:
-                count = self.const_int(args[1], what="array size")
+                self.in_type += 1
+                try:
+                    count = self.const_int(args[1], what="array size")
+                finally:
+                    self.in_type -= 1
                 if count <= 0:
                     self.err(args[1], f"array size must be positive, not {count}")
             return ArrayType(elem, count)
@@ -855,10 +875,13 @@ class Lowerer:
         if kind == "const":
             return thing
         if kind == "override":
-            if self.b.block is None:
-                self.err(e, f"override '{e.name}' is used in a module-scope expression; emu supports "
-                            f"only constant expressions there",
-                         hint="compute the value on the host and pass it as a pipeline constant")
+            if self.override_values is not None:
+                if thing.default is None:
+                    self.err(e, f"override '{thing.name}' has no default and was not set",
+                             hint=f"set it (--override {thing.name}=VALUE, or the pipeline's constants)")
+                return Const(thing.type, thing.default)
+            if self.b.block is None or self.in_type:
+                raise NeedsConstants()
             return Val(self.b.op("override", [], thing.type, name=thing.name))
         if kind == "global":
             g = thing

@@ -1,0 +1,106 @@
+"""Scalar type names of the project and their numpy representations.
+
+Every scalar type is named by a short string used across emu:
+'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8'.
+'bf16', 'i8' and 'u8' are not WGSL scalar types; they exist as component types of
+cooperative matrices and follow the same rules as their WGSL relatives
+(bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import ml_dtypes
+import numpy as np
+
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8')
+
+NP = {
+    'bool': np.dtype(np.bool_),
+    'i32': np.dtype(np.int32),
+    'u32': np.dtype(np.uint32),
+    'f32': np.dtype(np.float32),
+    'f16': np.dtype(np.float16),
+    'bf16': np.dtype(ml_dtypes.bfloat16),
+    'i8': np.dtype(np.int8),
+    'u8': np.dtype(np.uint8),
+}
+
+# Unsigned integer dtype of the same width, for bit views (bool is one byte in numpy).
+BITS = {
+    'bool': np.dtype(np.uint8),
+    'i32': np.dtype(np.uint32),
+    'u32': np.dtype(np.uint32),
+    'f32': np.dtype(np.uint32),
+    'f16': np.dtype(np.uint16),
+    'bf16': np.dtype(np.uint16),
+    'i8': np.dtype(np.uint8),
+    'u8': np.dtype(np.uint8),
+}
+
+SIZE = {name: NP[name].itemsize for name in NAMES}
+
+FLOATS = frozenset({'f32', 'f16', 'bf16'})
+INTS = frozenset({'i32', 'u32', 'i8', 'u8'})
+SIGNED = frozenset({'i32', 'i8'})
+UNSIGNED = frozenset({'u32', 'u8'})
+
+# Bit width of the integer types.
+WIDTH = {'i32': 32, 'u32': 32, 'i8': 8, 'u8': 8}
+INT_MIN = {'i32': -2**31, 'u32': 0, 'i8': -128, 'u8': 0}
+INT_MAX = {'i32': 2**31 - 1, 'u32': 2**32 - 1, 'i8': 127, 'u8': 255}
+
+
+@dataclass(frozen=True)
+class FloatFormat:
+    """An IEEE-754 style binary format: `precision` significand bits (hidden bit
+    included), exponent bits, and derived limits."""
+    precision: int
+    exp_bits: int
+
+    @property
+    def bias(self) -> int:
+        return (1 << (self.exp_bits - 1)) - 1
+
+    @property
+    def emin(self) -> int:          # exponent of the smallest normal number
+        return 1 - self.bias
+
+    @property
+    def emax(self) -> int:          # exponent of the largest finite number
+        return self.bias
+
+    @property
+    def frac_bits(self) -> int:
+        return self.precision - 1
+
+    @property
+    def max_value(self) -> float:   # largest finite value, exact as a Python float
+        return float((2 - 2.0 ** (1 - self.precision)) * 2.0 ** self.emax)
+
+    @property
+    def min_subnormal(self) -> float:
+        return float(2.0 ** (self.emin - self.frac_bits))
+
+
+FORMAT = {
+    'f32': FloatFormat(24, 8),
+    'f16': FloatFormat(11, 5),
+    'bf16': FloatFormat(8, 8),
+}
+F64 = FloatFormat(53, 11)   # AbstractFloat
+
+
+def is_float(ty: str) -> bool:
+    return ty in FLOATS
+
+
+def is_int(ty: str) -> bool:
+    return ty in INTS
+
+
+def check(ty: str) -> str:
+    """Return `ty` if it is a known scalar type name, else raise ValueError."""
+    if ty not in NP:
+        raise ValueError(f"unknown scalar type {ty!r}; expected one of {', '.join(NAMES)}")
+    return ty
