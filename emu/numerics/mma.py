@@ -1,0 +1,462 @@
+"""Matrix multiply-accumulate D = A*B + C under a device's numeric model, bit-accurately.
+
+    d = mma(model, a, b, c, result_type, saturate=False, jobs=1)
+        a (S, M, K), b (S, K, N), c (S, M, N): S independent subgroups at once. a and b share a
+        dtype: float16, bfloat16 (ml_dtypes), float32, int8 or uint8. c is float16 / float32 for
+        float inputs, int32 / uint32 for integer inputs. result_type: 'f16', 'f32', 'i32', 'u32'.
+        Returns (S, M, N) in the result type. jobs=1 runs the serial numba kernel, jobs>1 the
+        prange one on that many threads (the result is the same).
+    info = explain_element(model, a_row, b_col, c_scalar, result_type)
+        How the reference model produces one element, as a JSON-serialisable dict.
+
+Models (MODELS; a model object or its preset name is accepted everywhere):
+- 'exact'           one nearest-even rounding of the exact A_row . B_col + C.
+- 'ieee-chain'      d = C; for k ascending: d = fma(a[k], b[k], d), each rounded nearest-even.
+- 'lavapipe-chain'  products rounded to the accumulator type, summed from +0 in ascending k with a
+                    rounding per add, then + C: Mesa lavapipe's lowering of cooperative matrices.
+- fused presets     'nvidia-volta' ... 'nvidia-hopper', 'amd-cdna3': the fused multi-term adder of
+                    MMA-Sim (Xie et al., arXiv:2511.10909) and Khattak & Mikaitis
+                    (arXiv:2512.07004); FusedParams says what each parameter means.
+- 'int-wrap'        integers only.
+Integer inputs always take exact integer products and an exact sum; + C wraps modulo 2^32, or
+saturates with saturate=True (SPIR-V SaturatingAccumulation: only the final + C saturates). So a
+profile can name one float preset for all its configurations.
+
+Each model has a plain-Python reference (`mma_ref`, used by explain_element and the tests) and a
+numba kernel (`mma_kernels`) that agrees with it bit for bit; mma() runs the kernel.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import ml_dtypes
+import numpy as np
+
+from . import mma_kernels as _k
+from . import mma_ref as _ref
+from .mma_ref import FORMATS, FloatFormat
+
+__all__ = ["mma", "MODELS", "get_model", "explain_element", "reference_mma", "resolve", "FusedParams",
+           "FusedModel", "ExactModel", "IEEEChainModel", "LavapipeChainModel", "IntModel", "Rule"]
+
+RESULT_TYPES = ("f16", "f32", "i32", "u32")
+_ROUND_CODE = {"rne": _k.R_RNE, "rz": _k.R_RZ, "rd": _k.R_RD, "ru": _k.R_RU}
+# IEEE 754 leaves the NaN produced by an invalid operation open; these models use the positive
+# quiet NaN with only the top fraction bit set (assumption).
+_QNAN = {"f16": 0x7E00, "f32": 0x7FC00000}
+
+
+@dataclass(frozen=True)
+class FusedParams:
+    """One configuration of the fused multi-term adder (see mma_ref.fused_element).
+
+    block            L: products fused per step along K (the instruction's K); blocks run in
+                     ascending k, each taking the previous block's result in C's place.
+    frac_bits        F: fraction bits each addend keeps below the block's largest formal exponent.
+    term_rounding    how addends lose the bits below 2^(emax-F): 'rz' truncate toward zero,
+                     'rd' floor.
+    c_position       'inside': C (the running accumulator) is aligned with the products;
+                     'outside': products are fused first, then added to C (two alignments).
+    sum_frac_bits    'outside' only: F2, fraction bits the product sum keeps when C is added.
+    c_frac_bits      'outside' only: fraction bits C keeps at that addition.
+    outside_rounding 'outside' only: how the product sum and C lose bits there ('rz' or 'rd').
+    between_blocks   'round': each block's sum is rounded to the accumulator type (final_rounding);
+                     'carry': the exact block sum is carried into the next block.
+    final_rounding   'rz', 'rne', 'rd' or 'ru'.
+    overflow         'inf': overflow always gives infinity; 'ieee': the largest finite number
+                     where the rounding direction points away from infinity.
+    flush_input_subnormals, flush_output_subnormals: subnormals read or written as signed zeros.
+    input_frac_bits  keep only this many fraction bits of each A/B operand (tf32: 10); None = all.
+    """
+    block: int
+    frac_bits: int
+    term_rounding: str = "rz"
+    c_position: str = "inside"
+    sum_frac_bits: int = 0
+    c_frac_bits: int = 0
+    outside_rounding: str = "rz"
+    between_blocks: str = "round"
+    final_rounding: str = "rz"
+    overflow: str = "inf"
+    flush_input_subnormals: bool = False
+    flush_output_subnormals: bool = False
+    input_frac_bits: int | None = None
+
+    def __post_init__(self):
+        ok = (1 <= self.block <= 1024 and 1 <= self.frac_bits <= 40
+              and self.term_rounding in ("rz", "rd") and self.outside_rounding in ("rz", "rd")
+              and self.c_position in ("inside", "outside")
+              and self.between_blocks in ("round", "carry") and self.final_rounding in _ROUND_CODE
+              and self.overflow in ("inf", "ieee"))
+        if self.c_position == "outside":
+            # the re-cut product sum and C must still fit an int64 with the block's carries
+            ok = ok and 1 <= self.c_frac_bits <= self.sum_frac_bits and \
+                self.sum_frac_bits + 4 + self.block.bit_length() <= 62
+        if not ok:
+            raise ValueError(f"inconsistent FusedParams: {self}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A model resolved for one (input type, C type, result type): what the kernels execute."""
+    kind: str                   # 'exact' | 'ieee-chain' | 'lavapipe-chain' | 'fused'
+    fin: FloatFormat
+    fc: FloatFormat
+    facc: FloatFormat
+    nan_bits: int
+    fused: FusedParams | None = None
+
+
+@dataclass(frozen=True)
+class ExactModel:
+    name: str = "exact"
+    nan_f16: int = _QNAN["f16"]
+    nan_f32: int = _QNAN["f32"]
+    source: str = "definition: one correctly rounded (nearest-even) result"
+
+    def rule(self, fin, fc, rt):
+        return Rule("exact", fin, fc, FORMATS[rt], self.nan_f16 if rt == "f16" else self.nan_f32)
+
+
+@dataclass(frozen=True)
+class IEEEChainModel:
+    name: str = "ieee-chain"
+    nan_f16: int = _QNAN["f16"]
+    nan_f32: int = _QNAN["f32"]
+    source: str = "definition: K sequential fused multiply-adds, k ascending, IEEE 754 nearest-even"
+
+    def rule(self, fin, fc, rt):
+        return Rule("ieee-chain", fin, fc, FORMATS[rt], self.nan_f16 if rt == "f16" else self.nan_f32)
+
+
+@dataclass(frozen=True)
+class LavapipeChainModel:
+    name: str = "lavapipe-chain"
+    nan_f16: int = _QNAN["f16"]      # assumption: x86 would propagate NaN payloads; not modelled
+    nan_f32: int = _QNAN["f32"]
+    source: str = ("Mesa src/gallium/frontends/lavapipe/nir/lvp_nir_lower_cooperative_matrix.c "
+                   "(lower_cmat_muladd): f2f to the accumulator type, fmul, fadd reduction over k "
+                   "(ascending, from +0: assumption about llvmpipe's reduce order), then fadd C; "
+                   "IEEE nearest-even with subnormals (assumption)")
+
+    def rule(self, fin, fc, rt):
+        if fin.name != "f16" and rt == "f16":
+            raise ValueError(f"model 'lavapipe-chain' has no {fin.name} x {fin.name} -> f16 matrix "
+                             f"multiply (lavapipe converts operands to the accumulator type first, "
+                             f"which is lossy for {fin.name} -> f16; not modelled)")
+        return Rule("lavapipe-chain", fin, fc, FORMATS[rt], self.nan_f16 if rt == "f16" else self.nan_f32)
+
+
+@dataclass(frozen=True)
+class FusedModel:
+    """A fused multi-term preset: parameters per result type, and for f32 operands."""
+    name: str
+    f16_result: FusedParams | None      # f16 (and bf16 if bf16_f16_result) operands, f16 accumulator
+    f32_result: FusedParams | None      # f16/bf16 operands, f32 accumulator
+    f32_inputs: FusedParams | str | None  # f32 operands (f32 accumulator): params or 'ieee-chain'
+    nan_f16: int
+    nan_f32: int
+    source: str
+    bf16_f16_result: bool = False       # bf16 x bf16 -> f16 exists (not on NVIDIA: PTX mma
+                                        # takes bf16 with an f32 accumulator only)
+
+    def rule(self, fin, fc, rt):
+        nan = self.nan_f16 if rt == "f16" else self.nan_f32
+        if fin.name == "f32":
+            p = self.f32_inputs if rt == "f32" else None
+            if p == "ieee-chain":
+                return Rule("ieee-chain", fin, fc, FORMATS[rt], nan)
+        elif fin.name == "bf16" and rt == "f16" and not self.bf16_f16_result:
+            p = None
+        else:
+            p = self.f16_result if rt == "f16" else self.f32_result
+        if p is None:
+            raise ValueError(f"model {self.name!r} has no {fin.name} x {fin.name} -> {rt} "
+                             f"matrix multiply (no such instruction on that device); "
+                             f"pick another model or configuration")
+        return Rule("fused", fin, fc, FORMATS[rt], nan, p)
+
+
+@dataclass(frozen=True)
+class IntModel:
+    name: str = "int-wrap"
+    source: str = ("exact integer products and sum; + C wraps modulo 2^32 (measured on the H200), "
+                   "or saturates when asked (SPIR-V SaturatingAccumulation)")
+
+    def rule(self, fin, fc, rt):
+        raise ValueError(f"model {self.name!r} is for integer inputs; {fin.name} inputs need a "
+                         f"float model such as 'exact' or a device preset")
+
+
+def _nv(block, F, tf32_block):
+    """NVIDIA tensor cores, MMA-Sim's NVIDIA model (arXiv:2511.10909 and its reference code,
+    github.com/microsoft/MMA-Sim): C joins the products inside one fused sum (T-FDPA), addends
+    truncated toward zero to F fraction bits, chained instructions round between blocks, f32
+    results rounded toward zero, f16 results to nearest even, subnormals kept (exponent clamped at
+    emin), canonical NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to
+    infinity also under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an
+    f32 result, so unverified (assumption for bf16 operands)."""
+    f32 = FusedParams(block=block, frac_bits=F, final_rounding="rz")
+    f16 = FusedParams(block=block, frac_bits=F, final_rounding="rne")
+    tf32 = None if tf32_block is None else FusedParams(block=tf32_block, frac_bits=F,
+                                                       final_rounding="rz", input_frac_bits=10)
+    return f16, f32, tf32
+
+
+_NV_SRC = ("MMA-Sim (Xie et al., arXiv:2511.10909, NVIDIA T-FDPA model; values from its reference "
+           "implementation github.com/microsoft/MMA-Sim)")
+
+MODELS = {
+    "exact": ExactModel(),
+    "ieee-chain": IEEEChainModel(),
+    "lavapipe-chain": LavapipeChainModel(),
+    # Volta: mma.m8n8k4 is the only f16 instruction -> L = 4; F = 23 (MMA-Sim). No tf32.
+    "nvidia-volta": FusedModel("nvidia-volta", *_nv(4, 23, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # Turing: m16n8k8 -> L = 8; F = 24 (MMA-Sim). No tf32.
+    "nvidia-turing": FusedModel("nvidia-turing", *_nv(8, 24, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # Ampere: m16n8k16 runs as two fused k8 halves (MMA-Sim's split-K) -> L = 8, F = 24;
+    # tf32 m16n8k8 likewise split -> L = 4.
+    "nvidia-ampere": FusedModel("nvidia-ampere", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # Ada Lovelace: as Ampere for f16/bf16/tf32 (MMA-Sim).
+    "nvidia-ada": FusedModel("nvidia-ada", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # Hopper: k16 fused in one step -> L = 16, F = 25 (MMA-Sim; the README of the H200 data says
+    # 25 too). Pinned by tests/data/hw/h200, all 786432 float results bit for bit; each neighbour
+    # breaks some (of them): F = 24 (94806), F = 26 (48331), L = 8 (145825), RNE f32 results
+    # (148430), RZ f16 results (159730), C outside (2653), RZ to f32 then RNE to f16 (15),
+    # renormalised subnormal exponents (674), zeros taking part in the alignment (62).
+    # tf32 m16n8k8 is one fused step on Hopper -> L = 8 (MMA-Sim; not measured here).
+    "nvidia-hopper": FusedModel("nvidia-hopper", *_nv(16, 25, 8), 0x7FFF, 0x7FFFFFFF,
+                                _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
+    # AMD CDNA3 (MI300) f16/bf16 MFMA, MMA-Sim's TR-FDPA: L = 8 products truncated toward zero to
+    # F = 24 fraction bits below their largest exponent and summed; C added outside: the product
+    # sum floored to F2 = 31 and C floored to 24 fraction bits below E = max(exponents), then one
+    # nearest-even rounding to f32 (all MMA-Sim). No f16 accumulator on CDNA3. f32 MFMA is a chain
+    # of FMAs (MMA-Sim). Assumptions: zero products take no part in the alignment (as measured
+    # on the H200; MMA-Sim's code gives zeros exponent -126, which matters only below 2^-126),
+    # IEEE overflow, NaN bits.
+    "amd-cdna3": FusedModel(
+        "amd-cdna3", None,
+        FusedParams(block=8, frac_bits=24, term_rounding="rz", c_position="outside",
+                    sum_frac_bits=31, c_frac_bits=24, outside_rounding="rd",
+                    final_rounding="rne", overflow="ieee"),
+        "ieee-chain", _QNAN["f16"], _QNAN["f32"],
+        "MMA-Sim (arXiv:2511.10909, AMD CDNA3 TR-FDPA model and reference code)"),
+    "int-wrap": IntModel(),
+}
+
+
+def get_model(model):
+    """A model object, from itself or its preset name."""
+    if isinstance(model, str):
+        try:
+            return MODELS[model]
+        except KeyError:
+            raise ValueError(f"unknown MMA model {model!r}; known: {', '.join(MODELS)}") from None
+    if hasattr(model, "rule") and hasattr(model, "name"):
+        return model
+    raise ValueError(f"not an MMA model: {model!r}")
+
+
+# ------------------------------------------------------------------ dtypes and packing
+
+_FLOAT_DTYPES = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16",
+                 np.dtype(np.float32): "f32"}
+_INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8"}
+_ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
+               "i32": np.dtype(np.int32), "u32": np.dtype(np.uint32)}
+
+
+def _bits32(x: np.ndarray) -> np.ndarray:
+    """Raw bit patterns widened to uint32, C-contiguous (one kernel signature for every format)."""
+    if x.dtype.itemsize == 2:
+        return np.ascontiguousarray(x).view(np.uint16).astype(np.uint32)
+    return np.ascontiguousarray(x).view(np.uint32)
+
+
+def _pack(rule: Rule) -> np.ndarray:
+    p = np.zeros(_k.NPRM, np.int64)
+    p[_k.P_KIND] = {"exact": _k.K_EXACT, "ieee-chain": _k.K_IEEE, "lavapipe-chain": _k.K_LAVAPIPE,
+                    "fused": _k.K_FUSED}[rule.kind]
+    p[_k.P_IN_EB], p[_k.P_IN_FB] = rule.fin.ebits, rule.fin.fbits
+    p[_k.P_IN_KEEP] = rule.fin.fbits
+    p[_k.P_C_EB], p[_k.P_C_FB] = rule.fc.ebits, rule.fc.fbits
+    p[_k.P_ACC_EB], p[_k.P_ACC_FB] = rule.facc.ebits, rule.facc.fbits
+    p[_k.P_NAN] = rule.nan_bits
+    f = rule.fused
+    if f is not None:
+        if f.input_frac_bits is not None:
+            p[_k.P_IN_KEEP] = min(f.input_frac_bits, rule.fin.fbits)
+        p[_k.P_L], p[_k.P_F] = f.block, f.frac_bits
+        p[_k.P_TERM] = _ROUND_CODE[f.term_rounding]
+        p[_k.P_C_OUT] = f.c_position == "outside"
+        p[_k.P_F2], p[_k.P_FC] = f.sum_frac_bits, f.c_frac_bits
+        p[_k.P_RECUT] = _ROUND_CODE[f.outside_rounding]
+        p[_k.P_CARRY] = f.between_blocks == "carry"
+        p[_k.P_FINAL] = _ROUND_CODE[f.final_rounding]
+        p[_k.P_OVF_INF] = f.overflow == "inf"
+        p[_k.P_FLUSH_IN] = f.flush_input_subnormals
+        p[_k.P_FLUSH_OUT] = f.flush_output_subnormals
+    return p
+
+
+def _check(a, b, c, result_type, saturate):
+    """Validate shapes and types; returns (is_int, input format name, C format name)."""
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if result_type not in RESULT_TYPES:
+        raise ValueError(f"result_type must be one of {RESULT_TYPES}, got {result_type!r}")
+    if a.ndim != 3 or b.ndim != 3 or c.ndim != 3:
+        raise ValueError(f"mma wants a (S, M, K), b (S, K, N), c (S, M, N); got shapes "
+                         f"{a.shape}, {b.shape}, {c.shape}")
+    S, M, K = a.shape
+    if b.shape[:2] != (S, K) or c.shape != (S, M, b.shape[2]):
+        raise ValueError(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
+                         f"(want (S, M, K), (S, K, N), (S, M, N))")
+    if a.dtype != b.dtype:
+        raise ValueError(f"a and b must share a dtype, got {a.dtype} and {b.dtype}")
+    if a.dtype in _INT_DTYPES:
+        if result_type not in ("i32", "u32") or c.dtype not in (np.dtype(np.int32), np.dtype(np.uint32)):
+            raise ValueError(f"integer inputs ({a.dtype}) need an i32/u32 C and result, got C "
+                             f"{c.dtype} and result {result_type!r}")
+        return True, _INT_DTYPES[a.dtype], None
+    if a.dtype not in _FLOAT_DTYPES:
+        raise ValueError(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8")
+    if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
+        raise ValueError(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
+                         f"and result {result_type!r}")
+    if saturate:
+        raise ValueError("saturate (SaturatingAccumulation) applies to integer MMA only")
+    return False, _FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
+
+
+def resolve(model, in_fmt: str, c_fmt: str, result_type: str) -> Rule:
+    """The Rule a model applies to (input format, C format, result type), e.g. ('f16', 'f32',
+    'f32'); ValueError if the model has no such multiply (a profile can check its configs)."""
+    return get_model(model).rule(FORMATS[in_fmt], FORMATS[c_fmt], result_type)
+
+
+def _run(kernel_s, kernel_p, jobs, *args):
+    if jobs is None or jobs <= 1:
+        kernel_s(*args)
+        return
+    import numba
+    n = max(1, min(int(jobs), numba.config.NUMBA_NUM_THREADS))
+    old = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        kernel_p(*args)
+    finally:
+        numba.set_num_threads(old)
+
+
+def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int = 1) -> np.ndarray:
+    """D = A*B + C for S subgroups at once under `model` (see the module doc)."""
+    is_int, fin, fc = _check(a, b, c, result_type, saturate)
+    m = get_model(model)
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    if is_int:
+        signed = result_type == "i32"
+        lo, hi = (-(1 << 31), (1 << 31) - 1) if signed else (0, (1 << 32) - 1)
+        out = np.empty(c.shape, np.int64)
+        _run(_k.int_mma_serial, _k.int_mma_parallel, jobs,
+             np.ascontiguousarray(a, dtype=np.int32), np.ascontiguousarray(b, dtype=np.int32),
+             np.ascontiguousarray(c, dtype=np.int64), out, bool(saturate), lo, hi)
+        return out.astype(np.uint32).view(_ACC_DTYPES[result_type])
+    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    out = np.empty(c.shape, np.uint32)
+    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs,
+         _bits32(a), _bits32(b), _bits32(c), out, _pack(rule))
+    if result_type == "f16":
+        return out.astype(np.uint16).view(np.float16)
+    return out.view(np.float32)
+
+
+def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> np.ndarray:
+    """mma() through the plain-Python reference, element by element (slow; for tests)."""
+    is_int, fin, fc = _check(a, b, c, result_type, saturate)
+    a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
+    S, M, K = a.shape
+    N = b.shape[2]
+    if is_int:
+        out = np.empty((S, M, N), np.int64)
+        for s in range(S):
+            for i in range(M):
+                for j in range(N):
+                    out[s, i, j] = _ref.int_element(a[s, i, :].tolist(), b[s, :, j].tolist(),
+                                                    int(c[s, i, j]), result_type, saturate)
+        return out.astype(_ACC_DTYPES[result_type])
+    rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], result_type)
+    fn = _ref.ELEMENT[rule.kind]
+    ab, bb, cb = _bits32(a), _bits32(b), _bits32(c)
+    out = np.empty((S, M, N), np.uint32)
+    for s in range(S):
+        for i in range(M):
+            for j in range(N):
+                out[s, i, j] = fn(rule, ab[s, i, :].tolist(), bb[s, :, j].tolist(), int(cb[s, i, j]))
+    if result_type == "f16":
+        return out.astype(np.uint16).view(np.float16)
+    return out.view(np.float32)
+
+
+# ------------------------------------------------------------------ explain
+
+def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: bool = False) -> dict:
+    """A readable account of how the reference model produces one element (JSON-serialisable):
+    the inputs, each step or block (exact products, alignment exponent, every addend's kept
+    value, block sums, roundings), the result bits and, beside them, the exact value of
+    A_row . B_col + C and its correctly rounded (nearest-even) bits."""
+    a_row, b_col = np.asarray(a_row), np.asarray(b_col)
+    if result_type in _ACC_DTYPES and not isinstance(c_scalar, (np.ndarray, np.generic)):
+        c_scalar = np.asarray(c_scalar, _ACC_DTYPES[result_type])   # a plain Python number
+    c_arr = np.asarray(c_scalar).reshape(1, 1, 1)
+    if a_row.ndim != 1 or b_col.shape != a_row.shape:
+        raise ValueError(f"explain_element wants a_row (K,) and b_col (K,), got {a_row.shape}, {b_col.shape}")
+    is_int, fin, fc = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
+    m = get_model(model)
+    info: dict = {"model": m.name, "result_type": result_type}
+    if is_int:
+        trace: dict = {}
+        r = _ref.int_element(a_row.tolist(), b_col.tolist(), int(c_arr.item()), result_type, saturate, trace)
+        info.update(rule="integer: exact products and sum, then + C " + ("saturating" if saturate else "wrapping mod 2^32"),
+                    input_type=fin, inputs={"a": [int(x) for x in a_row], "b": [int(x) for x in b_col],
+                                            "c": int(c_arr.item())},
+                    steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFFFFFFFF:08x}"})
+        return info
+    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    ab, bb, cb = _bits32(a_row).tolist(), _bits32(b_col).tolist(), int(_bits32(c_arr).item())
+    fi, fcf, fa = rule.fin, rule.fc, rule.facc
+    trace = {}
+    bits = _ref.ELEMENT[rule.kind](rule, ab, bb, cb, trace)
+    info["rule"] = rule.kind
+    if rule.fused is not None:
+        info["params"] = asdict(rule.fused)
+    info["input_type"] = fin
+    info["c_type"] = fc
+    info["inputs"] = {
+        "a": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in ab],
+        "b": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in bb],
+        "c": {"bits": _ref.bits_str(cb, fcf), "value": _ref.value_str(_ref.decode(cb, fcf))},
+    }
+    info.update(trace)
+    d = _ref.decode(bits, fa)
+    info["result"] = {"bits": _ref.bits_str(bits, fa), "value": _ref.value_str(d)}
+    # the exact value, and its correctly rounded bits, for comparison
+    A = [_ref.decode(x, fi) for x in ab]
+    B = [_ref.decode(x, fi) for x in bb]
+    C = _ref.decode(cb, fcf)
+    cr = _ref.sum_round([(x, y) for x, y in zip(A, B)] + [C], fa, "rne", _QNAN[result_type])
+    special = _ref.combine_specials([_ref.product_special(x, y) for x, y in zip(A, B)] + [_ref.special_of(C)])
+    if special is None:
+        terms = [(x.neg != y.neg, x.mant * y.mant, x.lsb + y.lsb) for x, y in zip(A, B)
+                 if x.cls == _ref.FINITE and y.cls == _ref.FINITE]
+        if C.cls == _ref.FINITE:
+            terms.append((C.neg, C.mant, C.lsb))
+        neg, mag, lsb = _ref.exact_sum(terms)
+        exact = {"value": _ref.dyadic_hex(neg, mag, lsb), "approx": _ref.dyadic_float_str(neg, mag, lsb)}
+    else:
+        exact = {"value": "nan" if special[0] == _ref.NAN else ("-inf" if special[1] else "inf")}
+    exact["correctly_rounded_bits"] = _ref.bits_str(cr, fa)
+    exact["correctly_rounded_value"] = _ref.value_str(_ref.decode(cr, fa))
+    info["exact"] = exact
+    both_nan = d.cls == _ref.NAN and _ref.decode(cr, fa).cls == _ref.NAN
+    info["matches_correctly_rounded"] = bool(both_nan or bits == cr)
+    return info
