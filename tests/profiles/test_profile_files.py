@@ -108,7 +108,7 @@ def test_lane_map_errors_are_clear():
     with pytest.raises(ProfileError, match="unknown role 'Z'"):
         p.lane_map(cfg, "Z")
     alien = CoopConfig(8, 8, 8, "f16", "f16", "f16", "f16")
-    with pytest.raises(ProfileError, match=r"(?s)no config 8x8x8 .*\n  hint: .*supports these"):
+    with pytest.raises(ProfileError, match=r"(?s)no config 8x8x8 .*\n   hint: .*supports these"):
         p.lane_map(alien, "A")
     assert p.lane_map(cfg, "result") is p.lane_map(cfg, "C")
     assert p.find_config(8, 8, 8, "f16", "f16") is None
@@ -202,7 +202,7 @@ def test_malformed_user_profile_gives_clear_error(tmp_path, change, message):
     assert err.message.startswith(str(path) + ": "), err.message      # the file, then the field
     assert err.hint, "every profile error carries the fix as its hint"
     text = str(err)                                                   # what the CLI prints
-    assert text.startswith("emu: error: ") and "\n  hint: " in text
+    assert text.startswith("emu: error: ") and "\n   hint: " in text
     assert re.search(message, text, re.S), text
 
 
@@ -215,7 +215,7 @@ def test_bad_json_and_missing_things(tmp_path):
         load_profile(path)
     doc = base_doc()
     del doc["evidence"]
-    with pytest.raises(ProfileError, match=r"top level: missing required field 'evidence'\n  hint: add 'evidence'"):
+    with pytest.raises(ProfileError, match=r"top level: missing required field 'evidence'\n   hint: add 'evidence'"):
         load_profile(write(tmp_path, doc))
     with pytest.raises(ProfileError, match=r"(?s)no profile named 'nvidia-h20'.*did you mean 'nvidia-h200'"):
         load_profile("nvidia-h20")
