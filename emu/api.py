@@ -62,14 +62,19 @@ class ComputePipeline:
 
 
 def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
-    """WGSL text -> IR module and warnings (raises EmuError with file:line:col)."""
+    """WGSL text (or, for a file named *.ir, the IR's text form) -> IR module and warnings.
+    Raises EmuError with file:line:col."""
+    if file.endswith(".ir"):
+        # IR text straight in: for front ends of other languages and for ops WGSL cannot spell
+        from .isa.textparser import parse_ir
+        return parse_ir(source, file), []
     from .frontend.wgsl import compile_source
     return compile_source(source, file, strict=strict, constants=constants)
 
 
 class Device:
     def __init__(self, profile: str = "reference", subgroup_size: int | None = None, *,
-                 robust: bool = False, max_steps: int | None = None, jobs: int = 1, tracer=None):
+                 robust: bool = False, max_steps: int | None = None, jobs: int | None = None, tracer=None):
         from .profiles import load_profile
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         sg = subgroup_size or self.profile.default_subgroup_size
@@ -83,7 +88,9 @@ class Device:
         self.options = Options(subgroup_size=sg, robust=robust, tracer=tracer)
         if max_steps is not None:
             self.options.max_steps = max_steps
-        self.jobs = jobs
+        # --jobs: threads for the compiled kernels; None = every core. Results never depend on it.
+        import os
+        self.jobs = self.options.jobs = max(1, int(jobs) if jobs else (os.cpu_count() or 1))
 
     @property
     def subgroup_size(self) -> int:

@@ -285,7 +285,9 @@ def convert(x, src: str, dst: str) -> np.ndarray:
 def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     """Like convert, but out-of-range values clamp to the destination's range instead
     of wrapping (integer targets) or overflowing to infinity (float targets: finite
-    inputs never become infinite; infinities and NaN pass through)."""
+    inputs never become infinite; infinities and NaN pass through). Float to integer is
+    SPIR-V's saturated conversion: truncate, then clamp to the integer range exactly
+    (so 5e9 -> i32 is 2147483647, where WGSL's own conversion gives 2147483520); NaN -> 0."""
     dtypes.check(src)
     dtypes.check(dst)
     x = as_type(x, src)
@@ -293,7 +295,9 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
         return convert(x, src, dst)
     if dst in dtypes.INTS:
         if src in dtypes.FLOATS:
-            return _float_to_int(x, src, dst)
+            wide = np.trunc(np.asarray(x).astype(np.float64))     # exact for every float source
+            wide = np.where(np.isnan(wide), 0.0, wide)
+            return np.clip(wide, INT_MIN[dst], INT_MAX[dst]).astype(np.int64).astype(NP[dst])
         return np.clip(x.astype(np.int64), INT_MIN[dst], INT_MAX[dst]).astype(NP[dst])
     if src in dtypes.INTS:
         return _int_to_float(x, src, dst, saturate=True)
