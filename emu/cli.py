@@ -57,6 +57,8 @@ def _device_args(p: argparse.ArgumentParser):
     p.add_argument("--robust", action="store_true", help="clamp out-of-bounds indices like WebGPU instead of failing")
     p.add_argument("--max-steps", type=int, default=None, help="instructions per batch before a kernel counts as hung")
     p.add_argument("--strict", action="store_true", help="warn where naga and Tint disagree about the shader")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="threads for the compiled kernels (default: all cores); results never depend on it")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -144,7 +146,7 @@ def cmd_run(args, sources) -> int:
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
     dev = Device(args.profile, args.subgroup_size, robust=args.robust, max_steps=args.max_steps,
-                 tracer=tracer)
+                 tracer=tracer, jobs=args.jobs)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)

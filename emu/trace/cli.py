@@ -1,15 +1,157 @@
-"""Command-line side of tracing (`emu run --trace ...`, `emu lanes`, `emu explain`)."""
+"""Command-line side of tracing (`emu run --trace ...`, `emu lanes`, `emu explain`).
+
+    emu run k.wgsl --dispatch 2,2 --trace run.jsonl [--trace-format perfetto]
+            [--trace-ops coop,barrier,memory,control,all|OP,...] [--trace-workgroups "0,0,0;1-3,*,0"]
+            [--trace-subgroups 0,2-3] [--trace-lanes 0-7] [--explain ROW,COL]
+    emu lanes --profile P --config f16xf16->f32:16x16x16 --role A [--subgroup-size N]
+              [--format text|svg|html|json] [-o FILE]
+    emu lanes --diff P1 P2 --config ... --role ...
+    emu explain run.jsonl [--op SEQ] --element ROW,COL [--format text|json]
+"""
 from __future__ import annotations
+
+import sys
+
+from ..errors import HostError
+from .tracer import Tracer
+
+
+def _usage(message: str):
+    from ..cli import UsageError
+    return UsageError(message)
+
+
+def _pair(text: str, flag: str) -> tuple[int, int]:
+    try:
+        r, c = (int(x) for x in text.split(","))
+        if r < 0 or c < 0:
+            raise ValueError
+        return r, c
+    except ValueError:
+        raise _usage(f"{flag} {text!r}: expected ROW,COL (two non-negative integers), e.g. {flag} 3,5") from None
 
 
 def add_run_args(parser) -> None:
     """Flags that `emu run` takes for tracing."""
+    g = parser.add_argument_group("tracing (docs/trace-schema.md)")
+    g.add_argument("--trace", metavar="FILE", default=None,
+                   help="write a trace of the run: a header, then one JSON record per traced instruction")
+    g.add_argument("--trace-format", choices=("jsonl", "perfetto"), default="jsonl",
+                   help="jsonl (default; what `emu explain` reads) or perfetto (Chrome trace-event JSON "
+                        "for ui.perfetto.dev: a track per subgroup)")
+    g.add_argument("--trace-ops", metavar="LIST", default=None,
+                   help="what to trace: categories coop, barrier, memory, control, all, or IR op names "
+                        "(default: coop,barrier)")
+    g.add_argument("--trace-workgroups", metavar="SPEC", default=None,
+                   help='workgroups to trace: X,Y,Z patterns separated by ";", each coordinate N, A-B or * '
+                        '(default: all), e.g. "0,0,0;1-3,*,0"')
+    g.add_argument("--trace-subgroups", metavar="LIST", default=None,
+                   help="subgroups (within a workgroup) to trace, e.g. 0,2-3 (default: all)")
+    g.add_argument("--trace-lanes", metavar="LIST", default=None,
+                   help="lanes (subgroup invocation ids) whose fragments and accesses to record, e.g. 0-7 "
+                        "(default: all; `emu explain` needs all)")
+    g.add_argument("--explain", metavar="ROW,COL", default=None,
+                   help="after the run, explain element ROW,COL of the last multiply-add of subgroup 0 "
+                        "of workgroup (0,0,0)")
 
 
 def make_tracer(args):
     """The tracer `emu run` should attach to the device, or None when tracing is off."""
-    return None
+    from .select import Selection, SelectionError
+    path = getattr(args, "trace", None)
+    explain = getattr(args, "explain", None)
+    filters = {k: getattr(args, f"trace_{k}", None) for k in ("ops", "workgroups", "subgroups", "lanes")}
+    if path is None:
+        given = [f"--trace-{k}" for k, v in filters.items() if v is not None]
+        if getattr(args, "trace_format", "jsonl") != "jsonl":
+            given.append("--trace-format")
+        if given:
+            raise _usage(f"{given[0]} needs --trace FILE")
+        if explain is None:
+            return None
+    try:
+        sel = Selection.parse(**filters)
+    except SelectionError as e:
+        raise _usage(e.message + (f" ({e.hint})" if e.hint else "")) from None
+    at = _pair(explain, "--explain") if explain is not None else None
+    return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at)
 
+
+class CliTracer(Tracer):
+    """A tracer that, with --explain, prints the explanation once the run has finished."""
+
+    def end(self):
+        super().end()
+        if self.explain_at is None or self.failed:
+            return
+        from .explain import explain_event, render_text
+        if self.captured is None:
+            raise HostError("--explain: subgroup 0 of workgroup (0, 0, 0) ran no multiply-add",
+                            hint="explain needs a kernel whose first subgroup runs coop_mma / coop_mul")
+        sys.stdout.write(render_text(explain_event(None, self.captured, *self.explain_at)))
+
+
+# ------------------------------------------------------------------------------- commands
 
 def register(sub, device_args) -> None:
     """Add the tracing commands to the `emu` command line."""
+    lp = sub.add_parser("lanes", help="draw a profile's lane map (which lane holds which matrix element)")
+    lp.add_argument("--profile", default=None, help="device profile name or file (default: reference)")
+    lp.add_argument("--diff", nargs=2, metavar=("P1", "P2"), default=None,
+                    help="compare two profiles side by side, marking the cells that differ")
+    lp.add_argument("--config", required=True, metavar="CFG",
+                    help="the config as A[xB]->C:MxNxK, e.g. f16xf16->f32:16x16x16 (':sat' for saturating)")
+    lp.add_argument("--role", required=True, type=str.upper, choices=("A", "B", "C"),
+                    help="which operand's map: A (M x K), B (K x N) or C (M x N, also the result)")
+    lp.add_argument("--subgroup-size", type=int, default=None, help="default: the profile's default")
+    lp.add_argument("--format", choices=("text", "svg", "html", "json"), default="text")
+    lp.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
+    lp.set_defaults(func=cmd_lanes)
+
+    ep = sub.add_parser("explain", help="explain one output element of a traced multiply-add")
+    ep.add_argument("trace", help="a JSON-lines trace written by `emu run --trace`")
+    ep.add_argument("--op", type=int, default=None, metavar="SEQ",
+                    help="the event's seq (default: the last multiply-add in the trace)")
+    ep.add_argument("--element", required=True, metavar="ROW,COL", help="the output element")
+    ep.add_argument("--format", choices=("text", "json"), default="text")
+    ep.set_defaults(func=cmd_explain)
+
+
+def _write(text: str, path):
+    if path is None:
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise HostError(f"cannot write '{path}': {e.strerror}", hint="check the folder") from None
+
+
+def cmd_lanes(args, sources) -> int:
+    from . import lanes
+    if args.diff and args.profile:
+        raise _usage("give either --profile P or --diff P1 P2, not both")
+    if args.subgroup_size is not None and (args.subgroup_size < 1):
+        raise _usage(f"--subgroup-size {args.subgroup_size}: must be positive")
+    try:
+        lanes.parse_config(args.config)
+    except lanes.ConfigSyntaxError as e:
+        raise _usage(e.message + (f" ({e.hint})" if e.hint else "")) from None
+    if args.diff:
+        v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size)
+        v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size)
+        _write(lanes.render_diff(v1, v2, args.format), args.output)
+        return 0
+    v = lanes.view(args.profile or "reference", args.config, args.role, args.subgroup_size)
+    _write(lanes.render(v, args.format), args.output)
+    return 0
+
+
+def cmd_explain(args, sources) -> int:
+    from .explain import Trace, explain_event, pick_event, render
+    row, col = _pair(args.element, "--element")
+    trace = Trace.load(args.trace)
+    ev = pick_event(trace, args.op)
+    sys.stdout.write(render(explain_event(trace, ev, row, col), args.format))
+    return 0

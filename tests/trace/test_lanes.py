@@ -1,0 +1,84 @@
+"""`emu lanes`: text, SVG, HTML and JSON pictures of lane maps, and diffs."""
+import json
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from emu.profiles import load_profile
+from emu.trace import lanes
+
+CFG = "f16xf16->f32:16x16x16"
+
+
+@pytest.mark.parametrize("profile,role,sg", [("nvidia-h200", "A", None), ("amd-rdna3", "B", 64),
+                                             ("amd-rdna3", "C", 32), ("reference", "C", 128),
+                                             ("intel-xe2", "B", None)])
+def test_svg_is_well_formed_and_names_every_lane(profile, role, sg):
+    p = load_profile(profile)
+    cfg = p.configs[0] if profile == "intel-xe2" else p.find_config(16, 16, 16, "f16", "f32")
+    v = lanes.view(profile, lanes.config_name(cfg), role, sg)
+    root = ET.fromstring(lanes.render_svg(v))
+    assert root.tag.endswith("svg")
+    texts = ["".join(t.itertext()) for t in root.iter() if t.tag.endswith("text")]
+    for lane in range(v.subgroup_size):
+        assert f"lane {lane}" in texts
+    # every cell of the grid is labelled "lane.element" with its owners
+    labels = set(texts)
+    for (r, c), own in v.owners_cache.items():
+        assert "/".join(f"{l}.{i}" for l, i in own) in labels
+
+
+def test_duplicated_ownership_is_visible():
+    v = lanes.view("amd-rdna3", CFG, "A")
+    text = lanes.render_text(v)
+    assert "duplicated ownership" in text and " 0.0/16.0 " in text
+    svg = lanes.render_svg(v)
+    assert 'class="dup"' in svg
+    assert 'class="dup"' not in lanes.render_svg(lanes.view("nvidia-h200", CFG, "A"))
+    assert "td class='dup'" in lanes.render_html(v)
+
+
+def test_json_format():
+    v = lanes.view("nvidia-h200", CFG, "C")
+    d = json.loads(lanes.render(v, "json"))
+    assert {k: d[k] for k in ("profile", "config", "role", "rows", "cols", "subgroup_size")} == {
+        "profile": "nvidia-h200", "config": CFG, "role": "C", "rows": 16, "cols": 16, "subgroup_size": 32}
+    assert len(d["lanes"]) == 32 and all(len(x) == 8 for x in d["lanes"])
+    lm = load_profile("nvidia-h200").lane_map(load_profile("nvidia-h200").find_config(16, 16, 16, "f16", "f32"), "C", 32)
+    assert d["lanes"] == lm.coords.tolist()
+    cells = sorted(tuple(rc) for lane in d["lanes"] for rc in lane)
+    assert cells == [(r, c) for r in range(16) for c in range(16)]
+
+
+def test_text_has_grid_and_inverse_view():
+    t = lanes.render_text(lanes.view("nvidia-h200", CFG, "A"))
+    assert re.search(r"^ *0 \|\s+0\.0\s+0\.1\s+1\.0\s+1\.1", t, re.M)     # row 0: lanes 0, 0, 1, 1
+    assert "lane  0: (0,0) (0,1) (8,0) (8,1) (0,8) (0,9) (8,8) (8,9)" in t or \
+           "lane  0: (0,0) (0,1)" in t
+
+
+def test_diff_marks_differing_cells():
+    a, b = lanes.view("amd-rdna3", CFG, "C"), lanes.view("amd-rdna4", CFG, "C")
+    d = lanes.differing(a, b)
+    assert (0, 0) not in d and (1, 0) in d
+    assert len(d) == 224
+    t = lanes.render_diff(a, b, "text")
+    assert "224 of 256 cells differ" in t and "16.0*" in t
+    svg = lanes.render_diff(a, b, "svg")
+    ET.fromstring(svg)
+    assert 'class="diff"' in svg
+    j = json.loads(lanes.render_diff(a, b, "json"))
+    assert len(j["differing"]) == 224 and j["diff"][1]["profile"] == "amd-rdna4"
+    same = lanes.render_diff(lanes.view("nvidia-h200", CFG, "A"), lanes.view("nvidia-ampere", CFG, "A"), "text")
+    assert "0 of 256 cells differ" in same
+    assert "class='diff'" in lanes.render_diff(a, b, "html")
+
+
+def test_config_syntax():
+    assert lanes.parse_config("f16xf16->f32:16x16x16")["c"] == "f32"
+    assert lanes.parse_config("u8xi8->i32:16x16x16:sat") == {
+        "a": "u8", "b": "i8", "c": "i32", "r": "i32", "m": 16, "n": 16, "k": 16, "sat": True}
+    assert lanes.parse_config("f16-f32:8x8x8")["b"] == "f16"
+    with pytest.raises(lanes.ConfigSyntaxError):
+        lanes.parse_config("f16xf16->f32")
