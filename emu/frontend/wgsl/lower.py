@@ -1420,7 +1420,8 @@ def _round_fraction(v: Fraction, t: ScalarType) -> float:
     f = float(v)                  # nearest f64
     # f64 -> f32/f16 could round twice; correct the rare tie created by the first rounding.
     x = np.asarray(f, np.float64).astype(NP[t.name])
-    lo, hi = np.nextafter(x, np.asarray(-np.inf, x.dtype)), np.nextafter(x, np.asarray(np.inf, x.dtype))
+    with np.errstate(over="ignore"):      # the neighbours of the largest finite value are infinite
+        lo, hi = np.nextafter(x, np.asarray(-np.inf, x.dtype)), np.nextafter(x, np.asarray(np.inf, x.dtype))
     best = min((x, lo, hi), key=lambda c: (abs(Fraction(float(c)) - v) if np.isfinite(c) else Fraction(10) ** 400,
                                            int(np.asarray(c).view(np.uint32 if t.bits == 32 else np.uint16)) & 1))
     return float(best)
