@@ -1,6 +1,203 @@
-"""Command-line side of the hardware backend (`emu emit`, `emu diff`, `emu record`, `emu fit`)."""
+"""Command-line side of the hardware backend (`emu emit`, `emu diff`, `emu record`, `emu fit`).
+
+    emu emit SHADER.wgsl --dialect dawn|wgpu [-o OUT.wgsl]
+    emu diff SHADER.wgsl --dispatch X[,Y,Z] [--entry E] [--buffer G:B=FILE.npy]...
+             [--random-inputs SEED] [--profile auto|NAME] [--backend dawn|wgpu] [--ulp N]
+             [--report FILE.json] [--override N=V]...
+    emu record [--out DIR]
+    emu fit VECTORS... [--profile NAME] [--out PROFILE.json] [--report FILE.json]
+
+Exit status: 0 success (diff: identical, or within --ulp; fit: a model reproduces every vector);
+1 differences, a shader/host/hardware error, or vectors no model explains; 2 bad usage.
+"""
 from __future__ import annotations
+
+import json
+import os
+import sys
 
 
 def register(sub, device_args) -> None:
     """Add the hardware commands to the `emu` command line."""
+    e = sub.add_parser("emit", help="write the shader's IR back as WGSL in a dialect (for real GPUs)")
+    e.add_argument("shader")
+    e.add_argument("--dialect", choices=("dawn", "wgpu"), default=None,
+                   help="cooperative-matrix dialect: dawn (subgroupMatrix*) or wgpu (coop*); default: the shader's own")
+    e.add_argument("-o", "--output", default=None, help="write to this file instead of stdout")
+    e.add_argument("--no-header", action="store_true", help="leave out the '// emitted by emu' line")
+    e.add_argument("--exact", action="store_true",
+                   help="add no directive the source lacks (no 'enable subgroups;'/diagnostic for Tint)")
+    e.set_defaults(func=cmd_emit)
+
+    d = sub.add_parser("diff", help="run a shader on the emulator and on a real adapter; compare every output bit")
+    d.add_argument("shader")
+    d.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
+    d.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
+    d.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy",
+                   help="initial contents of @group(G) @binding(B): the raw bytes of a .npy array")
+    d.add_argument("--random-inputs", type=int, default=None, metavar="SEED",
+                   help="random contents (of the declared types) for every binding not given with --buffer")
+    d.add_argument("--elements", type=int, default=None,
+                   help="elements of each runtime-sized array that is not given (default 32 per invocation, >= 1024)")
+    d.add_argument("--backend", choices=("dawn", "wgpu"), default="dawn",
+                   help="the WebGPU binding: dawn (wgpudawn, Tint) or wgpu (wgpu-py, naga)")
+    d.add_argument("--ulp", type=float, default=0, help="accept float differences up to N units in the last place")
+    d.add_argument("--report", default=None, metavar="FILE.json", help="write the full report as JSON")
+    d.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
+    d.add_argument("--first", type=int, default=16, help="differences listed per binding (default 16)")
+    device_args(d)
+    d.set_defaults(profile="auto", func=cmd_diff)
+
+    r = sub.add_parser("record", help="record MMA test vectors on a real adapter with subgroup matrices")
+    r.add_argument("--out", default="hw-vectors", help="output folder (default hw-vectors)")
+    r.add_argument("--seed", type=int, default=1234)
+    r.add_argument("--trials", type=int, default=256, help="trials (workgroups) per float key")
+    r.add_argument("--int-trials", type=int, default=512, help="trials per integer key")
+    r.add_argument("--only", default="", help="only configs whose A type contains this (f16, u8, ...)")
+    r.set_defaults(func=cmd_record)
+
+    f = sub.add_parser("fit", help="check a profile against recorded MMA vectors, or fit one that reproduces them")
+    f.add_argument("vectors", nargs="+", help="folders of mma_*.npz (what `emu record` wrote) or .npz files")
+    f.add_argument("--profile", default=None, help="profile to check (and to start the new one from)")
+    f.add_argument("--out", default=None, metavar="PROFILE.json", help="write a profile that reproduces the vectors")
+    f.add_argument("--report", default=None, metavar="FILE.json", help="write the full result as JSON")
+    f.add_argument("--subsample", type=int, default=12, help="trials per key used by the search (default 12)")
+    f.add_argument("--no-pin-check", action="store_true",
+                   help="skip listing the parameters the vectors do not pin down")
+    f.set_defaults(func=cmd_fit)
+
+
+# ---------------------------------------------------------------------------------------- emit
+
+def cmd_emit(args, sources) -> int:
+    from ..cli import _read_source
+    from ..frontend.wgsl import compile_source
+    from .emit import dialect_of, emit
+    src = sources[args.shader] = _read_source(args.shader)
+    module, warnings = compile_source(src, args.shader)
+    for w in warnings:
+        print(w.format(sources), file=sys.stderr)
+    text = emit(module, args.dialect or dialect_of(module), complete_enables=not args.exact,
+                header=not args.no_header)
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------- diff
+
+def cmd_diff(args, sources) -> int:
+    import numpy as np
+    from ..cli import UsageError, _binding, _dispatch, _read_source
+    from ..errors import HostError
+    from .diff import diff_shader
+    grid = _dispatch(args.dispatch)
+    overrides = {}
+    for o in args.override:
+        if "=" not in o:
+            raise UsageError(f"--override {o!r}: expected NAME=VALUE")
+        k, v = o.split("=", 1)
+        overrides[k] = v
+    bufs = {}
+    for text in args.buffer:
+        key, path = _binding(text, "--buffer")
+        try:
+            bufs[key] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
+                            hint="save the input with numpy.save")
+    src = sources[args.shader] = _read_source(args.shader)
+    rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
+                      seed=args.random_inputs, profile=args.profile, backend=args.backend, ulp=args.ulp,
+                      overrides=overrides, subgroup_size=args.subgroup_size, robust=args.robust,
+                      elements=args.elements, max_steps=args.max_steps, first=args.first)
+    print(rep.text())
+    if args.report:
+        with open(args.report, "w") as fh:
+            json.dump(rep.to_json(), fh, indent=1, default=str)
+    return rep.exit_code
+
+
+# ---------------------------------------------------------------------------------------- record
+
+def cmd_record(args, sources) -> int:
+    from .record import record_vectors
+    from .runner import HwError
+    try:
+        summary = record_vectors(args.out, seed=args.seed, trials=args.trials, int_trials=args.int_trials,
+                                 only=args.only)
+    except HwError as e:
+        print(f"emu: error: {e}", file=sys.stderr)
+        return 1
+    errors = [k for k, v in summary["runs"].items() if "error" in v]
+    print(f"wrote {', '.join(summary['files'].values()) or 'nothing'} and record.json to {args.out} "
+          f"({len(summary['runs']) - len(errors)} keys recorded, {len(errors)} failed)")
+    return 1 if errors or not summary["files"] else 0
+
+
+# ---------------------------------------------------------------------------------------- fit
+
+def cmd_fit(args, sources) -> int:
+    from ..profiles import load_profile
+    from .fit import check_profile, fit_vectors, load_vectors, profile_doc
+    vecs = load_vectors(args.vectors)
+    report: dict = {"vectors": args.vectors, "keys": len(vecs)}
+    info = None
+    for v in args.vectors:
+        rj = os.path.join(v, "record.json") if os.path.isdir(v) else None
+        if rj and os.path.exists(rj):
+            with open(rj) as fh:
+                info = json.load(fh).get("adapter")
+    print(f"{len(vecs)} vector keys from {', '.join(args.vectors)}")
+    ok_profile = False
+    if args.profile:
+        prof = load_profile(args.profile)
+        chk = check_profile(prof, vecs)
+        report["profile_check"] = {"profile": prof.name, "keys": chk}
+        total = sum(c.get("elements", 0) for c in chk.values())
+        good = sum(c.get("bit_exact", 0) for c in chk.values())
+        print(f"profile {prof.name}: {good}/{total} elements bit-exact")
+        for k, c in chk.items():
+            if "error" in c:
+                print(f"  {k}: {c['error']}")
+            else:
+                mark = "ok" if c["bit_exact"] == c["elements"] else "DIFFERENT"
+                extra = f"  first mismatch {c['first_mismatch']}" if "first_mismatch" in c else ""
+                print(f"  {k}: {c['bit_exact']}/{c['elements']} [{c['model']}] {mark}{extra}")
+        ok_profile = total > 0 and good == total and not any("error" in c for c in chk.values())
+        report["profile_reproduces_all"] = ok_profile
+    res = None
+    if not ok_profile or args.out:
+        if ok_profile:
+            print("searching the fused model family anyway, to write --out")
+        res = fit_vectors(vecs, subsample=args.subsample, pin_check=not args.no_pin_check, log=print)
+        report["fit"] = res.to_json()
+        if res.integer:
+            print(f"integer: {res.integer.get('model') or 'no model reproduces every vector'}")
+        if res.preset:
+            print(f"preset '{res.preset}' reproduces every float vector")
+        un = res.unexplained()
+        if un:
+            print(f"vectors no fitted model explains ({len(un)} keys):")
+            for k, v in un.items():
+                print(f"  {k}: {v['mismatching']}/{v['elements']} elements differ"
+                      + (f", first {v['first']}" if "first" in v else ""))
+        else:
+            print("every vector is reproduced bit for bit")
+        if args.out:
+            doc, notes = profile_doc(res, base=args.profile, vecs=vecs, info=info, data=", ".join(args.vectors))
+            with open(args.out, "w") as fh:
+                json.dump(doc, fh, indent=1)
+            for n in notes:
+                print(f"note: {n}")
+            print(f"wrote {args.out}")
+            report["profile_written"] = args.out
+    if args.report:
+        with open(args.report, "w") as fh:
+            json.dump(report, fh, indent=1, default=str)
+    if ok_profile:
+        return 0
+    return 0 if res is not None and res.exact else 1
