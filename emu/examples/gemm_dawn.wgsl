@@ -1,6 +1,8 @@
 // Tiled GEMM on the matrix units, Dawn's dialect: C (f32, M x N) = A (f16, M x K) x B (f16, K x N).
-// All matrices row-major. A workgroup of 4 subgroups computes a 32 x 32 block of C; each subgroup
-// owns one 16 x 16 tile and walks K in steps of 16, accumulating on the matrix unit.
+// All matrices row-major. A workgroup of 128 invocations computes a 32 x 32 block of C: four
+// 16 x 16 tiles, shared out over its subgroups (four of 32 lanes, two of 64, ...). Each subgroup
+// walks K in steps of 16, accumulating on the matrix unit. Tile positions come from workgroup_id
+// and subgroup_id only, so matrix loads and stores take subgroup-uniform offsets, as Tint requires.
 enable f16;
 enable subgroups;
 enable chromium_experimental_subgroup_matrix;
@@ -14,20 +16,23 @@ override K: u32 = 128;
 @group(0) @binding(2) var<storage, read_write> c: array<f32>;
 
 const TILE: u32 = 16u;
-const BLOCK: u32 = 32u;   // 2 x 2 tiles per workgroup
+const BLOCK: u32 = 32u;     // 2 x 2 tiles per workgroup
+const INVOCATIONS: u32 = 128u;
 
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wg: vec3<u32>,
-        @builtin(local_invocation_index) lidx: u32,
+        @builtin(subgroup_id) sg: u32,
         @builtin(subgroup_size) sg_size: u32) {
-  let sg = lidx / sg_size;                 // which subgroup of the workgroup
-  let row = wg.y * BLOCK + (sg / 2u) * TILE;
-  let col = wg.x * BLOCK + (sg % 2u) * TILE;
-  var acc = subgroup_matrix_result<f32, 16, 16>();
-  for (var k = 0u; k < K; k += TILE) {
-    let l = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, row * K + k, K);
-    let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&b, k * N + col, N);
-    acc = subgroupMatrixMultiplyAccumulate(l, r, acc);
+  let subgroups = INVOCATIONS / sg_size;
+  for (var t = sg; t < 4u; t += subgroups) {
+    let row = wg.y * BLOCK + (t / 2u) * TILE;
+    let col = wg.x * BLOCK + (t % 2u) * TILE;
+    var acc = subgroup_matrix_result<f32, 16, 16>();
+    for (var k = 0u; k < K; k += TILE) {
+      let l = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, row * K + k, K);
+      let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&b, k * N + col, N);
+      acc = subgroupMatrixMultiplyAccumulate(l, r, acc);
+    }
+    subgroupMatrixStore<row_major>(&c, row * N + col, acc, N);
   }
-  subgroupMatrixStore<row_major>(&c, row * N + col, acc, N);
 }
