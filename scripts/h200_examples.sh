@@ -1,5 +1,6 @@
-# The example GEMMs on a real H200 through Dawn: emu diff against the nvidia-h200 profile.
-# Then emu diff it (and the wgpu example emitted as Dawn) against nvidia-h200.
+# The example GEMMs on a real H200 through Dawn: emu diff of emu/examples/gemm_dawn.wgsl (128^3,
+# 256^3) and of gemm_wgpu.wgsl emitted as Dawn WGSL, against the nvidia-h200 profile.
+# Run on the device machine set up as in scripts/h200_session.sh's header; reports in $OUT.
 set -u
 OUT=${OUT:-out}; mkdir -p $OUT
 export EMU_DAWN_TOGGLES=vulkan_enable_f16_on_nvidia PYTHONUNBUFFERED=1
