@@ -67,6 +67,9 @@ class FusedParams:
                      where the rounding direction points away from infinity.
     flush_input_subnormals, flush_output_subnormals: subnormals read or written as signed zeros.
     input_frac_bits  keep only this many fraction bits of each A/B operand (tf32: 10); None = all.
+    zero_sign        'ieee': a zero result has the sign IEEE arithmetic gives it (-0 when every
+                     term is -0, or when a negative sum rounds to zero); 'positive': every zero
+                     result is +0, as an integer adder with a separate sign produces.
     """
     block: int
     frac_bits: int
@@ -81,13 +84,14 @@ class FusedParams:
     flush_input_subnormals: bool = False
     flush_output_subnormals: bool = False
     input_frac_bits: int | None = None
+    zero_sign: str = "ieee"
 
     def __post_init__(self):
         ok = (1 <= self.block <= 1024 and 1 <= self.frac_bits <= 40
               and self.term_rounding in ("rz", "rd") and self.outside_rounding in ("rz", "rd")
               and self.c_position in ("inside", "outside")
               and self.between_blocks in ("round", "carry") and self.final_rounding in _ROUND_CODE
-              and self.overflow in ("inf", "ieee"))
+              and self.overflow in ("inf", "ieee") and self.zero_sign in ("ieee", "positive"))
         if self.c_position == "outside":
             # the re-cut product sum and C must still fit an int64 with the block's carries
             ok = ok and 1 <= self.c_frac_bits <= self.sum_frac_bits and \
@@ -188,7 +192,7 @@ class IntModel:
                          f"float model such as 'exact' or a device preset")
 
 
-def _nv(block, F, tf32_block):
+def _nv(block, F, tf32_block, zero_sign="ieee"):
     """NVIDIA tensor cores, MMA-Sim's NVIDIA model (arXiv:2511.10909 and its reference code,
     github.com/microsoft/MMA-Sim): C joins the products inside one fused sum (T-FDPA), addends
     truncated toward zero to F fraction bits, chained instructions round between blocks, f32
@@ -196,10 +200,10 @@ def _nv(block, F, tf32_block):
     emin), canonical NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to
     infinity also under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an
     f32 result, so unverified (assumption for bf16 operands)."""
-    f32 = FusedParams(block=block, frac_bits=F, final_rounding="rz")
-    f16 = FusedParams(block=block, frac_bits=F, final_rounding="rne")
-    tf32 = None if tf32_block is None else FusedParams(block=tf32_block, frac_bits=F,
-                                                       final_rounding="rz", input_frac_bits=10)
+    f32 = FusedParams(block=block, frac_bits=F, final_rounding="rz", zero_sign=zero_sign)
+    f16 = FusedParams(block=block, frac_bits=F, final_rounding="rne", zero_sign=zero_sign)
+    tf32 = None if tf32_block is None else FusedParams(block=tf32_block, frac_bits=F, final_rounding="rz",
+                                                       input_frac_bits=10, zero_sign=zero_sign)
     return f16, f32, tf32
 
 
@@ -225,7 +229,10 @@ MODELS = {
     # (148430), RZ f16 results (159730), C outside (2653), RZ to f32 then RNE to f16 (15),
     # renormalised subnormal exponents (674), zeros taking part in the alignment (62).
     # tf32 m16n8k8 is one fused step on Hopper -> L = 8 (MMA-Sim; not measured here).
-    "nvidia-hopper": FusedModel("nvidia-hopper", *_nv(16, 25, 8), 0x7FFF, 0x7FFFFFFF,
+    # Zero results are +0 on the H200: none of the 47,000 zeros among its special-value vectors
+    # (tests/data/hw/h200/mma_special.npz) is -0, including 5 where IEEE arithmetic gives -0 (a
+    # tiny negative sum rounding to zero in f16, and a sum of zeros with C = -0).
+    "nvidia-hopper": FusedModel("nvidia-hopper", *_nv(16, 25, 8, zero_sign="positive"), 0x7FFF, 0x7FFFFFFF,
                                 _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
     # AMD CDNA3 (MI300) f16/bf16 MFMA, MMA-Sim's TR-FDPA: L = 8 products truncated toward zero to
     # F = 24 fraction bits below their largest exponent and summed; C added outside: the product
@@ -296,6 +303,7 @@ def _pack(rule: Rule) -> np.ndarray:
         p[_k.P_OVF_INF] = f.overflow == "inf"
         p[_k.P_FLUSH_IN] = f.flush_input_subnormals
         p[_k.P_FLUSH_OUT] = f.flush_output_subnormals
+        p[_k.P_ZERO_POS] = f.zero_sign == "positive"
     return p
 
 
@@ -348,6 +356,14 @@ def _run(kernel_s, kernel_p, jobs, *args):
         numba.set_num_threads(old)
 
 
+def zero_sign(bits: np.ndarray, prm: np.ndarray) -> None:
+    """Apply the model's sign rule for zero results to raw result bits (packed parameters `prm`),
+    in place. Every kernel path calls it after computing: the sign of a zero only matters at the
+    end, since inside a fused sum a zero adds nothing."""
+    if prm[_k.P_ZERO_POS]:
+        bits[bits == (1 << int(prm[_k.P_ACC_EB] + prm[_k.P_ACC_FB]))] = 0
+
+
 def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int = 1) -> np.ndarray:
     """D = A*B + C for S subgroups at once under `model` (see the module doc)."""
     is_int, fin, fc = _check(a, b, c, result_type, saturate)
@@ -363,8 +379,9 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         return out.astype(np.uint32).view(_ACC_DTYPES[result_type])
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
     out = np.empty(c.shape, np.uint32)
-    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs,
-         _bits32(a), _bits32(b), _bits32(c), out, _pack(rule))
+    prm = _pack(rule)
+    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs, _bits32(a), _bits32(b), _bits32(c), out, prm)
+    zero_sign(out, prm)
     if result_type == "f16":
         return out.astype(np.uint16).view(np.float16)
     return out.view(np.float32)
@@ -392,6 +409,7 @@ def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> n
         for i in range(M):
             for j in range(N):
                 out[s, i, j] = fn(rule, ab[s, i, :].tolist(), bb[s, :, j].tolist(), int(cb[s, i, j]))
+    zero_sign(out, _pack(rule))
     if result_type == "f16":
         return out.astype(np.uint16).view(np.float16)
     return out.view(np.float32)
@@ -426,6 +444,10 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     fi, fcf, fa = rule.fin, rule.fc, rule.facc
     trace = {}
     bits = _ref.ELEMENT[rule.kind](rule, ab, bb, cb, trace)
+    if rule.fused is not None and rule.fused.zero_sign == "positive" and \
+            bits == 1 << (rule.facc.ebits + rule.facc.fbits):
+        bits = 0
+        trace["steps"].append({"step": "zero sign", "rule": "a zero result is +0 on this device"})
     info["rule"] = rule.kind
     if rule.fused is not None:
         info["params"] = asdict(rule.fused)

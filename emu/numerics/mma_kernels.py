@@ -35,7 +35,8 @@ P_C_OUT, P_F2, P_FC = 11, 12, 13             # fused: C outside, its F2 / FC
 P_CARRY, P_FINAL, P_OVF_INF = 14, 15, 16     # fused: carry between blocks, final rounding, overflow
 P_FLUSH_IN, P_FLUSH_OUT, P_NAN = 17, 18, 19
 P_RECUT = 20                                 # fused, C outside: how sum and C are re-cut
-NPRM = 21
+P_ZERO_POS = 21                              # zero results are +0 (applied after the kernels)
+NPRM = 22
 
 LIMBS = 24                                   # 768 bits: f32*f32 products plus f32 C need ~560
 M32 = 0xFFFFFFFF

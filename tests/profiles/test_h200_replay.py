@@ -38,7 +38,7 @@ fn main(@builtin(workgroup_id) wg : vec3<u32>) {{
 
 def cases():
     out = []
-    for f in ("mma_f16.npz", "mma_f32.npz", "mma_int.npz"):
+    for f in ("mma_f16.npz", "mma_f32.npz", "mma_int.npz", "mma_special.npz"):
         with np.load(DATA / f) as z:
             for key in sorted({k.rsplit("/", 1)[0] for k in z.files}):
                 out.append(pytest.param(f, key, id=key))

@@ -26,9 +26,10 @@ def test_explain_reproduces_emulated_bits(kernel, profile, sg):
             d = next(e for f in ev["fragments"] for e in f["elements"] if (e["row"], e["col"]) == (row, col))
             assert x["emulated"]["bits"] == d["bits"] == x["model_steps"]["result"]["bits"]
             assert len(x["terms"]) == 16 and all(term["a"]["lanes"] and term["b"]["lanes"] for term in x["terms"])
-    # the last step of workgroup (0,0,0) subgroup 0 produced C[0:16, 0:16] of the output
-    last = [e for e in t.mma_events() if e["workgroup"] == [0, 0, 0] and e["subgroup"] == 0][-1]
-    x = explain_event(t, last, 2, 3)
+    # subgroup 0 of workgroup (0,0,0) computes the tile C[0:16, 0:16] first: its last K step
+    # (size 32: two steps of 16) produced that tile of the output
+    first_tile = [e for e in t.mma_events() if e["workgroup"] == [0, 0, 0] and e["subgroup"] == 0][:2]
+    x = explain_event(t, first_tile[-1], 2, 3)
     assert int(x["emulated"]["bits"], 16) == int(out[2, 3].view(np.uint32))
     json.dumps(x)
 
