@@ -36,8 +36,9 @@ import numpy as np
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Module, Value
 from ..isa.ops import OPS
+from ..frontend.wgsl.lower import ATOMIC_FNS, BIN_OPS, SUBGROUP_FNS
 from ..isa.types import (BOOL, ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType,
-                         ScalarType, StructType, TupleType, Type, VectorType)
+                         ScalarType, StructType, TupleType, Type, VectorType, contains)
 
 __all__ = ["emit", "emit_source", "EMIT_RULES", "EmitError", "DIALECTS", "canonical_ir",
            "dialect_of", "COOP_EXTENSION"]
@@ -46,23 +47,11 @@ DIALECTS = ("dawn", "wgpu")
 COOP_EXTENSION = {"dawn": "chromium_experimental_subgroup_matrix", "wgpu": "wgpu_cooperative_matrix"}
 _COOP_EXTS = set(COOP_EXTENSION.values())
 
-BIN_SYMBOL = {"add": "+", "sub": "-", "mul": "*", "div": "/", "rem": "%", "and": "&", "or": "|",
-              "xor": "^", "shl": "<<", "shr": ">>", "eq": "==", "ne": "!=", "lt": "<", "le": "<=",
-              "gt": ">", "ge": ">="}
+BIN_SYMBOL = {op: symbol for symbol, op in BIN_OPS.items()}
 _COMPOUND = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr")
-_SUBGROUP_NAMES = {
-    "add": "subgroupAdd", "mul": "subgroupMul", "min": "subgroupMin", "max": "subgroupMax",
-    "and": "subgroupAnd", "or": "subgroupOr", "xor": "subgroupXor",
-    "inclusive_add": "subgroupInclusiveAdd", "exclusive_add": "subgroupExclusiveAdd",
-    "inclusive_mul": "subgroupInclusiveMul", "exclusive_mul": "subgroupExclusiveMul",
-    "broadcast": "subgroupBroadcast", "broadcast_first": "subgroupBroadcastFirst",
-    "shuffle": "subgroupShuffle", "shuffle_xor": "subgroupShuffleXor",
-    "shuffle_up": "subgroupShuffleUp", "shuffle_down": "subgroupShuffleDown",
-    "ballot": "subgroupBallot", "elect": "subgroupElect", "all": "subgroupAll", "any": "subgroupAny"}
-_ATOMIC_NAMES = {"load": "atomicLoad", "store": "atomicStore", "add": "atomicAdd", "sub": "atomicSub",
-                 "max": "atomicMax", "min": "atomicMin", "and": "atomicAnd", "or": "atomicOr",
-                 "xor": "atomicXor", "exchange": "atomicExchange",
-                 "compare_exchange_weak": "atomicCompareExchangeWeak"}
+# WGSL spellings: the front end's tables read backwards, so both directions stay one table
+_SUBGROUP_NAMES = {op: name for name, op in SUBGROUP_FNS.items()}
+_ATOMIC_NAMES = {op: name for name, op in ATOMIC_FNS.items()}
 _BARRIERS = {"workgroup": "workgroupBarrier", "storage": "storageBarrier", "texture": "textureBarrier"}
 _SCALAR_OPS = {"add": "subgroupMatrixScalarAdd", "sub": "subgroupMatrixScalarSubtract",
                "mul": "subgroupMatrixScalarMultiply"}
@@ -312,7 +301,7 @@ class _Emitter:
     def enables(self) -> list[str]:
         out = []
         uses_coop = any(OPS[i.op].cooperative for f in self.m.functions for i in f.walk()) or \
-            any(_has_coop(g.type) for g in self.m.globals)
+            any(contains(g.type, CoopMatrixType) for g in self.m.globals)
         for e in self.m.enables:
             e2 = COOP_EXTENSION[self.d] if e in _COOP_EXTS else e
             if e2 not in out:
@@ -647,16 +636,6 @@ def _reserved():
     return KEYWORDS | RESERVED_WORDS
 
 
-def _has_coop(t: Type) -> bool:
-    if isinstance(t, CoopMatrixType):
-        return True
-    if isinstance(t, ArrayType):
-        return _has_coop(t.elem)
-    if isinstance(t, StructType):
-        return any(_has_coop(m.type) for m in t.members)
-    return False
-
-
 # =============================================================================== expression rules
 # (inst, operand expressions) -> WGSL expression; shared by `let` statements and rebuilt expressions
 
@@ -885,8 +864,7 @@ def r_barrier(em, i):
 
 
 def _has_atomic(t):
-    from ..isa.types import contains_atomic
-    return contains_atomic(t)
+    return contains(t, AtomicType)
 
 
 def _expr_rule(name):

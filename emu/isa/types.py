@@ -294,11 +294,16 @@ def is_constructible(t: Type) -> bool:
     return False
 
 
-def contains_atomic(t: Type) -> bool:
-    if isinstance(t, AtomicType):
+def contains(t: Type, kind: type) -> bool:
+    """Whether `t` is, or holds somewhere in its arrays and structs, a type of class `kind`."""
+    if isinstance(t, kind):
         return True
     if isinstance(t, ArrayType):
-        return contains_atomic(t.elem)
+        return contains(t.elem, kind)
     if isinstance(t, StructType):
-        return any(contains_atomic(m.type) for m in t.members)
+        return any(contains(m.type, kind) for m in t.members)
     return False
+
+
+def contains_atomic(t: Type) -> bool:
+    return contains(t, AtomicType)

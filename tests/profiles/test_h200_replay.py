@@ -10,30 +10,9 @@ import numpy as np
 import pytest
 
 import emu
+from emu.hw.record import shader   # the shader the recordings were made with
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hw" / "h200"
-STORAGE = {"f16": "f16", "f32": "f32", "u32": "u32", "i32": "i32", "u8": "u32", "i8": "i32"}
-
-
-def shader(T, R, M, N, K, a_off, a_stride, b_off, b_stride):
-    ta, tr = STORAGE[T], STORAGE[R]
-    return f"""
-enable chromium_experimental_subgroup_matrix;
-{"enable f16;" if "f16" in (T, R) else ""}
-@group(0) @binding(0) var<storage, read> a : array<{ta}>;
-@group(0) @binding(1) var<storage, read> b : array<{ta}>;
-@group(0) @binding(2) var<storage, read> c : array<{tr}>;
-@group(0) @binding(3) var<storage, read_write> d : array<{tr}>;
-@compute @workgroup_size(32)
-fn main(@builtin(workgroup_id) wg : vec3<u32>) {{
-  let t = wg.x;
-  let ma = subgroupMatrixLoad<subgroup_matrix_left<{T}, {K}, {M}>, row_major>(&a, {a_off}, {a_stride});
-  let mb = subgroupMatrixLoad<subgroup_matrix_right<{T}, {N}, {K}>, row_major>(&b, {b_off}, {b_stride});
-  let mc = subgroupMatrixLoad<subgroup_matrix_result<{R}, {N}, {M}>, row_major>(&c, t * {M * N}u, {N}u);
-  let md = subgroupMatrixMultiplyAccumulate(ma, mb, mc);
-  subgroupMatrixStore<row_major>(&d, t * {M * N}u, md, {N}u);
-}}
-"""
 
 
 def cases():
@@ -75,18 +54,15 @@ def test_h200_vectors_bit_exact(file, key):
             bbuf[: K * N] = B0.view(np.uint8).reshape(-1)
             cbuf = np.zeros((4096, M, N), C.dtype)
             cbuf[trial] = C
-            src = shader(T, R, M, N, K, f"t * {M * K}u", f"{K}u", f"t * {K * N}u", f"{N}u")
+            src = shader(T, R, M, N, K, 32, unit="matrix_element")   # byte-meant offsets, as recorded
             got = run(src, [abuf, bbuf, cbuf], 4096, robust=True).reshape(4096, M, N)[trial]
             np.testing.assert_array_equal(bits(got), bits(D))
             return
         A, B, C, D = (z[f"{key}/{n}"] for n in "ABCD")
     trials = A.shape[0]
-    if A.dtype.itemsize == 1:
-        # The files hold the matrices the GPU read; lay them out densely and address them the
-        # H200 way: offset and stride in 4-byte words of the u32/i32 array.
-        src = shader(T, R, M, N, K, f"t * {M * K // 4}u", f"{K // 4}u", f"t * {K * N // 4}u", f"{N // 4}u")
-    else:
-        src = shader(T, R, M, N, K, f"t * {M * K}u", f"{K}u", f"t * {K * N}u", f"{N}u")
+    # The files hold the matrices the GPU read, laid out densely here and, for 8-bit types,
+    # addressed the H200 way: offset and stride in 4-byte words of the u32/i32 array.
+    src = shader(T, R, M, N, K, 32)
     got = run(src, [A, B, C], trials).reshape(D.shape)
     mismatch = bits(got) != bits(D)
     assert not mismatch.any(), (
