@@ -61,19 +61,23 @@ def _device_args(p: argparse.ArgumentParser):
                    help="threads for the compiled kernels (default: all cores); results never depend on it")
 
 
+def shader_args(p: argparse.ArgumentParser, buffer_help: str):
+    """What every command that dispatches a shader takes: the shader, grid, entry, buffers, overrides."""
+    p.add_argument("shader")
+    p.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
+    p.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
+    p.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy", help=buffer_help)
+    p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="emu", description="A virtual GPU for WGSL compute shaders with cooperative matrices.")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a compute shader on the virtual device")
-    r.add_argument("shader")
-    r.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
-    r.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
-    r.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy",
-                   help="bind the raw bytes of a .npy array to @group(G) @binding(B)")
+    shader_args(r, "bind the raw bytes of a .npy array to @group(G) @binding(B)")
     r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
                    help="write that binding's final contents as .npy")
-    r.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
     _device_args(r)
     _plugin("emu.trace.cli").add_run_args(r)
 

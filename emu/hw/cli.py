@@ -30,11 +30,8 @@ def register(sub, device_args) -> None:
     e.set_defaults(func=cmd_emit)
 
     d = sub.add_parser("diff", help="run a shader on the emulator and on a real adapter; compare every output bit")
-    d.add_argument("shader")
-    d.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
-    d.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
-    d.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy",
-                   help="initial contents of @group(G) @binding(B): the raw bytes of a .npy array")
+    from ..cli import shader_args
+    shader_args(d, "initial contents of @group(G) @binding(B): the raw bytes of a .npy array")
     d.add_argument("--random-inputs", type=int, default=None, metavar="SEED",
                    help="random contents (of the declared types) for every binding not given with --buffer")
     d.add_argument("--elements", type=int, default=None,
@@ -43,7 +40,6 @@ def register(sub, device_args) -> None:
                    help="the WebGPU binding: dawn (wgpudawn, Tint) or wgpu (wgpu-py, naga)")
     d.add_argument("--ulp", type=float, default=0, help="accept float differences up to N units in the last place")
     d.add_argument("--report", default=None, metavar="FILE.json", help="write the full report as JSON")
-    d.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
     d.add_argument("--first", type=int, default=16, help="differences listed per binding (default 16)")
     device_args(d)
     d.set_defaults(profile="auto", func=cmd_diff)
