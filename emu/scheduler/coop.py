@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa.types import ArrayType, CoopMatrixType, scalar_of
+from ..jit import coop_fast as _coop_fast
+from ..jit import mma_fast as _mma_fast
 from ..memory.memory import Ptr
 from ..numerics import mma as nmma
 from ..numerics import scalar as nscalar
@@ -163,6 +165,9 @@ def h_coop_load(ex, inst, mask, frame):
     ptr, offset, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.type
     subgroups = _subgroups(ex, inst, mask)
+    fast = _coop_fast.load(ex, inst, ptr, offset, stride, subgroups, mask)   # in-bounds, untraced
+    if fast is not None:
+        return fast
     sg = ex.opts.subgroup_size
     unit = _unit(ex, inst, t)
     addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
@@ -206,6 +211,8 @@ def h_coop_store(ex, inst, mask, frame):
     ptr, offset, value, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.args[2].type
     subgroups = _subgroups(ex, inst, mask)
+    if _coop_fast.store(ex, inst, ptr, offset, value, stride, subgroups, mask):   # in-bounds, untraced
+        return
     sg = ex.opts.subgroup_size
     unit = _unit(ex, inst, t)
     addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
@@ -250,6 +257,13 @@ def h_coop_mma(ex, inst, mask, frame):
     a, b, c = (frame.vals[x.id] for x in inst.args)
     ta, tb, tc = (x.type for x in inst.args)
     subgroups = _subgroups(ex, inst, mask)
+    if not inst.attrs.get("saturate"):
+        # the same bits straight from fragments, without building matrices (emu/jit/mma_fast.py)
+        D = _mma_fast.frag_mma(_model(ex, ta, tc), a, b, c,
+                               [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
+                               subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))
+        if D is not None:
+            return D
     A, B, C = (_matrices(ex, v, t, subgroups) for v, t in ((a, ta), (b, tb), (c, tc)))
     D = nmma.mma(_model(ex, ta, tc), A, B, C, tc.elem.name, saturate=bool(inst.attrs.get("saturate")))
     return _fragments(ex, D, inst.type, subgroups)

@@ -30,6 +30,7 @@ class Options:
     robust: bool = False            # WebGPU-style index clamping instead of an error
     batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
     tracer: object = None           # emu.trace tracer, or None: no tracing cost
+    jobs: int = 1                   # threads for the compiled kernels (emu/jit); never changes results
 
 
 class Frame:
@@ -232,7 +233,19 @@ class Pipeline:
         self.grid = tuple(grid)
         total = grid[0] * grid[1] * grid[2]
         per_batch = max(1, self.opts.batch_lanes // self.layout.padded_size(self.opts.subgroup_size))
-        for first in range(0, total, per_batch):
+        start = 0
+        if self.opts.tracer is None:
+            # plain scalar entry points run compiled (emu/jit/fuse.py) with the same results; a
+            # kernel that stops (an error to report) hands over from the batch where it stopped
+            if not hasattr(self, "_jit"):
+                from ..jit.fuse import compile_pipeline
+                self._jit = compile_pipeline(self)
+            if self._jit is not None:
+                stopped = self._jit.run(self.grid, buffers)
+                if stopped is None:
+                    return
+                start = stopped // per_batch * per_batch
+        for first in range(start, total, per_batch):
             batch = Batch(self, first, min(per_batch, total - first), buffers)
             batch.run(self.entry)
 

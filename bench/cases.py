@@ -1,0 +1,243 @@
+"""One measurement per process: `python -m bench.cases NAME [ARGS...]` prints one JSON line.
+
+bench/run.py starts every case in its own process, so that each reports its own peak RSS (read
+by the parent from wait4) and numba's and the JIT's caches can be cold or warm on purpose.
+Each timed case does one untimed warm-up run (compilation, cache loads) and then RUNS timed runs;
+it reports all of them, the parent takes the median.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHADERS = ROOT / "bench" / "shaders"
+GEMM = ROOT / "emu" / "examples" / "gemm_dawn.wgsl"
+
+
+def _out(**kw):
+    import resource
+    kw["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024     # KiB on Linux
+    print(json.dumps(kw), flush=True)
+
+
+def _timed(fn, runs):
+    fn()                                    # warm-up: compilation, caches, first touches
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return ts
+
+
+def _vecadd_grid(n):
+    wg = -(-n // 256)
+    rows = -(-wg // 65535)
+    return (-(-wg // rows), rows, 1)
+
+
+# ------------------------------------------------------------------------------- emu
+
+def emu_gemm(profile, size, runs, jobs=None, trace="off"):
+    import emu
+    size, runs = int(size), int(runs)
+    tracer = None
+    if trace == "on":
+        from emu.trace.tracer import MemorySink, Tracer
+        tracer = Tracer(sink=MemorySink())
+    dev = emu.Device(profile, jobs=None if jobs in (None, "all") else int(jobs), tracer=tracer)
+    mod = dev.create_shader_module(GEMM.read_text(), "emu/examples/gemm_dawn.wgsl")
+    pipe = dev.create_compute_pipeline(mod, constants={"M": size, "N": size, "K": size})
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (size, size)).astype(np.float16)
+    b = rng.uniform(-1, 1, (size, size)).astype(np.float16)
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b),
+            (0, 2): dev.create_buffer(size=4 * size * size)}
+    grid = (size // 32, size // 32, 1)
+    ts = _timed(lambda: dev.dispatch(pipe, bufs, grid), runs)
+    check = None
+    if size <= 256:
+        from emu.demo import expected
+        want = expected(dev.profile, a, b)
+        got = bufs[(0, 2)].read(np.float32).reshape(size, size)
+        check = bool(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
+    _out(times=ts, bound_bytes=a.nbytes + b.nbytes + 4 * size * size, bit_exact=check, jobs=dev.jobs)
+
+
+def emu_shader(name, n, runs, jit="1"):
+    os.environ["EMU_JIT"] = jit
+    import emu
+    n, runs = int(n), int(runs)
+    dev = emu.Device("reference")
+    rng = np.random.default_rng(0)
+    src = (SHADERS / f"{name}.wgsl").read_text()
+    mod = dev.create_shader_module(src, f"bench/shaders/{name}.wgsl")
+    if name == "vecadd":
+        a = rng.standard_normal(n, dtype=np.float32)
+        b = rng.standard_normal(n, dtype=np.float32)
+        pipe = dev.create_compute_pipeline(mod)
+        bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * n)}
+        grid = _vecadd_grid(n)
+        check = lambda: np.array_equal(bufs[(0, 2)].read(np.float32), a + b)   # noqa: E731
+        bound = 12 * n
+    elif name == "reduce":
+        a = rng.standard_normal(n, dtype=np.float32)
+        pipe = dev.create_compute_pipeline(mod)
+        bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(size=4 * (n // 256))}
+        w = n // 256
+        rows = -(-w // 65535)
+        while w % rows:
+            rows += 1
+        grid = (w // rows, rows, 1)             # exactly w workgroups
+        check = lambda: bool(np.allclose(bufs[(0, 1)].read(np.float32), a.reshape(-1, 256).sum(1), atol=1e-3))  # noqa: E731
+        bound = 4 * n + 4 * (n // 256)
+    else:                                   # matmul_naive, matmul_tiled: n is the size
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        b = rng.standard_normal((n, n), dtype=np.float32)
+        pipe = dev.create_compute_pipeline(mod, constants={"M": n, "N": n, "K": n})
+        bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * n * n)}
+        grid = (n // 16, n // 16, 1)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        check = lambda: bool(np.abs(bufs[(0, 2)].read(np.float32).reshape(n, n) - ref).max() < 1e-3 * n)  # noqa: E731
+        bound = 12 * n * n
+    ts = _timed(lambda: dev.dispatch(pipe, bufs, grid), runs)
+    _out(times=ts, bound_bytes=bound, ok=check(), jit=pipe.pipeline._jit is not None)
+
+
+def emu_compile():
+    """First dispatch minus steady-state dispatch, summed over the paths that compile numba code:
+    the GEMM's MMA and load/store kernels (h200 and reference models) and the fusion JIT
+    (vector add, naive matmul). Cold or warm depends on NUMBA_CACHE_DIR / EMU_JIT_CACHE."""
+    t0 = time.perf_counter()
+    import emu
+    t_import = time.perf_counter() - t0
+    rng = np.random.default_rng(0)
+    jobs = []
+    for profile in ("nvidia-h200", "reference"):
+        dev = emu.Device(profile)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(GEMM.read_text(), "gemm.wgsl"),
+                                           constants={"M": 64, "N": 64, "K": 64})
+        a = rng.uniform(-1, 1, (64, 64)).astype(np.float16)
+        bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(a), (0, 2): dev.create_buffer(size=4 * 64 * 64)}
+        jobs.append((dev, pipe, bufs, (2, 2, 1)))
+    dev = emu.Device("reference")
+    for name, grid, consts in (("vecadd", (16, 1, 1), None), ("matmul_naive", (4, 4, 1), {"M": 64, "N": 64, "K": 64})):
+        pipe = dev.create_compute_pipeline(dev.create_shader_module((SHADERS / f"{name}.wgsl").read_text(), name),
+                                           constants=consts)
+        x = rng.standard_normal(4096, dtype=np.float32)
+        bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(x), (0, 2): dev.create_buffer(size=4 * 4096)}
+        jobs.append((dev, pipe, bufs, grid))
+    first = second = 0.0
+    for d, p, b, g in jobs:
+        t = time.perf_counter()
+        d.dispatch(p, b, g)
+        first += time.perf_counter() - t
+        t = time.perf_counter()
+        d.dispatch(p, b, g)
+        second += time.perf_counter() - t
+    _out(compile=first - second, first=first, steady=second, import_s=t_import)
+
+
+# ------------------------------------------------------------------------------- peers
+
+def numpy_matmul(size, runs):
+    size, runs = int(size), int(runs)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    ts = _timed(lambda: a @ b, runs)
+    info = ""
+    try:
+        from threadpoolctl import threadpool_info
+        info = ";".join(f"{d.get('internal_api')} {d.get('architecture')} x{d.get('num_threads')}"
+                        for d in threadpool_info())
+    except ImportError:
+        pass
+    _out(times=ts, bound_bytes=3 * a.nbytes, blas=info)
+
+
+def numpy_add(n, runs):
+    n, runs = int(n), int(runs)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(n, dtype=np.float32)
+    b = rng.standard_normal(n, dtype=np.float32)
+    c = np.empty_like(a)
+    ts = _timed(lambda: np.add(a, b, out=c), runs)
+    _out(times=ts, bound_bytes=3 * a.nbytes)
+
+
+def numpy_reduce(n, runs):
+    n, runs = int(n), int(runs)
+    a = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+    ts = _timed(lambda: a.reshape(-1, 256).sum(axis=1), runs)
+    _out(times=ts, bound_bytes=a.nbytes)
+
+
+def lavapipe(name, size, runs):
+    size, runs = int(size), int(runs)
+    from emu.hw.runner import available_adapter, timed_dispatch
+    info, why = available_adapter("wgpu")
+    if info is None:
+        _out(skipped=why)
+        return
+    rng = np.random.default_rng(0)
+    src = (SHADERS / f"{name}.wgsl").read_text()
+    if name == "vecadd":
+        a = rng.standard_normal(size, dtype=np.float32)
+        out, t = timed_dispatch(src, dispatch=_vecadd_grid(size), buffers={(0, 0): a, (0, 1): a, (0, 2): a.nbytes},
+                                runs=runs)
+        _out(times=[t], median_only=True, adapter=why, bound_bytes=3 * a.nbytes)
+        return
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    out, t = timed_dispatch(src, dispatch=(size // 16, size // 16, 1), buffers={(0, 0): a, (0, 1): b, (0, 2): a.nbytes},
+                            overrides={"M": size, "N": size, "K": size}, runs=runs)
+    c = np.frombuffer(out[(0, 2)], np.float32).reshape(size, size)
+    ok = bool(np.abs(c - a.astype(np.float64) @ b).max() < 1e-3 * size)
+    _out(times=[t], median_only=True, adapter=why, ok=ok, bound_bytes=3 * a.nbytes)
+
+
+def tinygrad(size, runs):
+    """A f16 x f16 -> f32 matmul on tinygrad's PYTHON device emulating an sm_80 GPU's tensor
+    cores (DEV=PYTHON::sm_80, set by the parent). Times realize() of fresh tensors."""
+    size, runs = int(size), int(runs)
+    from tinygrad import Tensor, dtypes
+    from tinygrad.helpers import getenv  # noqa: F401
+    rng = np.random.default_rng(0)
+
+    def one():
+        a = Tensor(rng.uniform(-1, 1, (size, size)).astype(np.float16)).realize()
+        b = Tensor(rng.uniform(-1, 1, (size, size)).astype(np.float16)).realize()
+        t = time.perf_counter()
+        a.matmul(b, dtype=dtypes.float32).realize()
+        return time.perf_counter() - t
+    one()                                   # warm-up: scheduling and "compilation" cached
+    ts = [one() for _ in range(runs)]
+    from importlib.metadata import version
+    _out(times=ts, version=version("tinygrad"), python=sys.version.split()[0],
+         bound_bytes=2 * 2 * size * size + 4 * size * size)
+
+
+def cudasim(size, runs):
+    size, runs = int(size), int(runs)
+    assert os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+    sys.path.insert(0, str(ROOT))
+    from bench import cudasim_matmul
+    ts = []
+    for _ in range(runs):                   # no warm-up: the simulator compiles nothing
+        t = time.perf_counter()
+        c, a, b = cudasim_matmul.run(size)
+        ts.append(time.perf_counter() - t)
+    ok = bool(np.abs(c - a.astype(np.float64) @ b).max() < 1e-3 * size)
+    _out(times=ts, ok=ok, bound_bytes=3 * 4 * size * size)
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]](*sys.argv[2:])

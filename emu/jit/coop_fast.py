@@ -1,0 +1,113 @@
+"""Fast paths of cooperative loads and stores (numba), for the common case only: a tracer is
+off, the stride is legal, every element of every executing subgroup is inside the buffer and
+aligned to its size. Then the addresses follow from (base, stride) per subgroup and the lane map,
+so the bounds check is two comparisons per subgroup and the gather or scatter is one compiled
+loop. Anything else returns None and the handler in emu/scheduler/coop.py runs its general path
+(which raises the errors and applies the profile's out-of-bounds behaviour) as before.
+Writes go in (subgroup, lane, element) order, as the general path's fancy assignment does."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..isa.types import ArrayType
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+@njit(cache=True, nogil=True)
+def _gather(view, rows, base, stride, major, minor, valid, sgs, out):
+    lanes, E = major.shape
+    for t in range(sgs.shape[0]):
+        s = sgs[t]
+        r = rows[t]
+        b = base[t]
+        st = stride[t]
+        for ln in range(lanes):
+            for e in range(E):
+                if valid[ln, e]:
+                    out[s, ln, e] = view[r, b + st * major[ln, e] + minor[ln, e]]
+
+
+@njit(cache=True, nogil=True)
+def _scatter(view, rows, base, stride, major, minor, valid, sgs, frags):
+    lanes, E = major.shape
+    for t in range(sgs.shape[0]):
+        s = sgs[t]
+        r = rows[t]
+        b = base[t]
+        st = stride[t]
+        for ln in range(lanes):
+            for e in range(E):
+                if valid[ln, e]:
+                    view[r, b + st * major[ln, e] + minor[ln, e]] = frags[s, ln, e]
+
+
+_IDX: dict = {}
+
+
+def _plan(ex, inst, ptr, t, offset, stride, subgroups, mask):
+    """(rows, base, stride, major, minor, valid) in elements of t's size, or None."""
+    from ..scheduler import coop
+    if ex.opts.tracer is not None or not isinstance(ptr.type, ArrayType) or len(subgroups) == 0:
+        return None
+    layout = inst.attrs["layout"]
+    unit = coop._unit(ex, inst, t)
+    lm = coop.lane_map(ex, t)
+    esize = t.elem.size
+    word = ptr.type.stride
+    # the same calls, in the same order, as coop._addresses (so the same errors)
+    off = coop._uniform(ex, inst, "offset", offset, subgroups, mask)
+    st = coop._uniform(ex, inst, "stride", stride, subgroups, mask)
+    major = t.cols if layout == "row_major" else t.rows
+    stride_bytes = st * (esize if unit == "matrix_element" else word)
+    small = st * (1 if unit == "matrix_element" or esize == word else word // esize) < major
+    if small.any():
+        return None
+    base = coop._const0(ptr.offset, ex, subgroups) + off * word
+    nmaj = t.rows if layout == "row_major" else t.cols
+    top = base + stride_bytes * (nmaj - 1) + (major - 1) * esize + esize
+    if (base < 0).any() or (top > ptr.region.nbytes).any():
+        return None
+    if (base % esize).any() or (stride_bytes % esize).any():
+        return None
+    key = (id(lm), layout)
+    idx = _IDX.get(key)
+    if idx is None:
+        r, c = lm.rows_idx, lm.cols_idx
+        maj, mnr = (r, c) if layout == "row_major" else (c, r)
+        idx = _IDX[key] = (lm, np.ascontiguousarray(maj, np.int64), np.ascontiguousarray(mnr, np.int64),
+                           np.ascontiguousarray(lm.valid))
+    rows = np.ascontiguousarray(coop._region_rows(ex, ptr, subgroups), np.int64)
+    return (rows, base // esize, stride_bytes // esize) + idx[1:]
+
+
+def load(ex, inst, ptr, offset, stride, subgroups, mask):
+    """Fragments (lanes, E) of a cooperative load, or None (use the general path)."""
+    t = inst.type
+    plan = _plan(ex, inst, ptr, t, offset, stride, subgroups, mask)
+    if plan is None:
+        return None
+    from ..numerics.dtypes import NP
+    dt = np.dtype(NP[t.elem.name])
+    sg = ex.opts.subgroup_size
+    E = plan[3].shape[1]
+    out = np.zeros((ex.lanes // sg, sg, E), dt)
+    u = _UINT[dt.itemsize]
+    _gather(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
+            np.ascontiguousarray(subgroups, np.int64), out.view(u))
+    return out.reshape(ex.lanes, -1)
+
+
+def store(ex, inst, ptr, offset, value, stride, subgroups, mask) -> bool:
+    """Do a cooperative store and return True, or return False (use the general path)."""
+    t = inst.args[2].type
+    plan = _plan(ex, inst, ptr, t, offset, stride, subgroups, mask)
+    if plan is None:
+        return False
+    sg = ex.opts.subgroup_size
+    frags = np.ascontiguousarray(value).reshape(-1, sg, value.shape[-1])
+    u = _UINT[frags.dtype.itemsize]
+    _scatter(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
+             np.ascontiguousarray(subgroups, np.int64), frags.view(u))
+    return True

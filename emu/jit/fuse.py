@@ -1,0 +1,824 @@
+"""The fusion JIT: an entry point of plain scalar code compiled into one numba kernel that runs
+every invocation of a dispatch, lane after lane, with real per-lane branches and loops.
+
+The interpreter (emu.scheduler) runs each IR instruction over all lanes of a batch in lockstep.
+Running each invocation to its end before the next starts gives the same memory only where no
+invocation can see another's writes in between. The compiler therefore takes an entry point only
+when, for every buffer it touches, it either only reads it, or writes it through one store
+instruction that runs at most once per invocation (not inside a loop) and never reads it. Then
+every read sees the memory as it was before the dispatch, and where two invocations store to one
+address the later (higher) one wins in both orders. At dispatch time the buffers must not
+overlap (the same buffer bound twice), or the interpreter runs instead.
+
+Covered: scalars bool / i32 / u32 / f32; the builtin input vectors through constant extracts;
+constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
+an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
+binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
+abs) with the rules of emu.numerics (see rt.py); if / loop / break / continue / break_if / return.
+
+Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
+hold a barrier run for the whole workgroup at once (their conditions must be the same in every
+live invocation, as lockstep requires), and the barrier-free statements between them run as one
+group, invocation after invocation. Inside a group every access to workgroup memory checks that
+no other invocation touched the element since the group began: lane order and lockstep agree
+exactly when there is no such conflict, and where there is one the interpreter takes over. A
+barrier that only some invocations reach, or a loop or branch around a barrier whose condition
+differs between them, also hands over (the interpreter then reports it).
+
+Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16,
+other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
+With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
+address per invocation; if two invocations stored to one element (so their order would matter)
+the dispatch is run again serially, which is exact since the kernel reads only buffers it never
+writes.
+
+Errors keep the interpreter's words: a kernel that meets an out-of-bounds index (without
+--robust), a constant index it cannot vouch for, or a lane that runs more steps than --max-steps
+allows stops and says in which workgroup; the dispatch then goes on in the interpreter from the
+batch holding that workgroup, which reaches the same instruction with the same memory (reads see
+only what was there before the dispatch) and raises the same EmuError, or finishes.
+
+Generated source is written to a cache folder (EMU_JIT_CACHE, default ~/.cache/emu/jit) named by a
+hash of its text, and compiled there by numba with cache=True, so a shader compiles once per
+machine.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..isa.ir import Block, Function, Inst
+from ..isa.types import ArrayType, PointerType, ScalarType, VectorType
+
+__all__ = ["compile_pipeline", "Kernel", "Unsupported"]
+
+ERR_OOB, ERR_FALLBACK = 1, 2
+_NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_"}
+_ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False"}
+_INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
+           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
+
+
+class Unsupported(Exception):
+    """The entry point needs something the JIT does not cover (the interpreter runs it)."""
+
+
+def _scalar(t) -> str:
+    if isinstance(t, ScalarType) and t.name in _NP:
+        return t.name
+    raise Unsupported(f"type {t}")
+
+
+class _Gen:
+    def __init__(self, pipe):
+        self.pipe = pipe
+        self.module = pipe.module
+        self.entry: Function = pipe.entry
+        self.lines: list[str] = []
+        self.vals: dict[int, object] = {}       # value id -> expression / ('vec', [..]) / pointer
+        self.bufs: dict[str, int] = {}          # global name -> buffer slot
+        self.buf_types: list = []
+        self.loads: dict[int, int] = {}
+        self.stores: dict[int, list] = {}
+        self.inputs: set[str] = set()
+        self.loop_depth = 0
+        self.nloops = 0
+        self.robust = pipe.opts.robust
+        # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
+        # code between barriers runs invocation by invocation for the whole workgroup
+        self.wg = any(i.op == "barrier" for i in pipe.entry.walk()) or any(
+            g.space == "workgroup" for g in pipe.module.globals
+            if any(i.op == "global" and i.attrs["name"] == g.name for i in pipe.entry.walk()))
+        self.decls: dict[str, str] = {}         # per-lane arrays (workgroup mode): name -> dtype
+        self.wmem: dict[str, tuple] = {}        # workgroup variable -> (dtype, count)
+        self.steps = "stp[local]" if self.wg else "steps"
+
+    # -- helpers --------------------------------------------------------------------------
+    def emit(self, depth: int, text: str):
+        self.lines.append("    " * depth + text)
+
+    def v(self, value) -> str:
+        e = self.vals.get(value.id)
+        if not isinstance(e, str):
+            raise Unsupported(f"value %{value.id} used as a scalar")
+        return e
+
+    def buffer(self, name: str) -> int:
+        k = self.bufs.get(name)
+        if k is None:
+            g = self.module.global_(name)
+            if g.space not in ("storage", "uniform") or g.group is None:
+                raise Unsupported(f"global {name} in {g.space}")
+            t = g.type
+            elem = t.elem if isinstance(t, ArrayType) else t
+            if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32"):
+                raise Unsupported(f"buffer {name} of {t}")
+            if isinstance(t, ArrayType) and t.stride != elem.size:
+                raise Unsupported(f"buffer {name}: stride {t.stride}")
+            k = self.bufs[name] = len(self.buf_types)
+            self.buf_types.append((g, t, elem))
+            self.loads[k] = 0
+            self.stores[k] = []
+        return k
+
+    # -- code ----------------------------------------------------------------------------
+    def block(self, block: Block, depth: int, loop_ctx):
+        if not block.insts:
+            self.emit(depth, "pass")
+            return
+        for inst in block.insts:
+            self.inst(inst, depth, loop_ctx)
+
+    def inst(self, inst: Inst, d: int, loop_ctx):
+        op = inst.op
+        r = inst.result
+        name = self.lane_var(f"v{r.id}", inst.type) if r is not None else None
+        a = inst.args
+        if op == "const":
+            t = _scalar(inst.type)
+            self.emit(d, f"{name} = {self.literal(t, inst.attrs['value'])}")
+            self.vals[r.id] = name
+        elif op == "override":
+            t = _scalar(inst.type)
+            self.emit(d, f"{name} = {self.literal(t, self.pipe.overrides[inst.attrs['name']])}")
+            self.vals[r.id] = name
+        elif op == "input":
+            self.vals[r.id] = self.input(inst.attrs["builtin"], inst.type)
+        elif op == "global" and self.module.global_(inst.attrs["name"]).space == "workgroup":
+            g = self.module.global_(inst.attrs["name"])
+            t = g.type
+            elem = t.elem if isinstance(t, ArrayType) else t
+            if not self.wg or _scalar(elem) == "bool" or (isinstance(t, ArrayType) and t.count is None):
+                raise Unsupported(f"workgroup variable {g.name} of {t}")
+            self.wmem[g.name] = (_NP[_scalar(elem)], t.count if isinstance(t, ArrayType) else 1)
+            self.vals[r.id] = ("warr", g.name) if isinstance(t, ArrayType) else ("welem", g.name, "np.int64(0)")
+        elif op == "global":
+            g = self.module.global_(inst.attrs["name"])
+            k = self.buffer(g.name)
+            self.vals[r.id] = ("arr", k) if isinstance(g.type, ArrayType) else ("elem", k, "0")
+        elif op == "var":
+            t = inst.type.pointee
+            ty = _scalar(t)
+            init = self.v(a[0]) if a else _ZERO[ty]
+            mv = self.lane_var(f"m{r.id}", t)
+            self.emit(d, f"{mv} = {init}")
+            self.vals[r.id] = ("var", mv)
+        elif op == "access":
+            base = self.vals.get(a[0].id)
+            path = inst.attrs["path"]
+            if isinstance(base, tuple) and base[0] == "warr" and len(path) == 1:
+                self.wg_access(inst, base[1], d)
+                return
+            if not (isinstance(base, tuple) and base[0] == "arr") or len(path) != 1:
+                raise Unsupported("access")
+            k = base[1]
+            g, t, elem = self.buf_types[k]
+            if path[0] >= 0:
+                # a constant index: the interpreter does not check it; keep it only when in range
+                self.emit(d, f"if {path[0]} >= n{k}:")
+                self.fail(d + 1, ERR_FALLBACK)
+                self.vals[r.id] = ("elem", k, str(path[0]))
+            else:
+                idx = self.v(a[1])
+                iv = self.lane_var(f"i{r.id}", None)
+                self.emit(d, f"{iv} = np.int64({idx})")
+                self.emit(d, f"if {iv} < 0 or {iv} >= n{k}:")
+                if self.robust:
+                    self.emit(d + 1, f"{iv} = 0 if {iv} < 0 else max(n{k} - 1, 0)")
+                else:
+                    self.fail(d + 1, ERR_OOB)
+                self.vals[r.id] = ("elem", k, iv)
+        elif op == "load":
+            p = self.vals.get(a[0].id)
+            if isinstance(p, tuple) and p[0] == "var":
+                self.emit(d, f"{name} = {p[1]}")
+            elif isinstance(p, tuple) and p[0] == "welem":
+                self.wg_load(p[1], p[2], name, d)
+            elif isinstance(p, tuple) and p[0] == "elem":
+                self.loads[p[1]] += 1
+                self.emit(d, f"{name} = b{p[1]}[{p[2]}]")
+            else:
+                raise Unsupported("load")
+            _scalar(inst.type)
+            self.vals[r.id] = name
+        elif op == "store":
+            p = self.vals.get(a[0].id)
+            val = self.v(a[1])
+            if isinstance(p, tuple) and p[0] == "var":
+                self.emit(d, f"{p[1]} = {val}")
+            elif isinstance(p, tuple) and p[0] == "welem":
+                self.wg_store(p[1], p[2], val, d)
+            elif isinstance(p, tuple) and p[0] == "elem":
+                self.stores[p[1]].append(self.loop_depth)
+                self.emit(d, f"b{p[1]}[{p[2]}] = {val}")
+                self.emit(d, "if rec:")
+                self.emit(d + 1, f"sa{p[1]}[(w - wbase) * {self.pipe.layout.wg_count} + local] = {p[2]}")
+            else:
+                raise Unsupported("store")
+        elif op == "array_length":
+            p = self.vals.get(a[0].id)
+            if not (isinstance(p, tuple) and p[0] == "arr"):
+                raise Unsupported("array_length")
+            self.emit(d, f"{name} = np.uint32(n{p[1]})")
+            self.vals[r.id] = name
+        elif op == "extract":
+            src = self.vals.get(a[0].id)
+            path = inst.attrs["path"]
+            if not (isinstance(src, tuple) and src[0] == "vec") or len(path) != 1 or path[0] < 0:
+                raise Unsupported("extract")
+            self.vals[r.id] = src[1][path[0]]
+        elif op == "unary":
+            self.emit(d, f"{name} = {self.unary(inst.attrs['fn'], _scalar(a[0].type), self.v(a[0]))}")
+            self.vals[r.id] = name
+        elif op == "binary":
+            self.emit(d, f"{name} = {self.binary(inst.attrs['fn'], _scalar(a[0].type), self.v(a[0]), self.v(a[1]))}")
+            self.vals[r.id] = name
+        elif op == "select":
+            _scalar(inst.type)
+            f, t, c = (self.v(x) for x in a)
+            self.emit(d, f"{name} = {t} if {c} else {f}")
+            self.vals[r.id] = name
+        elif op == "builtin":
+            self.emit(d, f"{name} = {self.builtin(inst)}")
+            self.vals[r.id] = name
+        elif op == "convert":
+            self.emit(d, f"{name} = {self.convert(self.v(a[0]), _scalar(a[0].type), _scalar(inst.type))}")
+            self.vals[r.id] = name
+        elif op == "bitcast":
+            s, t = _scalar(a[0].type), _scalar(inst.type)
+            x = self.v(a[0])
+            if "bool" in (s, t):
+                raise Unsupported("bitcast bool")
+            if s == t:
+                e = x
+            elif t == "f32":
+                e = f"rt.bits_f32(np.uint32({x}))" if s == "i32" else f"rt.bits_f32({x})"
+            elif s == "f32":
+                e = f"rt.f32_bits({x})" if t == "u32" else f"np.int32(rt.f32_bits({x}))"
+            else:
+                e = f"{_NP[t]}({x})"
+            self.emit(d, f"{name} = {e}")
+            self.vals[r.id] = name
+        elif op == "if":
+            self.emit(d, f"if {self.v(a[0])}:")
+            self.block(inst.blocks[0], d + 1, loop_ctx)
+            if inst.blocks[1].insts:
+                self.emit(d, "else:")
+                self.block(inst.blocks[1], d + 1, loop_ctx)
+        elif op == "loop":
+            self.loop(inst, d)
+        elif op == "break":
+            if loop_ctx is None:
+                raise Unsupported("break outside a loop")
+            if isinstance(loop_ctx, tuple):             # a workgroup-mode loop: flag the lane
+                self.emit(d, f"wbrk{loop_ctx[1]}[local] = True")
+            else:
+                self.emit(d, f"brk{loop_ctx} = True")
+            self.emit(d, "break")
+        elif op == "continue":
+            if loop_ctx is None:
+                raise Unsupported("continue outside a loop")
+            if isinstance(loop_ctx, tuple):
+                self.emit(d, f"wcnt{loop_ctx[1]}[local] = True")
+            self.emit(d, "break")                       # out of the one-shot body loop
+        elif op == "break_if":
+            if isinstance(loop_ctx, tuple):
+                self.emit(d, f"wbrk{loop_ctx[1]}[local] = {self.v(a[0])}")
+            else:
+                self.emit(d, f"if {self.v(a[0])}:")
+                self.emit(d + 1, "break")
+        elif op == "return":
+            if a:
+                raise Unsupported("return with a value")
+            self.emit(d, "ret = True")
+            self.emit(d, "break")
+        elif op == "barrier":
+            raise Unsupported("barrier inside divergent code")
+        else:
+            raise Unsupported(op)
+
+    def fail(self, d: int, code: int, lane: str = "local"):
+        """Stop the whole kernel, saying where (the interpreter takes over from there)."""
+        self.emit(d, f"err[0] = {code}")
+        self.emit(d, "err[1] = w")
+        self.emit(d, f"err[2] = {lane}")
+        self.emit(d, "return")
+
+    def lane_var(self, name: str, t) -> str:
+        """A value's name: a local, or in workgroup mode its element of a per-lane array."""
+        if not self.wg:
+            return name
+        if t is not None and not (isinstance(t, ScalarType) and t.name in _NP):
+            return name                     # a pointer or vector: never held as a value here
+        self.decls[name] = "np.int64" if t is None else _NP[t.name]
+        return f"{name}[local]"
+
+    # -- workgroup memory: every access checks that no other invocation touched the element
+    # since the last barrier (the code between barriers runs invocation after invocation, which
+    # matches lockstep only without such conflicts); a conflict hands over to the interpreter
+    def wg_access(self, inst: Inst, g: str, d: int):
+        r = inst.result
+        path = inst.attrs["path"]
+        count = self.wmem[g][1]
+        if path[0] >= 0:
+            if path[0] >= count:
+                raise Unsupported("constant index out of range")
+            self.vals[r.id] = ("welem", g, f"np.int64({path[0]})")
+            return
+        iv = self.lane_var(f"i{r.id}", None)
+        self.emit(d, f"{iv} = np.int64({self.v(inst.args[1])})")
+        self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
+        if self.robust:
+            self.emit(d + 1, f"{iv} = 0 if {iv} < 0 else {max(count - 1, 0)}")
+        else:
+            self.fail(d + 1, ERR_OOB)
+        self.vals[r.id] = ("welem", g, iv)
+
+    def wg_load(self, g: str, idx: str, name: str, d: int):
+        self.emit(d, f"_i = {idx}")
+        self.emit(d, f"_t = wt_{g}[_i]")
+        self.emit(d, "if _t >= ep and _t != ep + local:")
+        self.fail(d + 1, ERR_FALLBACK)
+        self.emit(d, f"_r = rt_{g}[_i]")
+        self.emit(d, "if _r < ep:")
+        self.emit(d + 1, f"rt_{g}[_i] = ep + local")
+        self.emit(d, "elif _r != ep + local:")
+        self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")
+        self.emit(d, f"{name} = wm_{g}[_i]")
+
+    def wg_store(self, g: str, idx: str, val: str, d: int):
+        self.emit(d, f"_i = {idx}")
+        self.emit(d, f"_t = wt_{g}[_i]")
+        self.emit(d, f"_r = rt_{g}[_i]")
+        self.emit(d, "if (_t >= ep and _t != ep + local) or (_r >= ep and _r != ep + local):")
+        self.fail(d + 1, ERR_FALLBACK)
+        self.emit(d, f"wt_{g}[_i] = ep + local")
+        self.emit(d, f"wm_{g}[_i] = {val}")
+
+    # -- workgroup mode: statements that hold a barrier run for the whole workgroup at once;
+    # the barrier-free statements between them run as groups, invocation after invocation
+    @staticmethod
+    def _has_barrier(inst: Inst) -> bool:
+        return any(i.op == "barrier" for i in inst.walk())
+
+    def wg_block(self, block: Block, d: int, wloop, in_body: bool):
+        run: list = []
+        for inst in block.insts:
+            if self._has_barrier(inst):
+                if run:
+                    self.group(run, d, wloop, in_body)
+                    run = []
+                if inst.op == "barrier":
+                    self.emit(d, "_nl = 0")
+                    self.emit(d, f"for local in range({self.pipe.layout.wg_count}):")
+                    self.emit(d + 1, "_nl += 0 if retd[local] else 1")
+                    self.emit(d, f"if _nl != 0 and _nl != {self.pipe.layout.wg_count}:")
+                    self.fail(d + 1, ERR_FALLBACK, "0")
+                elif inst.op == "if":
+                    self.wg_if(inst, d, wloop, in_body)
+                elif inst.op == "loop":
+                    self.wg_loop(inst, d)
+                else:
+                    raise Unsupported(f"barrier inside {inst.op}")
+            else:
+                run.append(inst)
+        if run:
+            self.group(run, d, wloop, in_body)
+        if not block.insts:
+            self.emit(d, "pass")
+
+    def group(self, insts, d: int, wloop, in_body: bool):
+        n = self.pipe.layout.wg_count
+        self.emit(d, "ep += 4096")
+        self.emit(d, f"for local in range({n}):")
+        self.emit(d + 1, "if retd[local]:")
+        self.emit(d + 2, "continue")
+        self.emit(d + 1, "ret = False")
+        self.emit(d + 1, "##PRE##")
+        self.emit(d + 1, "while True:")
+        ctx = ("wg", wloop) if wloop is not None else None
+        for inst in insts:
+            if inst.op in ("break", "continue", "break_if") and ctx is None:
+                raise Unsupported(f"{inst.op} outside a loop")
+            self.inst(inst, d + 2, ctx)
+        self.emit(d + 2, "break")
+        self.emit(d + 1, "if ret:")
+        self.emit(d + 2, "retd[local] = True")
+        if wloop is None:
+            return
+        # every live invocation must agree on leaving the loop (else the interpreter reports it)
+        self.emit(d, "_nl = 0")
+        self.emit(d, "_nb = 0")
+        self.emit(d, "_nc = 0")
+        self.emit(d, f"for local in range({n}):")
+        self.emit(d + 1, "if not retd[local]:")
+        self.emit(d + 2, "_nl += 1")
+        self.emit(d + 2, f"_nb += 1 if wbrk{wloop}[local] else 0")
+        self.emit(d + 2, f"_nc += 1 if wcnt{wloop}[local] else 0")
+        self.emit(d, "if (_nb != 0 and _nb != _nl) or (_nc != 0 and _nc != _nl):")
+        self.fail(d + 1, ERR_FALLBACK, "0")
+        self.emit(d, "if _nl == 0 or _nb == _nl:")
+        if in_body:
+            self.emit(d + 1, f"wexit{wloop} = True")
+        self.emit(d + 1, "break")
+        if in_body:
+            self.emit(d, "if _nc == _nl:")
+            self.emit(d + 1, "break")
+
+    def wg_if(self, inst: Inst, d: int, wloop, in_body: bool):
+        c = self.vals.get(inst.args[0].id)
+        if not isinstance(c, str):
+            raise Unsupported("condition")
+        self.emit(d, "_nl = 0")
+        self.emit(d, "_nt = 0")
+        self.emit(d, f"for local in range({self.pipe.layout.wg_count}):")
+        self.emit(d + 1, "if not retd[local]:")
+        self.emit(d + 2, "_nl += 1")
+        self.emit(d + 2, f"_nt += 1 if {c} else 0")
+        self.emit(d, "if _nt != 0 and _nt != _nl:")
+        self.fail(d + 1, ERR_FALLBACK, "0")
+        self.emit(d, "if _nl > 0 and _nt == _nl:")
+        self.wg_block(inst.blocks[0], d + 1, wloop, in_body)
+        if inst.blocks[1].insts:
+            self.emit(d, "elif _nl > 0:")
+            self.wg_block(inst.blocks[1], d + 1, wloop, in_body)
+
+    def wg_loop(self, inst: Inst, d: int):
+        n = self.nloops
+        self.nloops += 1
+        body, cont = inst.blocks
+        cost = 1 + sum(1 for b in (body, cont) for i in b.insts for _ in i.walk())
+        self.decls[f"wbrk{n}"] = "np.bool_"
+        self.decls[f"wcnt{n}"] = "np.bool_"
+        self.loop_depth += 1
+        self.emit(d, "while True:")
+        self.emit(d + 1, f"wsteps += {cost}")
+        self.emit(d + 1, "if wsteps > max_steps:")
+        self.fail(d + 2, ERR_FALLBACK, "0")
+        self.emit(d + 1, f"wbrk{n}[:] = False")
+        self.emit(d + 1, f"wcnt{n}[:] = False")
+        self.emit(d + 1, f"wexit{n} = False")
+        self.emit(d + 1, "while True:                 # the body; a uniform 'continue' leaves it")
+        self.wg_block(body, d + 2, n, True)
+        self.emit(d + 2, "break")
+        self.emit(d + 1, f"if wexit{n}:")
+        self.emit(d + 2, "break")
+        self.wg_block(cont, d + 1, n, False)
+        self.loop_depth -= 1
+
+    def loop(self, inst: Inst, d: int):
+        n = self.nloops
+        self.nloops += 1
+        body, cont = inst.blocks
+        cost = 1 + sum(1 for b in (body, cont) for i in b.insts for _ in i.walk())
+        self.loop_depth += 1
+        self.emit(d, "while True:")
+        self.emit(d + 1, f"{self.steps} += {cost}")
+        self.emit(d + 1, f"if {self.steps} > max_steps:")
+        self.fail(d + 2, ERR_FALLBACK)
+        self.emit(d + 1, f"brk{n} = False")
+        self.emit(d + 1, "while True:                 # the body; 'continue' leaves it")
+        self.block(body, d + 2, n)
+        self.emit(d + 2, "break")
+        self.emit(d + 1, f"if brk{n} or ret:")
+        self.emit(d + 2, "break")
+        # the continuing block: its break_if leaves the outer loop directly
+        for i in cont.insts:
+            self.inst(i, d + 1, None)
+        self.emit(d, "if ret:                         # a return inside the loop")
+        self.emit(d + 1, "break")
+        self.loop_depth -= 1
+
+    def builtin(self, inst: Inst) -> str:
+        """The few numeric builtins with one obvious per-lane form (emu.numerics.builtins)."""
+        fn = inst.attrs["fn"]
+        t = _scalar(inst.type)
+        xs = [self.v(x) for x in inst.args]
+        tys = [_scalar(x.type) for x in inst.args]
+        if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
+            return f"{xs[1]} if {xs[2]} else {xs[0]}"
+        if t in ("i32", "u32") and all(ty == t for ty in tys):
+            c = _NP[t]
+            if fn == "min" and len(xs) == 2:
+                return f"{c}(min({xs[0]}, {xs[1]}))"
+            if fn == "max" and len(xs) == 2:
+                return f"{c}(max({xs[0]}, {xs[1]}))"
+            if fn == "clamp" and len(xs) == 3:
+                return f"{c}(min(max({xs[0]}, {xs[1]}), {xs[2]}))"
+            if fn == "abs" and len(xs) == 1:
+                return xs[0] if t == "u32" else f"np.int32(abs(np.int64({xs[0]})))"
+        if fn == "abs" and t == "f32" and len(xs) == 1:
+            return f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
+        raise Unsupported(f"builtin {fn} on {t}")
+
+    def literal(self, t: str, value) -> str:
+        if t == "bool":
+            return "True" if value else "False"
+        if t == "f32":
+            f = float(np.float32(value))
+            if not math.isfinite(f):
+                raise Unsupported("non-finite constant")
+            return f"np.float32({f!r})"
+        v = int(value)
+        if t == "u32":
+            return f"np.uint32({v & 0xFFFFFFFF})"
+        return f"np.int32({v})"
+
+    def input(self, name: str, t):
+        if name not in _INPUTS:
+            raise Unsupported(f"input {name}")
+        self.inputs.add(name)
+        if isinstance(t, VectorType):
+            return ("vec", [f"in_{name}_{i}" for i in range(t.n)])
+        return f"in_{name}"
+
+    def unary(self, fn: str, t: str, x: str) -> str:
+        if fn == "neg":
+            return {"i32": f"np.int32(-np.int64({x}))", "u32": f"np.uint32(-np.int64({x}))",
+                    "f32": f"rt.neg_f32({x})"}.get(t) or self._no(fn, t)
+        if fn == "not":
+            return {"bool": f"not {x}", "i32": f"np.int32(~np.int64({x}))",
+                    "u32": f"np.uint32(~np.int64({x}))"}.get(t) or self._no(fn, t)
+        return self._no(fn, t)
+
+    def _no(self, fn, t):
+        raise Unsupported(f"{fn} on {t}")
+
+    def binary(self, fn: str, t: str, x: str, y: str) -> str:
+        cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+        if t == "bool":
+            ops = {"and": "and", "or": "or", "xor": "!=", "ne": "!=", "eq": "=="}
+            if fn not in ops:
+                self._no(fn, t)
+            return f"(({x}) {ops[fn]} ({y}))"
+        if fn in cmp:
+            return f"({x} {cmp[fn]} {y})"
+        if t == "f32":
+            ops = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+            if fn in ops:
+                return f"np.float32({x} {ops[fn]} {y})"
+            if fn == "rem":
+                return f"np.float32(np.fmod({x}, {y}))"
+            self._no(fn, t)
+        c = _NP[t]
+        ops = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
+        if fn in ops:
+            return f"{c}(np.int64({x}) {ops[fn]} np.int64({y}))"
+        if fn in ("div", "rem"):
+            return f"rt.{fn}_{t}({x}, {y})"
+        if fn == "shl":
+            return f"{c}(np.int64({x}) << (np.int64({y}) & 31))"
+        if fn == "shr":
+            return f"{c}(np.int64({x}) >> (np.int64({y}) & 31))"
+        self._no(fn, t)
+
+    def convert(self, x: str, s: str, t: str) -> str:
+        if s == t:
+            return x
+        if t == "bool":
+            return f"({x} != 0)"
+        if s == "bool":
+            return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NP[t]}(1 if {x} else 0)")
+        if s == "f32":
+            return f"rt.f32_to_{t}({x})"
+        if t == "f32":
+            return f"np.float32({x})"
+        return f"{_NP[t]}(np.int64({x}))"            # i32 <-> u32: the bits
+
+    # -- the whole kernel ------------------------------------------------------------------
+    def build(self) -> str:
+        fn = self.entry
+        for i, bname in fn.param_builtins.items():
+            self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
+        body_start = len(self.lines)
+        if self.wg:
+            self.wg_block(fn.body, 0, None, False)
+        else:
+            self.block(fn.body, 2, None)
+        body = self.lines[body_start:]
+        del self.lines[body_start:]
+        for k, st in self.stores.items():
+            if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
+                raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
+        bufs = ", ".join(f"b{k}, n{k}" for k in range(len(self.buf_types)))
+        wx, wy, wz = self.pipe.layout.wg_size
+        sg = self.pipe.opts.subgroup_size
+        pre = []
+        need = self.inputs
+        if need & {"local_invocation_id", "global_invocation_id"}:
+            pre += [f"in_local_invocation_id_0 = np.uint32(local % {wx})",
+                    f"in_local_invocation_id_1 = np.uint32((local // {wx}) % {wy})",
+                    f"in_local_invocation_id_2 = np.uint32(local // {wx * wy})"]
+        if need & {"workgroup_id", "global_invocation_id"}:
+            pre += ["in_workgroup_id_0 = np.uint32(w % gx)",
+                    "in_workgroup_id_1 = np.uint32((w // gx) % gy)",
+                    "in_workgroup_id_2 = np.uint32(w // (gx * gy))"]
+        if "global_invocation_id" in need:
+            pre += [f"in_global_invocation_id_{i} = np.uint32(np.int64(in_workgroup_id_{i}) * {n} "
+                    f"+ np.int64(in_local_invocation_id_{i}))" for i, n in enumerate((wx, wy, wz))]
+        if "num_workgroups" in need:
+            pre += ["in_num_workgroups_0 = np.uint32(gx)", "in_num_workgroups_1 = np.uint32(gy)",
+                    "in_num_workgroups_2 = np.uint32(gz)"]
+        if "local_invocation_index" in need:
+            pre.append("in_local_invocation_index = np.uint32(local)")
+        if "subgroup_invocation_id" in need:
+            pre.append(f"in_subgroup_invocation_id = np.uint32(local % {sg})")
+        if "subgroup_id" in need:
+            pre.append(f"in_subgroup_id = np.uint32(local // {sg})")
+        if "subgroup_size" in need:
+            pre.append(f"in_subgroup_size = np.uint32({sg})")
+        wgpre = [p for p in pre if p.startswith("in_workgroup_id")]
+        pre = [p for p in pre if not p.startswith("in_workgroup_id")]
+        stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
+        self.stored_slots = stored
+        sas = "".join(f", sa{k}" for k in stored)
+        tail = f"{sas}{', ' + bufs if bufs else ''}"
+        dummies = "".join(", dummy" for k in stored)
+        nwg = self.pipe.layout.wg_count
+        out = ["import numpy as np",
+               "from numba import njit",
+               "from emu.jit import rt",
+               "",
+               "",
+               "@njit(cache=True, nogil=True, error_model='numpy')",
+               f"def kernel(w0, w1, gx, gy, gz, max_steps, err{', ' + bufs if bufs else ''}):",
+               "    dummy = np.empty(1, np.int64)",
+               f"    run(w0, w1, w0, gx, gy, gz, max_steps, err, False{dummies}{', ' + bufs if bufs else ''})",
+               "",
+               "",
+               "@njit(cache=True, nogil=True, error_model='numpy')",
+               f"def run(w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}):",
+               "    for w in range(w0, w1):"]
+        if self.wg:
+            decl = [f"    {k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
+            decl += ["    retd = np.zeros(%d, np.bool_)" % nwg, "    stp = np.zeros(%d, np.int64)" % nwg]
+            for g, (t, cnt) in self.wmem.items():
+                decl += [f"    wm_{g} = np.zeros({cnt}, {t})", f"    wt_{g} = np.zeros({cnt}, np.int64)",
+                         f"    rt_{g} = np.zeros({cnt}, np.int64)"]
+            out[-1:-1] = decl + ["    ep = np.int64(0)"]
+            out += ["        " + p for p in wgpre]
+            out += [f"        wm_{g}[:] = 0" for g in self.wmem]
+            out += ["        retd[:] = False", "        stp[:] = 0", "        wsteps = 0"]
+            for line in body:
+                if line.strip() == "##PRE##":
+                    ind = line[:len(line) - len(line.lstrip())]
+                    out += ["        " + ind + p for p in pre]
+                else:
+                    out.append("        " + line)
+            out.append("")
+            return "\n".join(out)
+        out += ["        " + p for p in wgpre]
+        out += [f"        for local in range({self.pipe.layout.wg_count}):",
+                "            steps = 0",
+                "            ret = False"]
+        out += ["            " + p for p in pre]
+        out += ["            while True:             # one invocation; 'return' leaves it"]
+        out += ["        " + line for line in body]
+        out += ["                break", ""]
+        return "\n".join(out)
+
+
+def _cache_dir() -> Path:
+    d = os.environ.get("EMU_JIT_CACHE")
+    p = Path(d) if d else Path.home() / ".cache" / "emu" / "jit"
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        import tempfile
+        p = Path(tempfile.gettempdir()) / "emu-jit"
+        p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+_MODULES: dict[str, object] = {}
+
+
+def _load(source: str):
+    h = hashlib.sha256(source.encode()).hexdigest()[:24]
+    mod = _MODULES.get(h)
+    if mod is not None:
+        return mod
+    path = _cache_dir() / f"emu_jit_{h}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    name = f"emu_jit_{h}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    _MODULES[h] = mod
+    return mod
+
+
+class Kernel:
+    """A compiled entry point: run(grid, buffers) -> None (done) or the first workgroup from which
+    the interpreter must take over."""
+
+    def __init__(self, pipe, gen: _Gen, source: str):
+        self.pipe = pipe
+        self.source = source
+        self.buffers = [(g.group, g.binding) for g, t, e in gen.buf_types]
+        self.types = [(t, e) for g, t, e in gen.buf_types]
+        self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
+        self.stored_slots = gen.stored_slots
+        self.has_loops = gen.nloops > 0
+        self.mod = None
+
+    def run(self, grid, regions: dict):
+        from ..numerics.dtypes import NP
+        args = []
+        datas = []
+        for key, (t, elem) in zip(self.buffers, self.types):
+            reg = regions.get(key)
+            if reg is None:
+                return 0
+            view = reg.view(NP[elem.name]).reshape(-1)
+            n = (reg.nbytes // t.stride if t.count is None else t.count) if isinstance(t, ArrayType) else 1
+            args += [view, np.int64(n)]
+            datas.append(reg.data)
+        # buffers bound twice (or overlapping): lane order would show; leave it to the interpreter
+        if any(self.stored) and len(datas) > 1:
+            for i in range(len(datas)):
+                for j in range(i + 1, len(datas)):
+                    if (self.stored[i] or self.stored[j]) and np.shares_memory(datas[i], datas[j]):
+                        return 0
+        if self.mod is None:
+            try:
+                self.mod = _load(self.source)
+                self._compile(args)
+            except Exception as e:          # a construct numba cannot type: the interpreter runs it
+                import warnings
+                warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
+                self.pipe._jit = None
+                return 0
+        gx, gy, gz = grid
+        total = gx * gy * gz
+        lanes = total * self.pipe.layout.wg_count
+        jobs = int(getattr(self.pipe.opts, "jobs", 1) or 1)
+        if jobs > 1 and self.has_loops and total >= 2 and lanes >= 4096:
+            if self._parallel(total, lanes, jobs, grid, args):
+                return None
+        err = np.zeros(3, np.int64)
+        self.mod.kernel(0, total, gx, gy, gz, self.pipe.opts.max_steps, err, *args)
+        if err[0] == 0:
+            return None
+        return int(err[1])
+
+
+def _compile_now(self, args):
+    """Compile (or load from numba's cache) with this dispatch's argument types, running nothing:
+    an empty range of workgroups."""
+    err = np.zeros(3, np.int64)
+    self.mod.kernel(0, 0, 1, 1, 1, self.pipe.opts.max_steps, err, *args)
+
+
+Kernel._compile = _compile_now
+
+
+def _parallel_run(self, total, lanes, jobs, grid, args) -> bool:
+    """Run the dispatch on `jobs` threads; True if that gave the serial result. It does unless
+    an invocation stopped (an error to report) or two invocations stored to one address (then the
+    order would matter): the caller then runs it serially from the start, which is exact because
+    the kernel reads only buffers it never writes."""
+    from . import rt
+    from .pool import run_chunks
+    chunks = min(total, 2 * jobs)
+    errs = np.zeros((chunks, 3), np.int64)
+    sas = [np.full(lanes, -1, np.int64) for _ in self.stored_slots]
+    gx, gy, gz = grid
+
+    def chunk(c0, c1):
+        for c in range(c0, c1):
+            a, z = total * c // chunks, total * (c + 1) // chunks
+            self.mod.run(a, z, 0, gx, gy, gz, self.pipe.opts.max_steps, errs[c], True, *sas, *args)
+    run_chunks(chunk, chunks, jobs)
+    if errs[:, 0].any():
+        return False
+    for sa, k in zip(sas, self.stored_slots):
+        if rt.collides(sa, int(args[2 * k + 1])):
+            return False
+    return True
+
+
+Kernel._parallel = _parallel_run
+
+
+def compile_pipeline(pipe) -> Kernel | None:
+    """The pipeline's entry point as a Kernel, or None when the interpreter must run it."""
+    if pipe.opts.tracer is not None or os.environ.get("EMU_JIT", "1") == "0":
+        return None
+    gen = _Gen(pipe)
+    try:
+        source = gen.build()
+    except Unsupported:
+        return None
+    return Kernel(pipe, gen, source)

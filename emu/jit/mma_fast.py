@@ -1,0 +1,452 @@
+"""A faster numba kernel for the MMA models that matter most for speed: 'fused' (the NVIDIA
+presets: C inside the fused sum, blocks rounded, terms cut toward zero) and 'exact'.
+
+It computes exactly what emu.numerics.mma_kernels computes (same packed parameter vector, same
+bits), restructured for speed:
+- operands are gathered straight from lane fragments through the lane maps and decoded once per
+  subgroup, branch-free, into int64 arrays cut into blocks of L along K (signed significand,
+  exponent); a zero operand carries a very negative exponent, so that it drops out of a block's
+  maximum and its term shifts to nothing without a branch;
+- per output element the block maximum and the sum of aligned, truncated terms are two loops over
+  range(L) from 0 on contiguous rows, which LLVM vectorises (B is stored transposed);
+- the common result (normal, rounded toward zero or to nearest even) is rounded branch-free for a
+  whole output row; other results (zero, subnormal, other modes) take mma_kernels' own _round;
+- scratch arrays are allocated once per run of subgroups, and runs go to threads (--jobs).
+A subgroup with anything unusual (an infinity or NaN among its operands or in a running
+accumulator, an exact sum wider than one int64) is computed by the reference kernel itself
+(mma_kernels.float_mma_serial), so those cases run the very code they ran before; that kernel is
+compiled only when such a subgroup occurs. tests/perf/test_mma_fast.py compares both bit for bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+from ..numerics.mma_kernels import (_decode, _round, _bitlen,
+                                    ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, LIMBS,
+                                    P_KIND, P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB,
+                                    P_ACC_FB, P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL,
+                                    P_OVF_INF, P_FLUSH_IN, P_FLUSH_OUT, ZERO64, RNE64)
+
+_NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
+_POS = np.int64(1 << 40)        # ... and above every real one (for minima)
+
+
+@intrinsic
+def _clz(typingctx, x):
+    """Leading zero bits of an int64 (LLVM ctlz; 64 for 0)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+    return sig, codegen
+
+
+def applies(prm: np.ndarray) -> bool:
+    """Whether the fast kernel covers this packed rule (else use mma_kernels)."""
+    kind = int(prm[P_KIND])
+    if kind == K_EXACT:
+        return True
+    return (kind == K_FUSED and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
+            and int(prm[P_TERM]) == R_RZ)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fast_decode(x, eb, fb, fmask, bias, fl):
+    """(sign 0/-1, magnitude or 0, exponent, special): branch-free _decode for the fast form."""
+    emask = (np.int64(1) << eb) - 1
+    E = (x >> fb) & emask
+    m = (x & fmask) | (np.int64(E != 0) << fb)
+    if fl != 0 and E == 0:
+        m = np.int64(0)
+    special = E == emask
+    if special:
+        m = np.int64(0)
+    e = (E if E > 0 else np.int64(1)) - bias
+    return -((x >> (eb + fb)) & 1), m, e, special
+
+
+@njit(cache=True, nogil=True)
+def _decode_rows(R, Fm, Fe, Fp, Fn, bad, eb, fb, fmask, bias, fl):
+    """Branch-free decode of raw bits R[block, row, kk] into the fast form; bad[row] |= an
+    infinity or NaN in that row."""
+    emask = (np.int64(1) << eb) - 1
+    for bi in range(R.shape[0]):
+        for r in range(R.shape[1]):
+            sp_any = False
+            for k in range(R.shape[2]):
+                x = R[bi, r, k]
+                E = (x >> fb) & emask
+                m = (x & fmask) | (np.int64(E != 0) << fb)
+                sp = E == emask
+                m = 0 if (sp or (fl != 0 and E == 0)) else m
+                e = (E if E > 0 else np.int64(1)) - bias
+                n = -((x >> (eb + fb)) & 1)
+                Fm[bi, r, k] = (m ^ n) - n              # the signed significand
+                Fe[bi, r, k] = e if m != 0 else _NEG
+                Fp[bi, r, k] = e if m != 0 else _POS
+                Fn[bi, r, k] = n
+                sp_any = sp_any or sp
+            if sp_any:
+                bad[r] = True
+
+
+@njit(cache=True, nogil=True)
+def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB):
+    """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
+    aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
+    Returns True where some element needs the reference kernel (the caller recomputes the
+    subgroup there: specials, overflow, an exact sum wider than int64)."""
+    M, Kd = ali.shape
+    N = bli.shape[1]
+    FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn = scr
+    xn, xm, xe, xl, emax, emin, S, bits, nbits, nxm, nxe = vec
+    rowbad, colbad, ok, fast = bvec
+    ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
+    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
+    bias = (np.int64(1) << (ieb - 1)) - 1
+    # fast form, cut into blocks of L along K (padded with zeros): FA*[block, i, kk] and, B
+    # transposed, FB*[block, j, kk]; every inner loop then runs over range(L) from 0, which LLVM
+    # vectorises (a loop over range(k0, k1) it does not). Gather the raw bits first, then decode
+    # them in plain loops over contiguous arrays.
+    NB, _, L = FAm.shape
+    for bi in range(NB):
+        for i in range(M):
+            for kk in range(L):
+                k = bi * L + kk
+                RA[bi, i, kk] = np.int64(af[s, ali[i, k], aei[i, k]]) if k < Kd else ZERO64
+        for j in range(N):
+            for kk in range(L):
+                k = bi * L + kk
+                RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
+    for i in range(M):
+        rowbad[i] = False
+    for j in range(N):
+        colbad[j] = False
+    _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
+    _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
+    need_ref = False
+    kind = prm[P_KIND]
+    ceb, cfb = prm[P_C_EB], prm[P_C_FB]
+    cfmask = (np.int64(1) << cfb) - 1
+    cbias = (np.int64(1) << (ceb - 1)) - 1
+    eb = prm[P_ACC_EB]
+    fb = prm[P_ACC_FB]
+    fin2 = 2 * ifb
+    F = prm[P_F]
+    mode = prm[P_FINAL]
+    ovf = prm[P_OVF_INF]
+    flo = prm[P_FLUSH_OUT]
+    obias = (np.int64(1) << (eb - 1)) - 1
+    one_fb = np.int64(1) << fb
+    rne = mode == R_RNE
+    fast_mode = mode == R_RZ or mode == R_RNE
+    for i in range(M):
+        # the running accumulator x of each column starts as C (xm == 0: a zero)
+        for j in range(N):
+            n_, m_, e_, sp = _fast_decode(np.int64(cf[s, cli[i, j], cei[i, j]]), ceb, cfb, cfmask, cbias, fl)
+            xn[j] = -n_
+            xm[j] = m_
+            xe[j] = e_
+            xl[j] = e_ - cfb
+            ok[j] = not (rowbad[i] or colbad[j] or sp)
+        if kind == K_FUSED:
+            for bi in range(NB):
+                k0 = bi * L
+                k1 = min(Kd, k0 + L)
+                # per column: q = max(emaxp, xe) - F; each product's term is cut at 2^q
+                for j in range(N):
+                    em = _NEG
+                    for k in range(L):
+                        e = FAe[bi, i, k] + FBe[bi, j, k]
+                        em = e if e > em else em
+                    emax[j] = em
+                    q = em
+                    if xm[j] != 0 and xe[j] > q:
+                        q = xe[j]
+                    lo = q - F + fin2
+                    emin[j] = lo
+                    Sj = np.int64(0)
+                    for k in range(L):
+                        sh = FAe[bi, i, k] + FBe[bi, j, k] - lo
+                        p = FAm[bi, i, k] * FBm[bi, j, k]      # exact signed product
+                        ng = p >> 63
+                        m = (p ^ ng) - ng
+                        ls = sh if sh > 0 else 0
+                        rs = -sh if sh < 0 else 0
+                        rs = rs if rs < 63 else 63
+                        t = (m << ls) >> rs                      # |term|, cut toward zero
+                        Sj += (t ^ ng) - ng
+                    S[j] = Sj
+                # the common case, branch-free over j: C's term, then a normal result
+                for j in range(N):
+                    q = emin[j] - fin2
+                    csh = xl[j] - q
+                    ls = csh if csh > 0 else 0
+                    ls = ls if ls < 63 else 63
+                    rs = -csh if csh < 0 else 0
+                    rs = rs if rs < 63 else 63
+                    t = (xm[j] << ls) >> rs
+                    Sj = S[j] + (-t if xn[j] else t)
+                    neg = np.int64(Sj < 0)
+                    mag = -Sj if Sj < 0 else Sj
+                    top = q + 63 - _clz(mag | 1)
+                    shf = top - fb - q
+                    shc = shf if shf > 1 else 1
+                    shc = shc if shc < 62 else 62
+                    qv = mag >> shc
+                    if rne:
+                        rem = mag & ((np.int64(1) << shc) - 1)
+                        half = np.int64(1) << (shc - 1)
+                        up = (rem > half) | ((rem == half) & ((qv & 1) == 1))
+                        qv += np.int64(up)
+                    carry = qv == (one_fb << 1)
+                    qv = qv >> np.int64(carry)
+                    top += np.int64(carry)
+                    fast[j] = (ok[j] and fast_mode and emax[j] > _NEG // 2 and mag != 0
+                               and shf > 0 and shf < 62 and top > 1 - obias and top <= obias
+                               and (xm[j] == 0 or xl[j] - q > -62))
+                    nbits[j] = (neg << (eb + fb)) | ((top + obias) << fb) | (qv - one_fb)
+                    nxm[j] = qv
+                    nxe[j] = top
+                    xn[j] = neg if fast[j] else xn[j]
+                for j in range(N):
+                    if fast[j]:
+                        bits[j] = nbits[j]
+                        xm[j] = nxm[j]
+                        xe[j] = nxe[j]
+                        xl[j] = nxe[j] - fb
+                        continue
+                    if not ok[j]:
+                        continue
+                    # mma_kernels._elem_fused for one finite block, as written there
+                    nprod = emax[j] > _NEG // 2
+                    czero = xm[j] == 0
+                    Sj = S[j]
+                    q = np.int64(0)
+                    if nprod or not czero:
+                        q = emin[j] - fin2
+                        if not czero:
+                            sh = xl[j] - q
+                            if sh >= 0:
+                                t = xm[j] << sh
+                            else:
+                                t = xm[j] >> (-sh) if -sh < 63 else np.int64(0)
+                            Sj += -t if xn[j] else t
+                    else:
+                        Sj = 0
+                    neg = np.int64(Sj < 0)
+                    if Sj == 0:
+                        if not nprod and czero:
+                            zall = xn[j] == 1
+                            zany = xn[j] == 1
+                            for k in range(k1 - k0):
+                                zn = FAn[bi, i, k] ^ FBn[bi, j, k]
+                                zall = zall and zn == -1
+                                zany = zany or zn == -1
+                            neg = np.int64(zany) if mode == R_RD else np.int64(zall)
+                        else:
+                            neg = np.int64(mode == R_RD)
+                    mag = -Sj if Sj < 0 else Sj
+                    r = _round(neg, mag, q, eb, fb, mode, ovf, flo)
+                    bits[j] = r
+                    n_, c_, m_, e_ = _decode(r, eb, fb, fb, ZERO64)
+                    if c_ != FINITE and c_ != ZERO:
+                        ok[j] = False               # an infinity: the reference routine redoes it
+                    xn[j] = n_
+                    xm[j] = m_ if c_ == FINITE else np.int64(0)
+                    xe[j] = e_
+                    xl[j] = e_ - fb
+        else:
+            # exact: one rounding of the exact sum, in one int64 where it fits
+            for j in range(N):
+                em = _NEG
+                ep = _POS
+                for k in range(L):
+                    e = FAe[0, i, k] + FBe[0, j, k]
+                    em = e if e > em else em
+                    p = FAp[0, i, k] + FBp[0, j, k]
+                    ep = p if p < ep else ep
+                if ep > _POS // 2:
+                    ep = 0                          # no nonzero product
+                emax[j] = em
+                emin[j] = ep
+                Sj = np.int64(0)
+                for k in range(L):
+                    sh = FAe[0, i, k] + FBe[0, j, k] - ep
+                    sh = sh if sh > 0 else 0
+                    sh = sh if sh < 63 else 63
+                    Sj += (FAm[0, i, k] * FBm[0, j, k]) << sh     # exact, signed
+                S[j] = Sj
+            for j in range(N):
+                if not ok[j]:
+                    continue
+                # a product's value is m * 2^(ea + eb - fin2) with m < 2^(fin2 + 2)
+                nprod = emax[j] > _NEG // 2
+                live = 0
+                base = emin[j] - fin2
+                top = emax[j] + 2
+                if nprod:
+                    live = Kd
+                cfin = xm[j] != 0
+                cl = xl[j]
+                if cfin:
+                    live += 1
+                    if not nprod or cl < base:
+                        base = cl
+                    tt = cl + _bitlen(xm[j])
+                    if not nprod or tt > top:
+                        top = tt
+                if live == 0:
+                    allneg = xn[j] == 1
+                    for k in range(Kd):
+                        allneg = allneg and (FAn[0, i, k] ^ FBn[0, j, k]) == -1
+                    bits[j] = (np.int64(1) << (eb + fb)) if allneg else np.int64(0)
+                    continue
+                if top - base + _bitlen(np.int64(live)) > 61:
+                    ok[j] = False
+                    continue
+                # the products were summed at 2^(emin - fin2); re-base onto `base`
+                Sj = S[j] << ((emin[j] - fin2) - base) if nprod else np.int64(0)
+                if cfin:
+                    v = xm[j] << (cl - base)
+                    Sj += -v if xn[j] else v
+                if Sj == 0:
+                    bits[j] = 0
+                elif Sj < 0:
+                    bits[j] = _round(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+                else:
+                    bits[j] = _round(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+        for j in range(N):
+            if ok[j]:
+                o[i, j] = bits[j]
+            else:
+                need_ref = True
+    return need_ref
+
+
+@njit(cache=True, nogil=True)
+def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, t0, t1):
+    """D = A*B + C for subgroups sgs[t0:t1], reading and writing through the lane maps: (li, ei)
+    give each operand element's owner slot, (ri, ci) each output slot's element (ovalid: the
+    slot holds one). Same bits as to_matrix -> mma_kernels -> to_fragments."""
+    M, Kd = ali.shape
+    N = bli.shape[1]
+    mk = (M, Kd)
+    kn = (Kd, N)
+    L = Kd if prm[P_KIND] == K_EXACT else max(1, min(prm[P_L], Kd))
+    NB = max(1, (Kd + L - 1) // L)
+    bmk = (NB, M, L)
+    bnk = (NB, N, L)
+    scr = (np.empty(bmk, np.int64), np.empty(bmk, np.int64), np.empty(bmk, np.int64),
+           np.empty(bmk, np.int64), np.empty(bnk, np.int64), np.empty(bnk, np.int64),
+           np.empty(bnk, np.int64), np.empty(bnk, np.int64))
+    vec = (np.empty(N, np.int64), np.empty(N, np.int64),
+           np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+           np.empty(N, np.int64), np.empty(N, np.int64), np.zeros(N, np.int64),
+           np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(N, np.int64))
+    bvec = (np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_),
+            np.zeros(N, np.bool_))
+    RA = np.empty(bmk, np.int64)
+    RB = np.empty(bnk, np.int64)
+    o = np.empty((M, N), np.int64)
+    lanes, E = ori.shape
+    for t in range(t0, t1):
+        s = sgs[t]
+        if _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB):
+            need[t] = True
+        for ln in range(lanes):
+            for e in range(E):
+                of[s, ln, e] = o[ori[ln, e], oci[ln, e]] if ovalid[ln, e] else 0
+
+
+def _identity(rows, cols):
+    r = np.repeat(np.arange(rows, dtype=np.int64), cols).reshape(rows, cols)
+    c = np.tile(np.arange(cols, dtype=np.int64), rows).reshape(rows, cols)
+    return r, c
+
+
+def float_mma(a, b, c, out, prm, jobs=1):
+    """Same contract as mma_kernels.float_mma_serial (uint32 bits (S, M, K), (S, K, N), (S, M, N)
+    in, out written), on `jobs` threads."""
+    S, M, Kd = a.shape
+    N = b.shape[2]
+    ia, ib, ic = _identity(M, Kd), _identity(Kd, N), _identity(M, N)
+    sgs = np.arange(S, dtype=np.int64)
+    need = np.zeros(S, np.bool_)
+    args = (a, b, c, out) + ia + ib + ic + ic + (np.ones((M, N), np.bool_), sgs, prm, need)
+    _dispatch(args, S, jobs)
+    if need.any():
+        t = np.flatnonzero(need)
+        o = np.empty((len(t), M, N), np.uint32)
+        _reference(a[t], b[t], c[t], o, prm)
+        out[t] = o
+
+
+def _reference(a, b, c, out, prm):
+    """mma_kernels' own kernel, for the subgroups the fast one hands back (compiled only then)."""
+    from ..numerics import mma_kernels
+    mma_kernels.float_mma_serial(np.ascontiguousarray(a), np.ascontiguousarray(b),
+                                 np.ascontiguousarray(c), out, prm)
+
+
+def _dispatch(args, n, jobs):
+    from .pool import run_chunks
+    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, grain=64)
+
+
+_PRM: dict = {}
+_BITS = {2: np.uint16, 4: np.uint32}
+
+
+def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: int,
+             jobs: int | None = 1):
+    """The cooperative multiply-add straight on fragments (lanes, E) of all subgroups of a batch,
+    for the subgroups listed in `subgroups` (others get zero fragments); `maps` are the lane maps
+    of A, B, C and the result. Returns the result fragments, or None where this path does not
+    apply (integer or other float models: the caller then takes the general path)."""
+    from ..numerics import mma as nmma
+    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
+        return None
+    key = (model, a.dtype, c.dtype, result_type)
+    prm = _PRM.get(key)
+    if prm is None:
+        try:
+            fin = nmma._FLOAT_DTYPES[np.dtype(a.dtype)]
+            fc = "f16" if c.dtype == np.float16 else "f32"
+            rule = nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc], result_type)
+            prm = nmma._pack(rule)
+            if not applies(prm):
+                prm = False
+        except (KeyError, ValueError):
+            prm = False
+        _PRM[key] = prm
+    if prm is False:
+        return None
+    la, lb, lc, lo = maps
+    odt = np.dtype(np.float16 if result_type == "f16" else np.float32)
+    nsub = a.shape[0] // sg
+    out = np.zeros((nsub, sg, lo.elements_per_lane), odt)
+
+    def bits(x):
+        x = np.ascontiguousarray(x)
+        return x.view(_BITS[x.dtype.itemsize]).reshape(nsub, sg, -1)
+    args = (bits(a), bits(b), bits(c), out.view(_BITS[odt.itemsize]),
+            la.lane_idx, la.elem_idx, lb.lane_idx, lb.elem_idx, lc.lane_idx, lc.elem_idx,
+            lo.rows_idx, lo.cols_idx, lo.valid, np.ascontiguousarray(subgroups, np.int64), prm,
+            np.zeros(len(subgroups), np.bool_))
+    _dispatch(args, len(subgroups), jobs)
+    need = args[-1]
+    if need.any():
+        # subgroups with infinities, NaNs, overflow or wide exact sums: the reference kernel
+        sg_ = np.asarray(subgroups)[need]
+        A, B, C = (lm.to_matrix(x.reshape(nsub, sg, -1)[sg_]) for lm, x in zip((la, lb, lc), (a, b, c)))
+        D = np.empty(C.shape, np.uint32)
+        _reference(nmma._bits32(A), nmma._bits32(B), nmma._bits32(C), D, prm)
+        D = (D.astype(np.uint16) if odt.itemsize == 2 else D).view(odt)
+        out[sg_] = lo.to_fragments(D)
+    nmma.zero_sign(out.view(_BITS[odt.itemsize]), prm)
+    return out.reshape(nsub * sg, -1)

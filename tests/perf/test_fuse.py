@@ -1,0 +1,378 @@
+"""The fusion JIT (emu/jit/fuse.py) against the interpreter: same bits, same errors.
+
+Each shader runs twice on the same inputs, once with EMU_JIT=0 (the lockstep interpreter) and once
+compiled; every output buffer must match bit for bit. Inputs are full of edge values: integer
+extremes and zero divisors, shift amounts past the width, NaN, infinities, signed zeros,
+subnormals and f32 values beyond the integer ranges."""
+import numpy as np
+import pytest
+
+import emu
+from emu.errors import EmuError
+
+N = 512
+
+INT_OPS = """
+@group(0) @binding(0) var<storage, read> x : array<i32>;
+@group(0) @binding(1) var<storage, read> y : array<i32>;
+@group(0) @binding(2) var<storage, read> ux : array<u32>;
+@group(0) @binding(3) var<storage, read> uy : array<u32>;
+@group(0) @binding(4) var<storage, read_write> o : array<i32>;
+@group(0) @binding(5) var<storage, read_write> uo : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  let a = x[i]; let b = y[i]; let p = ux[i]; let q = uy[i];
+  var r = a + b;
+  r = r ^ (a - b);
+  r = r + a * b;
+  r = r ^ (a / b);
+  r = r + (a % b);
+  r = r ^ (a << q);
+  r = r + (a >> q);
+  r = r ^ (-a) ^ (~b);
+  r = r + select(a, b, a < b) + i32(a >= b) + i32(p);
+  var u = p + q;
+  u = u ^ (p - q);
+  u = u + p * q;
+  u = u ^ (p / q);
+  u = u + (p % q);
+  u = u ^ (p << q) ^ (p >> q) ^ (~q);
+  u = u + u32(a) + select(0u, 7u, p > q) + bitcast<u32>(b);
+  o[i] = r;
+  uo[i] = u;
+}
+"""
+
+FLOAT_OPS = """
+@group(0) @binding(0) var<storage, read> x : array<f32>;
+@group(0) @binding(1) var<storage, read> y : array<f32>;
+@group(0) @binding(2) var<storage, read_write> o : array<f32>;
+@group(0) @binding(3) var<storage, read_write> oi : array<i32>;
+@group(0) @binding(4) var<storage, read_write> ou : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  let a = x[i]; let b = y[i];
+  var r = a + b;
+  r = r * (a - b);
+  r = r / (a * b + 1.5);
+  r = r + (a % b) - (-a);
+  r = select(r, a / b, a > b);
+  if (a == b || a != a) { r = r + 1.0; }
+  o[i] = r;
+  oi[i] = i32(a) ^ i32(b * 3.0) ^ bitcast<i32>(a) ^ i32(a <= b);
+  ou[i] = u32(a) + u32(b) + bitcast<u32>(r) + u32(f32(i32(a))) + u32(f32(u32(b)));
+}
+"""
+
+CONTROL = """
+@group(0) @binding(0) var<storage, read> x : array<i32>;
+@group(0) @binding(1) var<storage, read_write> o : array<i32>;
+@compute @workgroup_size(32, 2)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>,
+        @builtin(local_invocation_index) li : u32,
+        @builtin(workgroup_id) wg : vec3<u32>,
+        @builtin(num_workgroups) nw : vec3<u32>) {
+  let i = gid.x + gid.y * nw.x * 32u;
+  let n = x[i] & 63;
+  if (n == 5) { return; }
+  var acc = i32(li) + i32(wg.x) * 1000;
+  var k = 0;
+  loop {
+    if (k >= n) { break; }
+    k = k + 1;
+    if ((k & 3) == 1) { continue; }
+    var j = 0;
+    while (j < k) {
+      j = j + 2;
+      if (j == 6) { break; }
+      acc = acc * 3 + j;
+    }
+    if (acc == 12345) { return; }
+    acc = acc ^ k;
+    continuing {
+      acc = acc + 1;
+      break if acc > 100000000;
+    }
+  }
+  for (var t = 0u; t < 3u; t++) { acc = acc + i32(t); }
+  o[i] = acc;
+}
+"""
+
+EDGE_I = [0, 1, -1, 2, -2, 3, 7, 31, 32, 33, 63, 64, -31, -32, 2**31 - 1, -2**31, 12345, -99999]
+EDGE_F = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e-45, -1e-45, 1.17549435e-38, 3.4e38, -3.4e38, np.inf,
+          -np.inf, np.nan, 2.1474836e9, 4.2949673e9, -2.1474839e9, 1e20, -1e20, 16777217.0, 0.1]
+
+
+def _edge(values, dtype, rng):
+    v = np.array(values, dtype)
+    extra = rng.choice(v, N - len(v))
+    if dtype == np.float32:
+        extra = np.where(rng.random(N - len(v)) < 0.5, rng.standard_normal(N - len(v)).astype(dtype) * 100, extra)
+    else:
+        extra = np.where(rng.random(N - len(v)) < 0.5, rng.integers(-2**31, 2**31, N - len(v)).astype(dtype), extra)
+    return np.concatenate([v, extra.astype(dtype)])
+
+
+def run(src, inputs, outputs, grid, monkeypatch, jit, robust=False, constants=None):
+    monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+    dev = emu.Device("reference", robust=robust)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"), constants=constants)
+    bufs = {(0, i): dev.create_buffer(a) for i, a in enumerate(inputs)}
+    for j, nbytes in enumerate(outputs):
+        bufs[(0, len(inputs) + j)] = dev.create_buffer(size=nbytes)
+    dev.dispatch(pipe, bufs, grid)
+    assert (pipe.pipeline._jit is not None) == jit, "the JIT did not take this shader"
+    return [bufs[(0, len(inputs) + j)].read(np.uint32) for j in range(len(outputs))]
+
+
+def same(src, inputs, outputs, grid, monkeypatch, **kw):
+    a = run(src, inputs, outputs, grid, monkeypatch, False, **kw)
+    b = run(src, inputs, outputs, grid, monkeypatch, True, **kw)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_integer_ops(monkeypatch):
+    rng = np.random.default_rng(1)
+    x, y = _edge(EDGE_I, np.int32, rng), _edge(EDGE_I[::-1], np.int32, rng)
+    same(INT_OPS, [x, y, x.view(np.uint32), y.view(np.uint32)], [4 * N, 4 * N], (N // 64, 1, 1),
+         monkeypatch)
+
+
+def test_float_ops(monkeypatch):
+    rng = np.random.default_rng(2)
+    x, y = _edge(EDGE_F, np.float32, rng), _edge(EDGE_F[::-1], np.float32, rng)
+    same(FLOAT_OPS, [x, y], [4 * N, 4 * N, 4 * N], (N // 64, 1, 1), monkeypatch)
+
+
+def test_control_flow(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2**31, 2**31, N, dtype=np.int64).astype(np.int32)
+    same(CONTROL, [x], [4 * N], (8, 1, 1), monkeypatch)
+
+
+OOB = """
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  o[gid.x] = x[x[gid.x]];
+}
+"""
+
+
+@pytest.mark.parametrize("robust", [False, True])
+def test_out_of_bounds_same_error_or_clamp(monkeypatch, robust):
+    x = np.arange(256, dtype=np.uint32)
+    x[150] = 1000                                    # workgroup 2, lane 22
+    results = []
+    for jit in (False, True):
+        try:
+            results.append(run(OOB, [x], [4 * 256], (4, 1, 1), monkeypatch, jit, robust=robust))
+        except EmuError as e:
+            results.append(str(e))
+    if robust:
+        np.testing.assert_array_equal(results[0][0], results[1][0])
+    else:
+        assert isinstance(results[0], str) and results[0] == results[1]
+        assert "workgroup (2, 0, 0)" in results[0]
+
+
+def test_step_limit_same_error(monkeypatch):
+    src = """
+@group(0) @binding(0) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(32)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  var k = 0u;
+  loop { k = k + 1u; if (k == 0u) { break; } }
+  o[gid.x] = k;
+}
+"""
+    msgs = []
+    for jit in (False, True):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        dev = emu.Device("reference", max_steps=5000)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+        with pytest.raises(EmuError) as e:
+            dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=128)}, (1, 1, 1))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_racy_shader_left_to_interpreter(monkeypatch):
+    # reads what other invocations write: lane order would show, so the JIT declines it
+    src = """
+@group(0) @binding(0) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  o[(gid.x + 1u) % 64u] = o[gid.x] + 1u;
+}
+"""
+    monkeypatch.setenv("EMU_JIT", "1")
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+    dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256)}, (1, 1, 1))
+    assert pipe.pipeline._jit is None
+
+
+def test_aliased_buffers_use_interpreter(monkeypatch):
+    src = """
+@group(0) @binding(0) var<storage, read> a : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  o[(gid.x + 1u) % 64u] = a[gid.x] + 1u;
+}
+"""
+    outs = []
+    for jit in (False, True):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        dev = emu.Device("reference")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+        buf = dev.create_buffer(np.arange(64, dtype=np.uint32))
+        dev.dispatch(pipe, {(0, 0): buf, (0, 1): buf}, (1, 1, 1))     # the same buffer twice
+        outs.append(buf.read(np.uint32))
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_bench_shaders(monkeypatch):
+    from pathlib import Path
+    shaders = Path(__file__).resolve().parents[2] / "bench" / "shaders"
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(64 * 64, dtype=np.float32)
+    b = rng.standard_normal(64 * 64, dtype=np.float32)
+    same((shaders / "matmul_naive.wgsl").read_text(), [a, b], [4 * 64 * 64], (4, 4, 1), monkeypatch,
+         constants={"M": 64, "N": 64, "K": 64})
+    same((shaders / "vecadd.wgsl").read_text(), [a, b], [4 * 64 * 64], (16, 1, 1), monkeypatch)
+
+
+PAR = """
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  var acc = x[gid.x];
+  for (var k = 0u; k < (acc & 15u); k++) { acc = acc * 1664525u + 1013904223u; }
+  o[DEST] = acc;
+}
+"""
+
+
+@pytest.mark.parametrize("dest", ["gid.x", "gid.x / 7u", "0u"])
+def test_parallel_jit_agrees(monkeypatch, dest):
+    # jobs=2 runs the compiled kernel on threads; colliding stores (several invocations writing
+    # one element) make it rerun serially, so the highest invocation still wins
+    x = np.random.default_rng(9).integers(0, 2**32, 8192, dtype=np.uint64).astype(np.uint32)
+    src = PAR.replace("DEST", dest)
+    outs = []
+    for jit, jobs in ((False, 1), (True, 1), (True, 2)):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        dev = emu.Device("reference", jobs=jobs)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+        bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(size=4 * 8192)}
+        dev.dispatch(pipe, bufs, (128, 1, 1))
+        outs.append(bufs[(0, 1)].read(np.uint32))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    np.testing.assert_array_equal(outs[0], outs[2])
+
+
+# -- workgroup memory and barriers: the code between barriers runs invocation by invocation, with
+# a check that no invocation touches an element another one touched since the last barrier
+
+WG_SHADERS = {
+    "shift": """
+var<workgroup> t : array<u32, 64>;
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li : u32, @builtin(workgroup_id) wg : vec3<u32>) {
+  t[li] = x[wg.x * 64u + li];
+  workgroupBarrier();
+  var acc = 0u;
+  for (var r = 0u; r < 5u; r++) {
+    let v = t[(li + r) % 64u];
+    workgroupBarrier();
+    t[li] = v * 3u + acc;
+    acc = acc ^ v;
+    workgroupBarrier();
+    if (r == 3u) { continue; }
+  }
+  o[wg.x * 64u + li] = t[63u - li] + acc;
+}
+""",
+    # no barrier between a write and other invocations' reads: lane order would show, so the
+    # runtime check hands the dispatch to the interpreter (same bits either way)
+    "racy": """
+var<workgroup> t : array<u32, 64>;
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li : u32, @builtin(workgroup_id) wg : vec3<u32>) {
+  t[li] = x[wg.x * 64u + li];
+  let v = t[(li + 1u) % 64u];
+  workgroupBarrier();
+  o[wg.x * 64u + li] = v;
+}
+""",
+    "early_exit": """
+var<workgroup> t : array<u32, 64>;
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li : u32, @builtin(workgroup_id) wg : vec3<u32>) {
+  if (wg.x == 1u) { return; }
+  t[li] = x[wg.x * 64u + li];
+  workgroupBarrier();
+  loop {
+    if (t[0] > 7u) { break; }
+    workgroupBarrier();
+    if (li == 0u) { t[0] = t[0] + 1u; }
+    workgroupBarrier();
+  }
+  o[wg.x * 64u + li] = t[li] + t[0];
+}
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WG_SHADERS))
+def test_workgroup_mode(monkeypatch, name):
+    x = np.random.default_rng(10).integers(0, 10, 256).astype(np.uint32)
+    same(WG_SHADERS[name], [x], [4 * 256], (4, 1, 1), monkeypatch)
+
+
+def test_workgroup_divergent_barrier_same_error(monkeypatch):
+    src = """
+var<workgroup> t : array<u32, 64>;
+@group(0) @binding(0) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li : u32) {
+  if (li == 5u) { return; }
+  t[li] = li;
+  workgroupBarrier();
+  o[li] = t[63u - li];
+}
+"""
+    msgs = []
+    for jit in (False, True):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        dev = emu.Device("reference")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+        with pytest.raises(EmuError) as e:
+            dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256)}, (1, 1, 1))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+
+
+def test_bench_workgroup_shaders(monkeypatch):
+    from pathlib import Path
+    shaders = Path(__file__).resolve().parents[2] / "bench" / "shaders"
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal(64 * 64, dtype=np.float32)
+    b = rng.standard_normal(64 * 64, dtype=np.float32)
+    same((shaders / "matmul_tiled.wgsl").read_text(), [a, b], [4 * 64 * 64], (4, 4, 1), monkeypatch,
+         constants={"M": 64, "N": 64, "K": 64})
+    same((shaders / "reduce.wgsl").read_text(), [a], [4 * 16], (16, 1, 1), monkeypatch)

@@ -1,0 +1,85 @@
+"""emu/jit/mma_fast.py against the reference numba kernel (emu/numerics/mma_kernels.py): bit for
+bit on random operands, on operands full of zeros, signed zeros, subnormals, infinities and NaNs,
+on accumulators that overflow, for every model and format the fast kernel accepts; and through
+fragments (frag_mma) against to_matrix -> mma -> to_fragments."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+from emu.jit import mma_fast as F
+from emu.numerics import mma as M
+from emu.numerics import mma_kernels as K
+
+DT = {"f16": np.float16, "f32": np.float32, "bf16": ml_dtypes.bfloat16}
+
+
+@np.errstate(all="ignore")
+def operands(rng, S, fin, ct, special, scale):
+    a = (rng.uniform(-1, 1, (S, 16, 16)) * scale).astype(DT[fin])
+    b = (rng.uniform(-1, 1, (S, 16, 16)) * scale).astype(DT[fin])
+    c = (rng.uniform(-1, 1, (S, 16, 16)) * scale).astype(DT[ct])
+    if special:
+        for x in (a, b):
+            ub = np.uint16 if x.dtype.itemsize == 2 else np.uint32
+            bits = rng.integers(0, np.iinfo(ub).max, x.shape, dtype=ub).view(x.dtype)
+            sel = rng.random(x.shape) < 0.05
+            x[sel] = bits[sel]
+        a[rng.random(a.shape) < 0.1] = 0
+        b[rng.random(b.shape) < 0.1] = -0.0
+        c[rng.random(c.shape) < 0.2] = 0
+        c[rng.random(c.shape) < 0.05] = -0.0
+        c[rng.random(c.shape) < 0.01] = np.inf
+        c[rng.random(c.shape) < 0.01] = DT[ct](6e4 if ct == "f16" else 3e38)
+        a[:5] = 0
+        b[:3] = -0.0
+        a[5:8] *= DT[fin](1e-3)
+        b[6:9] *= DT[fin](1e-4)
+    return a, b, c
+
+
+CASES = [(m, "f16", ct, rt) for m in ("nvidia-hopper", "exact", "nvidia-ampere", "nvidia-volta")
+         for ct, rt in (("f32", "f32"), ("f16", "f16"), ("f16", "f32"))]
+CASES += [("exact", "bf16", "f32", "f32"), ("nvidia-hopper", "bf16", "f32", "f32"),
+          ("nvidia-hopper", "f32", "f32", "f32"), ("exact", "f32", "f32", "f32")]
+
+
+@pytest.mark.parametrize("model,fin,ct,rt", CASES)
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 3e3])
+def test_fast_kernel_bit_exact(model, fin, ct, rt, special, scale):
+    rng = np.random.default_rng(hash((model, fin, ct, rt, special, scale)) % 2**32)
+    a, b, c = operands(rng, 96, fin, ct, special, scale)
+    rule = M.get_model(model).rule(M.FORMATS[fin], M.FORMATS[ct], rt)
+    prm = M._pack(rule)
+    assert F.applies(prm)
+    A, B, C = M._bits32(a), M._bits32(b), M._bits32(c)
+    want = np.empty(c.shape, np.uint32)
+    K.float_mma_serial(A, B, C, want, prm)
+    got = np.empty(c.shape, np.uint32)
+    F.float_mma(A, B, C, got, prm)
+    np.testing.assert_array_equal(got, want)
+    par = np.empty(c.shape, np.uint32)
+    F.float_mma(A, B, C, par, prm, jobs=2)
+    np.testing.assert_array_equal(par, want)
+
+
+@pytest.mark.parametrize("profile", ["nvidia-h200", "reference", "amd-rdna3"])
+def test_frag_mma_matches_matrix_path(profile):
+    from emu.profiles import load_profile
+    prof = load_profile(profile)
+    cfg = prof.find_config(16, 16, 16, "f16", "f32")
+    sg = prof.default_subgroup_size
+    maps = [prof.lane_map(cfg, r, sg) for r in ("A", "B", "C", "C")]
+    rng = np.random.default_rng(7)
+    nsub = 12
+    a, b, c = operands(rng, nsub, "f16", "f32", True, 1.0)
+    fa, fb, fc = (lm.to_fragments(x).reshape(nsub * sg, -1) for lm, x in zip(maps, (a, b, c)))
+    subgroups = np.array([0, 2, 3, 7, 11])
+    model = prof.model_for(cfg)
+    got = F.frag_mma(model, fa, fb, fc, maps, "f32", subgroups, sg, jobs=2)
+    assert got is not None
+    A, B, C = (lm.to_matrix(f.reshape(nsub, sg, -1)[subgroups]) for lm, f in zip(maps, (fa, fb, fc)))
+    D = M.mma(model, A, B, C, "f32")
+    want = np.zeros((nsub, sg, maps[3].elements_per_lane), np.float32)
+    want[subgroups] = maps[3].to_fragments(D)
+    np.testing.assert_array_equal(got.view(np.uint32), want.reshape(nsub * sg, -1).view(np.uint32))
