@@ -25,6 +25,7 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         lw = Lowerer(tree, file, strict, dict(constants or {}))
         module = lw.run()
         module.needs_constants = True
+    _uniformity_warnings(module, lw.warnings)
     if lw.override_values:
         known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}
         for key in lw.override_values:
@@ -33,3 +34,13 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
                 raise EmuError(f"the shader has no override named '{key}' (it has: {names})",
                                hint="check the name in --override NAME=VALUE")
     return module, lw.warnings
+
+
+def _uniformity_warnings(module, warnings: list) -> None:
+    """Warn where Tint's uniformity analysis would reject a cooperative-matrix operation."""
+    from ...isa import uniformity
+    from ...isa.ops import OPS
+    if not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
+        return
+    for finding in uniformity.check(module):
+        warnings.append(EmuError(finding.message, finding.inst.loc, hint=uniformity.HINT, severity="warning"))
