@@ -197,7 +197,7 @@ def _nan_bits(vecs, keys, rt: str):
 
 
 _DEFAULTS = dict(term_rounding="rz", c_position="inside", between_blocks="round", overflow="inf",
-                 flush_input_subnormals=False, flush_output_subnormals=False)
+                 flush_input_subnormals=False, flush_output_subnormals=False, zero_sign="ieee")
 
 
 def _complexity(p) -> int:
@@ -372,7 +372,8 @@ def _neighbours(p):
     alts = {"block": (2, 4, 8, 16, 32), "frac_bits": tuple(range(20, 30)),
             "final_rounding": ("rz", "rne", "rd", "ru"), "term_rounding": ("rz", "rd"),
             "between_blocks": ("round", "carry"), "overflow": ("inf", "ieee"),
-            "flush_input_subnormals": (False, True), "flush_output_subnormals": (False, True)}
+            "flush_input_subnormals": (False, True), "flush_output_subnormals": (False, True),
+            "zero_sign": ("ieee", "positive")}
     out = []
     base = dataclasses.asdict(p)
     for k, vals in alts.items():
