@@ -123,7 +123,6 @@ class Lowerer:
         self.ret_type: Type = VOID
         self.loop_depth = 0
         self.switch_depth = 0
-        self.used_subgroup_builtin = None
         self.in_type = 0
 
     # -- diagnostics ---------------------------------------------------------------------------
@@ -139,8 +138,6 @@ class Lowerer:
 
     # -- module -----------------------------------------------------------------------------------
     def run(self) -> Module:
-        for name in ("f16",):
-            pass
         for e in self.m.enables:
             if e not in ("f16", "subgroups", "subgroups_f16") + COOP_EXTS:
                 self.warn(self.tree.directives[0], f"extension '{e}' is not known to emu; ignored")
@@ -791,6 +788,7 @@ class Lowerer:
         if st not in (I32, U32):
             self.err(s.selector, f"a switch selector must be i32 or u32, not {_tn(sel.type)}")
         cases, blocks, seen = [], [], set()
+        # selector and case values share one type: an abstract selector takes a typed case's type
         for clause in s.clauses:
             for x in clause.selectors:
                 if not isinstance(x, A.DefaultSelector):
