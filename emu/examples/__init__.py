@@ -1,0 +1,1 @@
+"""Example kernels that `emu demo` runs (package data)."""
