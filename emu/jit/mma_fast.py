@@ -9,8 +9,15 @@ bits), restructured for speed:
   maximum and its term shifts to nothing without a branch;
 - per output element the block maximum and the sum of aligned, truncated terms are two loops over
   range(L) from 0 on contiguous rows, which LLVM vectorises (B is stored transposed);
-- the common result (normal, rounded toward zero or to nearest even) is rounded branch-free for a
-  whole output row; other results (zero, subnormal, other modes) take mma_kernels' own _round;
+- fused 16x16 outputs with blocks of L = 16 (Hopper) whose block sums fit 32 bits (f16 and bf16
+  operands: _use32) instead run in 32-bit lanes, one output row of a block at a time with its 16
+  columns in one vector register (B stored [block, k, j], LLVM vector code written directly:
+  _vemax_row, _vterms_row); A's significands carry the shift F - 2 fin, so that a term is
+  (ma * mb) >> (q - ea - eb), q the block's alignment exponent, and no horizontal reduction;
+- the common result (normal, rounded toward zero or to nearest even, or an exact sum narrower
+  than the result) is rounded branch-free for a whole output row; other results (zero,
+  subnormal, other modes) take mma_kernels' own _round;
+- the lane maps are passed as unsigned indices (no negative-index wrap-around in the gathers);
 - scratch arrays are allocated once per run of subgroups, and runs go to threads (--jobs).
 A subgroup with anything unusual (an infinity or NaN among its operands or in a running
 accumulator, an exact sum wider than one int64) is computed by the reference kernel itself
@@ -32,6 +39,7 @@ from ..numerics.mma_kernels import (_decode, _round, _bitlen,
 
 _NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
 _POS = np.int64(1 << 40)        # ... and above every real one (for minima)
+_NEG32 = np.int32(-(1 << 28))   # the same in the 32-bit lanes (two of them still fit an int32)
 
 
 @intrinsic
@@ -42,6 +50,98 @@ def _clz(typingctx, x):
     def codegen(context, builder, signature, args):
         from llvmlite import ir
         return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+    return sig, codegen
+
+
+# 16 x 16 outputs with blocks of L = 16 (Hopper) in 32-bit lanes: one output row of a block at a
+# time, 16 columns in one vector register, the 16 products of the block unrolled, no horizontal
+# reduction. Written as LLVM vector code directly: numba widens int32 arithmetic to int64, and
+# LLVM's loop vectoriser cuts a loop of a runtime 16 iterations into a 64-wide main loop (never
+# taken) and an 8-wide remainder, and unrolls a constant range(16) into scalar code.
+_V = 16
+
+
+def _i32c(a):
+    return isinstance(a, types.Array) and a.dtype == types.int32 and a.layout == "C"
+
+
+def _vload(context, builder, aryty, ary, off):
+    from llvmlite import ir
+    a = context.make_array(aryty)(context, builder, ary)
+    p = builder.gep(a.data, [off], inbounds=True)
+    return builder.load(builder.bitcast(p, ir.VectorType(ir.IntType(32), _V).as_pointer()), align=4)
+
+
+def _vsplat(builder, x):
+    from llvmlite import ir
+    vt = ir.VectorType(ir.IntType(32), _V)
+    v = builder.insert_element(ir.Constant(vt, None), x, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, v, ir.Constant(vt, [0] * _V))
+
+
+def _sload(context, builder, aryty, ary, off):
+    a = context.make_array(aryty)(context, builder, ary)
+    return builder.load(builder.gep(a.data, [off], inbounds=True), align=4)
+
+
+def _vstore(context, builder, aryty, ary, v):
+    from llvmlite import ir
+    a = context.make_array(aryty)(context, builder, ary)
+    builder.store(v, builder.bitcast(a.data, ir.VectorType(ir.IntType(32), _V).as_pointer()), align=4)
+
+
+@intrinsic
+def _vemax_row(typingctx, Ae, oa, Bt, ob, E):
+    """E[j] = max over k < 16 of Ae.flat[oa + k] + Bt.flat[ob + 16 k + j], j < 16: one output row
+    of a block, the lanes over the columns (B stored [block, k, j]); no horizontal reductions."""
+    if not (_i32c(Ae) and _i32c(Bt) and _i32c(E)):
+        return None
+    sig = types.void(Ae, types.int64, Bt, types.int64, E)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        ta = signature.args
+        i64 = ir.IntType(64)
+        acc = None
+        for k in range(_V):
+            a = _vsplat(builder, _sload(context, builder, ta[0], args[0],
+                                        builder.add(args[1], ir.Constant(i64, k))))
+            b = _vload(context, builder, ta[2], args[2], builder.add(args[3], ir.Constant(i64, _V * k)))
+            e = builder.add(a, b)
+            acc = e if acc is None else builder.select(builder.icmp_signed(">", e, acc), e, acc)
+        _vstore(context, builder, ta[4], args[4], acc)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@intrinsic
+def _vterms_row(typingctx, Ae, Am, An, oa, Be, Bm, Bn, ob, Q, S):
+    """S[j] = sum over k < 16 of the signed terms ((Am * Bm) >> min(Q[j] - Ae - Be, 31)) ^ s - s,
+    s = An ^ Bn, for the 16 columns j of one output row (layouts as _vemax_row)."""
+    if not all(_i32c(x) for x in (Ae, Am, An, Be, Bm, Bn, Q, S)):
+        return None
+    sig = types.void(Ae, Am, An, types.int64, Be, Bm, Bn, types.int64, Q, S)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        ta = signature.args
+        i64 = ir.IntType(64)
+        q = _vload(context, builder, ta[8], args[8], ir.Constant(i64, 0))
+        c31 = ir.Constant(q.type, [31] * _V)
+        acc = None
+        for k in range(_V):
+            oa = builder.add(args[3], ir.Constant(i64, k))
+            ob = builder.add(args[7], ir.Constant(i64, _V * k))
+            ea, ma, na = (_vsplat(builder, _sload(context, builder, ta[x], args[x], oa)) for x in range(3))
+            eb, mb, nb = (_vload(context, builder, ta[x], args[x], ob) for x in range(4, 7))
+            r = builder.sub(q, builder.add(ea, eb))
+            r = builder.select(builder.icmp_signed("<", r, c31), r, c31)
+            t = builder.ashr(builder.mul(ma, mb), r)
+            sg = builder.xor(na, nb)
+            t = builder.sub(builder.xor(t, sg), sg)
+            acc = t if acc is None else builder.add(acc, t)
+        _vstore(context, builder, ta[9], args[9], acc)
+        return context.get_dummy_value()
     return sig, codegen
 
 
@@ -95,7 +195,48 @@ def _decode_rows(R, Fm, Fe, Fp, Fn, bad, eb, fb, fmask, bias, fl):
 
 
 @njit(cache=True, nogil=True)
-def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB):
+def _decode32(R, Fm, Fe, Fn, bad, eb, fb, fmask, bias, fl, pre, cols):
+    """_decode_rows into 32-bit lanes for the fused form, branch-free: Fm = magnitude << pre,
+    Fe = exponent (_NEG32 for a zero), Fn = sign (0/-1), same layout as R. An infinity or NaN
+    marks bad[its row] (R[block, row, k]: A), or where cols, bad[its column] (R[block, k, col]: B)."""
+    emask = (np.int64(1) << eb) - 1
+    nsp = np.int64(0)
+    for bi in range(R.shape[0]):
+        for r in range(R.shape[1]):
+            for k in range(R.shape[2]):
+                x = R[bi, r, k]
+                E = (x >> fb) & emask
+                m = (x & fmask) | (np.int64(E != 0) << fb)
+                sp = E == emask
+                nsp += np.int64(sp)
+                m = 0 if (sp | ((fl != 0) & (E == 0))) else m
+                e = (E if E > 0 else np.int64(1)) - bias
+                Fm[bi, r, k] = np.int32(m << pre)
+                Fe[bi, r, k] = np.int32(e) if m != 0 else _NEG32
+                Fn[bi, r, k] = np.int32(-((x >> (eb + fb)) & 1))
+    if nsp != 0:                            # rare: mark the rows / columns with a special
+        for bi in range(R.shape[0]):
+            for r in range(R.shape[1]):
+                for k in range(R.shape[2]):
+                    if ((R[bi, r, k] >> fb) & emask) == emask:
+                        bad[k if cols else r] = True
+
+
+def _use32(prm) -> bool:
+    """Whether the fused block sums fit 32-bit lanes: products of (ifb + 1)-bit significands
+    pre-shifted by F - 2 ifb, L of them (the C term is added in int64 afterwards)."""
+    if int(prm[P_KIND]) != K_FUSED:
+        return False
+    ifb, F, L = int(prm[P_IN_FB]), int(prm[P_F]), max(1, int(prm[P_L]))
+    pre = F - 2 * ifb
+    if pre < 0 or 2 * (ifb + 1) + pre > 31:
+        return False
+    return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
+
+
+@njit(cache=True, nogil=True)
+def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
+              scr32, use32, RC, VE, VS):
     """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
     aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
     Returns True where some element needs the reference kernel (the caller recomputes the
@@ -118,16 +259,29 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
             for kk in range(L):
                 k = bi * L + kk
                 RA[bi, i, kk] = np.int64(af[s, ali[i, k], aei[i, k]]) if k < Kd else ZERO64
-        for j in range(N):
-            for kk in range(L):
+        if use32:
+            for kk in range(L):             # B as [block, k, j] (N == L)
                 k = bi * L + kk
-                RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
+                for j in range(N):
+                    RB[bi, kk, j] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
+        else:
+            for j in range(N):
+                for kk in range(L):
+                    k = bi * L + kk
+                    RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
     for i in range(M):
         rowbad[i] = False
     for j in range(N):
         colbad[j] = False
-    _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
-    _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
+    GAm, GAe, GAn, GBm, GBe, GBn = scr32
+    F = prm[P_F]
+    fin2 = 2 * ifb
+    if use32:
+        _decode32(RA, GAm, GAe, GAn, rowbad, ieb, ifb, fmask, bias, fl, F - fin2, False)
+        _decode32(RB, GBm, GBe, GBn, colbad, ieb, ifb, fmask, bias, fl, np.int64(0), True)
+    else:
+        _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
+        _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
     need_ref = False
     kind = prm[P_KIND]
     ceb, cfb = prm[P_C_EB], prm[P_C_FB]
@@ -135,8 +289,6 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     cbias = (np.int64(1) << (ceb - 1)) - 1
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
-    fin2 = 2 * ifb
-    F = prm[P_F]
     mode = prm[P_FINAL]
     ovf = prm[P_OVF_INF]
     flo = prm[P_FLUSH_OUT]
@@ -147,18 +299,34 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     for i in range(M):
         # the running accumulator x of each column starts as C (xm == 0: a zero)
         for j in range(N):
-            n_, m_, e_, sp = _fast_decode(np.int64(cf[s, cli[i, j], cei[i, j]]), ceb, cfb, cfmask, cbias, fl)
+            RC[j] = np.int64(cf[s, cli[i, j], cei[i, j]])
+        rbad = rowbad[i]
+        for j in range(N):
+            n_, m_, e_, sp = _fast_decode(RC[j], ceb, cfb, cfmask, cbias, fl)
             xn[j] = -n_
             xm[j] = m_
             xe[j] = e_
             xl[j] = e_ - cfb
-            ok[j] = not (rowbad[i] or colbad[j] or sp)
+            ok[j] = not (rbad or colbad[j] or sp)
         if kind == K_FUSED:
             for bi in range(NB):
                 k0 = bi * L
                 k1 = min(Kd, k0 + L)
+                if use32:
+                    oa = (bi * M + i) * L
+                    _vemax_row(GAe, oa, GBe, bi * L * N, VE)
+                    for j in range(N):
+                        em32 = VE[j]
+                        emax[j] = np.int64(em32) if em32 > _NEG32 // 2 else _NEG
+                        q = np.int64(em32)
+                        q = xe[j] if (xm[j] != 0 and xe[j] > q) else q
+                        emin[j] = q - F + fin2
+                        VE[j] = np.int32(q)
+                    _vterms_row(GAe, GAm, GAn, oa, GBe, GBm, GBn, bi * L * N, VE, VS)
+                    for j in range(N):
+                        S[j] = np.int64(VS[j])
                 # per column: q = max(emaxp, xe) - F; each product's term is cut at 2^q
-                for j in range(N):
+                for j in range(N if not use32 else 0):
                     em = _NEG
                     for k in range(L):
                         e = FAe[bi, i, k] + FBe[bi, j, k]
@@ -182,6 +350,7 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                         Sj += (t ^ ng) - ng
                     S[j] = Sj
                 # the common case, branch-free over j: C's term, then a normal result
+                nslow = np.int64(0)
                 for j in range(N):
                     q = emin[j] - fin2
                     csh = xl[j] - q
@@ -197,30 +366,29 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                     shf = top - fb - q
                     shc = shf if shf > 1 else 1
                     shc = shc if shc < 62 else 62
-                    qv = mag >> shc
+                    shl = -shf if shf < 0 else 0        # an exact sum narrower than the result
+                    shl = shl if shl < 62 else 62
+                    qv = (mag >> shc) if shf > 0 else (mag << shl)
                     if rne:
                         rem = mag & ((np.int64(1) << shc) - 1)
                         half = np.int64(1) << (shc - 1)
                         up = (rem > half) | ((rem == half) & ((qv & 1) == 1))
-                        qv += np.int64(up)
+                        qv += np.int64(up & (shf > 0))
                     carry = qv == (one_fb << 1)
                     qv = qv >> np.int64(carry)
                     top += np.int64(carry)
                     fast[j] = (ok[j] and fast_mode and emax[j] > _NEG // 2 and mag != 0
-                               and shf > 0 and shf < 62 and top > 1 - obias and top <= obias
+                               and shf > -62 and shf < 62 and top > 1 - obias and top <= obias
                                and (xm[j] == 0 or xl[j] - q > -62))
-                    nbits[j] = (neg << (eb + fb)) | ((top + obias) << fb) | (qv - one_fb)
-                    nxm[j] = qv
-                    nxe[j] = top
-                    xn[j] = neg if fast[j] else xn[j]
-                for j in range(N):
-                    if fast[j]:
-                        bits[j] = nbits[j]
-                        xm[j] = nxm[j]
-                        xe[j] = nxe[j]
-                        xl[j] = nxe[j] - fb
-                        continue
-                    if not ok[j]:
+                    f = fast[j]
+                    bits[j] = ((neg << (eb + fb)) | ((top + obias) << fb) | (qv - one_fb)) if f else bits[j]
+                    xm[j] = qv if f else xm[j]
+                    xe[j] = top if f else xe[j]
+                    xl[j] = (top - fb) if f else xl[j]
+                    xn[j] = neg if f else xn[j]
+                    nslow += np.int64(ok[j] and not f)
+                for j in range(N if nslow != 0 else 0):
+                    if fast[j] or not ok[j]:
                         continue
                     # mma_kernels._elem_fused for one finite block, as written there
                     nprod = emax[j] > _NEG // 2
@@ -244,7 +412,10 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                             zall = xn[j] == 1
                             zany = xn[j] == 1
                             for k in range(k1 - k0):
-                                zn = FAn[bi, i, k] ^ FBn[bi, j, k]
+                                if use32:
+                                    zn = np.int64(GAn[bi, i, k] ^ GBn[bi, k, j])
+                                else:
+                                    zn = FAn[bi, i, k] ^ FBn[bi, j, k]
                                 zall = zall and zn == -1
                                 zany = zany or zn == -1
                             neg = np.int64(zany) if mode == R_RD else np.int64(zall)
@@ -329,10 +500,11 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
 
 
 @njit(cache=True, nogil=True)
-def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, t0, t1):
+def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, use32, t0, t1):
     """D = A*B + C for subgroups sgs[t0:t1], reading and writing through the lane maps: (li, ei)
     give each operand element's owner slot, (ri, ci) each output slot's element (ovalid: the
-    slot holds one). Same bits as to_matrix -> mma_kernels -> to_fragments."""
+    slot holds one). Same bits as to_matrix -> mma_kernels -> to_fragments. use32:
+    _use32(prm), the 32-bit row path (taken only where N == L == 16 too)."""
     M, Kd = ali.shape
     N = bli.shape[1]
     mk = (M, Kd)
@@ -350,13 +522,22 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
            np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(N, np.int64))
     bvec = (np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_),
             np.zeros(N, np.bool_))
+    use32 = use32 and N == _V and L == _V
+    b32 = bmk if use32 else (1, 1, 1)
+    n32 = (NB, L, N) if use32 else (1, 1, 1)
+    scr32 = (np.empty(b32, np.int32), np.empty(b32, np.int32), np.empty(b32, np.int32),
+             np.empty(n32, np.int32), np.empty(n32, np.int32), np.empty(n32, np.int32))
     RA = np.empty(bmk, np.int64)
     RB = np.empty(bnk, np.int64)
+    RC = np.empty(N, np.int64)
+    VE = np.empty(max(N, _V), np.int32)
+    VS = np.empty(max(N, _V), np.int32)
     o = np.empty((M, N), np.int64)
     lanes, E = ori.shape
     for t in range(t0, t1):
         s = sgs[t]
-        if _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB):
+        if _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
+                     scr32, use32, RC, VE, VS):
             need[t] = True
         for ln in range(lanes):
             for e in range(E):
@@ -395,7 +576,10 @@ def _reference(a, b, c, out, prm):
 
 def _dispatch(args, n, jobs):
     from .pool import run_chunks
-    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, grain=64)
+    # the lane maps as unsigned indices: numba then drops the negative-index wrap-around of
+    # every gather and scatter (they are never negative: lanemap.LaneMap)
+    args = args[:4] + tuple(x.astype(np.uint64) for x in args[4:12]) + args[12:]
+    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, _use32(args[-2]), grain=64)
 
 
 _PRM: dict = {}

@@ -83,3 +83,45 @@ def test_frag_mma_matches_matrix_path(profile):
     want = np.zeros((nsub, sg, maps[3].elements_per_lane), np.float32)
     want[subgroups] = maps[3].to_fragments(D)
     np.testing.assert_array_equal(got.view(np.uint32), want.reshape(nsub * sg, -1).view(np.uint32))
+
+
+def _check_against_reference(model, fin, ct, rt, a, b, c):
+    rule = M.get_model(model).rule(M.FORMATS[fin], M.FORMATS[ct], rt)
+    prm = M._pack(rule)
+    assert F.applies(prm)
+    A, B, C = M._bits32(a), M._bits32(b), M._bits32(c)
+    want = np.empty(C.shape, np.uint32)
+    K.float_mma_serial(A, B, C, want, prm)
+    got = np.empty(C.shape, np.uint32)
+    F.float_mma(A, B, C, got, prm)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("model", ["nvidia-hopper", "nvidia-ampere", "nvidia-volta"])
+@pytest.mark.parametrize("ct,rt", [("f32", "f32"), ("f16", "f16"), ("f16", "f32")])
+def test_fast_kernel_exact_narrow_sums(model, ct, rt):
+    """Small integers and powers of two: block sums that cancel or are exactly representable
+    (narrower than the result's significand: no rounding, the branch-free path shifts left)."""
+    rng = np.random.default_rng(11)
+    S = 64
+    a = rng.integers(-4, 5, (S, 16, 16)).astype(np.float16)
+    b = (rng.integers(-3, 4, (S, 16, 16)) * 2.0 ** rng.integers(-6, 6, (S, 16, 16))).astype(np.float16)
+    c = rng.integers(-50, 51, (S, 16, 16)).astype(DT[ct])
+    c[:8] = 0
+    _check_against_reference(model, "f16", ct, rt, a, b, c)
+
+
+@pytest.mark.parametrize("model", ["nvidia-hopper", "nvidia-ampere"])
+@pytest.mark.parametrize("shape", [(16, 32, 16), (16, 48, 16), (16, 16, 8), (8, 16, 16), (16, 20, 16)])
+@pytest.mark.parametrize("special", [False, True])
+def test_fast_kernel_other_shapes(model, shape, special):
+    """Shapes other than 16x16x16: several blocks along K (the 32-bit row path carries the
+    rounded accumulator between blocks), and shapes where that path does not apply."""
+    Md, Kd, Nd = shape
+    rng = np.random.default_rng(hash((model, shape, special)) % 2**32)
+    a, b, c = operands(rng, 48, "f16", "f32", special, 1.0)
+    a = np.concatenate([a] * 3, axis=2)[:, :Md, :Kd]
+    b = np.concatenate([b] * 3, axis=1)[:, :Kd, :Nd]
+    c = c[:, :Md, :Nd]
+    _check_against_reference(model, "f16", "f32", "f32", np.ascontiguousarray(a),
+                             np.ascontiguousarray(b), np.ascontiguousarray(c))
