@@ -459,10 +459,26 @@ def profile_doc(res: FitResult, *, base: str | None = None, vecs: dict | None = 
                                          f"with preset '{res.preset}'",
             "note": "fitted parameters: " + json.dumps(params)}
     else:
-        notes.append("no shipped numeric preset reproduces every group; the fitted parameters are in "
-                     "the profile's notes and the fit report. Profile files name presets only "
-                     "(emu/profiles KNOWN_MODELS), so a new preset is needed to use them.")
-        doc["notes"] = (doc.get("notes", "") + " emu fit parameters (no preset matches): " + json.dumps(params)).strip()
+        from ..numerics.mma import fused_model_doc
+        g16, g32 = res.groups.get("half->f16"), res.groups.get("half->f32")
+        num = doc.get("numerics")
+        num = dict(num) if isinstance(num, dict) else {"float": num, "integer": num}
+        num["float"] = fused_model_doc(
+            g16.params if g16 else None, g32.params if g32 else None,
+            (g16.nan_bits if g16 and g16.nan_bits is not None else 0x7E00),
+            (g32.nan_bits if g32 and g32.nan_bits is not None else 0x7FC00000),
+            f"emu fit of {data or 'recorded vectors'}")
+        if res.integer.get("reproduces_all"):
+            num["integer"] = "exact"
+        doc["numerics"] = num
+        for c in doc.get("configs", []):
+            if "model" in c and c["a_type"] not in ("u8", "i8"):
+                del c["model"]
+        doc.setdefault("evidence", {})["numerics"] = {
+            "level": "measured", "data": f"{data or 'recorded vectors'}: emu fit found these fused-model "
+                                         f"parameters; no shipped preset reproduces every vector"}
+        notes.append("no shipped numeric preset reproduces every group; the profile carries the fitted "
+                     "fused-model parameters themselves")
     if not res.exact:
         notes.append("some vectors are not reproduced by any fitted model: see 'unexplained'")
     return doc, notes

@@ -181,6 +181,46 @@ class FusedModel:
         return Rule("fused", fin, fc, FORMATS[rt], nan, p)
 
 
+def fused_model_doc(f16_result: FusedParams | None, f32_result: FusedParams | None,
+                    nan_f16: int, nan_f32: int, source: str) -> dict:
+    """A fused model as JSON (what `emu fit` writes into a profile for a GPU no preset matches)."""
+    def params(p):
+        return None if p is None else asdict(p)
+    return {"fused": {"f16_result": params(f16_result), "f32_result": params(f32_result),
+                      "nan_f16": nan_f16, "nan_f32": nan_f32, "source": source}}
+
+
+def fused_model_from_doc(doc: dict, name: str) -> FusedModel:
+    """The inverse of fused_model_doc; raises ValueError naming the bad field."""
+    if not isinstance(doc, dict) or set(doc) != {"fused"} or not isinstance(doc["fused"], dict):
+        raise ValueError('expected {"fused": {"f16_result": {...}, "f32_result": {...}, "nan_f16": N, "nan_f32": N}}')
+    d = doc["fused"]
+    unknown = set(d) - {"f16_result", "f32_result", "nan_f16", "nan_f32", "source"}
+    if unknown:
+        raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
+
+    def params(key):
+        v = d.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, dict):
+            raise ValueError(f"{key}: expected an object of FusedParams fields")
+        try:
+            return FusedParams(**v)
+        except TypeError as e:
+            raise ValueError(f"{key}: {e}") from None
+    f16, f32 = params("f16_result"), params("f32_result")
+    if f16 is None and f32 is None:
+        raise ValueError("give f16_result, f32_result or both")
+    nans = []
+    for key, default in (("nan_f16", _QNAN["f16"]), ("nan_f32", _QNAN["f32"])):
+        v = d.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"{key}: expected the NaN's bits as an integer")
+        nans.append(v)
+    return FusedModel(name, f16, f32, None, nans[0], nans[1], str(d.get("source", "profile file")))
+
+
 @dataclass(frozen=True)
 class IntModel:
     name: str = "int-wrap"

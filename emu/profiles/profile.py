@@ -217,7 +217,7 @@ class Profile:
             lines.append(f"  M={cfg.m:<2} N={cfg.n:<2} K={cfg.k:<2}  {cfg.a_type} x {cfg.b_type} + "
                          f"{cfg.c_type} -> {cfg.result_type}"
                          f"{'  (saturating)' if cfg.saturating_accumulation else ''}"
-                         f"  [numerics {self._models[cfg]}]")
+                         f"  [numerics {getattr(self._models[cfg], 'name', self._models[cfg])}]")
         return "\n".join(lines)
 
     def props_wgpu(self) -> list[dict]:
@@ -425,7 +425,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     if isinstance(num, str):
         num = {"float": num, "integer": num}
     ctx.keys(num, "numerics", ("float", "integer"), ())
-    default_model = {kind: ctx.string(num[kind], f"numerics.{kind}", KNOWN_MODELS) for kind in ("float", "integer")}
+    default_model = {kind: _model(ctx, num[kind], f"numerics.{kind}", name) for kind in ("float", "integer")}
 
     default_maps = _parse_map_roles(ctx, doc["lane_maps"], "lane_maps")
 
@@ -570,10 +570,23 @@ def _parse_config(ctx: _Ctx, raw, where: str, default_model):
         ctx.fail(f"{where}.saturating_accumulation", "saturation applies to integer configs only", "remove it")
     cfg = CoopConfig(m, n, k, a, b, c, r, sat, scope)
     model = raw.get("model", default_model["integer" if a in INTEGER_TYPES else "float"])
-    ctx.string(model, f"{where}.model", KNOWN_MODELS)
+    if isinstance(model, (str, dict)):
+        model = _model(ctx, model, f"{where}.model", ctx.filename)
     maps = _parse_map_roles(ctx, raw["lane_maps"], f"{where}.lane_maps") if "lane_maps" in raw else {}
     ev = _parse_evidence(ctx, raw["evidence"], f"{where}.evidence") if "evidence" in raw else {}
     return cfg, model, maps, ev
+
+
+def _model(ctx: _Ctx, raw, where: str, profile_name: str):
+    """A preset name, or a fused model written out ({"fused": {...}}, as `emu fit` writes for a GPU
+    no preset reproduces): the name, or the model object."""
+    if isinstance(raw, dict):
+        from ..numerics.mma import fused_model_from_doc
+        try:
+            return fused_model_from_doc(raw, f"{profile_name} (fitted)")
+        except ValueError as e:
+            ctx.fail(where, str(e), "write the fused model as `emu fit` does, or name a preset")
+    return ctx.string(raw, where, KNOWN_MODELS)
 
 
 def _parse_map_roles(ctx: _Ctx, raw, where: str) -> dict:

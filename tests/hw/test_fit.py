@@ -89,7 +89,7 @@ def _synthetic(trials=24, seed=7):
     return vecs
 
 
-def test_fit_recovers_an_unknown_gpus_parameters():
+def test_fit_recovers_an_unknown_gpus_parameters(tmp_path):
     vecs = _synthetic()
     res = fit_vectors(vecs, subsample=6, pin_check=False)
     assert res.exact, res.unexplained()
@@ -99,7 +99,17 @@ def test_fit_recovers_an_unknown_gpus_parameters():
     assert (g16.params.block, g16.params.frac_bits, g16.params.final_rounding) == (8, 23, "rne")
     assert (g32.params.frac_bits, g32.params.final_rounding) == (23, "rd")
     doc, notes = profile_doc(res, vecs=vecs, info={"device": "Unknown GPU", "vendor_id": 0x1234})
-    assert notes and "no shipped numeric preset" in notes[0] and "frac_bits" in doc["notes"]
+    assert notes and "no shipped numeric preset" in notes[0]
+    # the written profile carries the fitted model and reproduces every vector through it
+    path = tmp_path / "unknown.json"
+    path.write_text(json.dumps(doc))
+    prof = load_profile(str(path))
+    for key, v in vecs.items():
+        T, R, shape = key.split("_")[:3]
+        M, N, K = (int(x) for x in shape.split("x"))
+        cfg = prof.find_config(M, N, K, T, R)
+        got = mma(prof.model_for(cfg), v["A"], v["B"], v["C"], R)
+        assert np.array_equal(got.view(np.uint8), v["D"].view(np.uint8)), key
 
 
 def test_vectors_no_model_explains_are_named(tmp_path, capsys):
