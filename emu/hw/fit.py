@@ -444,41 +444,35 @@ def profile_doc(res: FitResult, *, base: str | None = None, vecs: dict | None = 
     doc = _base_doc(base, vecs or {}, info)
     notes = []
     params = {g: dataclasses.asdict(f.params) for g, f in res.groups.items() if f.params is not None}
+    source = data or "recorded vectors"
     if res.preset:
-        num = doc.get("numerics")
-        num = dict(num) if isinstance(num, dict) else {"float": num, "integer": num}
-        num["float"] = res.preset
-        if res.integer.get("reproduces_all"):
-            num["integer"] = "exact"
-        doc["numerics"] = num
-        for c in doc.get("configs", []):
-            if "model" in c and c["a_type"] not in ("u8", "i8"):
-                del c["model"]
-        doc.setdefault("evidence", {})["numerics"] = {
-            "level": "measured", "data": f"{data or 'recorded vectors'}: emu fit reproduced every vector bit for bit "
-                                         f"with preset '{res.preset}'",
-            "note": "fitted parameters: " + json.dumps(params)}
+        float_model = res.preset
+        evidence = {"level": "measured",
+                    "data": f"{source}: emu fit reproduced every vector bit for bit with preset '{res.preset}'",
+                    "note": "fitted parameters: " + json.dumps(params)}
     else:
+        # no preset fits: the profile carries the fitted parameters themselves
         from ..numerics.mma import fused_model_doc
         g16, g32 = res.groups.get("half->f16"), res.groups.get("half->f32")
-        num = doc.get("numerics")
-        num = dict(num) if isinstance(num, dict) else {"float": num, "integer": num}
-        num["float"] = fused_model_doc(
+        float_model = fused_model_doc(
             g16.params if g16 else None, g32.params if g32 else None,
-            (g16.nan_bits if g16 and g16.nan_bits is not None else 0x7E00),
-            (g32.nan_bits if g32 and g32.nan_bits is not None else 0x7FC00000),
-            f"emu fit of {data or 'recorded vectors'}")
-        if res.integer.get("reproduces_all"):
-            num["integer"] = "exact"
-        doc["numerics"] = num
-        for c in doc.get("configs", []):
-            if "model" in c and c["a_type"] not in ("u8", "i8"):
-                del c["model"]
-        doc.setdefault("evidence", {})["numerics"] = {
-            "level": "measured", "data": f"{data or 'recorded vectors'}: emu fit found these fused-model "
-                                         f"parameters; no shipped preset reproduces every vector"}
+            g16.nan_bits if g16 and g16.nan_bits is not None else 0x7E00,
+            g32.nan_bits if g32 and g32.nan_bits is not None else 0x7FC00000, f"emu fit of {source}")
+        evidence = {"level": "measured",
+                    "data": f"{source}: emu fit found these fused-model parameters; no shipped preset "
+                            f"reproduces every vector"}
         notes.append("no shipped numeric preset reproduces every group; the profile carries the fitted "
                      "fused-model parameters themselves")
+    num = doc.get("numerics")
+    num = dict(num) if isinstance(num, dict) else {"float": num, "integer": num}
+    num["float"] = float_model
+    if res.integer.get("reproduces_all"):
+        num["integer"] = "exact"
+    doc["numerics"] = num
+    for c in doc.get("configs", []):
+        if "model" in c and c["a_type"] not in ("u8", "i8"):
+            del c["model"]
+    doc.setdefault("evidence", {})["numerics"] = evidence
     if not res.exact:
         notes.append("some vectors are not reproduced by any fitted model: see 'unexplained'")
     return doc, notes
