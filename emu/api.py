@@ -98,9 +98,17 @@ class Device:
 
     def create_shader_module(self, code: str, file: str = "<input>", strict: bool = False) -> ShaderModule:
         module, warnings = compile_wgsl(code, file, strict=strict)
+        self._for_device(module)
+        return ShaderModule(module, code, file, warnings)
+
+    def _for_device(self, module) -> None:
+        """Make the IR what this device runs, and check the device can run it."""
+        if self.profile.fp_contract == "mul-add":
+            # the device's compiler fuses a multiply feeding an add: round once, as it does
+            from .isa.contract import contract_fma
+            contract_fma(module)
         from .isa.verify import verify
         verify(module, self.profile, self.subgroup_size)
-        return ShaderModule(module, code, file, warnings)
 
     def create_compute_pipeline(self, module: ShaderModule, entry_point: str | None = None,
                                 constants: dict | None = None) -> ComputePipeline:
@@ -108,8 +116,7 @@ class Device:
         if ir.needs_constants and constants:
             # overrides size types here: lower the shader again with this pipeline's values
             ir, _ = compile_wgsl(module.source, module.file, constants=constants)
-            from .isa.verify import verify
-            verify(ir, self.profile, self.subgroup_size)
+            self._for_device(ir)
             constants = {}
         return ComputePipeline(module, Pipeline(ir, entry_point, constants, self.profile, self.options))
 

@@ -54,6 +54,9 @@ STRIDE_UNITS = ("array_element", "matrix_element")
 # elements).  zero: out-of-bounds elements read 0, writes dropped (robust access).
 # clamp: addresses clamp to the last element of the buffer.
 OOB_BEHAVIORS = ("error", "h200-rebase", "zero", "clamp")
+# How the device's shader compiler treats a float multiply feeding an add: kept apart ("none",
+# two roundings) or contracted into one fused multiply-add ("mul-add", emu.isa.contract).
+FP_CONTRACT = ("none", "mul-add")
 EVIDENCE_LEVELS = {"measured": "data", "published": "citation", "assumption": "reason"}
 EVIDENCE_FIELDS = ("configs", "subgroup_sizes", "lane_maps", "numerics", "stride_unit_8bit", "oob_behavior")
 SCOPES = ("subgroup",)
@@ -156,6 +159,7 @@ class Profile:
     evidence: Mapping[str, Evidence]
     notes: str = ""
     source: str = ""
+    fp_contract: str = "none"
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -375,7 +379,7 @@ def _as_int(v) -> int:
 
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
-_TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes")
+_TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract")
 _CFG_REQUIRED = ("m", "n", "k", "a_type", "c_type")
 _CFG_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "scope", "model", "lane_maps",
                  "evidence", "note")
@@ -418,6 +422,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     adapter = _parse_adapter(ctx, doc.get("adapter"))
     stride = ctx.string(doc["stride_unit_8bit"], "stride_unit_8bit", STRIDE_UNITS)
     oob = ctx.string(doc["oob_behavior"], "oob_behavior", OOB_BEHAVIORS)
+    contract = ctx.string(doc.get("fp_contract", "none"), "fp_contract", FP_CONTRACT)
     evidence = _parse_evidence(ctx, doc["evidence"], "evidence", required=EVIDENCE_FIELDS)
 
     # numerics defaults
@@ -478,6 +483,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
+        fp_contract=contract,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -529,7 +535,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config")
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

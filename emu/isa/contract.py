@@ -1,0 +1,80 @@
+"""Floating-point contraction: `a * b + c` as one fused multiply-add, as GPU compilers emit it.
+
+WGSL lets an implementation contract a multiply feeding an add (the result is then rounded once).
+Drivers differ in when they do; a profile that names a device whose compiler contracts (NVIDIA's
+does) applies this rewrite so that plain shader arithmetic rounds as that device's does. The rule
+here: an f32 add or subtract whose operand is an f32 multiply used nowhere else becomes `fma`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from .ir import Block, Builder, Inst, Module
+from .types import F32, scalar_of
+
+
+def contract_fma(module: Module) -> int:
+    """Rewrite the module in place; returns how many adds/subtracts became fma."""
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    ids = max(defs, default=-1) + 1
+    b = Builder(ids)
+    count = 0
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                new = _contract(inst, defs, uses, b)
+                if new is not None:
+                    out.extend(new)
+                    count += 1
+                else:
+                    out.append(inst)
+            blk.insts[:] = out
+    return count
+
+
+def _blocks(b: Block):
+    yield b
+    for i in b.insts:
+        for sub in i.blocks:
+            yield from _blocks(sub)
+
+
+def _product(v, defs, uses):
+    d = defs.get(v.id)
+    if d is not None and d.op == "binary" and d.attrs["fn"] == "mul" and uses[v.id] == 1:
+        return d
+    return None
+
+
+def _contract(inst: Inst, defs, uses, b: Builder):
+    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub"):
+        return None
+    try:
+        if scalar_of(inst.type) != F32:
+            return None
+    except TypeError:
+        return None
+    x, y = inst.args
+    neg = []
+
+    def negate(v):
+        n = Inst("unary", [v], v.type, {"fn": "neg"}, [], inst.loc, b.value(v.type))
+        neg.append(n)
+        return n.result
+
+    p = _product(x, defs, uses)
+    if p is not None:                                   # a*b + c, a*b - c
+        c = y if inst.attrs["fn"] == "add" else negate(y)
+        a, m = p.args
+    else:
+        p = _product(y, defs, uses)
+        if p is None:
+            return None
+        a, m = p.args                                   # c + a*b, c - a*b
+        c = x
+        if inst.attrs["fn"] == "sub":
+            a = negate(a)
+    inst.op, inst.args, inst.attrs = "builtin", [a, m, c], {"fn": "fma"}
+    return neg + [inst]

@@ -1,0 +1,70 @@
+"""Mul-add contraction for devices whose compiler fuses (nvidia-h200: measured, see
+traces/hw/contraction): results round once, as an independently computed fma chain."""
+from pathlib import Path
+
+import numpy as np
+
+import emu
+from emu.api import compile_wgsl
+from emu.isa.contract import contract_fma
+from emu.isa.printer import print_module
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _matmul(profile, a, b):
+    M = a.shape[0]
+    dev = emu.Device(profile)
+    src = (ROOT / "bench" / "shaders" / "matmul_naive.wgsl").read_text()
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "matmul_naive.wgsl"),
+                                       constants={"M": M, "N": M, "K": M})
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * M * M)}
+    dev.dispatch(pipe, bufs, (M // 16, M // 16, 1))
+    return bufs[(0, 2)].read(np.float32).reshape(M, M)
+
+
+def test_h200_profile_contracts_and_reference_does_not():
+    rng = np.random.default_rng(3)
+    M = 32
+    a = rng.standard_normal((M, M)).astype(np.float32)
+    b = rng.standard_normal((M, M)).astype(np.float32)
+    fused = np.zeros((M, M), np.float32)
+    unfused = np.zeros((M, M), np.float32)
+    for k in range(M):
+        p = a[:, k:k + 1].astype(np.float64) * b[k:k + 1, :].astype(np.float64)     # exact
+        fused = (p + fused).astype(np.float32)   # one rounding (exact in f64 here: checked below)
+        unfused = unfused + (a[:, k:k + 1] * b[k:k + 1, :])
+        assert np.all(np.abs(p) < 2.0 ** 40)
+    np.testing.assert_array_equal(_matmul("nvidia-h200", a, b), fused)
+    np.testing.assert_array_equal(_matmul("reference", a, b), unfused)
+
+
+def test_rewrite_forms():
+    src = """
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let b = o[1]; let c = o[2];
+  let p = a * b;
+  o[3] = p + c;           // p has two uses (here and below): not contracted
+  o[4] = c - a * b;       // fma(-a, b, c)
+  o[5] = a * b - c;       // fma(a, b, -c)
+  o[6] = p * 2.0;
+  let i = u32(a) * 3u + 1u;  // integers are never contracted
+  o[7] = f32(i);
+}
+"""
+    m, _ = compile_wgsl(src, "k.wgsl")
+    assert contract_fma(m) == 2
+    text = print_module(m, locs=False)
+    assert text.count('{fn = "fma"}') == 2 and text.count('{fn = "neg"}') == 2
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "k.wgsl"))
+    # a*b = 1 + 2^-11 + 2^-24 exactly, which f32 rounds to c = 1 + 2^-11: unfused, c - a*b is 0;
+    # fused, it is -2^-24
+    vals = np.array([1 + 2.0 ** -12, 1 + 2.0 ** -12, 1 + 2.0 ** -11, 0, 0, 0, 0, 0], np.float32)
+    buf = dev.create_buffer(vals)
+    dev.dispatch(pipe, {(0, 0): buf}, (1, 1, 1))
+    out = buf.read(np.float32)
+    assert np.float32(vals[0] * vals[1]) == vals[2]
+    assert out[3] == np.float32(2 + 2.0 ** -10)           # (a*b rounded) + c
+    assert out[4] == -(2.0 ** -24) and out[5] == 2.0 ** -24
