@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import EmuError, HostError
+from .errors import HostError
 from .isa.ir import Function, Module
 from .isa.types import ArrayType, StructType, Type
 from .memory.memory import Region

@@ -44,6 +44,29 @@ def _dispatch(text: str) -> tuple[int, int, int]:
     return tuple(parts + [1] * (3 - len(parts)))
 
 
+def parse_overrides(items) -> dict:
+    """--override NAME=VALUE arguments as {name: text}."""
+    overrides = {}
+    for o in items:
+        if "=" not in o:
+            raise UsageError(f"--override {o!r}: expected NAME=VALUE")
+        k, v = o.split("=", 1)
+        overrides[k] = v
+    return overrides
+
+
+def load_arrays(bindings) -> dict:
+    """(key, path) pairs of --buffer arguments as {key: the .npy array}."""
+    arrays = {}
+    for key, path in bindings:
+        try:
+            arrays[key] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
+                            hint="save the input with numpy.save")
+    return arrays
+
+
 def _read_source(path: str) -> str:
     try:
         return Path(path).read_text()
@@ -136,15 +159,9 @@ def main(argv=None) -> int:
 
 def cmd_run(args, sources) -> int:
     from .api import Device
-    from .isa.types import ArrayType, ScalarType, VectorType
     bufs = [_binding(b, "--buffer") for b in args.buffer]
     outs = [_binding(o, "--output") for o in args.output]
-    overrides = {}
-    for o in args.override:
-        if "=" not in o:
-            raise UsageError(f"--override {o!r}: expected NAME=VALUE")
-        k, v = o.split("=", 1)
-        overrides[k] = v
+    overrides = parse_overrides(args.override)
     grid = _dispatch(args.dispatch)
     src = sources[args.shader] = _read_source(args.shader)
     from .trace.cli import make_tracer
@@ -155,14 +172,7 @@ def cmd_run(args, sources) -> int:
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
-    bound = {}
-    for key, path in bufs:
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
-                            hint="save the input with numpy.save")
-        bound[key] = dev.create_buffer(arr)
+    bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs).items()}
     globals_by_key = {(g.group, g.binding): g for g in mod.ir.globals if g.group is not None}
     for key, path in outs:
         g = globals_by_key.get(key)

@@ -86,25 +86,11 @@ def cmd_emit(args, sources) -> int:
 # ---------------------------------------------------------------------------------------- diff
 
 def cmd_diff(args, sources) -> int:
-    import numpy as np
-    from ..cli import UsageError, _binding, _dispatch, _read_source
-    from ..errors import HostError
+    from ..cli import _binding, _dispatch, _read_source, load_arrays, parse_overrides
     from .diff import diff_shader
     grid = _dispatch(args.dispatch)
-    overrides = {}
-    for o in args.override:
-        if "=" not in o:
-            raise UsageError(f"--override {o!r}: expected NAME=VALUE")
-        k, v = o.split("=", 1)
-        overrides[k] = v
-    bufs = {}
-    for text in args.buffer:
-        key, path = _binding(text, "--buffer")
-        try:
-            bufs[key] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
-                            hint="save the input with numpy.save")
+    overrides = parse_overrides(args.override)
+    bufs = load_arrays(_binding(text, "--buffer") for text in args.buffer)
     src = sources[args.shader] = _read_source(args.shader)
     rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
                       seed=args.random_inputs, profile=args.profile, backend=args.backend, ulp=args.ulp,

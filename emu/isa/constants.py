@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import HostError
 from ..numerics.dtypes import NP
-from .types import ArrayType, MatrixType, ScalarType, StructType, Type, VectorType
+from .types import ArrayType, ScalarType, StructType, Type
 
 
 def to_array(t: Type, value, lanes: int):

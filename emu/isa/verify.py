@@ -8,8 +8,7 @@ from __future__ import annotations
 from ..errors import EmuError
 from .ir import Block, Function, Inst, Module
 from .ops import OPS
-from .types import (BOOL, U32, VOID, ArrayType, AtomicType, CoopMatrixType, PointerType, ScalarType,
-                    TupleType, VectorType, scalar_of, width)
+from .types import (BOOL, U32, VOID, CoopMatrixType, PointerType, scalar_of, width)
 
 
 class VerifyError(EmuError):

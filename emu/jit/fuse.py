@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from ..isa.ir import Block, Function, Inst
-from ..isa.types import ArrayType, PointerType, ScalarType, VectorType
+from ..isa.types import ArrayType, ScalarType, VectorType
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 

@@ -32,10 +32,10 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from ..numerics.mma_kernels import (_decode, _round, _bitlen,
-                                    ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, LIMBS,
-                                    P_KIND, P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB,
-                                    P_ACC_FB, P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL,
-                                    P_OVF_INF, P_FLUSH_IN, P_FLUSH_OUT, ZERO64, RNE64)
+                                    ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
+                                    P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,
+                                    P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL, P_OVF_INF,
+                                    P_FLUSH_IN, P_FLUSH_OUT, ZERO64, RNE64)
 
 _NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
 _POS = np.int64(1 << 40)        # ... and above every real one (for minima)
@@ -507,8 +507,6 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
     _use32(prm), the 32-bit row path (taken only where N == L == 16 too)."""
     M, Kd = ali.shape
     N = bli.shape[1]
-    mk = (M, Kd)
-    kn = (Kd, N)
     L = Kd if prm[P_KIND] == K_EXACT else max(1, min(prm[P_L], Kd))
     NB = max(1, (Kd + L - 1) // L)
     bmk = (NB, M, L)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa.types import ArrayType, CoopMatrixType, scalar_of
+from ..isa.types import ArrayType, CoopMatrixType
 from ..jit import coop_fast as _coop_fast
 from ..jit import mma_fast as _mma_fast
 from ..memory.memory import Ptr

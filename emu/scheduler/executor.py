@@ -11,14 +11,14 @@ them is the undefined behaviour WGSL forbids, and is reported.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import EmuError
-from ..isa.ir import Block, Function, Inst, Loc, Module
+from ..isa.ir import Block, Function, Inst, Module
 from ..isa.ops import OPS
-from ..isa.types import ArrayType, CoopMatrixType, StructType, Type, VOID
+from ..isa.types import CoopMatrixType, Type
 from ..memory.memory import Cell, Ptr, Region, store, zero_value
 from .layout import PipelineLayout
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa.ir import Inst
-from ..isa.types import (ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType, ScalarType, StructType,
-                         TupleType, VectorType, scalar_of, width)
+from ..isa.types import (ArrayType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
+                         scalar_of, width)
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins

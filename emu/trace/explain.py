@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import HostError
 from ..numerics import mma_ref as _ref
-from ..numerics.dtypes import FLOATS, INTS
+from ..numerics.dtypes import INTS
 from ..numerics.mma import explain_element
 from . import fmt
 from .schema import SCHEMA_VERSION, read_jsonl

@@ -15,7 +15,6 @@ import json
 import re
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..errors import HostError
 from .tracer import config_name

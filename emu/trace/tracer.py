@@ -415,7 +415,7 @@ class Tracer:
 
     def _mma_info(self, rec, batch, inst, vals, base, ws, inline):
         prof = batch.pipe.profile
-        ta, tb = inst.args[0].type, inst.args[1].type
+        ta = inst.args[0].type
         tc = inst.args[2].type if inst.op == "coop_mma" else inst.type
         cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name)
         rec["config"] = config_name(cfg) if cfg is not None else None

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...isa.types import (BOOL, F16, F32, I32, U32, VOID, ArrayType, AtomicType, CoopMatrixType,
-                          MatrixType, PointerType, ScalarType, TupleType, VectorType, scalar_of, width,
-                          with_scalar)
+from ...isa.types import (BOOL, F16, F32, I32, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
+                          PointerType, ScalarType, TupleType, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
 from .lower import (ATOMIC_FNS, SUBGROUP_FNS, Const, Lowerer, Ref, Val, _name, _pylist,
                     _scalar_or_none, _tn)

@@ -19,10 +19,10 @@ import numpy as np
 from ...errors import EmuError
 from ...isa import ops as OPS_MOD
 from ...isa.ir import Block, Builder, Function, Global, Loc, Module, Override, Value
-from ...isa.types import (BF16, BOOL, F16, F32, I32, U32, VOID, ArrayType, AtomicType,
-                          CoopMatrixType, MatrixType, Member, PointerType, ScalarType, StructType,
-                          TupleType, Type, VectorType, contains_atomic, is_constructible, scalar_of,
-                          width, with_scalar)
+from ...isa.types import (BOOL, F16, F32, I32, U32, VOID, ArrayType, AtomicType, CoopMatrixType,
+                          MatrixType, Member, PointerType, ScalarType, StructType, TupleType,
+                          Type, VectorType, contains_atomic, is_constructible, scalar_of, width,
+                          with_scalar)
 from . import ast as A
 from .types import (ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, MATRIX_ELEMS, SHORTHANDS,
                     UNSUPPORTED_TYPES, VEC_RE, WGSL_SCALARS, can_convert, concrete, is_abstract,
@@ -1293,7 +1293,6 @@ class Lowerer:
             return v
         if isinstance(v, Const):
             from ...numerics import scalar as ns
-            from ...numerics.dtypes import NP
             arr = np.asarray(v.value, dtype=_np_dtype(scalar_of(src)))
             out = ns.convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)
             return Const(t, _pylist(out))

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, SCALARS, U8, U32, ArrayType, MatrixType,
-                          ScalarType, Type, VectorType, scalar_of, with_scalar)
+from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, ArrayType, MatrixType, ScalarType,
+                          Type, VectorType, scalar_of, with_scalar)
 
 # The types of literals and constant expressions before they meet a concrete type.
 ABSTRACT_INT = ScalarType("abstract-int", "sint", 64)
