@@ -128,12 +128,22 @@ def _lanes_of(ex, s):
     return lanes
 
 
-def _bounds(ex, inst, ptr: Ptr, t, addr, lm, subgroups, offset_stride, layout, unit):
+def _placed(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask):
+    """Byte addresses (S, lanes, E) of a cooperative load or store, bounds applied and traced,
+    and the lane map that placed them."""
+    layout = inst.attrs["layout"]
+    addr, lm = _addresses(ex, inst, ptr, t, offset, stride, layout, _unit(ex, inst, t), subgroups, mask)
+    addr = _bounds(ex, inst, ptr, t, addr, lm, subgroups, layout)
+    if ex.opts.tracer is not None:
+        ex.opts.tracer.access(ex, inst, subgroups, addr)
+    return addr, lm
+
+
+def _bounds(ex, inst, ptr: Ptr, t, addr, lm, subgroups, layout):
     """Check the access stays inside the buffer; where it does not, fail or apply the
     profile's measured out-of-bounds behaviour (with --robust)."""
     limit = ptr.region.nbytes
-    valid = lm.valid[None] if hasattr(lm, "valid") else True
-    over = ((addr + t.elem.size > limit) | (addr < 0)) & valid
+    over = ((addr + t.elem.size > limit) | (addr < 0)) & lm.valid[None]
     bad = over.reshape(len(subgroups), -1).any(axis=1)
     if not bad.any():
         return addr
@@ -169,11 +179,7 @@ def h_coop_load(ex, inst, mask, frame):
     if fast is not None:
         return fast
     sg = ex.opts.subgroup_size
-    unit = _unit(ex, inst, t)
-    addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
-    addr = _bounds(ex, inst, ptr, t, addr, lm, subgroups, None, inst.attrs["layout"], unit)
-    if ex.opts.tracer is not None:
-        ex.opts.tracer.access(ex, inst, subgroups, addr)
+    addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
     dt = np.dtype(NP[t.elem.name])
     out = np.zeros((ex.lanes // sg, sg, lm.rows_idx.shape[1]), dt)
     rows = _region_rows(ex, ptr, subgroups)
@@ -184,9 +190,7 @@ def h_coop_load(ex, inst, mask, frame):
     for b in range(nbytes):
         gathered[..., b] = raw[rows[:, None, None], safe + b]
     vals = gathered.view(dt)[..., 0]
-    vals = np.where(addr < 0, np.zeros((), dt), vals)
-    if hasattr(lm, "valid"):
-        vals = np.where(lm.valid[None], vals, np.zeros((), dt))
+    vals = np.where((addr >= 0) & lm.valid[None], vals, np.zeros((), dt))
     out[subgroups] = vals
     return out.reshape(ex.lanes, -1)
 
@@ -214,15 +218,9 @@ def h_coop_store(ex, inst, mask, frame):
     if _coop_fast.store(ex, inst, ptr, offset, value, stride, subgroups, mask):   # in-bounds, untraced
         return
     sg = ex.opts.subgroup_size
-    unit = _unit(ex, inst, t)
-    addr, lm = _addresses(ex, inst, ptr, t, offset, stride, inst.attrs["layout"], unit, subgroups, mask)
-    addr = _bounds(ex, inst, ptr, t, addr, lm, subgroups, None, inst.attrs["layout"], unit)
-    if ex.opts.tracer is not None:
-        ex.opts.tracer.access(ex, inst, subgroups, addr)
+    addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
     frags = value.reshape(-1, sg, value.shape[-1])[subgroups]
-    keep = addr >= 0
-    if hasattr(lm, "valid"):
-        keep = keep & lm.valid[None]
+    keep = (addr >= 0) & lm.valid[None]
     rows = np.broadcast_to(_region_rows(ex, ptr, subgroups)[:, None, None], addr.shape)
     raw = ptr.region.data
     nbytes = frags.dtype.itemsize
