@@ -36,7 +36,7 @@ import numpy as np
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Module, Value
 from ..isa.ops import OPS
-from ..frontend.wgsl.lower import ATOMIC_FNS, BIN_OPS, SUBGROUP_FNS
+from ..frontend.wgsl.values import ATOMIC_FNS, BIN_OPS, SUBGROUP_FNS
 from ..isa.types import (BOOL, ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType,
                          ScalarType, StructType, TupleType, Type, VectorType, contains)
 

@@ -6,14 +6,19 @@ cooperative-matrix dialects lower to their own ops.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ...isa.types import (BOOL, F16, F32, I32, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, TupleType, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
-from .lower import (ATOMIC_FNS, SUBGROUP_FNS, Const, Lowerer, Ref, Val, _name, _pylist,
-                    _scalar_or_none, _tn)
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
+from .values import (ATOMIC_FNS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
+                     _scalar_or_none, _tn)
+
+if TYPE_CHECKING:
+    from .lower import Lowerer
 
 # name -> (argument kinds, result rule). Kinds: 'F' float scalar/vector T, 'N' numeric T (int or
 # float), 'S' signed numeric, 'I' integer T, 'u32' etc. fixed; results: 'T' same as the generic
@@ -263,7 +268,6 @@ def _common(lw, name, args, node):
 
 def _emit(lw: Lowerer, name, t, vals, rt, node):
     from ...numerics import builtins as nb
-    from .lower import _np_dtype
     if all(isinstance(v, Const) for v in vals):
         s = scalar_of(t)
         ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
