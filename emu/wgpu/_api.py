@@ -25,12 +25,16 @@ from __future__ import annotations
 
 from ._compat import enums, flags, structs
 from ._compat import GPUError, GPUValidationError, GPUOutOfMemoryError, GPUInternalError  # noqa: F401
-from ._classes import (  # noqa: F401
-    GPU, GPUAdapter, GPUAdapterInfo, GPUDevice, GPUQueue, GPUBuffer, GPUShaderModule,
-    GPUCompilationInfo, GPUCompilationMessage, GPUBindGroupLayout, GPUPipelineLayout, GPUBindGroup,
-    GPUComputePipeline, GPUCommandEncoder, GPUComputePassEncoder, GPUCommandBuffer, GPUPromise,
-    NotSupportedError, DEFAULT_LIMITS,
-)
+from ._adapter import GPU, GPUAdapter, GPUAdapterInfo  # noqa: F401
+from ._bindings import GPUBindGroupLayout, GPUPipelineLayout, GPUBindGroup  # noqa: F401
+from ._buffer import GPUBuffer  # noqa: F401
+from ._commands import GPUCommandEncoder, GPUComputePassEncoder, GPUCommandBuffer  # noqa: F401
+from ._common import NotSupportedError, DEFAULT_LIMITS  # noqa: F401
+from ._device import GPUDevice  # noqa: F401
+from ._pipeline import GPUComputePipeline  # noqa: F401
+from ._promise import GPUPromise  # noqa: F401
+from ._queue import GPUQueue  # noqa: F401
+from ._shader import GPUShaderModule, GPUCompilationInfo, GPUCompilationMessage  # noqa: F401
 from ._install import install, uninstall, installed, adapter_properties, is_emu_adapter  # noqa: F401
 from ._install import flavor_gpu
 

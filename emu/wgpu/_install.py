@@ -44,7 +44,7 @@ def flavor_gpu(flavor: str):
     """The GPU object of a flavor ('wgpu', 'dawn', 'emu'), made once."""
     g = _gpus.get(flavor)
     if g is None:
-        from ._classes import GPU
+        from ._adapter import GPU
         g = _gpus[flavor] = GPU(profile=_state["profile"], flavor=flavor)
     return g
 
@@ -114,7 +114,7 @@ def _patch_root(mod) -> None:
     name = mod.__name__
     if _is_alias(name, mod) or name not in _ROOTS:
         return
-    from ._classes import GPU
+    from ._adapter import GPU
     if isinstance(mod.__dict__.get("gpu"), GPU):
         return
     _set(mod, "gpu", flavor_gpu(_ROOTS[name]))
@@ -133,12 +133,13 @@ def _patch_root(mod) -> None:
 # the native extras
 
 def is_emu_adapter(obj) -> bool:
-    from ._classes import GPUAdapter
+    from ._adapter import GPUAdapter
     return isinstance(obj, GPUAdapter)
 
 
 def _is_emu_object(obj) -> bool:
-    from ._classes import GPUAdapter, GPUObjectBase
+    from ._adapter import GPUAdapter
+    from ._common import GPUObjectBase
     return isinstance(obj, (GPUAdapter, GPUObjectBase))
 
 
@@ -180,7 +181,7 @@ def _wrap_extra(name, fn):
         if any(_is_emu_object(o) for o in objs):
             handler = _EXTRAS_FOR_EMU.get(name)
             if handler is None:
-                from ._classes import NotSupportedError
+                from ._common import NotSupportedError
                 raise NotSupportedError(
                     f"{fn.__module__}.{name}() is a native extra of the real binding; emu's virtual GPU "
                     f"does not emulate it (unset EMU_WGPU to run on a real adapter)")
