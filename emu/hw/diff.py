@@ -192,6 +192,7 @@ class _CoopStoreTrace:
         if inst.op != "coop_store":
             self._access = None
             return
+        from ..memory import coop as mcoop
         from ..scheduler import coop
         ptr, offset, value, stride = (frame.vals[a.id] for a in inst.args)
         if getattr(ptr.region, "binding", None) is None:
@@ -202,10 +203,9 @@ class _CoopStoreTrace:
             lm = coop.lane_map(batch, t)
         else:
             subgroups = coop._subgroups(batch, inst, mask)
-            unit = coop._unit(batch, inst, t)
-            addr, lm = coop._addresses(batch, inst, ptr, t, offset, stride, inst.attrs["layout"],
-                                       unit, subgroups, mask)
-            addr = coop._bounds(batch, inst, ptr, t, addr, lm, subgroups, None, inst.attrs["layout"], unit)
+            lm = coop.lane_map(batch, t)
+            placement = mcoop.place(batch, inst, ptr, t, offset, stride, subgroups, mask, lm)
+            addr = mcoop.bounded(batch, inst, ptr, placement, subgroups)
         self._access = None
         addr = np.asarray(addr)
         S, L, E = addr.shape

@@ -185,8 +185,7 @@ class _Verifier:
     def matrix_supported(self, i, t: CoopMatrixType):
         if self.profile is None or (t, id(self.profile)) in self.coop_checked:
             return
-        from ..scheduler.coop import find_config
-        if find_config(self.profile, t) is None:
+        if self.profile.matrix_config(t) is None:
             what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
                       hint=self.profile.describe_configs())

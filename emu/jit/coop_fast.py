@@ -2,7 +2,8 @@
 off, the stride is legal, every element of every executing subgroup is inside the buffer and
 aligned to its size. Then the addresses follow from (base, stride) per subgroup and the lane map,
 so the bounds check is two comparisons per subgroup and the gather or scatter is one compiled
-loop. Anything else returns None and the handler in emu/scheduler/coop.py runs its general path
+loop. Both place the access with emu/memory/coop.py:place. Anything else returns None and the
+handler in emu/scheduler/coop.py runs its general path
 (which raises the errors and applies the profile's out-of-bounds behaviour) as before.
 Writes go in (subgroup, lane, element) order, as the general path's fancy assignment does."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 from numba import njit
 
 from ..isa.types import ArrayType
+from ..memory import coop as mcoop
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -48,38 +50,22 @@ _IDX: dict = {}
 
 def _plan(ex, inst, ptr, t, offset, stride, subgroups, mask):
     """(rows, base, stride, major, minor, valid) in elements of t's size, or None."""
-    from ..scheduler import coop
     if ex.opts.tracer is not None or not isinstance(ptr.type, ArrayType) or len(subgroups) == 0:
         return None
-    layout = inst.attrs["layout"]
-    unit = coop._unit(ex, inst, t)
-    lm = coop.lane_map(ex, t)
-    esize = t.elem.size
-    word = ptr.type.stride
-    # the same calls, in the same order, as coop._addresses (so the same errors)
-    off = coop._uniform(ex, inst, "offset", offset, subgroups, mask)
-    st = coop._uniform(ex, inst, "stride", stride, subgroups, mask)
-    major = t.cols if layout == "row_major" else t.rows
-    stride_bytes = st * (esize if unit == "matrix_element" else word)
-    small = st * (1 if unit == "matrix_element" or esize == word else word // esize) < major
-    if small.any():
+    lm = ex.pipe.profile.matrix_lane_map(t, ex.opts.subgroup_size)
+    # placed by the same function as the general path (so the same errors)
+    p = mcoop.place(ex, inst, ptr, t, offset, stride, subgroups, mask, lm, small_stride_fails=False)
+    if not p.legal or not p.dense_inside(ptr.region.nbytes):
         return None
-    base = coop._const0(ptr.offset, ex, subgroups) + off * word
-    nmaj = t.rows if layout == "row_major" else t.cols
-    top = base + stride_bytes * (nmaj - 1) + (major - 1) * esize + esize
-    if (base < 0).any() or (top > ptr.region.nbytes).any():
-        return None
-    if (base % esize).any() or (stride_bytes % esize).any():
-        return None
-    key = (id(lm), layout)
+    esize = p.esize
+    key = (id(lm), p.layout)
     idx = _IDX.get(key)
     if idx is None:
-        r, c = lm.rows_idx, lm.cols_idx
-        maj, mnr = (r, c) if layout == "row_major" else (c, r)
+        maj, mnr = mcoop.major_minor(lm, p.layout)
         idx = _IDX[key] = (lm, np.ascontiguousarray(maj, np.int64), np.ascontiguousarray(mnr, np.int64),
                            np.ascontiguousarray(lm.valid))
-    rows = np.ascontiguousarray(coop._region_rows(ex, ptr, subgroups), np.int64)
-    return (rows, base // esize, stride_bytes // esize) + idx[1:]
+    rows = np.ascontiguousarray(mcoop.region_rows(ptr, ex.opts.subgroup_size, subgroups), np.int64)
+    return (rows, p.base // esize, p.stride_bytes // esize) + idx[1:]
 
 
 def load(ex, inst, ptr, offset, stride, subgroups, mask):

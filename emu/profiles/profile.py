@@ -166,17 +166,35 @@ class Profile:
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -------------------------------------------------------------- queries
-    def find_config(self, m, n, k, a_type, c_type, *, b_type=None, result_type=None,
-                    saturating=None, scope="subgroup") -> CoopConfig | None:
-        """The first listed config with these sizes and types (listing order = preference)."""
+    def find_config(self, m=None, n=None, k=None, a_type=None, c_type=None, *, b_type=None,
+                    result_type=None, saturating=None, scope="subgroup",
+                    accumulator=None) -> CoopConfig | None:
+        """The first listed config with these sizes and types (listing order = preference); a
+        field left None matches anything, `accumulator` matches the C or the result type."""
+        want = (("m", m), ("n", n), ("k", k), ("a_type", a_type), ("c_type", c_type),
+                ("b_type", b_type), ("result_type", result_type), ("scope", scope))
         for cfg in self.configs:
-            if ((cfg.m, cfg.n, cfg.k) == (m, n, k) and cfg.a_type == a_type and cfg.c_type == c_type
-                    and (b_type is None or cfg.b_type == b_type)
-                    and (result_type is None or cfg.result_type == result_type)
+            if (all(v is None or getattr(cfg, f) == v for f, v in want)
                     and (saturating is None or cfg.saturating_accumulation == bool(saturating))
-                    and cfg.scope == scope):
+                    and (accumulator is None or accumulator in (cfg.c_type, cfg.result_type))):
                 return cfg
         return None
+
+    def matrix_config(self, t) -> CoopConfig | None:
+        """The first config with a matrix of role `t.role` ('A', 'B', 'C') of t's shape and type."""
+        if t.role == "A":
+            return self.find_config(m=t.rows, k=t.cols, a_type=t.elem.name, scope=None)
+        if t.role == "B":
+            return self.find_config(k=t.rows, n=t.cols, b_type=t.elem.name, scope=None)
+        return self.find_config(m=t.rows, n=t.cols, accumulator=t.elem.name, scope=None)
+
+    def matrix_lane_map(self, t, subgroup_size: int) -> LaneMap:
+        """The lane map of cooperative matrix type `t` (its role's) at a subgroup size (cached)."""
+        key = ("matrix", t, subgroup_size)
+        lm = self._cache.get(key)
+        if lm is None:
+            lm = self._cache[key] = self.lane_map(self.matrix_config(t), t.role, subgroup_size)
+        return lm
 
     def supports_subgroup_size(self, n: int) -> bool:
         return n in self.subgroup_sizes

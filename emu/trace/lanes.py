@@ -38,13 +38,13 @@ def parse_config(text: str) -> dict:
             "m": int(d["m"]), "n": int(d["n"]), "k": int(d["k"]), "sat": bool(d["sat"])}
 
 
-def find_config(profile, text: str):
+def config_named(profile, text: str):
+    """The profile's config that `--config TEXT` names."""
     want = parse_config(text)
-    for cfg in profile.configs:
-        if ((cfg.a_type, cfg.b_type, cfg.c_type, cfg.result_type, cfg.m, cfg.n, cfg.k,
-             cfg.saturating_accumulation)
-                == (want["a"], want["b"], want["c"], want["r"], want["m"], want["n"], want["k"], want["sat"])):
-            return cfg
+    cfg = profile.find_config(want["m"], want["n"], want["k"], want["a"], want["c"], b_type=want["b"],
+                              result_type=want["r"], saturating=want["sat"], scope=None)
+    if cfg is not None:
+        return cfg
     listing = ", ".join(config_name(c) for c in profile.configs)
     raise HostError(f"profile '{profile.name}' has no config {text}",
                     hint=f"its configs: {listing}")
@@ -86,7 +86,7 @@ class MapView:
 def view(profile_name: str, config: str, role: str, subgroup_size: int | None = None) -> MapView:
     from ..profiles import load_profile
     prof = load_profile(profile_name)
-    cfg = find_config(prof, config)
+    cfg = config_named(prof, config)
     role = str(role).upper()
     if role not in ("A", "B", "C"):
         raise HostError(f"--role {role!r}: use A, B or C (the result uses C's map)")

@@ -1,0 +1,179 @@
+"""The layer rules of docs/architecture.md, checked on every run: an import inside `emu` goes down
+(or sideways within one package), never up, never in a circle. Imports are read with `ast`, lazy
+imports inside functions included, so a deferred import cannot hide a cycle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2] / "emu"
+
+# Lowest first. A module may import modules of its own layer's package and of any lower layer.
+# Packages on one line share a layer but may not import each other unless listed in SIDEWAYS.
+LAYERS = [
+    ["emu.diagnostic", "emu.errors"],
+    ["emu.numerics"],
+    ["emu.isa", "emu.profiles"],
+    ["emu.memory", "emu.frontend"],
+    ["emu.scheduler"],
+    ["emu.jit"],
+    ["emu.api", "emu.trace", "emu.hw", "emu.demo", "emu.examples"],
+    ["emu.wgpu"],
+    ["emu.cli", "emu.__main__", "emu"],
+]
+# (importer, imported) pairs within one layer that are allowed, one way only.
+SIDEWAYS = {
+    ("emu.errors", "emu.diagnostic"),
+    ("emu.profiles", "emu.isa"),
+    ("emu.frontend", "emu.memory"),
+    ("emu.trace", "emu.api"), ("emu.hw", "emu.api"), ("emu.demo", "emu.api"),
+    ("emu.hw", "emu.trace"),
+    ("emu.cli", "emu"), ("emu.__main__", "emu.cli"),
+}
+
+
+def unit(module: str) -> str:
+    """The layer unit a module belongs to: the longest prefix named in LAYERS."""
+    best = None
+    for row in LAYERS:
+        for u in row:
+            if module == u or module.startswith(u + "."):
+                if best is None or len(u) > len(best):
+                    best = u
+    assert best is not None, module
+    return best
+
+
+def rank(u: str) -> int:
+    return next(i for i, row in enumerate(LAYERS) if u in row)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: Path) -> list[tuple[str, int]]:
+    """Every `emu` module `path` imports (top level or inside a function), with the line."""
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "emu"]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "emu":
+                continue
+            for a in node.names:      # `from . import x` may name a submodule
+                sub = f"{target}.{a.name}"
+                found.append((sub if (ROOT.parent / sub.replace(".", "/")).with_suffix(".py").exists()
+                              or (ROOT.parent / sub.replace(".", "/")).is_dir() else target, node.lineno))
+    return found
+
+
+def graph() -> dict[str, list[tuple[str, int]]]:
+    return {module_name(p): imports(p) for p in sorted(ROOT.rglob("*.py"))}
+
+
+def layer_violations(g) -> list[str]:
+    """`importer -> imported` for every module pair that breaks a layer rule (first line given)."""
+    bad = {}
+    for mod, deps in g.items():
+        mu = unit(mod)
+        for dep, line in deps:
+            du = unit(dep)
+            if du == mu:
+                continue
+            if rank(du) > rank(mu) or (rank(du) == rank(mu) and (mu, du) not in SIDEWAYS):
+                bad.setdefault(f"{mod} -> {dep}", line)
+    return sorted(bad)
+
+
+def cycles(g) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each a circle of imports."""
+    edges = {m: sorted({d for d, _ in deps if d in g and d != m}) for m, deps in g.items()}
+    index, low, stack, on, out, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]; n[0] += 1
+        stack.append(v); on.add(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w); low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop(); on.discard(w); comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in edges:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def package_cycles(g) -> list[list[str]]:
+    """Circles between packages (emu.cli <-> emu.trace even when no single module pair closes one)."""
+    pg = {}
+    for mod, deps in g.items():
+        pg.setdefault(unit(mod), []).extend((unit(d), l) for d, l in deps)
+    return cycles(pg)
+
+
+# Imports that break the rules today and are being removed (issue 15). The list may only shrink:
+# a new violation fails, and so does a listed one that is gone (delete it from the list).
+KNOWN_VIOLATIONS: set[str] = {
+    "emu.errors -> emu.frontend.wgsl.errors",
+    "emu.hw.cli -> emu.cli",
+    "emu.scheduler.coop -> emu.jit.coop_fast",
+    "emu.scheduler.coop -> emu.jit.mma_fast",
+    "emu.scheduler.executor -> emu.jit.fuse",
+    "emu.trace.cli -> emu.cli",
+    "emu.trace.tracer -> emu",
+    "emu.wgpu._classes -> emu",
+}
+KNOWN_CYCLES: list[list[str]] = [
+    ["emu.frontend.wgsl.builtins_table", "emu.frontend.wgsl.lower"],
+    ["emu.scheduler.coop", "emu.scheduler.executor", "emu.scheduler.handlers"],
+    ["emu.cli", "emu.trace.cli"],
+]
+KNOWN_PACKAGE_CYCLES: list[list[str]] = [
+    ["emu.errors", "emu.frontend", "emu.isa"],
+    ["emu.cli", "emu.trace"],
+]
+
+
+def test_every_import_goes_down():
+    assert set(layer_violations(graph())) == KNOWN_VIOLATIONS
+
+
+def test_no_module_cycle():
+    assert sorted(cycles(graph())) == sorted(KNOWN_CYCLES)
+
+
+def test_no_package_cycle():
+    assert sorted(package_cycles(graph())) == sorted(KNOWN_PACKAGE_CYCLES)
+
+
+def test_checker_sees_lazy_and_relative_imports(tmp_path):
+    """The checker itself: a function-local relative import going up is found."""
+    src = "def f():\n    from ..jit import fuse\n"
+    tree_mod = ROOT / "scheduler" / "_probe_.py"
+    try:
+        tree_mod.write_text(src)
+        assert "emu.scheduler._probe_ -> emu.jit.fuse" in layer_violations(graph())
+    finally:
+        tree_mod.unlink()
