@@ -180,7 +180,7 @@ class Tracer:
     def _open(self, pipe, grid, source=None, file=None):
         if self.header is not None:
             return
-        from .. import __version__
+        from ..version import __version__
         prof = pipe.profile
         self.header = {
             "record": "header", "schema": SCHEMA_VERSION, "emu_version": __version__,

@@ -109,7 +109,7 @@ class GPUAdapter:
     """emu's virtual GPU, emulating one device profile (see ``info``)."""
 
     def __init__(self, profile, flavor: str = "emu"):
-        from .. import __version__
+        from ..version import __version__
         self._profile = profile
         self._flavor = flavor
         self._features = _profile_features(profile, flavor)
