@@ -67,11 +67,21 @@ def load_arrays(bindings) -> dict:
     return arrays
 
 
+STDIN = "<stdin>"          # what `-` in place of a shader file becomes (the name in messages)
+
+
 def _read_source(path: str) -> str:
+    """The shader text: a file, `-` for standard input, or `@NAME` for a bundled kernel."""
+    if path == STDIN:
+        return sys.stdin.read()
+    if path.startswith("@"):
+        from .examples import kernel
+        return kernel(path[1:]).read_text()
     try:
         return Path(path).read_text()
     except OSError as e:
-        raise HostError(f"cannot read shader '{path}': {e.strerror}", hint="check the path")
+        raise HostError(f"cannot read shader '{path}': {e.strerror}",
+                        hint="check the path (`-` reads standard input, `@gemm_dawn` a bundled kernel)")
 
 
 def _device_args(p: argparse.ArgumentParser):
@@ -86,7 +96,7 @@ def _device_args(p: argparse.ArgumentParser):
 
 def shader_args(p: argparse.ArgumentParser, buffer_help: str):
     """What every command that dispatches a shader takes: the shader, grid, entry, buffers, overrides."""
-    p.add_argument("shader")
+    p.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel (emu examples)")
     p.add_argument("--dispatch", required=True, help="workgroup counts X[,Y[,Z]]")
     p.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
     p.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy", help=buffer_help)
@@ -94,7 +104,9 @@ def shader_args(p: argparse.ArgumentParser, buffer_help: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
     ap = _Parser(prog="emu", description="A virtual GPU for WGSL compute shaders with cooperative matrices.")
+    ap.add_argument("--version", action="version", version=f"emu {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a compute shader on the virtual device")
@@ -105,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     _plugin("emu.trace.cli").add_run_args(r)
 
     i = sub.add_parser("ir", help="print the shader's IR")
-    i.add_argument("shader")
+    i.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel")
     i.add_argument("--no-locs", action="store_true", help="leave out source locations")
     i.add_argument("--strict", action="store_true")
 
@@ -116,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run the bundled example GEMMs on a virtual device and check them")
     d.add_argument("--profile", default="nvidia-h200", help="device profile (default: nvidia-h200)")
     d.add_argument("--size", type=int, default=128, help="M = N = K of the GEMM (a multiple of 32)")
+    e = sub.add_parser("examples", help="list the bundled example kernels, host programs and documents")
+    e.add_argument("--copy", metavar="DIR", default=None, help="copy them all into DIR")
+    e.add_argument("--force", action="store_true", help="with --copy: overwrite files that differ")
     for module in _PLUGINS:
         _plugin(module).register(sub, _device_args)
     return ap
@@ -137,6 +152,8 @@ def main(argv=None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    if getattr(args, "shader", None) == "-":
+        args.shader = STDIN
     sources: dict[str, str] = {}
     try:
         func = getattr(args, "func", None) or COMMANDS[args.cmd]
@@ -253,4 +270,17 @@ def cmd_demo(args, sources) -> int:
     return run_demo(args.profile, args.size)
 
 
-COMMANDS = {"run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo}
+def cmd_examples(args, sources) -> int:
+    from .examples import bundled, copy, summary
+    if args.copy is not None:
+        written = copy(Path(args.copy), force=args.force)
+        print(f"copied {len(written)} files into {args.copy}: "
+              f"{', '.join(sorted({str(w.relative_to(args.copy)).split('/')[0] for w in written}))}")
+        return 0
+    for name, f in bundled().items():
+        print(f"{name:<28} {summary(f)}")
+    print("\nrun a kernel by name: emu run @gemm_dawn ...; copy them all: emu examples --copy DIR")
+    return 0
+
+
+COMMANDS = {"examples": cmd_examples, "run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo}

@@ -1,1 +1,60 @@
-"""Example kernels that `emu demo` runs (package data)."""
+"""What the package hands out (package data): the example kernels `emu demo` runs, the
+wgpu-py / wgpudawn host programs of emu/examples/wgpu_host/, and the documents under emu/docs/.
+`emu examples` lists them, `emu examples --copy DIR` copies them out, `emu run @gemm_dawn` runs a
+bundled kernel by name."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from ..errors import HostError
+
+
+def bundled() -> dict[str, Path]:
+    """{name relative to the copy folder: file}: kernels at the top, host programs under
+    wgpu_host/, documents under docs/."""
+    root = Path(str(resources.files("emu")))
+    out = {}
+    for sub, pattern, into in (("examples", "*.wgsl", ""), ("examples/wgpu_host", "*.py", "wgpu_host/"),
+                               ("docs", "*.md", "docs/")):
+        for f in sorted((root / sub).glob(pattern)):
+            out[into + f.name] = f
+    return out
+
+
+def kernel(name: str) -> Path:
+    """The bundled kernel `name` ('gemm_dawn' or 'gemm_dawn.wgsl', as in `emu run @gemm_dawn`)."""
+    stem = name[:-5] if name.endswith(".wgsl") else name
+    kernels = {n[:-5]: f for n, f in bundled().items() if n.endswith(".wgsl") and "/" not in n}
+    if stem not in kernels:
+        raise HostError(f"there is no bundled kernel '@{stem}'",
+                        hint=f"the bundled kernels are {', '.join('@' + k for k in sorted(kernels))} "
+                             f"(see `emu examples`)")
+    return kernels[stem]
+
+
+def summary(path: Path) -> str:
+    """The first line of a file's leading comment or docstring."""
+    for line in path.read_text().splitlines():
+        line = line.strip().lstrip("/#").strip().strip('"').strip()
+        if line and not line.startswith(("enable", "import", "from")):
+            return line
+    return ""
+
+
+def copy(dest: Path, force: bool = False) -> list[Path]:
+    """Copy every bundled file into `dest` (made if missing); files there that differ stay
+    unless `force`."""
+    files = bundled()
+    clashes = [n for n, f in files.items() if (dest / n).exists() and (dest / n).read_bytes() != f.read_bytes()]
+    if clashes and not force:
+        raise HostError(f"{dest}: {len(clashes)} file(s) there differ from the bundled ones "
+                        f"({', '.join(clashes[:3])}{', ...' if len(clashes) > 3 else ''})",
+                        hint="copy into an empty folder, or pass --force to overwrite them")
+    written = []
+    for name, f in files.items():
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(f.read_bytes())
+        written.append(target)
+    return written

@@ -1,4 +1,4 @@
-"""Tracing: trace events (JSON lines, Perfetto), lane-map pictures, `emu explain` (docs/trace-schema.md).
+"""Tracing: trace events (JSON lines, Perfetto), lane-map pictures, `emu explain` (emu/docs/trace-schema.md).
 
     from emu.trace import Tracer, Selection
     with Tracer("run.jsonl", selection=Selection.parse(ops="coop,barrier")) as tr:

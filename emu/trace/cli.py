@@ -33,7 +33,7 @@ def _pair(text: str, flag: str) -> tuple[int, int]:
 
 def add_run_args(parser) -> None:
     """Flags that `emu run` takes for tracing."""
-    g = parser.add_argument_group("tracing (docs/trace-schema.md)")
+    g = parser.add_argument_group("tracing (the format: docs/trace-schema.md of `emu examples --copy DIR`)")
     g.add_argument("--trace", metavar="FILE", default=None,
                    help="write a trace of the run: a header, then one JSON record per traced instruction")
     g.add_argument("--trace-format", choices=("jsonl", "perfetto"), default="jsonl",

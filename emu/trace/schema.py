@@ -1,7 +1,7 @@
 """The trace format, as data, and a small validator for it (a subset of JSON Schema: type, enum,
 pattern, minimum, required, properties, additionalProperties, items, minItems, maxItems, anyOf).
 
-docs/trace-schema.md describes the same thing for people; tests/trace check that every property
+emu/docs/trace-schema.md describes the same thing for people; tests/trace check that every property
 named here is documented there and that generated traces validate.
 
     errors = validate_trace_file("run.jsonl")       # [] when the file is a valid trace

@@ -1,4 +1,4 @@
-"""The tracer: turns executed IR instructions into trace records (docs/trace-schema.md).
+"""The tracer: turns executed IR instructions into trace records (emu/docs/trace-schema.md).
 
 The executor calls `tracer.event(batch, inst, mask, frame)` after every instruction (before, for
 control-flow ops) when `Options.tracer` is set, and the cooperative load/store handlers report the

@@ -10,14 +10,14 @@ from emu.trace.schema import SCHEMA_VERSION, validate, validate_perfetto, valida
 
 from .conftest import run_reduce, traced
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "trace-schema.md"
+DOC = Path(schema.__file__).resolve().parents[1] / "docs" / "trace-schema.md"
 
 
 def test_doc_names_the_version_and_every_field():
     text = DOC.read_text()
     assert SCHEMA_VERSION in text
     missing = sorted(p for p in schema.all_properties() if f"`{p}`" not in text)
-    assert missing == [], f"docs/trace-schema.md does not describe: {missing}"
+    assert missing == [], f"emu/docs/trace-schema.md does not describe: {missing}"
 
 
 @pytest.mark.parametrize("ops", ["coop,barrier", "all", "coop_mma,coop_store"])

@@ -1,4 +1,4 @@
-"""Unchanged wgpu-py / wgpudawn host programs (examples/wgpu_host/) on emu's adapter and on the
+"""Unchanged wgpu-py / wgpudawn host programs (emu/examples/wgpu_host/) on emu's adapter and on the
 real one: each checks itself against numpy, and the two runs must agree bit for bit."""
 import numpy as np
 import pytest

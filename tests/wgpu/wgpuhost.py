@@ -1,5 +1,5 @@
 """Helpers for the drop-in wgpu adapter tests (tests/wgpu/): run a host program from
-examples/wgpu_host/ in a fresh interpreter, on emu's adapter or on the real one, and load what it
+emu/examples/wgpu_host/ in a fresh interpreter, on emu's adapter or on the real one, and load what it
 saved. (A module of its own, not conftest.py: test folders each have a conftest.)"""
 import os
 import subprocess
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-HOST = ROOT / "examples" / "wgpu_host"
+HOST = ROOT / "emu" / "examples" / "wgpu_host"
 SKIP_CODE = 77          # what a host program returns when its adapter lacks a feature it needs
 
 
@@ -39,7 +39,7 @@ class Run:
 
 
 def run_program(name: str, tmp_path: Path, how: str, timeout=120, **env) -> Run:
-    """Run examples/wgpu_host/<name> unchanged. how: 'real' (plain python), 'launcher'
+    """Run emu/examples/wgpu_host/<name> unchanged. how: 'real' (plain python), 'launcher'
     (python -m emu.wgpu), 'env' (EMU_WGPU=1 with the sitecustomize start-up hook on PYTHONPATH)."""
     out = tmp_path / f"{Path(name).stem}-{how}.npz"
     e = clean_env(**env)

@@ -1,0 +1,91 @@
+"""The command as a new user meets it: --version, bundled examples, stdin, @NAME kernels."""
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+
+import numpy as np
+
+import emu
+from emu.cli import main
+
+
+def cli(*argv, stdin: str | None = None):
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdin
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main([str(a) for a in argv])
+            except SystemExit as e:          # argparse's --version
+                rc = e.code
+    finally:
+        sys.stdin = old
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_version():
+    rc, out, _ = cli("--version")
+    assert (rc, out) == (0, f"emu {emu.__version__}\n")
+
+
+def test_examples_lists_kernels_host_programs_and_docs():
+    rc, out, err = cli("examples")
+    assert rc == 0 and err == ""
+    names = [line.split()[0] for line in out.splitlines() if line and not line.startswith("run ")]
+    assert names == ["gemm_dawn.wgsl", "gemm_wgpu.wgsl", "wgpu_host/bind_groups.py", "wgpu_host/gemm_dawn.py",
+                     "wgpu_host/indirect.py", "wgpu_host/storage_uniform.py", "docs/trace-schema.md"]
+    assert "Tiled GEMM on the matrix units, Dawn's dialect" in out
+
+
+def test_examples_copy_then_clash(tmp_path):
+    rc, out, _ = cli("examples", "--copy", tmp_path)
+    assert rc == 0 and out.startswith(f"copied 7 files into {tmp_path}")
+    assert (tmp_path / "gemm_dawn.wgsl").read_text().startswith("// Tiled GEMM")
+    assert "emu-trace/1" in (tmp_path / "docs" / "trace-schema.md").read_text()
+    assert cli("examples", "--copy", tmp_path)[0] == 0           # the same files again: fine
+    (tmp_path / "gemm_wgpu.wgsl").write_text("// mine\n")
+    rc, _, err = cli("examples", "--copy", tmp_path)
+    assert rc == 1 and "1 file(s) there differ from the bundled ones (gemm_wgpu.wgsl)" in err
+    assert "--force" in err and "Traceback" not in err
+    assert (tmp_path / "gemm_wgpu.wgsl").read_text() == "// mine\n"
+    assert cli("examples", "--copy", tmp_path, "--force")[0] == 0
+    assert (tmp_path / "gemm_wgpu.wgsl").read_text().startswith("// Tiled GEMM")
+
+
+def test_bundled_kernel_by_name_and_unknown_name():
+    rc, out, _ = cli("ir", "@gemm_dawn")
+    assert rc == 0 and out.startswith('module "@gemm_dawn"')
+    rc, _, err = cli("ir", "@gemm")
+    assert rc == 1 and err.splitlines() == [
+        "emu: error: there is no bundled kernel '@gemm'",
+        "   hint: the bundled kernels are @gemm_dawn, @gemm_wgpu (see `emu examples`)"]
+
+
+def test_stdin_shader_and_its_errors():
+    rc, out, _ = cli("ir", "-", stdin="@compute @workgroup_size(1) fn main() {}\n")
+    assert rc == 0 and out.startswith('module "<stdin>"')
+    rc, _, err = cli("ir", "-", stdin="enable f16;\nfn x")
+    assert rc == 1 and err.splitlines() == [
+        "<stdin>:2:5: error: expected '(' after the function name, found end of file", "   fn x", "       ^"]
+
+
+def test_run_bundled_kernel_from_stdin_equals_by_name(tmp_path):
+    from emu.examples import kernel
+    r = np.random.default_rng(0)
+    for name in ("a", "b"):
+        np.save(tmp_path / f"{name}.npy", r.standard_normal((32, 32)).astype(np.float16))
+    common = ["--dispatch", "1,1", "--override", "M=32", "--override", "N=32", "--override", "K=32",
+              "--buffer", f"0:0={tmp_path}/a.npy", "--buffer", f"0:1={tmp_path}/b.npy"]
+    np.save(tmp_path / "z.npy", np.zeros((32, 32), np.float32))
+    rc1, _, e1 = cli("run", "@gemm_dawn", *common, "--buffer", f"0:2={tmp_path}/z.npy", "--output", f"0:2={tmp_path}/c1.npy")
+    rc2, _, e2 = cli("run", "-", *common, "--buffer", f"0:2={tmp_path}/z.npy", "--output", f"0:2={tmp_path}/c2.npy",
+                     stdin=kernel("gemm_dawn").read_text())
+    assert (rc1, rc2) == (0, 0), e1 + e2
+    c1, c2 = np.load(tmp_path / "c1.npy"), np.load(tmp_path / "c2.npy")
+    a, b = np.load(tmp_path / "a.npy").astype(np.float32), np.load(tmp_path / "b.npy").astype(np.float32)
+    assert np.array_equal(c1.view(np.uint32), c2.view(np.uint32))
+    np.testing.assert_allclose(c1.reshape(32, 32), a @ b, rtol=1e-5, atol=1e-4)
