@@ -285,7 +285,9 @@ def with_scalar(t: Type, s: ScalarType) -> Type:
 
 
 def is_constructible(t: Type) -> bool:
-    if isinstance(t, (ScalarType, VectorType, MatrixType)):
+    # Cooperative matrices are plain value types (Dawn's proposal: so that arrays and structs
+    # can hold them); they have zero values and can be copied.
+    if isinstance(t, (ScalarType, VectorType, MatrixType, CoopMatrixType)):
         return True
     if isinstance(t, ArrayType):
         return t.count is not None and is_constructible(t.elem)

@@ -11,6 +11,9 @@ from .ops import OPS
 from .types import (BOOL, U32, VOID, CoopMatrixType, PointerType, scalar_of, width)
 
 
+DAWN_COOP = "chromium_experimental_subgroup_matrix"
+
+
 class VerifyError(EmuError):
     pass
 
@@ -32,7 +35,10 @@ class _Verifier:
     def function(self, f: Function):
         defined = {p.id for p in f.params}
         self.block(f.body, defined, f, loops=0, breakables=0)
-        if f.stage == "compute" and self.sg and self.uses_coop(f) and isinstance(f.workgroup_size[0], int):
+        # Dawn's rule (its subgroup-matrix extension; wgpu's has none): each row of the workgroup
+        # is whole subgroups.
+        if (f.stage == "compute" and self.sg and DAWN_COOP in self.m.enables and self.uses_coop(f)
+                and isinstance(f.workgroup_size[0], int)):
             if f.workgroup_size[0] % self.sg:
                 self.fail(None if f.loc is None else Inst("func", [], loc=f.loc),
                           f"workgroup_size.x ({f.workgroup_size[0]}) of '{f.name}' is not a multiple of the "

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..isa.types import (ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type,
-                         VectorType, round_up)
+from ..isa.types import (ArrayType, AtomicType, CoopMatrixType, MatrixType, ScalarType, StructType,
+                         Type, VectorType, round_up)
 from ..numerics.dtypes import NP
 
 ROW_ALIGN = 16   # rows are padded so that every scalar type can view them
@@ -63,14 +63,68 @@ class Ptr:
 
 
 class Cell:
-    """A variable holding a cooperative matrix. It stays in register form (lane fragments), not
-    bytes: how a lane holds its fragment is the device's lane map, not a WGSL memory layout."""
+    """A variable whose type holds cooperative matrices (alone, or in arrays and structs, as
+    llama.cpp keeps its accumulators). It stays in register form (lane fragments), not bytes: how
+    a lane holds its fragment is the device's lane map, not a WGSL memory layout. A part of it
+    (`acc[i][j]`, `s.m`) is a Cell too, reading and writing the root's value through a path of
+    steps: ("member", i), or ("index", i) with i an int or a per-lane index array."""
 
-    def __init__(self, type: Type, value: np.ndarray):
-        self.type, self.value = type, value
+    def __init__(self, type: Type, value, root: "Cell | None" = None, path: tuple = ()):
+        self.type, self.path = type, path
+        self.root = root if root is not None else self
+        if root is None:
+            self._value = value
 
-    def store(self, value: np.ndarray, mask: np.ndarray):
-        self.value = np.where(mask[:, None], value, self.value)
+    @property
+    def value(self):
+        v = self.root._value
+        for kind, i in self.path:
+            v = _pick(v, kind, i)
+        return v
+
+    def at(self, type: Type, kind: str, i) -> "Cell":
+        return Cell(type, None, self.root, self.path + ((kind, i),))
+
+    def store(self, value, mask: np.ndarray):
+        old = self.root._value
+        self.root._value = _where(mask, _put(old, self.path, value), old)
+
+
+def _pick(v, kind: str, i):
+    if kind == "member":
+        return v[i]
+    if isinstance(v, tuple):                     # an array of structs: a tuple of stacked members
+        return tuple(_pick(x, kind, i) for x in v)
+    return v[:, i] if isinstance(i, int) else v[np.arange(len(v)), i]
+
+
+def _put(v, path: tuple, new):
+    """`v` with the part at `path` replaced by `new` (every lane)."""
+    if not path:
+        return new
+    (kind, i), rest = path[0], path[1:]
+    if kind == "member":
+        items = list(v)
+        items[i] = _put(v[i], rest, new)
+        return tuple(items)
+    return _set(v, i, _put(_pick(v, kind, i), rest, new))
+
+
+def _set(v, i, new):
+    if isinstance(v, tuple):
+        return tuple(_set(x, i, n) for x, n in zip(v, new))
+    out = np.array(v)
+    if isinstance(i, int):
+        out[:, i] = new
+    else:
+        out[np.arange(len(v)), i] = new
+    return out
+
+
+def _where(mask: np.ndarray, new, old):
+    if isinstance(old, tuple):
+        return tuple(_where(mask, n, o) for n, o in zip(new, old))
+    return np.where(mask.reshape((-1,) + (1,) * (np.ndim(old) - 1)), new, old)
 
 
 def _leaf_dtype(t: ScalarType):
@@ -193,12 +247,15 @@ def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
     _flat(view)[flat[m]] = value[m]
 
 
-def zero_value(t: Type, lanes: int):
-    """The zero value of `t` in register form."""
+def zero_value(t: Type, lanes: int, coop=None):
+    """The zero value of `t` in register form; `coop(t)` gives a cooperative matrix's (its
+    fragments' shape is the device's lane map)."""
+    if isinstance(t, CoopMatrixType):
+        return coop(t)
     if isinstance(t, StructType):
-        return tuple(zero_value(m.type, lanes) for m in t.members)
+        return tuple(zero_value(m.type, lanes, coop) for m in t.members)
     if isinstance(t, ArrayType):
-        inner = zero_value(t.elem, lanes)
+        inner = zero_value(t.elem, lanes, coop)
         if isinstance(inner, tuple):
             return tuple(np.repeat(x[:, None], t.count, axis=1) for x in inner)
         return np.zeros((lanes, t.count) + inner.shape[1:], inner.dtype)

@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Module
 from ..isa.ops import OPS
-from ..isa.types import CoopMatrixType, Type
+from ..isa.types import CoopMatrixType, Type, contains
 from ..memory.memory import Cell, Ptr, Region, store, zero_value
 from .layout import PipelineLayout
 
@@ -75,9 +75,8 @@ class Batch:
             if g.space in ("storage", "uniform"):
                 if (g.group, g.binding) in buffers:    # only those the entry point uses are bound
                     self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
-            elif isinstance(g.type, CoopMatrixType):
-                from .coop import zero_fragments
-                self.globals[g.name] = Cell(g.type, zero_fragments(self, g.type))
+            elif contains(g.type, CoopMatrixType):
+                self.globals[g.name] = Cell(g.type, self.zero(g.type))
             elif g.space == "workgroup":
                 self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane,
                                            f"var<workgroup> '{g.name}'")
@@ -85,6 +84,11 @@ class Batch:
                 self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None, f"var<private> '{g.name}'")
         self.steps = 0
         self.consts: dict = {}
+
+    def zero(self, t: Type):
+        """The zero value of `t` in registers, cooperative matrices as zero fragments."""
+        from .coop import zero_fragments
+        return zero_value(t, self.lanes, lambda ct: zero_fragments(self, ct))
 
     # -- places and messages ------------------------------------------------------------------
     def where(self, lane: int) -> str:
@@ -106,7 +110,7 @@ class Batch:
         for i, name in fn.param_builtins.items():
             frame.vals[fn.params[i].id] = self.inputs[name]
         for g in self.pipe.module.globals:
-            if g.space in ("private", "workgroup") and not isinstance(g.type, CoopMatrixType):
+            if g.space in ("private", "workgroup") and not contains(g.type, CoopMatrixType):
                 # WGSL zero-initialises workgroup memory and initialises private variables.
                 ptr = self.globals[g.name]
                 value = zero_value(g.type, self.lanes) if g.init is None else self.constant(g.type, g.init)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..isa.ir import Inst
 from ..isa.types import (ArrayType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
-                         scalar_of, width)
+                         contains, scalar_of, width)
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins
@@ -39,7 +39,7 @@ def h_const(ex: Batch, inst, mask, frame):
 
 @handler("undef")
 def h_undef(ex, inst, mask, frame):
-    return memory.zero_value(inst.type, ex.lanes)
+    return ex.zero(inst.type)
 
 
 @handler("input")
@@ -62,10 +62,9 @@ def h_global(ex, inst, mask, frame):
 @handler("var")
 def h_var(ex, inst, mask, frame):
     t = inst.type.pointee
-    if isinstance(t, CoopMatrixType):
-        from .coop import zero_fragments
-        init = frame.vals[inst.args[0].id] if inst.args else zero_fragments(ex, t)
-        return Cell(t, np.array(init))
+    if contains(t, CoopMatrixType):
+        init = frame.vals[inst.args[0].id] if inst.args else ex.zero(t)
+        return Cell(t, _copy(init))
     name = inst.attrs.get("name")
     ptr = Ptr(ex.lane_mem, ex.pipe.layout.var_offsets[inst.result.id], t, None,
               f"function variable '{name}'" if name else None)
@@ -74,9 +73,31 @@ def h_var(ex, inst, mask, frame):
     return ptr
 
 
+def _copy(v):
+    return tuple(_copy(x) for x in v) if isinstance(v, tuple) else np.array(v)
+
+
+def _cell_access(ex, inst, cell: Cell, mask, frame):
+    """A part of a variable held in registers: a Cell reading through the same root."""
+    t = cell.type
+    dyn = iter(inst.args[1:])
+    for step in inst.attrs["path"]:
+        if isinstance(t, StructType):
+            cell = cell.at(t.members[step].type, "member", step)
+        else:
+            elem, count = ((t.elem, t.count) if isinstance(t, ArrayType) else
+                           (t.column, t.cols) if isinstance(t, MatrixType) else (t.elem, t.n))
+            idx = step if step >= 0 else _checked_index(ex, inst, frame.vals[next(dyn).id], count, mask)
+            cell = cell.at(elem, "index", idx)
+        t = cell.type
+    return cell
+
+
 @handler("access")
 def h_access(ex, inst, mask, frame):
     ptr: Ptr = frame.vals[inst.args[0].id]
+    if isinstance(ptr, Cell):
+        return _cell_access(ex, inst, ptr, mask, frame)
     t = ptr.type
     off = 0
     dyn = iter(inst.args[1:])

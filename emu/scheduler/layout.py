@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import EmuError
 from ..isa.ir import Function, Module
-from ..isa.types import CoopMatrixType, round_up
+from ..isa.types import CoopMatrixType, contains, round_up
 
 MAX_INVOCATIONS = 1024
 
@@ -43,7 +43,7 @@ def make_layout(module: Module, entry: Function, overrides: dict, subgroup_size:
                        hint="make the workgroup smaller")
     lane, wg = 0, 0
     for g in module.globals:
-        if isinstance(g.type, CoopMatrixType):
+        if contains(g.type, CoopMatrixType):
             continue                      # held as fragments (memory.Cell), not bytes
         if g.space == "private":
             lane = round_up(g.type.align, lane)
@@ -57,7 +57,7 @@ def make_layout(module: Module, entry: Function, overrides: dict, subgroup_size:
         for inst in f.walk():
             if inst.op == "var":
                 t = inst.type.pointee
-                if isinstance(t, CoopMatrixType):
+                if contains(t, CoopMatrixType):
                     continue
                 lane = round_up(t.align, lane)
                 lay.var_offsets[inst.result.id] = lane

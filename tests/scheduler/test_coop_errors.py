@@ -122,11 +122,21 @@ def test_workgroup_size_multiple_of_subgroup_size():
 
 
 def test_matrix_array_element_type():
+    # The deprecated (bool col_major) form takes only the matrix's own storage type; the
+    # templated form takes any scalar or vector array (tests/frontend/test_coop_arrays.py).
     src = HEAD.replace("array<f16>;", "array<f16>;\n@group(0) @binding(2) var<storage, read> q: array<f32>;") + \
         "@compute @workgroup_size(32)\nfn main() {\n" \
-        "  let l = subgroupMatrixLoad<subgroup_matrix_left<u8, 32, 16>, row_major>(&q, 0u, 8u);\n}\n"
+        "  let l = subgroupMatrixLoad<subgroup_matrix_left<u8, 32, 16>>(&q, 0u, false, 8u);\n}\n"
     e = error_of(src)
     assert "is stored in an array<u32>, not array<f32>" in e.message
+
+
+def test_matrix_array_elements_shorter_than_matrix_elements():
+    src = HEAD + "@compute @workgroup_size(32)\nfn main() {\n" \
+        "  let l = subgroupMatrixLoad<subgroup_matrix_left<f32, 8, 8>, row_major>(&a, 0u, 8u);\n}\n"
+    e = error_of(src)
+    assert "the array's elements (f16, 2 bytes) are shorter than the matrix's (f32, 4 bytes)" in e.message
+    assert (e.loc.line, e.loc.col) == (7, 74)
 
 
 def test_cli_reports_one_message(tmp_path, capsys):

@@ -366,8 +366,9 @@ def coop_construct(lw: Lowerer, t: CoopMatrixType, args, e):
 
 
 def _ptr_and_offset(lw: Lowerer, node):
-    """A pointer to an array and an element offset: Dawn passes (&array, offset), wgpu
-    passes &array[offset]; both become (array pointer, offset)."""
+    """A pointer to an array (or to one element of memory) and an element offset: Dawn passes
+    (&array, offset), wgpu passes &array[offset] or a pointer to an element; all become
+    (pointer, offset). A pointer to an element addresses the memory from that element on."""
     e = A.strip_parens(node)
     if isinstance(e, A.UnaryExpr) and e.op == "&":
         inner = A.strip_parens(e.operand)
@@ -377,18 +378,31 @@ def _ptr_and_offset(lw: Lowerer, node):
                 idx = lw.value(lw.expr(inner.index))
                 return base.ptr, lw.coerce(idx, U32 if is_abstract(idx.type) else concrete(idx.type), inner.index)
     p = lw.value(lw.expr(node))
-    if not isinstance(p.type, PointerType) or not isinstance(p.type.pointee, ArrayType):
+    if not isinstance(p.type, PointerType) or not isinstance(p.type.pointee, (ArrayType, ScalarType, VectorType)):
         lw.err(node, f"a cooperative matrix is loaded from and stored to an array, not {_tn(p.type)}",
                hint="pass &buffer (Dawn) or &buffer[index] (wgpu)")
     return p.v, None
 
 
-def _check_array(lw, ptr, t: CoopMatrixType, node):
-    elem = ptr.type.pointee.elem
+def _check_array(lw, ptr, t: CoopMatrixType, node, relaxed: bool = True):
+    """The memory a matrix is loaded from or stored to. The exact form: an array of the matrix's
+    element type (8-bit matrices: of i32/u32, four elements a word). Relaxed (Dawn's templated
+    load/store, wgpu's "scalar or vector elements"): any array of f32, f16, i32 or u32 scalars or
+    vectors whose elements are at least one matrix element long; offsets and strides count the
+    array's elements, and a row (column) is read as consecutive matrix elements."""
+    p = ptr.type.pointee
+    elem = p.elem if isinstance(p, ArrayType) else p
     want = {"i8": I32, "u8": U32}.get(t.elem.name, t.elem)
-    if elem != want:
-        lw.err(node, f"a {t} is stored in an array<{want}>, not array<{elem}>",
-               hint="8-bit matrices live in i32/u32 arrays, four elements a word" if t.elem.size == 1 else None)
+    if elem == want or elem == t.elem:
+        return
+    comp = elem.elem if isinstance(elem, VectorType) else elem
+    hint = "8-bit matrices live in i32/u32 arrays, four elements a word" if t.elem.size == 1 else None
+    if not relaxed or not isinstance(comp, ScalarType) or comp.name not in ("f32", "f16", "i32", "u32"):
+        lw.err(node, f"a {t} is stored in an array<{want}>, not array<{elem}>", hint=hint)
+    stride = p.stride if isinstance(p, ArrayType) else -(-elem.size // elem.align) * elem.align
+    if stride < t.elem.size:
+        lw.err(node, f"the array's elements ({elem}, {stride} bytes) are shorter than the matrix's "
+                     f"({t.elem}, {t.elem.size} bytes)", hint=f"use an array of {want} or of wider elements")
 
 
 def _u32(lw, node):
@@ -416,7 +430,8 @@ def _dawn_load(lw: Lowerer, e):
         lw.err(e.template_args[0], f"subgroupMatrixLoad loads a subgroup matrix type, not {t}")
     layout = _layout(lw, e, 1)
     args = list(e.args)
-    if layout is None:
+    deprecated = layout is None
+    if deprecated:
         # Deprecated form: (ptr, offset, col_major: bool, stride)
         if len(args) != 4:
             lw.err(e, "subgroupMatrixLoad takes (ptr, offset, stride) with a <T, row_major|col_major> template")
@@ -428,7 +443,7 @@ def _dawn_load(lw: Lowerer, e):
     if len(args) != 3:
         lw.err(e, f"subgroupMatrixLoad takes 3 arguments (ptr, offset, stride), not {len(args)}")
     ptr, extra = _ptr_and_offset(lw, args[0])
-    _check_array(lw, ptr, t, args[0])
+    _check_array(lw, ptr, t, args[0], relaxed=not deprecated)
     off = _u32(lw, args[1])
     stride = _u32(lw, args[2])
     return Val(lw.b.op("coop_load", [ptr, off, stride], t, layout=layout))
@@ -438,7 +453,8 @@ def _dawn_store(lw: Lowerer, e):
     lw.require(e, "chromium_experimental_subgroup_matrix", "subgroupMatrixStore")
     layout = _layout(lw, e, 0)
     args = list(e.args)
-    if layout is None:
+    deprecated = layout is None
+    if deprecated:
         if len(args) != 5:
             lw.err(e, "subgroupMatrixStore takes (ptr, offset, value, stride) with a <row_major|col_major> template")
         cm = lw.expr(args[3])
@@ -453,7 +469,7 @@ def _dawn_store(lw: Lowerer, e):
         lw.err(args[0], "cannot store a matrix into a read-only buffer", hint="declare it var<storage, read_write>")
     off = _u32(lw, args[1])
     v = _matrix_value(lw, args[2])
-    _check_array(lw, ptr, v.type, args[0])
+    _check_array(lw, ptr, v.type, args[0], relaxed=not deprecated)
     stride = _u32(lw, args[3])
     lw.b.emit("coop_store", [ptr, off, v.v, stride], layout=layout)
     return None
@@ -515,14 +531,10 @@ def _dawn_scalar(lw: Lowerer, e):
 
 def _naga_load(lw: Lowerer, e):
     lw.require(e, "wgpu_cooperative_matrix", e.name)
-    if len(e.template_args) != 1:
-        lw.err(e, f"{e.name} needs the matrix type: {e.name}<coop_mat16x16<f16, A>>(&buf[i], stride)")
-    t = lw.type(e.template_args[0])
-    if not isinstance(t, CoopMatrixType):
-        lw.err(e.template_args[0], f"{e.name} loads a coop_mat type, not {t}")
     if len(e.args) not in (1, 2):
         lw.err(e, f"{e.name} takes (pointer, [stride])")
     ptr, off = _ptr_and_offset(lw, e.args[0])
+    t = _naga_load_type(lw, e, ptr)
     _check_array(lw, ptr, t, e.args[0])
     layout = "row_major" if e.name == "coopLoadT" else "col_major"
     if off is None:
@@ -530,6 +542,36 @@ def _naga_load(lw: Lowerer, e):
     stride = _u32(lw, e.args[1]) if len(e.args) > 1 else \
         lw.materialize(Const(U32, t.cols if layout == "row_major" else t.rows), U32)
     return Val(lw.b.op("coop_load", [ptr, off, stride], t, layout=layout))
+
+
+def _naga_load_type(lw: Lowerer, e, ptr) -> CoopMatrixType:
+    """The matrix type a coopLoad makes: written whole (coopLoad<coop_mat8x8<f32, A>>), or as
+    <element, role> (element `_`: the pointer's) with the size from the declared type of the
+    value, as wgpu's document writes it: let a: coop_mat8x8<f32, A> = coopLoad<_, A>(p, s)."""
+    want = lw.expected_type(e)
+    if len(e.template_args) == 1:
+        t = lw.type(e.template_args[0])
+        if not isinstance(t, CoopMatrixType):
+            lw.err(e.template_args[0], f"{e.name} loads a coop_mat type, not {t}")
+        return t
+    usage = (f"write the matrix type, {e.name}<coop_mat8x8<f32, A>>(ptr, stride), or declare the "
+             f"value's type: let a: coop_mat8x8<f32, A> = {e.name}<f32, A>(ptr, stride)")
+    if len(e.template_args) > 2:
+        lw.err(e, f"{e.name} takes <matrix type> or <element type, role>", hint=usage)
+    if not isinstance(want, CoopMatrixType):
+        lw.err(e, f"{e.name} needs the matrix size: it comes from the declared type of the value, "
+                  f"and this one has {'no declared type' if want is None else f'type {want}'}", hint=usage)
+    elem, role = want.elem, want.role
+    if e.template_args:
+        en, role = _name(e.template_args[0]), _name(e.template_args[1])
+        if role not in ("A", "B", "C"):
+            lw.err(e.template_args[1], f"cooperative matrix role must be A, B or C, not {role}")
+        if en != "_":                   # '_': the declared type's (the storage is checked apart)
+            elem = lw.matrix_elem(e.template_args[0])
+    t = CoopMatrixType(want.rows, want.cols, elem, role)
+    if t != want:
+        lw.err(e, f"{e.name} makes a {t}, but the value is declared {want}")
+    return t
 
 
 def _naga_store(lw: Lowerer, e):

@@ -6,7 +6,7 @@ import numpy as np
 
 from ...isa.ir import Function, Value
 from ...isa.types import (ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType, Type, VOID,
-                          VectorType, is_constructible, scalar_of)
+                          VectorType, contains, is_constructible, scalar_of)
 from . import ast as A
 from .types import MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
 from .values import (Const, Val, _Partial, _is_type_name, _np_dtype, _num_name, _pylist,
@@ -69,6 +69,8 @@ class CallLowering:
         if not args:
             if not is_constructible(t):
                 self.err(e, f"{t} has no zero value")
+            if contains(t, CoopMatrixType):     # fragments exist only at run time
+                return Val(self.b.op("undef", [], t))
             return Const(t, _zero(t))
         if isinstance(t, ScalarType):
             if len(args) != 1:

@@ -51,6 +51,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.loop_depth = 0
         self.switch_depth = 0
         self.in_type = 0
+        # (node, type): the type the program declares for the value of `node` (a let's or var's
+        # declared type, an assignment's target), for calls that infer from it: coopLoad<_, A>
+        self.expected: tuple | None = None
 
     # -- diagnostics ---------------------------------------------------------------------------
     def err(self, node, message: str, hint: str | None = None):
@@ -399,6 +402,17 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if isinstance(e, Ref):
             return Val(self.emit_load(e))
         return e
+
+    def typed_value(self, node, t: Type | None):
+        """`node` as an rvalue where the program declares the type `t` for it."""
+        saved, self.expected = self.expected, (A.strip_parens(node), t) if t is not None else None
+        try:
+            return self.value(self.expr(node))
+        finally:
+            self.expected = saved
+
+    def expected_type(self, node) -> Type | None:
+        return self.expected[1] if self.expected is not None and self.expected[0] is node else None
 
     # -- functions -------------------------------------------------------------------------------
     def function(self, d: A.FnDecl) -> Function:

@@ -417,7 +417,12 @@ class Parser:
             raise self.error("empty template list", lt.span.to(self.tok.span), "remove '<>' or fill it in")
         args = []
         while True:
-            args.append(self.parse_expression())
+            if self.at("_"):
+                # wgpu's cooperative loads leave a template argument to inference: coopLoad<_, A>
+                t = self.advance()
+                args.append(ast.Ident("_", span=t.span))
+            else:
+                args.append(self.parse_expression())
             if self.accept(","):
                 if self.tok.kind == TEMPLATE_END:
                     break

@@ -48,15 +48,13 @@ class StatementLowering:
         t = self.type(s.type) if s.type is not None else None
         init = None
         if s.init is not None:
-            e = self.value(self.expr(s.init))
+            e = self.typed_value(s.init, t)
             if t is None:
                 t = concrete(e.type)
             init = self.coerce(e, t, s.init)
         if t is None:
             self.err(s, f"var '{s.name}' needs a type or an initializer")
-        if isinstance(t, CoopMatrixType):
-            pass
-        elif not is_constructible(t) and not isinstance(t, CoopMatrixType):
+        if not is_constructible(t):
             self.err(s.type or s, f"a function variable cannot have type {t}")
         ptr = self.b.op("var", [init] if init is not None else [], PointerType("function", t, "read_write"),
                         name=s.name)
@@ -64,9 +62,9 @@ class StatementLowering:
         self.declare(s, s.name, Ref(ptr))
 
     def s_LetDecl(self, s: A.LetDecl):
-        e = self.value(self.expr(s.init))
-        if s.type is not None:
-            t = self.type(s.type)
+        t = self.type(s.type) if s.type is not None else None
+        e = self.typed_value(s.init, t)
+        if t is not None:
             e = Val(self.coerce(e, t, s.init)) if not (isinstance(e, Const) and not is_abstract(e.type) and e.type == t) else e
         if isinstance(e, Const):
             # A let binds a run-time value of a concrete type.
@@ -103,7 +101,7 @@ class StatementLowering:
         if isinstance(target.type, AtomicType):
             self.err(s.lhs, "atomics are written with atomicStore", hint="use atomicStore(&x, value)")
         if s.op == "=":
-            rhs = self.value(self.expr(s.rhs))
+            rhs = self.typed_value(s.rhs, target.type)
         else:
             rhs = self.binary_values(COMPOUND[s.op], Val(self.emit_load(target)),
                                      self.value(self.expr(s.rhs)), s)
@@ -218,7 +216,7 @@ class StatementLowering:
             return
         if self.ret_type == VOID:
             self.err(s.value, "this function returns nothing", hint="remove the value or declare a return type with '-> T'")
-        v = self.coerce(self.value(self.expr(s.value)), self.ret_type, s.value)
+        v = self.coerce(self.typed_value(s.value, self.ret_type), self.ret_type, s.value)
         self.b.emit("return", [v])
 
     def s_DiscardStmt(self, s):
