@@ -18,7 +18,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..isa.types import ArrayType, CoopMatrixType
+from ..isa.types import ArrayType, CoopMatrixType, ScalarType, VectorType
 from .memory import Ptr
 
 
@@ -114,6 +114,8 @@ def place(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask
     than one row (column) fails; with `small_stride_fails=False` the placement is returned
     marked not legal instead, for a caller that leaves the failure to the general path."""
     arr = ptr.type
+    if isinstance(arr, (ScalarType, VectorType)):
+        arr = ArrayType(arr, None)         # a pointer to an element: the memory from there on
     if not isinstance(arr, ArrayType):
         ex.fail(inst, f"cooperative matrix access needs a pointer to an array, not to {arr}")
     layout = inst.attrs["layout"]

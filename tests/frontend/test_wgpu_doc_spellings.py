@@ -1,0 +1,138 @@
+"""wgpu's cooperative-matrix document spells loads three ways, and all must run as written:
+coopLoad<_, A>(ptr, stride) and coopLoadT<f32, A>(ptr, 8u) (element, or '_', and role; the size
+from the declared type of the value), and naga's coopLoad<coop_mat8x8<f32, C>>(&buf[i]) (whole
+type, stride optional). Its full example uses @workgroup_size(8, 8, 1) for an 8x8 f32 tile on a
+device with 32-lane subgroups: Dawn requires workgroup x to be whole subgroups, wgpu does not.
+These are our own shaders reproducing each of the document's constructs."""
+import numpy as np
+import pytest
+
+import emu
+from emu.errors import EmuError
+
+RNG = np.random.default_rng(3)
+
+
+def ints(shape):
+    return RNG.integers(-4, 5, shape).astype(np.float32)     # exact in every rounding model
+
+
+def run(src, buffers, groups, profile="apple-m1", entry=None):
+    dev = emu.Device(profile)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "doc.wgsl"), entry_point=entry)
+    bufs = {k: dev.create_buffer(v) for k, v in buffers.items()}
+    dev.dispatch(pipe, bufs, groups)
+    return bufs
+
+
+# A helper taking element pointers, loads in the <_, role> spelling, column-major storage.
+TILE_FN = """enable wgpu_cooperative_matrix;
+alias TileA = coop_mat8x8<f32, A>;
+alias TileB = coop_mat8x8<f32, B>;
+alias TileC = coop_mat8x8<f32, C>;
+@group(0) @binding(0) var<storage, read> lhs: array<f32>;
+@group(0) @binding(1) var<storage, read> rhs: array<f32>;
+@group(0) @binding(2) var<storage, read_write> acc: array<f32>;
+
+fn mul_add_tile(pa: ptr<storage, f32>, pb: ptr<storage, f32>, pc: ptr<storage, f32, read_write>, ld: u32) {
+    let x: TileA = coopLoad<_, A>(pa, ld);
+    let y: TileB = coopLoad<_, B>(pb, ld);
+    let z: TileC = coopLoad<_, C>(pc, ld);
+    let r: TileC = coopMultiplyAdd(x, y, z);
+    coopStore(r, pc, ld);
+}
+
+@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(workgroup_id) g: vec3<u32>) {
+    let at = g.x * 64u;
+    mul_add_tile(&lhs[at], &rhs[at], &acc[at], 8u);
+}
+"""
+
+# Row-major tiles in struct-wrapped buffers, element pointers bound by let, coopLoadT<f32, role>.
+ROW_MAJOR = """enable wgpu_cooperative_matrix;
+struct Buf { data: array<f32> }
+@group(0) @binding(0) var<storage, read> ba: Buf;
+@group(0) @binding(1) var<storage, read> bb: Buf;
+@group(0) @binding(2) var<storage, read_write> bc: Buf;
+alias TileA = coop_mat8x8<f32, A>;
+alias TileB = coop_mat8x8<f32, B>;
+alias TileC = coop_mat8x8<f32, C>;
+
+@compute @workgroup_size(8, 8, 1)
+fn main(@builtin(workgroup_id) g: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
+    let first = g.x * 64u;
+    let pa = &ba.data[first];
+    let pb = &bb.data[first];
+    let pc = &bc.data[first];
+    let x: TileA = coopLoadT<f32, A>(pa, 8u);
+    let y: TileB = coopLoadT<f32, B>(pb, 8u);
+    let z: TileC = coopLoadT<f32, C>(pc, 8u);
+    let r: TileC = coopMultiplyAdd(x, y, z);
+    coopStoreT(r, pc, 8u);
+}
+"""
+
+
+def test_underscore_element_column_major_helper_function():
+    A, B, C = ints((3, 8, 8)), ints((3, 8, 8)), ints((3, 8, 8))
+    # column-major storage: memory tile t holds M.T row by row
+    bufs = run(TILE_FN, {(0, 0): A.transpose(0, 2, 1).copy(), (0, 1): B.transpose(0, 2, 1).copy(),
+                         (0, 2): C.transpose(0, 2, 1).copy()}, (3, 1, 1))
+    out = bufs[(0, 2)].read(np.float32).reshape(3, 8, 8).transpose(0, 2, 1)
+    np.testing.assert_array_equal(out, A @ B + C)
+
+
+@pytest.mark.parametrize("profile", ["apple-m1", "reference"])
+def test_element_and_role_row_major_8x8_workgroup(profile):
+    A, B, C = ints((2, 8, 8)), ints((2, 8, 8)), ints((2, 8, 8))
+    bufs = run(ROW_MAJOR, {(0, 0): A, (0, 1): B, (0, 2): C}, (2, 1, 1), profile)
+    np.testing.assert_array_equal(bufs[(0, 2)].read(np.float32).reshape(2, 8, 8), A @ B + C)
+
+
+def test_naga_whole_type_spelling_default_stride_and_private_matrices():
+    """naga's own test spelling: coopLoad<coop_mat8x8<f32, C>>(&buf[4]) with the stride left out
+    (one matrix row/column), multiply-add with zero-valued var<private> matrices, copy by '='."""
+    src = """enable wgpu_cooperative_matrix;
+var<private> pa: coop_mat8x8<f32, A>;
+var<private> pb: coop_mat8x8<f32, B>;
+@group(0) @binding(0) var<storage, read_write> buf: array<f32>;
+@compute @workgroup_size(8, 8, 1)
+fn main() {
+    var c = coopLoad<coop_mat8x8<f32, C>>(&buf[4]);
+    var d = coopMultiplyAdd(pa, pb, c);
+    coopStore(d, &buf[100]);
+    c = d;
+}
+"""
+    data = ints(200)
+    out = run(src, {(0, 0): data}, (1, 1, 1))[(0, 0)].read(np.float32)
+    np.testing.assert_array_equal(out[100:164], data[4:68])     # 0 * 0 + C, stride 8 both ways
+    np.testing.assert_array_equal(out[:100], data[:100])
+
+
+def test_dawn_keeps_its_workgroup_rule():
+    src = """enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> buf: array<f32>;
+@compute @workgroup_size(8, 8, 1)
+fn main() {
+    let m = subgroupMatrixLoad<subgroup_matrix_result<f32, 8, 8>, row_major>(&buf, 0u, 8u);
+    subgroupMatrixStore<row_major>(&buf, 64u, m, 8u);
+}
+"""
+    with pytest.raises(EmuError) as e:
+        run(src, {(0, 0): ints(128)}, (1, 1, 1))
+    assert "workgroup_size.x (8) of 'main' is not a multiple of the subgroup size (32)" in e.value.message
+
+
+@pytest.mark.parametrize("decl,needle", [
+    ("let x = coopLoadT<f32, A>(pa, 8u);", "coopLoadT needs the matrix size: it comes from the declared type of the value, and this one has no declared type"),
+    ("let x: coop_mat8x8<f32, B> = coopLoadT<f32, A>(pa, 8u);", "coopLoadT makes a coopmat<f32, 8x8, A>, but the value is declared coopmat<f32, 8x8, B>"),
+    ("let x: TileA = coopLoadT<f32, D>(pa, 8u);", "cooperative matrix role must be A, B or C, not D"),
+])
+def test_inferred_size_errors(decl, needle):
+    src = ROW_MAJOR.replace("let x: TileA = coopLoadT<f32, A>(pa, 8u);", decl)
+    with pytest.raises(EmuError) as e:
+        run(src, {}, (1, 1, 1))
+    assert needle in e.value.message
+    assert e.value.loc.line == 16
