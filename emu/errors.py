@@ -1,6 +1,21 @@
-"""Errors for people: every user error ends in one message with file:line:col, where it happened
-on the device (workgroup, subgroup, lane) when that applies, and the fix."""
+"""The one error tree. Every user error ends in one message with file:line:col, where it happened
+on the device (workgroup, subgroup, lane) when that applies, and the fix.
+
+    EmuError                  a user error (shader, configuration, undefined behaviour, host input)
+    ├── WgslError             a WGSL shader the front end rejects, located in its source
+    ├── HostError             bad input from the host program or the command line
+    │   ├── UsageError        a command line that cannot be parsed (exit status 2)
+    │   └── InvalidArgument   a bad argument to the Python API (also a ValueError, as callers expect)
+    └── HwError               what the real WebGPU implementation refused (also a RuntimeError)
+
+Other layers subclass these (VerifyError, ProfileError, EmitError, ...); spans and the rendering
+of a diagnostic are in emu/diagnostic.py.
+"""
 from __future__ import annotations
+
+from typing import Optional
+
+from .diagnostic import ERROR, Diagnostic, SourceSpan, format_diagnostic
 
 
 class EmuError(Exception):
@@ -11,28 +26,89 @@ class EmuError(Exception):
         super().__init__(message)
         self.message, self.loc, self.hint, self.where, self.severity = message, loc, hint, where, severity
 
-    def format(self, sources: dict[str, str] | None = None) -> str:
-        """`FILE:LINE:COL: error: MESSAGE`, the source line with a caret, where, and the hint."""
-        from .frontend.wgsl.errors import SourceSpan, format_diagnostic
-        if self.loc is None:
+    @property
+    def span(self) -> SourceSpan | None:
+        """Where in the source, as a span (None when the error has no place in a source)."""
+        if self.loc is None or isinstance(self.loc, SourceSpan):
+            return self.loc
+        return SourceSpan.point(self.loc.file, self.loc.line, self.loc.col)
+
+    def format(self, sources: dict[str, str] | str | None = None) -> str:
+        """`FILE:LINE:COL: error: MESSAGE`, the source line with a caret, where, and the hint.
+        `sources` maps file names to their text (or is the text of the error's own file)."""
+        span = self.span
+        if span is None:
             lines = [f"emu: {self.severity}: {self.message}"]
             if self.where:
                 lines.append(f"   note: {self.where}")
             if self.hint:
                 lines.append(f"   hint: {self.hint}")
             return "\n".join(lines)
-        span = self.loc if isinstance(self.loc, SourceSpan) else \
-            SourceSpan.point(self.loc.file, self.loc.line, self.loc.col)
-        text = format_diagnostic(self.severity, span, self.message, None, (sources or {}).get(span.file))
+        text = sources if isinstance(sources, str) or sources is None else sources.get(span.file)
+        out = format_diagnostic(self.severity, span, self.message, None, text)
         if self.where:
-            text += f"\n   note: {self.where}"
+            out += f"\n   note: {self.where}"
         if self.hint:
-            text += f"\n   hint: {self.hint}"
-        return text
+            out += f"\n   hint: {self.hint}"
+        return out
 
     def __str__(self) -> str:
         return self.format()
 
 
+class _PlainStr:
+    """str() is the bare message, as it was when these were plain Python exceptions."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
 class HostError(EmuError):
     """Bad input from the host program or command line (buffers, dispatch, overrides)."""
+
+
+class UsageError(_PlainStr, HostError):
+    """A command line that cannot be parsed: `emu` prints the message and exits with status 2."""
+
+
+class InvalidArgument(_PlainStr, HostError, ValueError):
+    """A bad argument to the Python API (emu.wgpu, emu.numerics): still a ValueError."""
+
+
+class HwError(_PlainStr, EmuError, RuntimeError):
+    """A shader or a request that the real WebGPU implementation refused, said for a person."""
+
+
+class WgslError(EmuError):
+    """An error in a WGSL shader, located in its source.
+
+    ``file``, ``line`` and ``col`` (1-based) say where; ``message`` what is wrong; ``hint`` the fix
+    when one is obvious. ``span`` is the full range (``line``/``col`` are its start). ``format``
+    renders it with the source line and a caret.
+    """
+
+    def __init__(self, message: str, span: Optional[SourceSpan] = None, hint: Optional[str] = None, *,
+                 file: str = "<input>", line: int = 1, col: int = 1, severity: str = ERROR) -> None:
+        if span is None:
+            span = SourceSpan.point(file, line, col)
+        self.diagnostic = Diagnostic(severity, span, message, hint)   # checks the severity
+        super().__init__(message, span, hint=hint, severity=severity)
+
+    @classmethod
+    def from_diagnostic(cls, diagnostic: Diagnostic) -> "WgslError":
+        return cls(diagnostic.message, diagnostic.span, diagnostic.hint, severity=diagnostic.severity)
+
+    @property
+    def file(self) -> str:
+        return self.loc.file
+
+    @property
+    def line(self) -> int:
+        return self.loc.line
+
+    @property
+    def col(self) -> int:
+        return self.loc.col
+
+    def __reduce__(self):  # picklable (e.g. across worker processes)
+        return (WgslError.from_diagnostic, (self.diagnostic,))

@@ -32,6 +32,8 @@ import os
 import re
 import threading
 
+from ..errors import HwError, InvalidArgument  # HwError: the error tree is in emu/errors.py
+
 BACKENDS = ("wgpu", "dawn")
 
 INSTALL_HINT = (
@@ -58,10 +60,6 @@ _RAISED_LIMITS = (
 )
 
 
-class HwError(RuntimeError):
-    """A shader or a request that the real WebGPU implementation refused, said for a person."""
-
-
 class HwUnavailable(HwError):
     """No package or no adapter for a backend; ``str()`` says which and how to install."""
 
@@ -79,7 +77,7 @@ _failures: dict[str, str] = {}
 
 def check_backend(backend: str) -> str:
     if backend not in BACKENDS:
-        raise ValueError(f"unknown WebGPU backend {backend!r}: expected one of {BACKENDS}")
+        raise InvalidArgument(f"unknown WebGPU backend {backend!r}: expected one of {BACKENDS}")
     return backend
 
 

@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+from ..cliargs import _binding, _dispatch, _read_source, load_arrays, parse_overrides, shader_args
+
 
 def register(sub, device_args) -> None:
     """Add the hardware commands to the `emu` command line."""
@@ -30,7 +32,6 @@ def register(sub, device_args) -> None:
     e.set_defaults(func=cmd_emit)
 
     d = sub.add_parser("diff", help="run a shader on the emulator and on a real adapter; compare every output bit")
-    from ..cli import shader_args
     shader_args(d, "initial contents of @group(G) @binding(B): the raw bytes of a .npy array")
     d.add_argument("--random-inputs", type=int, default=None, metavar="SEED",
                    help="random contents (of the declared types) for every binding not given with --buffer")
@@ -66,7 +67,6 @@ def register(sub, device_args) -> None:
 # ---------------------------------------------------------------------------------------- emit
 
 def cmd_emit(args, sources) -> int:
-    from ..cli import _read_source
     from ..frontend.wgsl import compile_source
     from .emit import dialect_of, emit
     src = sources[args.shader] = _read_source(args.shader)
@@ -86,7 +86,6 @@ def cmd_emit(args, sources) -> int:
 # ---------------------------------------------------------------------------------------- diff
 
 def cmd_diff(args, sources) -> int:
-    from ..cli import _binding, _dispatch, _read_source, load_arrays, parse_overrides
     from .diff import diff_shader
     grid = _dispatch(args.dispatch)
     overrides = parse_overrides(args.override)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from . import dtypes, rounding
 from .dtypes import NP, WIDTH
 from .scalar import as_type
@@ -59,12 +60,12 @@ def _lanes(args):
 
 def _need_float(ty, name):
     if ty not in dtypes.FLOATS:
-        raise ValueError(f"{name} is not defined on {ty}")
+        raise InvalidArgument(f"{name} is not defined on {ty}")
 
 
 def _need_int(ty, name):
     if ty not in dtypes.INTS:
-        raise ValueError(f"{name} is not defined on {ty}")
+        raise InvalidArgument(f"{name} is not defined on {ty}")
 
 
 def _w(x, ty):
@@ -180,7 +181,7 @@ def _sign(ty, e):
         return _exact32(ty, lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), x)), e)
     if ty in dtypes.SIGNED:
         return np.asarray(np.sign(as_type(e, ty)), NP[ty])
-    raise ValueError(f"sign is not defined on {ty}")
+    raise InvalidArgument(f"sign is not defined on {ty}")
 
 
 # ---- rounding-to-integer and friends ----------------------------------------------
@@ -341,7 +342,7 @@ def _refract(ty, e1, e2, e3):
 
 def _quantize_to_f16(ty, e):
     if ty != 'f32':
-        raise ValueError(f"quantizeToF16 is not defined on {ty}")
+        raise InvalidArgument(f"quantizeToF16 is not defined on {ty}")
     return rounding.widen_to_f32(rounding.f32_to_f16(as_type(e, 'f32')), 'f16')
 
 
@@ -454,14 +455,14 @@ def _pack(fields, shifts, bits):
 
 def _dot4(ty, e1, e2, signed):
     if ty != 'u32':
-        raise ValueError(f"dot4{'I' if signed else 'U'}8Packed takes u32, not {ty}")
+        raise InvalidArgument(f"dot4{'I' if signed else 'U'}8Packed takes u32, not {ty}")
     s = np.sum(_bytes(e1, signed) * _bytes(e2, signed), axis=-1)
     return s.astype(np.int32 if signed else np.uint32)
 
 
 def _pack_norm(ty, e, scale, lo, shifts, bits):
     if ty != 'f32':
-        raise ValueError(f"pack*norm takes f32 vectors, not {ty}")
+        raise InvalidArgument(f"pack*norm takes f32 vectors, not {ty}")
     x = _f64(e, 'f32')
     c = np.fmin(1.0, np.fmax(lo, x))                            # NaN -> lo
     return _pack(np.floor(0.5 + scale * c), shifts, bits)       # exact in float64
@@ -477,7 +478,7 @@ def _unpack_norm(e, scale, signed, sixteen):
 
 def _pack2x16float(ty, e):
     if ty != 'f32':
-        raise ValueError(f"pack2x16float takes vec2<f32>, not {ty}")
+        raise InvalidArgument(f"pack2x16float takes vec2<f32>, not {ty}")
     h = rounding.f32_to_f16(as_type(e, 'f32')).view(np.uint16).astype(np.int64)
     return _pack(h, _SH16, 16)
 
@@ -497,7 +498,7 @@ def _pack4x8(ty, e, signed, clamp):
 def _need_u32(name):
     def check(ty):
         if ty != 'u32':
-            raise ValueError(f"{name} takes u32, not {ty}")
+            raise InvalidArgument(f"{name} takes u32, not {ty}")
     return check
 
 
@@ -600,7 +601,7 @@ def call(name: str, ty: str, *args, **kwargs):
     (vectors have >= 2 axes) does not apply."""
     fn = _TABLE.get(name)
     if fn is None:
-        raise ValueError(f"unknown built-in function {name!r}")
+        raise InvalidArgument(f"unknown built-in function {name!r}")
     dtypes.check(ty)
     with np.errstate(all='ignore'):
         r = fn(ty, *_lanes(args), **kwargs)

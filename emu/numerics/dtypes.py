@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from ..errors import InvalidArgument
+
 NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8')
 
 NP = {
@@ -100,7 +102,7 @@ def is_int(ty: str) -> bool:
 
 
 def check(ty: str) -> str:
-    """Return `ty` if it is a known scalar type name, else raise ValueError."""
+    """Return `ty` if it is a known scalar type name, else raise InvalidArgument (a ValueError)."""
     if ty not in NP:
-        raise ValueError(f"unknown scalar type {ty!r}; expected one of {', '.join(NAMES)}")
+        raise InvalidArgument(f"unknown scalar type {ty!r}; expected one of {', '.join(NAMES)}")
     return ty

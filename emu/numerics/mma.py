@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 import ml_dtypes
 import numpy as np
 
+from ..errors import InvalidArgument
 from . import mma_kernels as _k
 from . import mma_ref as _ref
 from .mma_ref import FORMATS, FloatFormat
@@ -97,7 +98,7 @@ class FusedParams:
             ok = ok and 1 <= self.c_frac_bits <= self.sum_frac_bits and \
                 self.sum_frac_bits + 4 + self.block.bit_length() <= 62
         if not ok:
-            raise ValueError(f"inconsistent FusedParams: {self}")
+            raise InvalidArgument(f"inconsistent FusedParams: {self}")
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ class LavapipeChainModel:
 
     def rule(self, fin, fc, rt):
         if fin.name != "f16" and rt == "f16":
-            raise ValueError(f"model 'lavapipe-chain' has no {fin.name} x {fin.name} -> f16 matrix "
+            raise InvalidArgument(f"model 'lavapipe-chain' has no {fin.name} x {fin.name} -> f16 matrix "
                              f"multiply (lavapipe converts operands to the accumulator type first, "
                              f"which is lossy for {fin.name} -> f16; not modelled)")
         return Rule("lavapipe-chain", fin, fc, FORMATS[rt], self.nan_f16 if rt == "f16" else self.nan_f32)
@@ -175,7 +176,7 @@ class FusedModel:
         else:
             p = self.f16_result if rt == "f16" else self.f32_result
         if p is None:
-            raise ValueError(f"model {self.name!r} has no {fin.name} x {fin.name} -> {rt} "
+            raise InvalidArgument(f"model {self.name!r} has no {fin.name} x {fin.name} -> {rt} "
                              f"matrix multiply (no such instruction on that device); "
                              f"pick another model or configuration")
         return Rule("fused", fin, fc, FORMATS[rt], nan, p)
@@ -193,30 +194,30 @@ def fused_model_doc(f16_result: FusedParams | None, f32_result: FusedParams | No
 def fused_model_from_doc(doc: dict, name: str) -> FusedModel:
     """The inverse of fused_model_doc; raises ValueError naming the bad field."""
     if not isinstance(doc, dict) or set(doc) != {"fused"} or not isinstance(doc["fused"], dict):
-        raise ValueError('expected {"fused": {"f16_result": {...}, "f32_result": {...}, "nan_f16": N, "nan_f32": N}}')
+        raise InvalidArgument('expected {"fused": {"f16_result": {...}, "f32_result": {...}, "nan_f16": N, "nan_f32": N}}')
     d = doc["fused"]
     unknown = set(d) - {"f16_result", "f32_result", "nan_f16", "nan_f32", "source"}
     if unknown:
-        raise ValueError(f"unknown field(s) {', '.join(sorted(unknown))}")
+        raise InvalidArgument(f"unknown field(s) {', '.join(sorted(unknown))}")
 
     def params(key):
         v = d.get(key)
         if v is None:
             return None
         if not isinstance(v, dict):
-            raise ValueError(f"{key}: expected an object of FusedParams fields")
+            raise InvalidArgument(f"{key}: expected an object of FusedParams fields")
         try:
             return FusedParams(**v)
         except TypeError as e:
-            raise ValueError(f"{key}: {e}") from None
+            raise InvalidArgument(f"{key}: {e}") from None
     f16, f32 = params("f16_result"), params("f32_result")
     if f16 is None and f32 is None:
-        raise ValueError("give f16_result, f32_result or both")
+        raise InvalidArgument("give f16_result, f32_result or both")
     nans = []
     for key, default in (("nan_f16", _QNAN["f16"]), ("nan_f32", _QNAN["f32"])):
         v = d.get(key, default)
         if not isinstance(v, int) or isinstance(v, bool):
-            raise ValueError(f"{key}: expected the NaN's bits as an integer")
+            raise InvalidArgument(f"{key}: expected the NaN's bits as an integer")
         nans.append(v)
     return FusedModel(name, f16, f32, None, nans[0], nans[1], str(d.get("source", "profile file")))
 
@@ -228,7 +229,7 @@ class IntModel:
                    "or saturates when asked (SPIR-V SaturatingAccumulation)")
 
     def rule(self, fin, fc, rt):
-        raise ValueError(f"model {self.name!r} is for integer inputs; {fin.name} inputs need a "
+        raise InvalidArgument(f"model {self.name!r} is for integer inputs; {fin.name} inputs need a "
                          f"float model such as 'exact' or a device preset")
 
 
@@ -298,10 +299,10 @@ def get_model(model):
         try:
             return MODELS[model]
         except KeyError:
-            raise ValueError(f"unknown MMA model {model!r}; known: {', '.join(MODELS)}") from None
+            raise InvalidArgument(f"unknown MMA model {model!r}; known: {', '.join(MODELS)}") from None
     if hasattr(model, "rule") and hasattr(model, "name"):
         return model
-    raise ValueError(f"not an MMA model: {model!r}")
+    raise InvalidArgument(f"not an MMA model: {model!r}")
 
 
 # ------------------------------------------------------------------ dtypes and packing
@@ -351,28 +352,28 @@ def _check(a, b, c, result_type, saturate):
     """Validate shapes and types; returns (is_int, input format name, C format name)."""
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     if result_type not in RESULT_TYPES:
-        raise ValueError(f"result_type must be one of {RESULT_TYPES}, got {result_type!r}")
+        raise InvalidArgument(f"result_type must be one of {RESULT_TYPES}, got {result_type!r}")
     if a.ndim != 3 or b.ndim != 3 or c.ndim != 3:
-        raise ValueError(f"mma wants a (S, M, K), b (S, K, N), c (S, M, N); got shapes "
+        raise InvalidArgument(f"mma wants a (S, M, K), b (S, K, N), c (S, M, N); got shapes "
                          f"{a.shape}, {b.shape}, {c.shape}")
     S, M, K = a.shape
     if b.shape[:2] != (S, K) or c.shape != (S, M, b.shape[2]):
-        raise ValueError(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
+        raise InvalidArgument(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
                          f"(want (S, M, K), (S, K, N), (S, M, N))")
     if a.dtype != b.dtype:
-        raise ValueError(f"a and b must share a dtype, got {a.dtype} and {b.dtype}")
+        raise InvalidArgument(f"a and b must share a dtype, got {a.dtype} and {b.dtype}")
     if a.dtype in _INT_DTYPES:
         if result_type not in ("i32", "u32") or c.dtype not in (np.dtype(np.int32), np.dtype(np.uint32)):
-            raise ValueError(f"integer inputs ({a.dtype}) need an i32/u32 C and result, got C "
+            raise InvalidArgument(f"integer inputs ({a.dtype}) need an i32/u32 C and result, got C "
                              f"{c.dtype} and result {result_type!r}")
         return True, _INT_DTYPES[a.dtype], None
     if a.dtype not in _FLOAT_DTYPES:
-        raise ValueError(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8")
+        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8")
     if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
-        raise ValueError(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
+        raise InvalidArgument(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
                          f"and result {result_type!r}")
     if saturate:
-        raise ValueError("saturate (SaturatingAccumulation) applies to integer MMA only")
+        raise InvalidArgument("saturate (SaturatingAccumulation) applies to integer MMA only")
     return False, _FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
 
 
@@ -467,7 +468,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
         c_scalar = np.asarray(c_scalar, _ACC_DTYPES[result_type])   # a plain Python number
     c_arr = np.asarray(c_scalar).reshape(1, 1, 1)
     if a_row.ndim != 1 or b_col.shape != a_row.shape:
-        raise ValueError(f"explain_element wants a_row (K,) and b_col (K,), got {a_row.shape}, {b_col.shape}")
+        raise InvalidArgument(f"explain_element wants a_row (K,) and b_col (K,), got {a_row.shape}, {b_col.shape}")
     is_int, fin, fc = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
     m = get_model(model)
     info: dict = {"model": m.name, "result_type": result_type}

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from . import dtypes
 
 _F32_QNAN = np.uint32(0x7FC00000)
@@ -106,7 +107,7 @@ def round_f64(x64: np.ndarray, ty: str) -> np.ndarray:
             return r.astype(np.float16)
         if ty == 'bf16':
             return f32_to_bf16(r)
-    raise ValueError(f"round_f64: {ty!r} is not a float type")
+    raise InvalidArgument(f"round_f64: {ty!r} is not a float type")
 
 
 def to_f64(x: np.ndarray, ty: str) -> np.ndarray:

@@ -33,6 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from . import dtypes
 from .dtypes import NP, WIDTH, INT_MIN, INT_MAX, FORMAT
 from . import rounding
@@ -108,7 +109,7 @@ def _bool_binary(op, a, b):
         return np.not_equal(a, b)
     if op == 'eq':
         return np.equal(a, b)
-    raise ValueError(f"operator {op!r} is not defined on bool")
+    raise InvalidArgument(f"operator {op!r} is not defined on bool")
 
 
 _FLOAT_UFUNC = {'add': np.add, 'sub': np.subtract, 'mul': np.multiply, 'div': np.divide,
@@ -118,7 +119,7 @@ _FLOAT_UFUNC = {'add': np.add, 'sub': np.subtract, 'mul': np.multiply, 'div': np
 def _float_binary(op, ty, a, b):
     fn = _FLOAT_UFUNC.get(op)
     if fn is None:
-        raise ValueError(f"operator {op!r} is not defined on {ty}")
+        raise InvalidArgument(f"operator {op!r} is not defined on {ty}")
     with np.errstate(all='ignore'):
         if ty == 'f32':
             return np.asarray(fn(a, b))
@@ -156,12 +157,12 @@ def _int_binary(op, ty, a, b):
             if op == 'div':
                 return np.where(zero, x, q).astype(dt)
             return np.where(zero, 0, x - q * ys).astype(dt)
-    raise ValueError(f"operator {op!r} is not defined on {ty}")
+    raise InvalidArgument(f"operator {op!r} is not defined on {ty}")
 
 
 def _shift(op, ty, a, b):
     if ty not in dtypes.INTS:
-        raise ValueError(f"operator {op!r} is not defined on {ty}")
+        raise InvalidArgument(f"operator {op!r} is not defined on {ty}")
     dt = NP[ty]
     w = WIDTH[ty]
     s = np.asarray(b).astype(np.int64) & (w - 1)
@@ -192,7 +193,7 @@ def unary(op: str, ty: str, a) -> np.ndarray:
             return np.asarray(np.logical_not(a))
         if ty in dtypes.INTS:
             return np.asarray(np.invert(a), NP[ty])
-    raise ValueError(f"unary operator {op!r} is not defined on {ty}")
+    raise InvalidArgument(f"unary operator {op!r} is not defined on {ty}")
 
 
 # ---- conversions ------------------------------------------------------------------
@@ -320,14 +321,14 @@ def bitcast(x, src_ty: str, src_n: int, dst_ty: str, dst_n: int) -> np.ndarray:
     dtypes.check(src_ty)
     dtypes.check(dst_ty)
     if 'bool' in (src_ty, dst_ty):
-        raise ValueError("bitcast is not defined on bool")
+        raise InvalidArgument("bitcast is not defined on bool")
     if dtypes.SIZE[src_ty] * src_n != dtypes.SIZE[dst_ty] * dst_n:
-        raise ValueError(f"bitcast size mismatch: {src_n} x {src_ty} -> {dst_n} x {dst_ty}")
+        raise InvalidArgument(f"bitcast size mismatch: {src_n} x {src_ty} -> {dst_n} x {dst_ty}")
     a = as_type(x, src_ty)
     if src_n == 1:
         a = a[..., None]
     elif a.shape[-1:] != (src_n,):
-        raise ValueError(f"bitcast: expected trailing axis {src_n}, got shape {a.shape}")
+        raise InvalidArgument(f"bitcast: expected trailing axis {src_n}, got shape {a.shape}")
     lead = a.shape[:-1]
     le = NP[src_ty].newbyteorder('<')
     nbytes = dtypes.SIZE[src_ty] * src_n
@@ -377,16 +378,16 @@ def _parse_literal(text: str):
     if m and ('.' in m['mant'] or m['exp'] or m['suf']):
         q = _significand(m['mant'], 10, 20) * Fraction(10) ** int((m['exp'] or 'e0')[1:])
         return q, 'float', _SUFFIX_TYPE.get(m['suf']), False
-    raise ValueError(f"not a WGSL literal: {text!r}")
+    raise InvalidArgument(f"not a WGSL literal: {text!r}")
 
 
 def _round_checked(q: Fraction, fmt: dtypes.FloatFormat, name: str, what: str,
                    exact: bool = False) -> Fraction:
     if abs(q) > Fraction(fmt.max_value):
-        raise ValueError(f"literal {what} is outside the finite range of {name}")
+        raise InvalidArgument(f"literal {what} is outside the finite range of {name}")
     r = rounding.round_fraction(q, fmt)
     if exact and r != q:
-        raise ValueError(f"literal {what} is not exactly representable in {name}")
+        raise InvalidArgument(f"literal {what} is not exactly representable in {name}")
     return r
 
 
@@ -416,10 +417,10 @@ def literal(value, ty: str) -> np.ndarray:
             negative, text = True, text[1:]
         q, kind, suffix, exact_hex = _parse_literal(text)
         if suffix is not None and suffix != ty:
-            raise ValueError(f"literal {value!r} has type {suffix}, not {ty}")
+            raise InvalidArgument(f"literal {value!r} has type {suffix}, not {ty}")
         if kind == 'bool':
             if negative:
-                raise ValueError(f"not a WGSL literal: {value!r}")
+                raise InvalidArgument(f"not a WGSL literal: {value!r}")
             return np.array(q, np.bool_)
         if kind == 'float' and suffix is None:
             q, kind = _round_checked(q, dtypes.F64, 'AbstractFloat', what), 'abstract'
@@ -428,14 +429,14 @@ def literal(value, ty: str) -> np.ndarray:
         q = -q if negative else q
     elif isinstance(value, (bool, np.bool_)):
         if ty != 'bool':
-            raise ValueError(f"bool literal {what} used as {ty}")
+            raise InvalidArgument(f"bool literal {what} used as {ty}")
         return np.array(bool(value), np.bool_)
     elif isinstance(value, (int, np.integer)):
         q, kind = Fraction(int(value)), 'int'
     elif isinstance(value, (float, np.floating)):
         f = float(value)
         if not np.isfinite(f):
-            raise ValueError(f"literal {what} is not finite")
+            raise InvalidArgument(f"literal {what} is not finite")
         q, kind, negative = Fraction(f), 'abstract', bool(np.signbit(f))
     elif isinstance(value, (Fraction, Decimal)):
         q, kind = Fraction(value), 'exact'
@@ -443,16 +444,16 @@ def literal(value, ty: str) -> np.ndarray:
         raise TypeError(f"literal: unsupported value {what}")
 
     if ty == 'bool':
-        raise ValueError(f"numeric literal {what} used as bool")
+        raise InvalidArgument(f"numeric literal {what} used as bool")
     if ty in dtypes.INTS:
         if q.denominator != 1:
-            raise ValueError(f"literal {what} is not an integer, cannot be {ty}")
+            raise InvalidArgument(f"literal {what} is not an integer, cannot be {ty}")
         if not INT_MIN[ty] <= q <= INT_MAX[ty]:
-            raise ValueError(f"literal {what} is out of range for {ty}")
+            raise InvalidArgument(f"literal {what} is out of range for {ty}")
         return np.array(int(q), NP[ty])
     if kind == 'int':
         if not -2**63 <= q < 2**63:
-            raise ValueError(f"literal {what} is out of range for AbstractInt")
+            raise InvalidArgument(f"literal {what} is out of range for AbstractInt")
         q = _round_checked(q, dtypes.F64, 'AbstractFloat', what)
     r = _round_checked(q, FORMAT[ty], ty, what, exact=exact_hex)
     out = rounding.fraction_to_array(r, ty)

@@ -12,13 +12,8 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import HostError
+from ..errors import HostError, UsageError
 from .tracer import Tracer
-
-
-def _usage(message: str):
-    from ..cli import UsageError
-    return UsageError(message)
 
 
 def _pair(text: str, flag: str) -> tuple[int, int]:
@@ -28,7 +23,7 @@ def _pair(text: str, flag: str) -> tuple[int, int]:
             raise ValueError
         return r, c
     except ValueError:
-        raise _usage(f"{flag} {text!r}: expected ROW,COL (two non-negative integers), e.g. {flag} 3,5") from None
+        raise UsageError(f"{flag} {text!r}: expected ROW,COL (two non-negative integers), e.g. {flag} 3,5") from None
 
 
 def add_run_args(parser) -> None:
@@ -66,13 +61,13 @@ def make_tracer(args):
         if getattr(args, "trace_format", "jsonl") != "jsonl":
             given.append("--trace-format")
         if given:
-            raise _usage(f"{given[0]} needs --trace FILE")
+            raise UsageError(f"{given[0]} needs --trace FILE")
         if explain is None:
             return None
     try:
         sel = Selection.parse(**filters)
     except SelectionError as e:
-        raise _usage(e.message + (f" ({e.hint})" if e.hint else "")) from None
+        raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
     at = _pair(explain, "--explain") if explain is not None else None
     return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at)
 
@@ -131,13 +126,13 @@ def _write(text: str, path):
 def cmd_lanes(args, sources) -> int:
     from . import lanes
     if args.diff and args.profile:
-        raise _usage("give either --profile P or --diff P1 P2, not both")
+        raise UsageError("give either --profile P or --diff P1 P2, not both")
     if args.subgroup_size is not None and (args.subgroup_size < 1):
-        raise _usage(f"--subgroup-size {args.subgroup_size}: must be positive")
+        raise UsageError(f"--subgroup-size {args.subgroup_size}: must be positive")
     try:
         lanes.parse_config(args.config)
     except lanes.ConfigSyntaxError as e:
-        raise _usage(e.message + (f" ({e.hint})" if e.hint else "")) from None
+        raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
     if args.diff:
         v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size)
         v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
+from ..errors import InvalidArgument
 from ._common import DEFAULT_LIMITS, _FEATURE_ALIASES, _canonical_feature, _canonical_limit, _subgroup_size, _unsupported
 from ._device import GPUDevice
 from ._promise import GPUPromise
@@ -43,7 +44,7 @@ class GPU:
             if canvas is not None:
                 _unsupported("request_adapter(canvas=...)", "presenting to a canvas")
             if feature_level not in ("core", "compatibility"):
-                raise ValueError(f"feature_level must be 'core' or 'compatibility', not {feature_level!r}")
+                raise InvalidArgument(f"feature_level must be 'core' or 'compatibility', not {feature_level!r}")
             return GPUAdapter(self._load_profile(), self._flavor)
         return GPUPromise.run("request_adapter", make)
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ._common import GPUObjectBase, _BU, _MM, _flag_value, _round_up, _usage_names, _validation
 from ._promise import GPUPromise
 
@@ -39,15 +40,15 @@ class GPUBuffer(GPUObjectBase):
         else:
             size = int(size)
         if offset < 0:
-            raise ValueError("Mapped offset must not be smaller than zero.")
+            raise InvalidArgument("Mapped offset must not be smaller than zero.")
         if offset % 8:
-            raise ValueError("Mapped offset must be a multiple of 8.")
+            raise InvalidArgument("Mapped offset must be a multiple of 8.")
         if size < 1:
-            raise ValueError("Mapped size must be larger than zero.")
+            raise InvalidArgument("Mapped size must be larger than zero.")
         if size % 4:
-            raise ValueError("Mapped size must be a multiple of 4.")
+            raise InvalidArgument("Mapped size must be a multiple of 4.")
         if offset + size > self._size:
-            raise ValueError("Mapped range must not extend beyond total buffer size.")
+            raise InvalidArgument("Mapped range must not extend beyond total buffer size.")
         return offset, size
 
     def map_sync(self, mode, offset: int = 0, size: int | None = None) -> None:
@@ -97,7 +98,7 @@ class GPUBuffer(GPUObjectBase):
             raise RuntimeError(f"Can only {what} a buffer if its mapped.")
         offset, size = self._check_range(offset, size)
         if offset < self._mapped[0] or offset + size > self._mapped[1]:
-            raise ValueError(f"The range for buffer {what}ing is not contained in the currently mapped range.")
+            raise InvalidArgument(f"The range for buffer {what}ing is not contained in the currently mapped range.")
         return offset, size
 
     def read_mapped(self, buffer_offset: int | None = None, size: int | None = None, *, copy: bool = True):
@@ -108,7 +109,7 @@ class GPUBuffer(GPUObjectBase):
             raise RuntimeError("Can only read from a buffer if its mapped in read mode.")
         offset, size = self._check_range(buffer_offset, size)
         if offset < self._mapped[0] or offset + size > self._mapped[1]:
-            raise ValueError("The range for buffer reading is not contained in the currently mapped range.")
+            raise InvalidArgument("The range for buffer reading is not contained in the currently mapped range.")
         if copy:
             return memoryview(bytearray(self._data[offset:offset + size].tobytes())).cast("B")
         view = memoryview(self._data[offset:offset + size]).toreadonly()
@@ -125,7 +126,7 @@ class GPUBuffer(GPUObjectBase):
         size = (m.nbytes + 3) & ~3
         offset, size = self._check_range(buffer_offset, size)
         if offset < self._mapped[0] or offset + size > self._mapped[1]:
-            raise ValueError("The range for buffer writing is not contained in the currently mapped range.")
+            raise InvalidArgument("The range for buffer writing is not contained in the currently mapped range.")
         self._data[offset:offset + m.nbytes] = np.frombuffer(m, np.uint8)
 
     def _experimental_get_mapped_range(self, buffer_offset=None, size=None):
@@ -135,7 +136,7 @@ class GPUBuffer(GPUObjectBase):
             raise RuntimeError("Can only write to a buffer if its mapped.")
         offset, size = self._check_range(buffer_offset, size)
         if offset < self._mapped[0] or offset + size > self._mapped[1]:
-            raise ValueError("The range for buffer writing is not contained in the currently mapped range.")
+            raise InvalidArgument("The range for buffer writing is not contained in the currently mapped range.")
         view = memoryview(self._data[offset:offset + size])
         self._mapped_views.append(view)
         return view

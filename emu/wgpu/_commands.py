@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..errors import EmuError, HostError
+from ..errors import EmuError, HostError, InvalidArgument
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer
 from ._common import GPUObjectBase, _BU, _from_emu, _unsupported, _usage_names, _validation
@@ -136,18 +136,18 @@ class GPUCommandEncoder(GPUObjectBase):
     def clear_buffer(self, buffer: GPUBuffer, offset: int = 0, size: int | None = None) -> None:
         offset = int(offset)
         if offset % 4 != 0:
-            raise ValueError("offset must be a multiple of 4")
+            raise InvalidArgument("offset must be a multiple of 4")
         if size is not None:
             size = int(size)
             if size <= 0:
-                raise ValueError("size must be > 0")
+                raise InvalidArgument("size must be > 0")
             if size % 4 != 0:
-                raise ValueError("size must be a multiple of 4")
+                raise InvalidArgument("size must be a multiple of 4")
             if offset + size > buffer.size:
-                raise ValueError("buffer size out of range")
+                raise InvalidArgument("buffer size out of range")
         else:
             if offset > buffer.size:
-                raise ValueError("offset is too large")
+                raise InvalidArgument("offset is too large")
             size = buffer.size - offset
         if not self._check_open("clear_buffer"):
             return
@@ -160,11 +160,11 @@ class GPUCommandEncoder(GPUObjectBase):
     def copy_buffer_to_buffer(self, source: GPUBuffer, source_offset: int, destination: GPUBuffer,
                               destination_offset: int, size: int | None = None) -> None:
         if source_offset % 4 != 0:
-            raise ValueError("source_offset must be a multiple of 4")
+            raise InvalidArgument("source_offset must be a multiple of 4")
         if destination_offset % 4 != 0:
-            raise ValueError("destination_offset must be a multiple of 4")
+            raise InvalidArgument("destination_offset must be a multiple of 4")
         if size is not None and size % 4 != 0:
-            raise ValueError("size must be a multiple of 4")
+            raise InvalidArgument("size must be a multiple of 4")
         if not isinstance(source, GPUBuffer):
             raise TypeError("copy_buffer_to_buffer() source must be a GPUBuffer.")
         if not isinstance(destination, GPUBuffer):
@@ -250,11 +250,11 @@ class GPUComputePassEncoder(GPUObjectBase):
                        dynamic_offsets_data_length: int | None = None) -> None:
         if dynamic_offsets_data_start is not None or dynamic_offsets_data_length is not None:
             if dynamic_offsets_data_start is None or dynamic_offsets_data_length is None:
-                raise ValueError("Dynamic offsets start and length must be both set or both None.")
+                raise InvalidArgument("Dynamic offsets start and length must be both set or both None.")
             if dynamic_offsets_data_start < 0:
-                raise ValueError("Dynamic offsets start must be non-negative.")
+                raise InvalidArgument("Dynamic offsets start must be non-negative.")
             if dynamic_offsets_data_length < 0:
-                raise ValueError("Dynamic offsets length must be non-negative.")
+                raise InvalidArgument("Dynamic offsets length must be non-negative.")
             dynamic_offsets_data = dynamic_offsets_data[
                 dynamic_offsets_data_start:dynamic_offsets_data_start + dynamic_offsets_data_length]
         offsets = [int(o) for o in dynamic_offsets_data]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import EmuError, HostError
+from ..errors import EmuError, HostError, InvalidArgument
 from ._compat import flags, make_error
 
 _BU = flags.BufferUsage
@@ -114,11 +114,11 @@ def _flag_value(cls, value, what: str) -> int:
         total = 0
         parts = [p.strip() for p in value.split("|") if p.strip()]
         if not parts:
-            raise ValueError(f"Invalid flag value: {value}")
+            raise InvalidArgument(f"Invalid flag value: {value}")
         for p in parts:
             v = getattr(cls, p.upper(), None)
             if not isinstance(v, int) or p.startswith("_"):
-                raise ValueError(f"Invalid flag value for {what}: '{p}'")
+                raise InvalidArgument(f"Invalid flag value for {what}: '{p}'")
             total |= v
         return total
     return int(value)
@@ -160,7 +160,7 @@ def _canonical_limit(name: str) -> str:
 def _memoryview(data) -> memoryview:
     m = memoryview(data)
     if not m.contiguous:
-        raise ValueError("The given data is not contiguous")
+        raise InvalidArgument("The given data is not contiguous")
     return m.cast("B") if m.format != "B" or m.ndim != 1 else m
 
 
@@ -179,7 +179,7 @@ def _subgroup_size(profile) -> int:
     except ValueError:
         n = -1
     if n not in profile.subgroup_sizes:
-        raise ValueError(f"EMU_SUBGROUP_SIZE={env!r}: profile '{profile.name}' runs subgroups of "
+        raise InvalidArgument(f"EMU_SUBGROUP_SIZE={env!r}: profile '{profile.name}' runs subgroups of "
                          f"{', '.join(map(str, profile.subgroup_sizes))}")
     return n
 

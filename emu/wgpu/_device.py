@@ -5,7 +5,7 @@ import os
 import re
 from typing import TYPE_CHECKING, Sequence
 
-from ..errors import EmuError
+from ..errors import EmuError, InvalidArgument
 from ._bindings import GPUBindGroup, GPUBindGroupLayout, GPUPipelineLayout, _LayoutEntry
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandEncoder
@@ -118,7 +118,7 @@ class GPUDevice(GPUObjectBase):
                     _unsupported(f"create_bind_group_layout(entries[{i}].{kind})", what)
             buf = _get(entry, "buffer")
             if buf is None:
-                raise ValueError("Bind group layout entry did not contain field 'buffer', 'sampler', "
+                raise InvalidArgument("Bind group layout entry did not contain field 'buffer', 'sampler', "
                                  "'texture', nor 'storage_texture'")
             btype = _get(buf, "type", "uniform")
             if btype not in ("uniform", "storage", "read-only-storage"):

@@ -5,6 +5,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import InvalidArgument
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandBuffer
 from ._common import GPUObjectBase, _BU, _MM, _memoryview, _unsupported, _usage_names, _validation
@@ -44,13 +45,13 @@ class GPUQueue(GPUObjectBase):
         buffer_offset, data_offset = int(buffer_offset), int(data_offset)
         length = nbytes - data_offset if not size else int(size)
         if not 0 <= buffer_offset < buffer.size:
-            raise ValueError("Invalid buffer_offset")
+            raise InvalidArgument("Invalid buffer_offset")
         if not 0 <= data_offset < nbytes:
-            raise ValueError("Invalid data_offset")
+            raise InvalidArgument("Invalid data_offset")
         if not 0 <= length <= nbytes - data_offset:
-            raise ValueError("Invalid data_length")
+            raise InvalidArgument("Invalid data_length")
         if not length <= buffer.size - buffer_offset:
-            raise ValueError("Invalid data_length")
+            raise InvalidArgument("Invalid data_length")
         what = f"queue.write_buffer({buffer._describe()}, {buffer_offset}, data ({length} bytes))"
         if not buffer.usage & _BU.COPY_DST:
             raise _validation(f"{what}: the buffer's usage {_usage_names(buffer.usage)} does not include COPY_DST",
@@ -68,9 +69,9 @@ class GPUQueue(GPUObjectBase):
         buffer_offset = int(buffer_offset)
         length = buffer.size - buffer_offset if not size else int(size)
         if not 0 <= buffer_offset < buffer.size:
-            raise ValueError("Invalid buffer_offset")
+            raise InvalidArgument("Invalid buffer_offset")
         if not length <= buffer.size - buffer_offset:
-            raise ValueError("Invalid data_length")
+            raise InvalidArgument("Invalid data_length")
         enc = self._device.create_command_encoder()
         tmp = self._device.create_buffer(size=length, usage=_BU.COPY_DST | _BU.MAP_READ)
         enc.copy_buffer_to_buffer(buffer, buffer_offset, tmp, 0, length)
