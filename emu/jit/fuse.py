@@ -40,7 +40,8 @@ only what was there before the dispatch) and raises the same EmuError, or finish
 
 Generated source is written to a cache folder (EMU_JIT_CACHE, default ~/.cache/emu/jit) named by a
 hash of its text, and compiled there by numba with cache=True, so a shader compiles once per
-machine.
+machine. The folder must be private (ours, 0700): a folder others can write would let them plant
+the code we import. Generated code names no shader identifier (slots and value ids only).
 """
 from __future__ import annotations
 
@@ -96,7 +97,8 @@ class _Gen:
             g.space == "workgroup" for g in pipe.module.globals
             if any(i.op == "global" and i.attrs["name"] == g.name for i in pipe.entry.walk()))
         self.decls: dict[str, str] = {}         # per-lane arrays (workgroup mode): name -> dtype
-        self.wmem: dict[str, tuple] = {}        # workgroup variable -> (dtype, count)
+        self.wmem: dict[int, tuple] = {}        # workgroup variable's slot -> (dtype, count)
+        self.wslots: dict[str, int] = {}        # workgroup variable name -> slot
         self.steps = "stp[local]" if self.wg else "steps"
 
     # -- helpers --------------------------------------------------------------------------
@@ -156,8 +158,11 @@ class _Gen:
             elem = t.elem if isinstance(t, ArrayType) else t
             if not self.wg or _scalar(elem) == "bool" or (isinstance(t, ArrayType) and t.count is None):
                 raise Unsupported(f"workgroup variable {g.name} of {t}")
-            self.wmem[g.name] = (_NP[_scalar(elem)], t.count if isinstance(t, ArrayType) else 1)
-            self.vals[r.id] = ("warr", g.name) if isinstance(t, ArrayType) else ("welem", g.name, "np.int64(0)")
+            # generated code names a workgroup variable by its slot, never by its WGSL name: Python
+            # folds identifiers to NFKC, so `fi` and U+FB01 would become one variable
+            slot = self.wslots.setdefault(g.name, len(self.wslots))
+            self.wmem[slot] = (_NP[_scalar(elem)], t.count if isinstance(t, ArrayType) else 1)
+            self.vals[r.id] = ("warr", slot) if isinstance(t, ArrayType) else ("welem", slot, "np.int64(0)")
         elif op == "global":
             g = self.module.global_(inst.attrs["name"])
             k = self.buffer(g.name)
@@ -322,7 +327,7 @@ class _Gen:
     # -- workgroup memory: every access checks that no other invocation touched the element
     # since the last barrier (the code between barriers runs invocation after invocation, which
     # matches lockstep only without such conflicts); a conflict hands over to the interpreter
-    def wg_access(self, inst: Inst, g: str, d: int):
+    def wg_access(self, inst: Inst, g: int, d: int):
         r = inst.result
         path = inst.attrs["path"]
         count = self.wmem[g][1]
@@ -340,7 +345,7 @@ class _Gen:
             self.fail(d + 1, ERR_OOB)
         self.vals[r.id] = ("welem", g, iv)
 
-    def wg_load(self, g: str, idx: str, name: str, d: int):
+    def wg_load(self, g: int, idx: str, name: str, d: int):
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
         self.emit(d, "if _t >= ep and _t != ep + local:")
@@ -352,7 +357,7 @@ class _Gen:
         self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")
         self.emit(d, f"{name} = wm_{g}[_i]")
 
-    def wg_store(self, g: str, idx: str, val: str, d: int):
+    def wg_store(self, g: int, idx: str, val: str, d: int):
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
         self.emit(d, f"_r = rt_{g}[_i]")
@@ -684,15 +689,41 @@ class _Gen:
         return "\n".join(out)
 
 
+def _private(p: Path) -> bool:
+    """True if `p` is a real folder of ours that no one else can write to: the JIT imports the
+    .py files in it, so a folder others can write is a place to plant code."""
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return False
+    import stat
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+_CACHE: dict = {}           # EMU_JIT_CACHE's value -> the folder checked for it
+
+
 def _cache_dir() -> Path:
+    """EMU_JIT_CACHE or ~/.cache/emu/jit, created private (0700); where that is not possible or
+    not private, a fresh private folder of this process (compiled again next time)."""
     d = os.environ.get("EMU_JIT_CACHE")
+    if d in _CACHE:
+        return _CACHE[d]
     p = Path(d) if d else Path.home() / ".cache" / "emu" / "jit"
     try:
-        p.mkdir(parents=True, exist_ok=True)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.mkdir(mode=0o700, exist_ok=True)
     except OSError:
+        pass
+    if not _private(p):
         import tempfile
-        p = Path(tempfile.gettempdir()) / "emu-jit"
-        p.mkdir(parents=True, exist_ok=True)
+        import warnings
+        warnings.warn(f"emu JIT: the cache folder {p} is not a private folder of this user "
+                      f"(owned by another user, writable by others, or missing); using a temporary "
+                      f"private one", RuntimeWarning)
+        p = Path(tempfile.mkdtemp(prefix="emu-jit-"))     # created 0700 by us, unique
+    _CACHE[d] = p
     return p
 
 
