@@ -127,7 +127,10 @@ class Device:
         return Buffer(nbytes, data, label)
 
     def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups) -> None:
-        groups = tuple(int(g) for g in (tuple(groups) + (1, 1, 1))[:3])
+        try:
+            groups = tuple(int(g) for g in (tuple(groups) + (1, 1, 1))[:3])
+        except (TypeError, ValueError):
+            raise HostError(f"dispatch size {groups!r} must be up to three whole numbers") from None
         if any(g < 0 for g in groups):
             raise HostError(f"dispatch size {groups} must not be negative")
         if 0 in groups:

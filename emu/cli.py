@@ -1,7 +1,7 @@
 """The `emu` command.
 
 Exit status: 0 success; 1 shader, host-input or runtime error (one message on stderr); 2 bad
-command-line use.
+command-line use; 3 an internal error (a bug in emu: one message asking for a report).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from .cliargs import (STDIN, _binding, _device_args, _dispatch, _read_source, load_arrays,  # noqa: F401
                       parse_overrides, shader_args)
-from .errors import EmuError, HostError, UsageError
+from .errors import EmuError, HostError, UsageError, internal_error
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,6 +92,9 @@ def main(argv=None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except Exception as e:             # the one place where a bug of emu's becomes one message
+        print(internal_error(e).format(sources), file=sys.stderr)
+        return 3
 
 
 def cmd_run(args, sources) -> int:
@@ -109,7 +112,7 @@ def cmd_run(args, sources) -> int:
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
-    bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs).items()}
+    bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, mod.ir).items()}
     globals_by_key = {(g.group, g.binding): g for g in mod.ir.globals if g.group is not None}
     for key, path in outs:
         g = globals_by_key.get(key)

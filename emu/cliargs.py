@@ -43,16 +43,33 @@ def parse_overrides(items) -> dict:
     return overrides
 
 
-def load_arrays(bindings) -> dict:
-    """(key, path) pairs of --buffer arguments as {key: the .npy array}."""
+def load_arrays(bindings, module=None) -> dict:
+    """(key, path) pairs of --buffer arguments as {key: the .npy array}; warnings (on stderr) for
+    layouts and element types whose bytes would be reinterpreted."""
+    from .memory.npy import load_npy, type_mismatch
     arrays = {}
+    by_key = {(g.group, g.binding): g for g in module.globals if g.group is not None} if module else {}
     for key, path in bindings:
-        try:
-            arrays[key] = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise HostError(f"--buffer {key[0]}:{key[1]}: cannot load '{path}' as a .npy array ({e})",
-                            hint="save the input with numpy.save")
+        what = f"--buffer {key[0]}:{key[1]}"
+        arrays[key], warnings = load_npy(path, what)
+        g = by_key.get(key)
+        if g is not None:
+            elem = _elem_scalar(g.type)
+            w = type_mismatch(arrays[key], elem and elem.name, elem and elem.size, what, g.name)
+            warnings += [w] if w else []
+        for w in warnings:
+            print(w.format(), file=sys.stderr)
     return arrays
+
+
+def _elem_scalar(t):
+    """The scalar a binding's numbers are made of (array<vec4<f32>> -> f32), or None for structs."""
+    from .isa.types import ArrayType, AtomicType, ScalarType, VectorType
+    while isinstance(t, ArrayType):
+        t = t.elem
+    if isinstance(t, (VectorType, AtomicType)):
+        t = t.elem
+    return t if isinstance(t, ScalarType) and t.name != "bool" else None
 
 
 STDIN = "<stdin>"          # what `-` in place of a shader file becomes (the name in messages)
@@ -60,15 +77,24 @@ STDIN = "<stdin>"          # what `-` in place of a shader file becomes (the nam
 
 def _read_source(path: str) -> str:
     """The shader text: a file, `-` for standard input, or `@NAME` for a bundled kernel."""
-    if path == STDIN:
-        return sys.stdin.read()
     if path.startswith("@"):
         return kernel(path[1:]).read_text()
+    if path == STDIN and not hasattr(sys.stdin, "buffer"):
+        return sys.stdin.read()             # already text (a test's or an embedding's stream)
     try:
-        return Path(path).read_text()
+        raw = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
     except OSError as e:
         raise HostError(f"cannot read shader '{path}': {e.strerror}",
                         hint="check the path (`-` reads standard input, `@gemm_dawn` a bundled kernel)")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = raw[: e.start].decode("utf-8", "replace")
+        line = head.count("\n") + 1
+        col = len(head) - (head.rfind("\n") + 1) + 1
+        raise HostError(f"shader '{path}' is not UTF-8 text: byte 0x{raw[e.start]:02x} at {path}:{line}:{col} "
+                        f"cannot start or continue a character",
+                        hint="WGSL source is UTF-8: convert the file (e.g. iconv -t UTF-8)") from None
 
 
 def _device_args(p: argparse.ArgumentParser):

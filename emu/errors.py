@@ -112,3 +112,32 @@ class WgslError(EmuError):
 
     def __reduce__(self):  # picklable (e.g. across worker processes)
         return (WgslError.from_diagnostic, (self.diagnostic,))
+
+
+class InternalError(EmuError):
+    """An exception that is not an EmuError reached the top: a bug in emu, said in one message."""
+
+
+def internal_error(exc: BaseException) -> InternalError:
+    """`exc` (not an EmuError) as one message naming the shader location where it was known (the
+    layer it passed through records it as `emu_loc`). EMU_TRACEBACK=1 also prints the traceback."""
+    import os
+    import traceback
+    if os.environ.get("EMU_TRACEBACK"):
+        traceback.print_exception(exc)
+    detail = str(exc).splitlines()[0][:300] if str(exc) else ""
+    tb = traceback.extract_tb(exc.__traceback__)
+    at = f" (in {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return InternalError(f"internal error: {type(exc).__name__}{': ' + detail if detail else ''}{at}",
+                         getattr(exc, "emu_loc", None), where=getattr(exc, "emu_where", None),
+                         hint="this is a bug in emu, not in your input: please report it with the shader "
+                              "and the command (EMU_TRACEBACK=1 shows the traceback)")
+
+
+def note_location(exc: BaseException, loc, where: str | None = None) -> None:
+    """Record the innermost shader location an unexpected exception passed through."""
+    if not isinstance(exc, EmuError) and getattr(exc, "emu_loc", None) is None:
+        try:
+            exc.emu_loc, exc.emu_where = loc, where
+        except AttributeError:            # an exception type without a __dict__
+            pass

@@ -38,18 +38,20 @@ class Tok:
     value: object = None
 
 
+# Names are WGSL identifiers (XID_Start XID_Continue*); \w misses some of those (combining marks,
+# U+212E), so any non-ASCII character that is not blank counts as a name character here.
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<str>"(?:[^"\\]|\\.)*")
   | (?P<comment>;.*)
   | (?P<value>%\d+)
-  | (?P<name>@[^\W\d]\w*)
+  | (?P<name>@(?:[^\W\d]|[^\x00-\x7f\s])(?:\w|[^\x00-\x7f\s])*)
   | (?P<arrow>->)
   | (?P<hexfloat>[+-]?0[xX][0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?[pP][+-]?\d+)
   | (?P<dims>\d+x\d+(?![\w.]))
   | (?P<num>[+-]?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?(?![\w.]))
   | (?P<neginf>-inf(?!\w))
-  | (?P<ident>[^\W\d]\w*)
+  | (?P<ident>(?:[^\W\d]|[^\x00-\x7f\s])(?:\w|[^\x00-\x7f\s])*)
   | (?P<punct>[<>(){}\[\],:=.])
 """, re.VERBOSE)
 

@@ -267,7 +267,11 @@ def scalar_of(t: Type) -> ScalarType:
         return t
     if isinstance(t, (VectorType, MatrixType, AtomicType, CoopMatrixType)):
         return t.elem
-    raise TypeError(f"{t} has no scalar element type")
+    raise NoScalarType(f"{t} has no scalar element type")
+
+
+class NoScalarType(TypeError):
+    """scalar_of of an array, struct or pointer: a front end says which argument was wrong."""
 
 
 def width(t: Type) -> int:
@@ -309,3 +313,21 @@ def contains(t: Type, kind: type) -> bool:
 
 def contains_atomic(t: Type) -> bool:
     return contains(t, AtomicType)
+
+
+# Composite types nested deeper than this are refused: a register value holds one numpy axis per
+# level (numpy allows 64 in all). WGSL guarantees 15 levels (its "composite nesting depth" limit).
+MAX_COMPOSITE_DEPTH = 24
+
+
+def composite_depth(t: Type) -> int:
+    """Levels of arrays, structs, vectors and matrices around the innermost scalar."""
+    if isinstance(t, ArrayType):
+        return 1 + composite_depth(t.elem)
+    if isinstance(t, StructType):
+        return 1 + max((composite_depth(m.type) for m in t.members), default=0)
+    if isinstance(t, VectorType):
+        return 1
+    if isinstance(t, MatrixType):
+        return 2
+    return 0

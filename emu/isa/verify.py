@@ -146,6 +146,23 @@ class _Verifier:
         if dyn != len(i.args) - 1:
             self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")
 
+    def op_global(self, i):
+        g = self.m.global_(i.attrs["name"])
+        if g is None:
+            self.fail(i, f"'global' names @{i.attrs['name']}, which the module does not declare",
+                      hint="declare it with a 'global' line, or fix the name")
+        if not isinstance(i.type, PointerType) or i.type.pointee != g.type or i.type.space != g.space:
+            self.fail(i, f"'global' of @{g.name} ({g.space}, {g.type}) must give ptr<{g.space}, {g.type}, ...>, "
+                         f"not {i.type}")
+
+    def op_override(self, i):
+        o = self.m.override(i.attrs["name"])
+        if o is None:
+            self.fail(i, f"'override' names @{i.attrs['name']}, which the module does not declare",
+                      hint="declare it with an 'override' line, or fix the name")
+        if i.type != o.type:
+            self.fail(i, f"'override' of @{o.name} ({o.type}) cannot give {i.type}")
+
     def op_call(self, i):
         fn = self.m.function(i.attrs["callee"])
         if fn is None:

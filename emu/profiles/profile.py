@@ -160,6 +160,7 @@ class Profile:
     notes: str = ""
     source: str = ""
     fp_contract: str = "none"
+    limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType(dict(DEFAULT_LIMITS)))
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -397,7 +398,18 @@ def _as_int(v) -> int:
 
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
-_TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract")
+_TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
+                 "limits")
+# Device limits checked at dispatch (WebGPU's names). A profile may give its device's own; these
+# defaults are those of a desktop GPU through Dawn (and of emu's wgpu adapter).
+DEFAULT_LIMITS = {
+    "max-compute-workgroups-per-dimension": 65535,
+    "max-compute-invocations-per-workgroup": 1024,
+    "max-compute-workgroup-size-x": 1024,
+    "max-compute-workgroup-size-y": 1024,
+    "max-compute-workgroup-size-z": 64,
+    "max-compute-workgroup-storage-size": 32768,
+}
 _CFG_REQUIRED = ("m", "n", "k", "a_type", "c_type")
 _CFG_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "scope", "model", "lane_maps",
                  "evidence", "note")
@@ -442,6 +454,11 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     oob = ctx.string(doc["oob_behavior"], "oob_behavior", OOB_BEHAVIORS)
     contract = ctx.string(doc.get("fp_contract", "none"), "fp_contract", FP_CONTRACT)
     evidence = _parse_evidence(ctx, doc["evidence"], "evidence", required=EVIDENCE_FIELDS)
+    limits = dict(DEFAULT_LIMITS)
+    raw_limits = doc.get("limits", {})
+    ctx.keys(raw_limits, "limits", (), tuple(DEFAULT_LIMITS))
+    for k, v in raw_limits.items():
+        limits[k] = ctx.integer(v, f"limits.{k}")
 
     # numerics defaults
     num = doc["numerics"]
@@ -501,7 +518,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
-        fp_contract=contract,
+        fp_contract=contract, limits=MappingProxyType(limits),
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import EmuError
+from ..errors import EmuError, HostError, note_location
 from ..isa.ir import Block, Function, Inst, Module
 from ..isa.ops import OPS
 from ..isa.types import CoopMatrixType, Type, contains
@@ -137,7 +137,11 @@ class Batch:
                 if not mask.any():
                     return mask
                 continue
-            res = handler(self, inst, mask, frame)
+            try:
+                res = handler(self, inst, mask, frame)
+            except Exception as e:      # a bug of ours: say at least where in the shader
+                note_location(e, inst.loc, self.where(int(np.flatnonzero(mask)[0])) if mask.any() else None)
+                raise
             if inst.result is not None:
                 vals[inst.result.id] = res
             if tracer is not None:
@@ -232,8 +236,38 @@ class Pipeline:
                 }}
         return geo
 
+    def check_limits(self, grid) -> None:
+        """The device's limits (the profile's, with WebGPU's names), checked at each dispatch."""
+        lim = self.profile.limits
+        name = "max-compute-workgroups-per-dimension"
+        for axis, n in zip("xyz", grid):
+            if n > lim[name]:
+                raise HostError(f"dispatch {tuple(grid)}: {n} workgroups along {axis} exceed the device "
+                                f"limit {name} ({lim[name]})",
+                                hint="split the work into several dispatches, or let each invocation "
+                                     "do more of it")
+        entry, size = self.entry, self.layout.wg_size
+        for axis, n in zip("xyz", size):
+            name = f"max-compute-workgroup-size-{axis}"
+            if n > lim[name]:
+                raise HostError(f"@workgroup_size{size} of '{entry.name}': {n} along {axis} exceeds the "
+                                f"device limit {name} ({lim[name]})", entry.loc,
+                                hint="make the workgroup smaller")
+        name = "max-compute-invocations-per-workgroup"
+        if self.layout.wg_count > lim[name]:
+            raise HostError(f"@workgroup_size{size} of '{entry.name}' has {self.layout.wg_count} invocations; "
+                            f"the device limit {name} is {lim[name]}", entry.loc,
+                            hint="make the workgroup smaller")
+        name = "max-compute-workgroup-storage-size"
+        used = workgroup_storage(self.module, entry)
+        if used > lim[name]:
+            raise HostError(f"'{entry.name}' uses {used} bytes of var<workgroup> memory (each variable "
+                            f"rounded up to 16 bytes); the device limit {name} is {lim[name]}",
+                            entry.loc, hint="use smaller workgroup arrays")
+
     def dispatch(self, grid: tuple[int, int, int], buffers: dict):
         """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region."""
+        self.check_limits(grid)
         self.grid = tuple(grid)
         total = grid[0] * grid[1] * grid[2]
         per_batch = max(1, self.opts.batch_lanes // self.layout.padded_size(self.opts.subgroup_size))
@@ -252,6 +286,24 @@ class Pipeline:
         for first in range(start, total, per_batch):
             batch = Batch(self, first, min(per_batch, total - first), buffers)
             batch.run(self.entry)
+
+
+def workgroup_storage(module: Module, entry: Function) -> int:
+    """Bytes of var<workgroup> the entry point (and what it calls) uses, as WebGPU counts them."""
+    from ..isa.types import round_up
+    seen, names, todo = set(), set(), [entry]
+    while todo:
+        fn = todo.pop()
+        if fn is None or fn.name in seen:
+            continue
+        seen.add(fn.name)
+        for inst in fn.walk():
+            if inst.op == "global":
+                names.add(inst.attrs["name"])
+            elif inst.op == "call":
+                todo.append(module.function(inst.attrs["callee"]))
+    return sum(round_up(16, g.type.size) for g in module.globals
+               if g.space == "workgroup" and g.name in names and not isinstance(g.type, CoopMatrixType))
 
 
 def module_value_count(module: Module) -> int:

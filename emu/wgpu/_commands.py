@@ -6,7 +6,7 @@ from typing import Sequence
 from ..errors import EmuError, HostError, InvalidArgument
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer
-from ._common import GPUObjectBase, _BU, _from_emu, _unsupported, _usage_names, _validation
+from ._common import GPUObjectBase, _BU, _from_emu, _internal, _unsupported, _usage_names, _validation
 from ._pipeline import GPUComputePipeline, _binding_type, _min_size
 
 
@@ -93,6 +93,8 @@ class _Dispatch(_Cmd):
         except EmuError as e:
             kind = "GPUValidationError" if isinstance(e, HostError) else "GPUInternalError"
             raise _from_emu(e, {p._module._file: p._module._code}, kind) from None
+        except Exception as e:
+            raise _internal(e, {p._module._file: p._module._code}) from e
         finally:
             for wb in write_backs:
                 wb()

@@ -98,6 +98,13 @@ _HINT_REWRITES = (
 )
 
 
+def _internal(e: Exception, sources: dict | None) -> Exception:
+    """A bug of emu's (any exception that is not an EmuError) as one GPUInternalError message."""
+    from ..errors import internal_error
+    err = internal_error(e)
+    return make_error("GPUInternalError", err.format(sources), err)
+
+
 def _from_emu(e: EmuError, sources: dict | None, kind: str = "GPUValidationError") -> Exception:
     """emu's error as the wgpu exception ``kind``, its hints speaking of the wgpu API (not of
     the emu command line)."""

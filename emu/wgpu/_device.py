@@ -9,7 +9,7 @@ from ..errors import EmuError, InvalidArgument
 from ._bindings import GPUBindGroup, GPUBindGroupLayout, GPUPipelineLayout, _LayoutEntry
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandEncoder
-from ._common import GPUObjectBase, _BU, _ENABLE_FEATURES, _SS, _flag_value, _from_emu, _get, _round_up, _subgroup_size, _unsupported, _usage_names, _validation
+from ._common import GPUObjectBase, _BU, _ENABLE_FEATURES, _SS, _flag_value, _from_emu, _get, _internal, _round_up, _subgroup_size, _unsupported, _usage_names, _validation
 from ._pipeline import GPUComputePipeline, _auto_layout, _check_constants, _check_layout_matches, _check_pipeline_limits
 from ._promise import GPUPromise
 from ._queue import GPUQueue
@@ -95,6 +95,8 @@ class GPUDevice(GPUObjectBase):
             mod = self._emu.create_shader_module(code, file=file)
         except EmuError as e:
             raise _from_emu(e, sources) from None
+        except Exception as e:
+            raise _internal(e, sources) from e
         for ext in mod.ir.enables:
             need = _ENABLE_FEATURES.get(ext)
             if need and not any(n in self._features for n in need):
@@ -224,6 +226,8 @@ class GPUDevice(GPUObjectBase):
             pipe = self._emu.create_compute_pipeline(module._emu, entry, constants)
         except EmuError as e:
             raise _from_emu(e, sources) from None
+        except Exception as e:
+            raise _internal(e, sources) from e
         from ..api import used_globals
         used = [g for g in used_globals(module._emu.ir, pipe.pipeline.entry) if g.space in ("storage", "uniform")]
         wg_bytes = sum(_round_up(g.type.size, 16) for g in used_globals(module._emu.ir, pipe.pipeline.entry)

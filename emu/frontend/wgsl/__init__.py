@@ -1,7 +1,7 @@
 """The WGSL front end: text -> syntax tree -> cooperative IR."""
 from __future__ import annotations
 
-from ...errors import EmuError
+from ...errors import EmuError, note_location
 
 
 def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
@@ -18,13 +18,27 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         tree = parse(source, file)
     except WgslError as e:
         raise EmuError(e.message, e.span, hint=e.hint) from None
+    lw = None
+    import sys
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))   # lowering recurses over the tree, as deep as parsing allows
     try:
-        lw = Lowerer(tree, file, strict, constants)
-        module = lw.run()
-    except NeedsConstants:
-        lw = Lowerer(tree, file, strict, dict(constants or {}))
-        module = lw.run()
-        module.needs_constants = True
+        try:
+            lw = Lowerer(tree, file, strict, constants)
+            module = lw.run()
+        except NeedsConstants:
+            lw = Lowerer(tree, file, strict, dict(constants or {}))
+            module = lw.run()
+            module.needs_constants = True
+    except RecursionError:
+        raise EmuError("the shader is nested too deeply to compile", None,
+                       hint="split deeply nested expressions, types or calls into smaller parts") from None
+    except Exception as e:
+        if lw is not None:
+            note_location(e, lw.b.loc)      # the statement being lowered
+        raise
+    finally:
+        sys.setrecursionlimit(limit)
     _uniformity_warnings(module, lw.warnings)
     if lw.override_values:
         known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}

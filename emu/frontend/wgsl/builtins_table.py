@@ -49,6 +49,16 @@ FIXED = {
 
 
 def lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
+    from ...isa.types import NoScalarType
+    try:
+        return _lower_builtin(lw, e, statement)
+    except NoScalarType as x:
+        # the rules below assume numbers, vectors or matrices: an array, struct or pointer was given
+        lw.err(e, f"'{e.name}' cannot take {x.args[0].split(' has no')[0]}: its arguments are "
+                  f"scalars, vectors or matrices")
+
+
+def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
     name = e.name
     if name in ("workgroupBarrier", "storageBarrier", "textureBarrier"):
         _arity(lw, e, 0)

@@ -168,6 +168,8 @@ class CallLowering:
     def conversion(self, v, t: Type, node):
         """T(e): value conversion (or identity) of a scalar/vector/matrix."""
         src = v.type
+        if _shape(src) is None or _shape(src) != _shape(t):     # e.g. i32(v.xx): not a conversion
+            self.err(node, f"cannot convert {_tn(src)} to {t}")
         if isinstance(v, Const) and is_abstract(src) and can_convert(scalar_of(src), scalar_of(t)):
             return self.convert_const(v, t, node)
         if src == t:
@@ -177,8 +179,6 @@ class CallLowering:
             arr = np.asarray(v.value, dtype=_np_dtype(scalar_of(src)))
             out = ns.convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)
             return Const(t, _pylist(out))
-        if not isinstance(src, (ScalarType, VectorType, MatrixType)):
-            self.err(node, f"cannot convert {_tn(src)} to {t}")
         return Val(self.b.op("convert", [v.v], t))
 
     def coerce_keep(self, v, t: Type, node):
@@ -198,3 +198,14 @@ class CallLowering:
     def builtin_call(self, name, args, node):
         from .builtins_table import call_builtin_values
         return call_builtin_values(self, name, args, node)
+
+
+def _shape(t):
+    """What a conversion keeps: () for a scalar, (n,) for a vector, (cols, rows) for a matrix."""
+    if isinstance(t, ScalarType):
+        return ()
+    if isinstance(t, VectorType):
+        return (t.n,)
+    if isinstance(t, MatrixType):
+        return (t.cols, t.rows)
+    return None

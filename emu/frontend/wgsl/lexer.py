@@ -271,6 +271,12 @@ def _scan(
                         suffix = text[-1]
                 elif text[-1] in "fh" and re.search(r"[pP][+-]?[0-9]+[fh]$", text):
                     suffix = text[-1]
+                if not _float_fits(text):
+                    raise WgslError(
+                        f"float literal '{text}' is out of range: it is larger than any float type holds",
+                        SourceSpan(file, line, col, line, col + len(text)),
+                        "write a smaller value (the largest f64 is about 1.8e308)",
+                    )
                 append(Token(FLOAT, text, pos, line, col, file, gap, None, suffix))
             pos = end
             gap = False
@@ -475,11 +481,20 @@ _HEX_PARTS_RE = re.compile(r"0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-
 _MAX_EXPONENT = 100_000
 
 
+def _float_fits(text: str) -> bool:
+    """Whether the literal's value fits in f64 (abstract floats are f64; WGSL rejects the rest)."""
+    try:
+        float(float_literal_value(text))
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
 def float_literal_value(text: str) -> Fraction:
     """The exact value of a WGSL float literal's text (suffix allowed), as a Fraction.
 
-    Raises ValueError for an exponent so large (beyond +-100000) that no WGSL type could hold or
-    tell apart the result; the caller treats that as out of range (or as zero when negative).
+    Raises ValueError for an exponent so large (beyond 100000) that no WGSL type could hold the
+    result; one below -100000 gives zero.
     """
     body = text
     is_hex = body[:2] in ("0x", "0X")
@@ -495,9 +510,11 @@ def float_literal_value(text: str) -> Fraction:
         raise ValueError(f"not a float literal: {text!r}")
     whole, frac, exp = m.group(1) or "", m.group(2) or "", m.group(3)
     e = int(exp) if exp else 0
-    if abs(e) > _MAX_EXPONENT:
-        raise ValueError(f"exponent out of range in {text!r}")
     mant = int(whole + frac, radix_digits) if (whole + frac) else 0
+    if e < -_MAX_EXPONENT or mant == 0:
+        return Fraction(0)              # below every type's smallest subnormal
+    if e > _MAX_EXPONENT:
+        raise ValueError(f"exponent out of range in {text!r}")
     value = Fraction(mant, radix_digits ** len(frac))
     if e >= 0:
         value *= base ** e

@@ -115,6 +115,14 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.bound[name] = r
         return r
 
+    def not_too_deep(self, t, node):
+        from ...isa.types import MAX_COMPOSITE_DEPTH, composite_depth
+        if composite_depth(t) > MAX_COMPOSITE_DEPTH:
+            self.err(node, f"{t if len(str(t)) < 80 else str(t)[:80] + '...'} nests arrays, structs and "
+                           f"vectors {composite_depth(t)} levels deep; emu allows {MAX_COMPOSITE_DEPTH} "
+                           f"(WGSL guarantees 15)", hint="flatten the type into a one-dimensional array")
+        return t
+
     def struct(self, d: A.StructDecl) -> StructType:
         members = []
         for m in d.members:
@@ -122,7 +130,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             al = self.const_int(m.align) if m.align is not None else None
             sz = self.const_int(m.size) if m.size is not None else None
             members.append(Member(m.name, t, al, sz))
-        st = StructType(d.name, tuple(members))
+        st = self.not_too_deep(StructType(d.name, tuple(members)), d)
         self.m.structs.append(st)
         return st
 
@@ -166,6 +174,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if space not in ("private", "workgroup", "uniform", "storage"):
             self.err(d, f"module-scope var '{d.name}' needs an address space",
                      hint="write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
+        if d.access_mode is not None and (space != "storage" or d.access_mode not in ("read", "read_write")):
+            self.err(d, f"var<{space}, {d.access_mode}>: " + (
+                f"'{d.access_mode}' is not an access mode of storage buffers" if space == "storage"
+                else "only var<storage> takes an access mode"),
+                hint="write var<storage, read> or var<storage, read_write>" if space == "storage"
+                else f"write var<{space}>")
         access = d.access_mode or ("read" if space in ("storage", "uniform") else "read_write")
         if space == "uniform":
             access = "read"
@@ -211,6 +225,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     def type(self, te) -> Type:
         if isinstance(te, A.Ident):
             te = te.as_type()
+        if not isinstance(te, A.TypeExpr):         # e.g. array<2>: a value where a type goes
+            self.err(te, "expected a type here", hint="e.g. array<f32, 2>")
         name, args = te.name, te.args
         if name in WGSL_SCALARS:
             if name == "f16":
@@ -243,7 +259,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                     self.in_type -= 1
                 if count <= 0:
                     self.err(args[1], f"array size must be positive, not {count}")
-            return ArrayType(elem, count)
+            return self.not_too_deep(ArrayType(elem, count), te)
         if name == "atomic":
             s = self.scalar_arg(te, args, 0)
             if s not in (I32, U32):
@@ -255,6 +271,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if space is None or pointee is None:
                 self.err(te, "ptr needs an address space and a type", hint="write ptr<function, f32>")
             access = _name(args[2]) if len(args) > 2 else ("read" if space == "uniform" else "read_write" if space != "storage" else "read")
+            if space not in ("function", "private", "workgroup", "uniform", "storage"):
+                self.err(te, f"'{space}' is not an address space",
+                         hint="use function, private, workgroup, uniform or storage")
+            if len(args) > 2 and (space != "storage" or access not in ("read", "read_write")):
+                self.err(te, f"ptr<{space}, ..., {access}>: only storage pointers take an access mode "
+                             f"(read or read_write)", hint=f"write ptr<{space}, {pointee}>")
             return PointerType(space, pointee, access)
         if name.startswith("coop_mat"):
             return self.naga_coop_type(te)

@@ -28,6 +28,7 @@ from .lexer import EOF, FLOAT, IDENT, INT, KEYWORD, SYM, TEMPLATE_END, TEMPLATE_
 __all__ = ["parse", "parse_expression", "Parser", "MAX_NESTING"]
 
 MAX_NESTING = 127  # nested expressions (each (), [], call, template list, unary op) and blocks, together
+MAX_CHAIN = 255    # binary operators in one chain (a + b + ... is a tree this deep)
 
 _MUL = frozenset(("*", "/", "%"))
 _ADD = frozenset(("+", "-"))
@@ -52,6 +53,12 @@ def parse(source: str, file: str = "<input>") -> ast.Module:
             parser.tok.span,
             f"keep nesting below {MAX_NESTING} levels",
         ) from None
+    except WgslError:
+        raise
+    except Exception as e:
+        from ...errors import note_location
+        note_location(e, parser.tok.span)
+        raise
 
 
 def parse_expression(source: str, file: str = "<input>") -> ast.Expr:
@@ -796,9 +803,18 @@ class Parser:
         return e
 
     def _binary(self, op_tok: Token, lhs: ast.Expr, rhs: ast.Expr) -> ast.BinaryExpr:
-        return ast.BinaryExpr(
+        e = ast.BinaryExpr(
             op_tok.text, lhs, rhs, span=op_tok.span, full_span=lhs.full_span.to(rhs.full_span)
         )
+        # a chain `a + b + c + ...` is a tree as deep as it is long: later passes recurse over it
+        e.chain = 1 + max(getattr(lhs, "chain", 0), getattr(rhs, "chain", 0))
+        if e.chain > MAX_CHAIN:
+            raise self.error(
+                f"more than {MAX_CHAIN} binary operators in one expression",
+                op_tok.span,
+                "split the expression: sum parts into 'let' values first",
+            )
+        return e
 
     def _relational_rest(self, lhs: ast.Expr) -> ast.Expr:
         e = self._shift_rest(lhs)

@@ -1,0 +1,83 @@
+"""Host arrays from .npy files, checked before anything is allocated: a file that is not a .npy
+array, or whose header claims more data than the file holds, is one message, not a traceback or
+an attempt to allocate what the header says."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import EmuError, HostError
+
+
+def load_npy(path: str, what: str) -> tuple[np.ndarray, list[EmuError]]:
+    """The array in `path` and warnings about how its bytes will be bound. `what` names the
+    argument in messages (e.g. "--buffer 0:1")."""
+    from numpy.lib import format as npf
+
+    def bad(why: str):
+        return HostError(f"{what}: cannot load '{path}' as a .npy array ({why})",
+                         hint="save the input with numpy.save")
+    try:
+        f = open(path, "rb")
+    except OSError as e:
+        raise bad(e.strerror or str(e)) from None
+    with f:
+        try:
+            version = npf.read_magic(f)
+            if version == (1, 0):
+                shape, fortran, dtype = npf.read_array_header_1_0(f)
+            elif version in ((2, 0), (3, 0)):
+                shape, fortran, dtype = npf.read_array_header_2_0(f)   # 3.0 differs in encoding only
+            else:
+                raise ValueError(f"unknown .npy format version {version}")
+        except (ValueError, EOFError, OSError, SyntaxError, TypeError, KeyError) as e:
+            raise bad(f"not a .npy file: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}") \
+                from None
+        if dtype.hasobject:
+            raise bad("it holds Python objects, not numbers")
+        count = 1
+        for n in shape:
+            count *= int(n)
+        need = count * dtype.itemsize
+        have = _remaining(f)
+        if need > have:
+            raise bad(f"its header says {shape} of {dtype} ({need} bytes) but the file holds {have} "
+                      f"bytes of data")
+        data = np.frombuffer(f.read(need), dtype=dtype, count=count) if need else np.zeros(0, dtype)
+        arr = data.reshape(shape, order="F" if fortran else "C")
+    warnings = []
+    if fortran and arr.ndim > 1:
+        warnings.append(EmuError(f"{what}: '{path}' is stored in Fortran (column-major) order; emu binds "
+                                 f"it row-major (C order), as numpy.ascontiguousarray would lay it out",
+                                 severity="warning", hint="save numpy.ascontiguousarray(a) to say so"))
+    if dtype.names is not None:
+        warnings.append(EmuError(f"{what}: '{path}' holds a structured array ({dtype}); emu binds its raw "
+                                 f"bytes as numpy packs them ({dtype.itemsize} bytes a record), whatever "
+                                 f"the shader's struct layout is", severity="warning",
+                                 hint="check the field offsets against WGSL's layout rules"))
+    return arr, warnings
+
+
+def _remaining(f) -> int:
+    here = f.tell()
+    f.seek(0, 2)
+    end = f.tell()
+    f.seek(here)
+    return end - here
+
+
+def type_mismatch(arr: np.ndarray, elem_name: str | None, elem_size: int | None, what: str, var: str):
+    """A warning when a host array's numbers are not the kind the binding declares (f64 data bound
+    to array<u32>: the bytes are reinterpreted, not converted), else None."""
+    if elem_name is None or arr.dtype.names is not None:
+        return None
+    kind = "f" if elem_name.startswith("f") else "i"
+    akind = "f" if arr.dtype.kind == "f" else "i" if arr.dtype.kind in "iub" else None
+    if akind is None or (akind == kind and arr.dtype.itemsize == elem_size):
+        return None
+    return EmuError(f"{what}: the array holds {arr.dtype} but '{var}' is declared with {elem_name} "
+                    f"elements; its bytes are bound as they are, not converted",
+                    severity="warning", hint=f"convert it first, e.g. a.astype(numpy.{_np_name(elem_name)})")
+
+
+def _np_name(elem_name: str) -> str:
+    return {"f32": "float32", "f16": "float16", "i32": "int32", "u32": "uint32"}.get(elem_name, elem_name)

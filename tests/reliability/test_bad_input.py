@@ -1,0 +1,214 @@
+"""Every case of issue 14 that used to end in a Python traceback now ends in one message with
+file:line:col (and where on the device, when it applies) and a non-zero exit."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+from emu.cli import main
+
+OUT = "@group(0) @binding(0) var<storage, read_write> o: array<u32, 64>;\n"
+
+
+def cli(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main([str(a) for a in argv])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def run_shader(tmp_path, body, *extra, name="s.wgsl", raw=None):
+    p = tmp_path / name
+    if raw is not None:
+        p.write_bytes(raw)
+    else:
+        p.write_text(OUT + body)
+    np.save(tmp_path / "o.npy", np.zeros(64, np.uint32))
+    return cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/o.npy",
+               "--output", f"0:0={tmp_path}/out.npy", *extra)
+
+
+def one_message(err: str):
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert err.count("error:") == 1, err
+
+
+MAIN = "@compute @workgroup_size(1) fn main() {{ {} }}\n"
+
+SHADER_ERRORS = [
+    # (id, shader body, the message's start, its line:col)
+    ("exponent_out_of_range", MAIN.format("o[0] = u32(1e999999);"), "float literal '1e999999' is out of range", "2:52"),
+    ("f64_overflow", MAIN.format("let x = 1e309; o[0] = u32(x);"), "float literal '1e309' is out of range", "2:49"),
+    ("binary_chain", MAIN.format("o[0] = " + " + ".join(["1u"] * 1000) + ";"),
+     "more than 255 binary operators in one expression", "2:1326"),
+    ("array_of_a_number", "var<private> p: array<2>;\n" + MAIN.format("o[0] = 1u;"), "expected a type here", "2:23"),
+    ("select_of_array", "var<private> a: array<u32, 4>;\n" + MAIN.format("o[0] = select(0u, 1u, a);"),
+     "'select' cannot take array<u32, 4>", "3:48"),
+    ("constant_index_oob", MAIN.format("o[70] = 1u;"), "index 70 is out of bounds for array<u32, 64>", "2:43"),
+    ("huge_constant_index", "var<workgroup> w: array<u32, 4>;\n" + MAIN.format("o[0] = w[9223372036854775807];"),
+     "index 9223372036854775807 is out of bounds", "3:50"),
+    ("convert_vector_to_scalar", "var<workgroup> wg: vec2<u32>;\n" + MAIN.format("o[0] = u32(i32(wg.xx));"),
+     "cannot convert vec2<u32> to i32", "3:52"),
+    ("arrays_nested_too_deep", "var<private> p: " + "array<" * 70 + "u32" + ",1>" * 70 + ";\n" + MAIN.format("o[0] = 1u;"),
+     "array<array<", "2:"),
+    ("bogus_access_mode", "@group(0) @binding(1) var<storage, bogus> q: array<u32>;\n" + MAIN.format("q[0] = 1u;"),
+     "var<storage, bogus>: 'bogus' is not an access mode of storage buffers", "2:"),
+    ("access_mode_on_workgroup", "var<workgroup, read> q: u32;\n" + MAIN.format("q = 1u;"),
+     "var<workgroup, read>: only var<storage> takes an access mode", "2:"),
+]
+
+
+@pytest.mark.parametrize("body,start,linecol", [c[1:] for c in SHADER_ERRORS], ids=[c[0] for c in SHADER_ERRORS])
+def test_shader_error_is_one_message(tmp_path, body, start, linecol):
+    rc, _, err = run_shader(tmp_path, body)
+    one_message(err)
+    assert rc == 1
+    first = err.splitlines()[0]
+    assert first.startswith(f"{tmp_path}/s.wgsl:{linecol}"), first
+    assert start in first
+
+
+def test_a_long_chain_below_the_cap_compiles_and_runs(tmp_path):
+    rc, _, err = run_shader(tmp_path, MAIN.format("o[0] = " + "(" * 100 + " + ".join(["1u"] * 250) + ")" * 100 + ";"))
+    assert rc == 0, err
+    assert np.load(tmp_path / "out.npy")[0] == 250
+
+
+def test_deep_nesting_within_the_limit_runs(tmp_path):
+    n = 22          # 22 arrays + a vec4 + a struct: 24 levels, the most emu allows
+    idx = "[0]" * n
+    body = ("struct S { a: " + "array<" * n + "vec4u" + ",1>" * n + " }\nvar<private> p: S;\n"
+            + MAIN.format(f"p.a{idx}.y = 3u; o[0] = p.a{idx}.y; var r = p; r.a{idx}.x = 4u; o[1] = r.a{idx}.x;"))
+    rc, _, err = run_shader(tmp_path, body)
+    assert rc == 0, err
+    assert np.load(tmp_path / "out.npy")[:2].tolist() == [3, 4]
+
+
+def test_float_literal_tiny_exponent_is_zero(tmp_path):
+    rc, _, err = run_shader(tmp_path, MAIN.format("o[0] = u32(1e-999999 == 0.0) + u32(0e99999999 == 0.0);"))
+    assert rc == 0, err
+    assert np.load(tmp_path / "out.npy")[0] == 2
+
+
+def test_shader_not_utf8(tmp_path):
+    rc, _, err = run_shader(tmp_path, "", raw=OUT.encode() + b"// caf\xe9\n" + MAIN.format("o[0] = 1u;").encode())
+    one_message(err)
+    assert rc == 1
+    assert f"is not UTF-8 text: byte 0xe9 at {tmp_path}/s.wgsl:2:7" in err
+
+
+@pytest.mark.parametrize("grid,axis", [("4294967295", "x"), ("1,65536", "y"), ("1,1,70000", "z")])
+def test_dispatch_over_the_device_limit(tmp_path, grid, axis):
+    p = tmp_path / "s.wgsl"
+    p.write_text(OUT + MAIN.format("o[0] = 1u;"))
+    np.save(tmp_path / "o.npy", np.zeros(64, np.uint32))
+    rc, _, err = cli("run", p, "--dispatch", grid, "--buffer", f"0:0={tmp_path}/o.npy")
+    one_message(err)
+    assert rc == 1
+    assert f"workgroups along {axis} exceed the device limit max-compute-workgroups-per-dimension (65535)" in err
+
+
+def test_profile_limits_are_checked_at_dispatch(tmp_path):
+    import emu
+    from emu.errors import HostError
+    dev = emu.Device("reference")
+    src = OUT + "var<workgroup> big: array<u32, 9000>;\n" \
+        "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { big[i] = i; o[i] = big[i]; }\n"
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+    with pytest.raises(HostError, match=r"uses 36000 bytes of var<workgroup> memory .* "
+                                        r"max-compute-workgroup-storage-size is 32768"):
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256)}, (1, 1, 1))
+
+
+def _npy_bytes(arr) -> bytes:
+    b = io.BytesIO()
+    np.save(b, arr)
+    return b.getvalue()
+
+
+def _huge_header() -> bytes:
+    """A 128-byte header claiming 10^11 float32 elements, followed by 4 bytes of data."""
+    from numpy.lib import format as npf
+    b = io.BytesIO()
+    npf.write_array_header_1_0(b, {"descr": "<f4", "fortran_order": False, "shape": (10 ** 11,)})
+    return b.getvalue() + b"\0" * 4
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"", "not a .npy file"),
+    (b"\x93NUMPY\x01\x00\x10\x00{garbage}       \n", "not a .npy file"),
+    ("huge", "its header says (100000000000,) of float32 (400000000000 bytes) but the file holds 4 bytes"),
+    ("truncated", "but the file holds 8 bytes"),
+])
+def test_bad_npy_is_one_message(tmp_path, content, why):
+    if content == "huge":
+        content = _huge_header()
+    elif content == "truncated":
+        content = _npy_bytes(np.zeros(16, np.uint32))[:-56]
+    (tmp_path / "bad.npy").write_bytes(content)
+    p = tmp_path / "s.wgsl"
+    p.write_text(OUT + MAIN.format("o[0] = 1u;"))
+    rc, _, err = cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/bad.npy")
+    one_message(err)
+    assert rc == 1
+    assert f"--buffer 0:0: cannot load '{tmp_path}/bad.npy' as a .npy array" in err and why in err
+
+
+@pytest.mark.parametrize("arr,warning", [
+    (np.asfortranarray(np.arange(64, dtype=np.uint32).reshape(8, 8)), "is stored in Fortran (column-major) order"),
+    (np.zeros(32, dtype=[("a", "<u4"), ("b", "<u4")]), "holds a structured array"),
+    (np.arange(32, dtype=np.float64), "the array holds float64 but 'o' is declared with u32 elements"),
+])
+def test_reinterpreted_npy_warns(tmp_path, arr, warning):
+    np.save(tmp_path / "in.npy", arr)
+    p = tmp_path / "s.wgsl"
+    p.write_text(OUT + MAIN.format("o[1] = o[1] + 1u;"))
+    rc, _, err = cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy",
+                     "--output", f"0:0={tmp_path}/out.npy")
+    assert rc == 0, err
+    assert "warning:" in err and warning in err
+    got = np.load(tmp_path / "out.npy")
+    want = np.ascontiguousarray(arr).view(np.uint32).reshape(-1)[:64].copy()
+    want[1] += 1
+    assert got.tolist() == want.tolist()
+
+
+def test_matching_npy_does_not_warn(tmp_path):
+    np.save(tmp_path / "in.npy", np.arange(64, dtype=np.int32))
+    p = tmp_path / "s.wgsl"
+    p.write_text(OUT + MAIN.format("o[1] = o[1] + 1u;"))
+    rc, _, err = cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy")
+    assert (rc, err) == (0, "")
+
+
+def test_ir_naming_a_missing_global(tmp_path):
+    p = tmp_path / "k.ir"
+    p.write_text('module "k"\n'
+                 'func @main() -> void compute workgroup_size(1, 1, 1) {\n'
+                 '  %0 = global {name = "nope"} : ptr<storage, array<u32>, read_write> ; k.wgsl:3:5\n'
+                 '}\n')
+    rc, _, err = cli("run", p, "--dispatch", "1")
+    one_message(err)
+    assert rc == 1
+    assert err.startswith("k.wgsl:3:5: error: 'global' names @nope, which the module does not declare")
+
+
+def test_internal_error_is_one_message_with_the_location(tmp_path, monkeypatch):
+    """A bug (any exception that is not an EmuError) ends in one message, the shader location, exit 3."""
+    from emu.scheduler import handlers
+
+    def broken(batch, inst, mask, frame):
+        raise ZeroDivisionError("a planted bug")
+    monkeypatch.setitem(handlers.HANDLERS, "binary", broken)
+    monkeypatch.setenv("EMU_JIT", "0")
+    rc, _, err = run_shader(tmp_path, "@compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) "
+                                      "{ o[i] = i * 3u; }\n")
+    assert rc == 3
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert lines[0] == f"{tmp_path}/s.wgsl:2:89: error: internal error: ZeroDivisionError: a planted bug " \
+                       f"(in test_bad_input.py:{broken.__code__.co_firstlineno + 1})"
+    assert "workgroup (0, 0, 0), subgroup 0, lane 0" in err and "please report" in err
