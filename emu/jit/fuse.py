@@ -14,7 +14,7 @@ Covered: scalars bool / i32 / u32 / f32; the builtin input vectors through const
 constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
 an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
 binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
-abs) with the rules of emu.numerics (see rt.py); if / loop / break / continue / break_if / return.
+abs) with the rules of emu.numerics (see numerics/scalar_compiled.py); if / loop / break / continue / break_if / return.
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
@@ -648,7 +648,7 @@ class _Gen:
         nwg = self.pipe.layout.wg_count
         out = ["import numpy as np",
                "from numba import njit",
-               "from emu.jit import rt",
+               "from emu.numerics import scalar_compiled as rt",
                "",
                "",
                "@njit(cache=True, nogil=True, error_model='numpy')",
@@ -821,7 +821,7 @@ def _parallel_run(self, total, lanes, jobs, grid, args) -> bool:
     order would matter): the caller then runs it serially from the start, which is exact because
     the kernel reads only buffers it never writes."""
     from . import rt
-    from .pool import run_chunks
+    from ..numerics.pool import run_chunks
     chunks = min(total, 2 * jobs)
     errs = np.zeros((chunks, 3), np.int64)
     sas = [np.full(lanes, -1, np.int64) for _ in self.stored_slots]

@@ -307,21 +307,21 @@ def get_model(model):
 
 # ------------------------------------------------------------------ dtypes and packing
 
-_FLOAT_DTYPES = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16",
+FLOAT_DTYPES = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16",
                  np.dtype(np.float32): "f32"}
 _INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8"}
 _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
                "i32": np.dtype(np.int32), "u32": np.dtype(np.uint32)}
 
 
-def _bits32(x: np.ndarray) -> np.ndarray:
+def bits32(x: np.ndarray) -> np.ndarray:
     """Raw bit patterns widened to uint32, C-contiguous (one kernel signature for every format)."""
     if x.dtype.itemsize == 2:
         return np.ascontiguousarray(x).view(np.uint16).astype(np.uint32)
     return np.ascontiguousarray(x).view(np.uint32)
 
 
-def _pack(rule: Rule) -> np.ndarray:
+def pack_rule(rule: Rule) -> np.ndarray:
     p = np.zeros(_k.NPRM, np.int64)
     p[_k.P_KIND] = {"exact": _k.K_EXACT, "ieee-chain": _k.K_IEEE, "lavapipe-chain": _k.K_LAVAPIPE,
                     "fused": _k.K_FUSED}[rule.kind]
@@ -367,14 +367,14 @@ def _check(a, b, c, result_type, saturate):
             raise InvalidArgument(f"integer inputs ({a.dtype}) need an i32/u32 C and result, got C "
                              f"{c.dtype} and result {result_type!r}")
         return True, _INT_DTYPES[a.dtype], None
-    if a.dtype not in _FLOAT_DTYPES:
+    if a.dtype not in FLOAT_DTYPES:
         raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8")
     if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
         raise InvalidArgument(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
                          f"and result {result_type!r}")
     if saturate:
         raise InvalidArgument("saturate (SaturatingAccumulation) applies to integer MMA only")
-    return False, _FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
+    return False, FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
 
 
 def resolve(model, in_fmt: str, c_fmt: str, result_type: str) -> Rule:
@@ -420,8 +420,8 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         return out.astype(np.uint32).view(_ACC_DTYPES[result_type])
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
     out = np.empty(c.shape, np.uint32)
-    prm = _pack(rule)
-    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs, _bits32(a), _bits32(b), _bits32(c), out, prm)
+    prm = pack_rule(rule)
+    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs, bits32(a), bits32(b), bits32(c), out, prm)
     zero_sign(out, prm)
     if result_type == "f16":
         return out.astype(np.uint16).view(np.float16)
@@ -444,13 +444,13 @@ def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> n
         return out.astype(_ACC_DTYPES[result_type])
     rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], result_type)
     fn = _ref.ELEMENT[rule.kind]
-    ab, bb, cb = _bits32(a), _bits32(b), _bits32(c)
+    ab, bb, cb = bits32(a), bits32(b), bits32(c)
     out = np.empty((S, M, N), np.uint32)
     for s in range(S):
         for i in range(M):
             for j in range(N):
                 out[s, i, j] = fn(rule, ab[s, i, :].tolist(), bb[s, :, j].tolist(), int(cb[s, i, j]))
-    zero_sign(out, _pack(rule))
+    zero_sign(out, pack_rule(rule))
     if result_type == "f16":
         return out.astype(np.uint16).view(np.float16)
     return out.view(np.float32)
@@ -481,7 +481,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
                     steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFFFFFFFF:08x}"})
         return info
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
-    ab, bb, cb = _bits32(a_row).tolist(), _bits32(b_col).tolist(), int(_bits32(c_arr).item())
+    ab, bb, cb = bits32(a_row).tolist(), bits32(b_col).tolist(), int(bits32(c_arr).item())
     fi, fcf, fa = rule.fin, rule.fc, rule.facc
     trace = {}
     bits = _ref.ELEMENT[rule.kind](rule, ab, bb, cb, trace)

@@ -48,7 +48,7 @@ RNE64 = np.int64(R_RNE)
 
 
 @_helper
-def _bitlen(x):
+def bitlen(x):
     n = 0
     if x >> 32:
         x >>= 32
@@ -72,7 +72,7 @@ def _bitlen(x):
 
 
 @_helper
-def _decode(bits, eb, fb, keep, flush):
+def decode(bits, eb, fb, keep, flush):
     """(neg, cls, mant, fexp): value = mant * 2^(fexp - fb); fexp clamped at emin (subnormals)."""
     if keep < fb:
         bits = bits & ~((np.int64(1) << (fb - keep)) - 1)
@@ -95,14 +95,14 @@ def _inf_bits(neg, eb, fb):
 
 
 @_helper
-def _round(neg, mag, lsb, eb, fb, mode, ovf_inf, flush):
+def round_bits(neg, mag, lsb, eb, fb, mode, ovf_inf, flush):
     """Bits of (-1)^neg * mag * 2^lsb in the format (eb, fb); mag < 2^62 (bit 0 may be sticky)."""
     sign = neg << (eb + fb)
     if mag == 0:
         return sign
     bias = (np.int64(1) << (eb - 1)) - 1
     emin = 1 - bias
-    top = lsb + _bitlen(mag) - 1
+    top = lsb + bitlen(mag) - 1
     e = top if top > emin else emin
     shift = (e - fb) - lsb
     if shift <= 0:
@@ -185,7 +185,7 @@ def _kul_finish(acc, n):
         t -= 1
     if t < 0:
         return neg, np.int64(0), np.int64(0), True
-    topbit = 32 * t + _bitlen(acc[t]) - 1
+    topbit = 32 * t + bitlen(acc[t]) - 1
     if topbit <= 61:
         r = np.int64(0)
         for i in range(t + 1):
@@ -217,12 +217,12 @@ def _exact_terms(tn, tm, tl, nt, acc):
             live += 1
             if tl[t] < base:
                 base = tl[t]
-            tt = tl[t] + _bitlen(tm[t])
+            tt = tl[t] + bitlen(tm[t])
             if tt > top:
                 top = tt
     if live == 0:
         return False, np.int64(0), np.int64(0), True
-    if top - base + _bitlen(live) <= 61:
+    if top - base + bitlen(live) <= 61:
         # common case: the whole exact sum fits one int64
         S = np.int64(0)
         for t in range(nt):
@@ -232,7 +232,7 @@ def _exact_terms(tn, tm, tl, nt, acc):
         if S < 0:
             return True, -S, base, False
         return False, S, base, S == 0
-    n = ((top - base + _bitlen(live) + 1) >> 5) + 3
+    n = ((top - base + bitlen(live) + 1) >> 5) + 3
     for i in range(n):
         acc[i] = 0
     for t in range(nt):
@@ -253,7 +253,7 @@ def _value_round(neg, cls, mag, lsb, eb, fb, nan_bits):
         return _inf_bits(neg, eb, fb)
     if cls == ZERO:
         return neg << (eb + fb)
-    return _round(neg, mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
+    return round_bits(neg, mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
 
 
 @_helper
@@ -272,12 +272,12 @@ def _add_round(xn, xc, xm, xl, yn, yc, ym, yl, eb, fb, nan_bits, tn, tm, tl, acc
     if xc == ZERO and yc == ZERO:
         return (xn & yn) << (eb + fb)
     if xc == ZERO:                          # -0 + y == y, exactly
-        return _round(yn, ym, yl, eb, fb, RNE64, ZERO64, ZERO64)
+        return round_bits(yn, ym, yl, eb, fb, RNE64, ZERO64, ZERO64)
     if yc == ZERO:
-        return _round(xn, xm, xl, eb, fb, RNE64, ZERO64, ZERO64)
+        return round_bits(xn, xm, xl, eb, fb, RNE64, ZERO64, ZERO64)
     base = xl if xl < yl else yl
-    tx = xl + _bitlen(xm)
-    ty = yl + _bitlen(ym)
+    tx = xl + bitlen(xm)
+    ty = yl + bitlen(ym)
     if (tx if tx > ty else ty) - base <= 61:
         # both fit one int64 window: exact sum without the accumulator
         vx = xm << (xl - base)
@@ -286,8 +286,8 @@ def _add_round(xn, xc, xm, xl, yn, yc, ym, yl, eb, fb, nan_bits, tn, tm, tl, acc
         if S == 0:
             return np.int64(0)
         if S < 0:
-            return _round(ONE64, -S, base, eb, fb, RNE64, ZERO64, ZERO64)
-        return _round(ZERO64, S, base, eb, fb, RNE64, ZERO64, ZERO64)
+            return round_bits(ONE64, -S, base, eb, fb, RNE64, ZERO64, ZERO64)
+        return round_bits(ZERO64, S, base, eb, fb, RNE64, ZERO64, ZERO64)
     tn[0] = xn
     tm[0] = xm if xc == FINITE else 0
     tl[0] = xl
@@ -297,7 +297,7 @@ def _add_round(xn, xc, xm, xl, yn, yc, ym, yl, eb, fb, nan_bits, tn, tm, tl, acc
     neg, mag, lsb, z = _exact_terms(tn, tm, tl, np.int64(2), acc)
     if z:
         return np.int64(0)                  # exact cancellation: +0 under nearest-even
-    return _round(np.int64(neg), mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
+    return round_bits(np.int64(neg), mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
 
 
 @_helper
@@ -368,7 +368,7 @@ def _elem_exact(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, t
         if nt == 0 and all_neg_zero:
             return np.int64(1) << (eb + fb)
         return np.int64(0)
-    return _round(np.int64(neg), mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
+    return round_bits(np.int64(neg), mag, lsb, eb, fb, RNE64, ZERO64, ZERO64)
 
 
 @_helper
@@ -384,7 +384,7 @@ def _elem_ieee(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm
     for k in range(K):
         pn, pc, pm, pl = _product(An[i, k], Ac[i, k], Am[i, k], Ae[i, k], Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j], fb2)
         bits = _add_round(pn, pc, pm, pl, dn, dc, dm, dl, eb, fb, nanb, tn, tm, tl, acc)
-        dn, dc, dm, de = _decode(bits, eb, fb, fb, ZERO64)
+        dn, dc, dm, de = decode(bits, eb, fb, fb, ZERO64)
         dl = de - fb
     return bits
 
@@ -401,9 +401,9 @@ def _elem_lavapipe(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn
     for k in range(K):
         pn, pc, pm, pl = _product(An[i, k], Ac[i, k], Am[i, k], Ae[i, k], Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j], fb2)
         pbits = _value_round(pn, pc, pm, pl, eb, fb, nanb)
-        pn, pc, pm, pe = _decode(pbits, eb, fb, fb, ZERO64)
+        pn, pc, pm, pe = decode(pbits, eb, fb, fb, ZERO64)
         sbits = _add_round(sn, sc, sm, sl, pn, pc, pm, pe - fb, eb, fb, nanb, tn, tm, tl, acc)
-        sn, sc, sm, se = _decode(sbits, eb, fb, fb, ZERO64)
+        sn, sc, sm, se = decode(sbits, eb, fb, fb, ZERO64)
         sl = se - fb
     return _add_round(sn, sc, sm, sl, cn, cc, cm, cl, eb, fb, nanb, tn, tm, tl, acc)
 
@@ -534,15 +534,15 @@ def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
                 neg = np.int64(mode == R_RD)
         mag = -S if S < 0 else S
         if write:
-            bits = _round(neg, mag, q, eb, fb, mode, prm[P_OVF_INF], prm[P_FLUSH_OUT])
-            xn, xc, xm, xe = _decode(bits, eb, fb, fb, ZERO64)
+            bits = round_bits(neg, mag, q, eb, fb, mode, prm[P_OVF_INF], prm[P_FLUSH_OUT])
+            xn, xc, xm, xe = decode(bits, eb, fb, fb, ZERO64)
             xl = xe - fb
         else:
             xn = neg
             xm = mag
             xl = q
             xc = FINITE if mag != 0 else ZERO
-            xe = q + _bitlen(mag) - 1
+            xe = q + bitlen(mag) - 1
     return bits
 
 
@@ -564,10 +564,10 @@ def _float_subgroup(s, a, b, c, out, prm):
     Be = np.empty((K, N), np.int64)
     for i in range(M):
         for k in range(K):
-            An[i, k], Ac[i, k], Am[i, k], Ae[i, k] = _decode(np.int64(a[s, i, k]), ieb, ifb, keep, fl)
+            An[i, k], Ac[i, k], Am[i, k], Ae[i, k] = decode(np.int64(a[s, i, k]), ieb, ifb, keep, fl)
     for k in range(K):
         for j in range(N):
-            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = _decode(np.int64(b[s, k, j]), ieb, ifb, keep, fl)
+            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = decode(np.int64(b[s, k, j]), ieb, ifb, keep, fl)
     tn = np.empty(K + 2, np.int64)
     tm = np.empty(K + 2, np.int64)
     tl = np.empty(K + 2, np.int64)
@@ -576,7 +576,7 @@ def _float_subgroup(s, a, b, c, out, prm):
     ceb, cfb = prm[P_C_EB], prm[P_C_FB]
     for i in range(M):
         for j in range(N):
-            cn, cc, cm, ce = _decode(np.int64(c[s, i, j]), ceb, cfb, cfb, fl)
+            cn, cc, cm, ce = decode(np.int64(c[s, i, j]), ceb, cfb, cfb, fl)
             cl = ce - cfb
             if kind == K_FUSED:
                 r = _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce)

@@ -38,10 +38,6 @@ from . import dtypes
 from .dtypes import NP, WIDTH, INT_MIN, INT_MAX, FORMAT
 from . import rounding
 
-BINARY_OPS = ('add', 'sub', 'mul', 'div', 'rem', 'and', 'or', 'xor', 'shl', 'shr',
-              'eq', 'ne', 'lt', 'le', 'gt', 'ge')
-UNARY_OPS = ('neg', 'not')
-
 _CMP = {'eq': np.equal, 'ne': np.not_equal, 'lt': np.less, 'le': np.less_equal,
         'gt': np.greater, 'ge': np.greater_equal}
 
@@ -198,7 +194,7 @@ def unary(op: str, ty: str, a) -> np.ndarray:
 
 # ---- conversions ------------------------------------------------------------------
 
-def _float_bounds_for_int(dst: str, src: str) -> tuple[float, float]:
+def float_bounds_for_int(dst: str, src: str) -> tuple[float, float]:
     """[lo, hi]: the integers of `dst` nearest its ends that float type `src` represents
     exactly (WGSL: the result is the value in dst closest to trunc(x) that is also exactly
     representable in the source float type; so f32 -> i32 tops out at 2^31 - 128 and
@@ -214,7 +210,7 @@ def _float_bounds_for_int(dst: str, src: str) -> tuple[float, float]:
 
 
 def _float_to_int(x, src, dst):
-    lo, hi = _float_bounds_for_int(dst, src)
+    lo, hi = float_bounds_for_int(dst, src)
     x64 = rounding.to_f64(x, src)
     with np.errstate(invalid='ignore'):
         t = np.clip(np.trunc(x64), lo, hi)

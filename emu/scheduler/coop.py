@@ -12,7 +12,7 @@ import numpy as np
 
 from ..isa.types import CoopMatrixType
 from ..jit import coop_fast as _coop_fast
-from ..jit import mma_fast as _mma_fast
+from ..numerics import mma_fast as _mma_fast
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
 from ..numerics import mma as nmma
@@ -130,7 +130,7 @@ def h_coop_mma(ex, inst, mask, frame):
     ta, tb, tc = (x.type for x in inst.args)
     subgroups = _subgroups(ex, inst, mask)
     if not inst.attrs.get("saturate"):
-        # the same bits straight from fragments, without building matrices (emu/jit/mma_fast.py)
+        # the same bits straight from fragments, without building matrices (emu/numerics/mma_fast.py)
         D = _mma_fast.frag_mma(_model(ex, ta, tc), a, b, c,
                                [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
                                subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))

@@ -1,4 +1,4 @@
-"""emu/jit/mma_fast.py against the reference numba kernel (emu/numerics/mma_kernels.py): bit for
+"""emu/numerics/mma_fast.py against the reference numba kernel (emu/numerics/mma_kernels.py): bit for
 bit on random operands, on operands full of zeros, signed zeros, subnormals, infinities and NaNs,
 on accumulators that overflow, for every model and format the fast kernel accepts; and through
 fragments (frag_mma) against to_matrix -> mma -> to_fragments."""
@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from emu.jit import mma_fast as F
+from emu.numerics import mma_fast as F
 from emu.numerics import mma as M
 from emu.numerics import mma_kernels as K
 
@@ -50,9 +50,9 @@ def test_fast_kernel_bit_exact(model, fin, ct, rt, special, scale):
     rng = np.random.default_rng(hash((model, fin, ct, rt, special, scale)) % 2**32)
     a, b, c = operands(rng, 96, fin, ct, special, scale)
     rule = M.get_model(model).rule(M.FORMATS[fin], M.FORMATS[ct], rt)
-    prm = M._pack(rule)
+    prm = M.pack_rule(rule)
     assert F.applies(prm)
-    A, B, C = M._bits32(a), M._bits32(b), M._bits32(c)
+    A, B, C = M.bits32(a), M.bits32(b), M.bits32(c)
     want = np.empty(c.shape, np.uint32)
     K.float_mma_serial(A, B, C, want, prm)
     got = np.empty(c.shape, np.uint32)
@@ -87,9 +87,9 @@ def test_frag_mma_matches_matrix_path(profile):
 
 def _check_against_reference(model, fin, ct, rt, a, b, c):
     rule = M.get_model(model).rule(M.FORMATS[fin], M.FORMATS[ct], rt)
-    prm = M._pack(rule)
+    prm = M.pack_rule(rule)
     assert F.applies(prm)
-    A, B, C = M._bits32(a), M._bits32(b), M._bits32(c)
+    A, B, C = M.bits32(a), M.bits32(b), M.bits32(c)
     want = np.empty(C.shape, np.uint32)
     K.float_mma_serial(A, B, C, want, prm)
     got = np.empty(C.shape, np.uint32)
@@ -125,3 +125,22 @@ def test_fast_kernel_other_shapes(model, shape, special):
     c = c[:, :Md, :Nd]
     _check_against_reference(model, "f16", "f32", "f32", np.ascontiguousarray(a),
                              np.ascontiguousarray(b), np.ascontiguousarray(c))
+
+
+@pytest.mark.parametrize("model,fin,ct,rt", [("nvidia-hopper", "f16", "f32", "f32"), ("nvidia-hopper", "bf16", "f32", "f32"),
+                                             ("nvidia-ampere", "f16", "f16", "f16"), ("exact", "f16", "f16", "f32")])
+@pytest.mark.parametrize("special", [False, True])
+def test_fast_kernel_against_plain_python_reference(model, fin, ct, rt, special):
+    """The fast kernel straight against the readable reference (emu/numerics/mma_ref.py through
+    mma.reference_mma), with no numba reference kernel between them."""
+    rng = np.random.default_rng(hash((model, fin, ct, rt, special, "ref")) % 2**32)
+    a, b, c = operands(rng, 2, fin, ct, special, 1.0)
+    prm = M.pack_rule(M.get_model(model).rule(M.FORMATS[fin], M.FORMATS[ct], rt))
+    assert F.applies(prm)
+    got = np.empty(c.shape, np.uint32)
+    F.float_mma(M.bits32(a), M.bits32(b), M.bits32(c), got, prm)
+    M.zero_sign(got, prm)
+    want = M.reference_mma(model, a, b, c, rt)
+    got = (got.astype(np.uint16) if rt == "f16" else got).view(want.dtype)
+    np.testing.assert_array_equal(got.view(np.uint16 if rt == "f16" else np.uint32),
+                                  want.view(np.uint16 if rt == "f16" else np.uint32))

@@ -16,7 +16,7 @@ bits), restructured for speed:
   (ma * mb) >> (q - ea - eb), q the block's alignment exponent, and no horizontal reduction;
 - the common result (normal, rounded toward zero or to nearest even, or an exact sum narrower
   than the result) is rounded branch-free for a whole output row; other results (zero,
-  subnormal, other modes) take mma_kernels' own _round;
+  subnormal, other modes) take mma_kernels' own round_bits;
 - the lane maps are passed as unsigned indices (no negative-index wrap-around in the gathers);
 - scratch arrays are allocated once per run of subgroups, and runs go to threads (--jobs).
 A subgroup with anything unusual (an infinity or NaN among its operands or in a running
@@ -31,7 +31,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-from ..numerics.mma_kernels import (_decode, _round, _bitlen,
+from .mma_kernels import (decode, round_bits, bitlen,
                                     ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
                                     P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,
                                     P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL, P_OVF_INF,
@@ -422,9 +422,9 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                         else:
                             neg = np.int64(mode == R_RD)
                     mag = -Sj if Sj < 0 else Sj
-                    r = _round(neg, mag, q, eb, fb, mode, ovf, flo)
+                    r = round_bits(neg, mag, q, eb, fb, mode, ovf, flo)
                     bits[j] = r
-                    n_, c_, m_, e_ = _decode(r, eb, fb, fb, ZERO64)
+                    n_, c_, m_, e_ = decode(r, eb, fb, fb, ZERO64)
                     if c_ != FINITE and c_ != ZERO:
                         ok[j] = False               # an infinity: the reference routine redoes it
                     xn[j] = n_
@@ -468,7 +468,7 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                     live += 1
                     if not nprod or cl < base:
                         base = cl
-                    tt = cl + _bitlen(xm[j])
+                    tt = cl + bitlen(xm[j])
                     if not nprod or tt > top:
                         top = tt
                 if live == 0:
@@ -477,7 +477,7 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                         allneg = allneg and (FAn[0, i, k] ^ FBn[0, j, k]) == -1
                     bits[j] = (np.int64(1) << (eb + fb)) if allneg else np.int64(0)
                     continue
-                if top - base + _bitlen(np.int64(live)) > 61:
+                if top - base + bitlen(np.int64(live)) > 61:
                     ok[j] = False
                     continue
                 # the products were summed at 2^(emin - fin2); re-base onto `base`
@@ -488,9 +488,9 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                 if Sj == 0:
                     bits[j] = 0
                 elif Sj < 0:
-                    bits[j] = _round(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+                    bits[j] = round_bits(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
                 else:
-                    bits[j] = _round(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+                    bits[j] = round_bits(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
         for j in range(N):
             if ok[j]:
                 o[i, j] = bits[j]
@@ -567,7 +567,7 @@ def float_mma(a, b, c, out, prm, jobs=1):
 
 def _reference(a, b, c, out, prm):
     """mma_kernels' own kernel, for the subgroups the fast one hands back (compiled only then)."""
-    from ..numerics import mma_kernels
+    from . import mma_kernels
     mma_kernels.float_mma_serial(np.ascontiguousarray(a), np.ascontiguousarray(b),
                                  np.ascontiguousarray(c), out, prm)
 
@@ -590,17 +590,17 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     for the subgroups listed in `subgroups` (others get zero fragments); `maps` are the lane maps
     of A, B, C and the result. Returns the result fragments, or None where this path does not
     apply (integer or other float models: the caller then takes the general path)."""
-    from ..numerics import mma as nmma
+    from . import mma as nmma
     if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
         return None
     key = (model, a.dtype, c.dtype, result_type)
     prm = _PRM.get(key)
     if prm is None:
         try:
-            fin = nmma._FLOAT_DTYPES[np.dtype(a.dtype)]
+            fin = nmma.FLOAT_DTYPES[np.dtype(a.dtype)]
             fc = "f16" if c.dtype == np.float16 else "f32"
             rule = nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc], result_type)
-            prm = nmma._pack(rule)
+            prm = nmma.pack_rule(rule)
             if not applies(prm):
                 prm = False
         except (KeyError, ValueError):
@@ -627,7 +627,7 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
         sg_ = np.asarray(subgroups)[need]
         A, B, C = (lm.to_matrix(x.reshape(nsub, sg, -1)[sg_]) for lm, x in zip((la, lb, lc), (a, b, c)))
         D = np.empty(C.shape, np.uint32)
-        _reference(nmma._bits32(A), nmma._bits32(B), nmma._bits32(C), D, prm)
+        _reference(nmma.bits32(A), nmma.bits32(B), nmma.bits32(C), D, prm)
         D = (D.astype(np.uint16) if odt.itemsize == 2 else D).view(odt)
         out[sg_] = lo.to_fragments(D)
     nmma.zero_sign(out.view(_BITS[odt.itemsize]), prm)

@@ -1,0 +1,123 @@
+"""The compiled form of emu.numerics.scalar's rules, one value at a time (numba), for the fusion
+JIT's generated kernels (emu/jit/fuse.py imports this module as `rt`).
+
+scalar.py states each rule over arrays; this is the same rule for one lane, for the types the JIT
+covers (bool, i32, u32, f32): integer + - * wrap modulo 2^32; x / 0 == x, MIN / -1 == MIN,
+x % 0 == 0, quotients truncate toward zero and remainders take the dividend's sign; shift
+amounts are taken modulo 32; f32 arithmetic is the host's IEEE single precision (the generated
+code never mixes in float64 and numba does not contract a * b + c into an fma); f32 -> i32 / u32
+truncates, clamps to the bounds scalar.float_bounds_for_int gives (2^31 - 128, 2^32 - 256) and
+sends NaN to 0. tests/perf/test_fuse.py checks these against scalar.py on special values.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+from .scalar import float_bounds_for_int
+
+_inl = dict(cache=True, nogil=True, inline="always", error_model="numpy")
+
+
+@intrinsic
+def f32_bits(typingctx, x):
+    """The bits of an f32 as a u32."""
+    sig = types.uint32(types.float32)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        return builder.bitcast(args[0], ir.IntType(32))
+    return sig, codegen
+
+
+@intrinsic
+def bits_f32(typingctx, x):
+    """The low 32 bits of an integer reinterpreted as an f32."""
+    if not isinstance(x, types.Integer):
+        return None
+    sig = types.float32(x)
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+        v = args[0]
+        if v.type.width > 32:
+            v = builder.trunc(v, ir.IntType(32))
+        elif v.type.width < 32:
+            v = builder.zext(v, ir.IntType(32))
+        return builder.bitcast(v, ir.FloatType())
+    return sig, codegen
+
+
+@njit(**_inl)
+def _quotient(x, y):
+    """x / y (int64, y != 0) truncated toward zero."""
+    q = abs(x) // abs(y)
+    if (x < 0) != (y < 0):
+        q = -q
+    return q
+
+
+@njit(**_inl)
+def div_i32(a, b):
+    x = np.int64(a)
+    y = np.int64(b)
+    if y == 0 or (x == -2147483648 and y == -1):
+        return np.int32(x)
+    return np.int32(_quotient(x, y))
+
+
+@njit(**_inl)
+def rem_i32(a, b):
+    x = np.int64(a)
+    y = np.int64(b)
+    if y == 0:
+        return np.int32(0)
+    return np.int32(x - _quotient(x, y) * y)
+
+
+@njit(**_inl)
+def div_u32(a, b):
+    x = np.int64(a)
+    y = np.int64(b)
+    if y == 0:
+        return np.uint32(x)
+    return np.uint32(x // y)
+
+
+@njit(**_inl)
+def rem_u32(a, b):
+    x = np.int64(a)
+    y = np.int64(b)
+    if y == 0:
+        return np.uint32(0)
+    return np.uint32(x - (x // y) * y)
+
+
+# f32 -> integer clamps: the same bounds as scalar.convert (compile-time constants here)
+_I32_LO, _I32_HI = float_bounds_for_int("i32", "f32")
+_U32_LO, _U32_HI = float_bounds_for_int("u32", "f32")
+
+
+@njit(**_inl)
+def f32_to_i32(x):
+    t = np.trunc(np.float64(x))
+    if t != t:
+        return np.int32(0)
+    t = min(max(t, _I32_LO), _I32_HI)
+    return np.int32(np.int64(t))
+
+
+@njit(**_inl)
+def f32_to_u32(x):
+    t = np.trunc(np.float64(x))
+    if t != t:
+        return np.uint32(0)
+    t = min(max(t, _U32_LO), _U32_HI)
+    return np.uint32(np.int64(t))
+
+
+@njit(**_inl)
+def neg_f32(x):
+    return bits_f32(f32_bits(x) ^ np.uint32(0x80000000))
