@@ -5,12 +5,13 @@ import os
 from typing import Sequence
 
 from ..errors import InvalidArgument
+from ._compat import binding_bases
 from ._common import DEFAULT_LIMITS, _FEATURE_ALIASES, _canonical_feature, _canonical_limit, _subgroup_size, _unsupported
 from ._device import GPUDevice
 from ._promise import GPUPromise
 
 
-class GPU:
+class GPU(*binding_bases("GPU")):
     """The entry point (``wgpu.gpu``): hands out emu adapters.
 
     ``flavor`` says which binding's names the adapter uses for its features: "wgpu" (wgpu-py on
@@ -76,7 +77,7 @@ class GPU:
         return f"<emu.wgpu.GPU flavor={self._flavor!r} profile={self._profile or os.environ.get('EMU_PROFILE', 'reference')!r}>"
 
 
-class GPUAdapterInfo(dict):
+class GPUAdapterInfo(*(binding_bases("GPUAdapterInfo") or (dict,))):
     """Information about an adapter (a dict, with wgpu-py's properties)."""
 
     def __repr__(self):
@@ -106,7 +107,7 @@ def _profile_features(profile, flavor: str) -> set:
     return feats
 
 
-class GPUAdapter:
+class GPUAdapter(*binding_bases("GPUAdapter")):
     """emu's virtual GPU, emulating one device profile (see ``info``)."""
 
     def __init__(self, profile, flavor: str = "emu"):
@@ -200,3 +201,8 @@ class GPUAdapter:
 
     def __repr__(self):
         return f"<emu.wgpu.GPUAdapter emulating {self._profile.name!r}>"
+
+    def __del__(self):              # not a native object (see GPUObjectBase)
+        pass
+
+    __str__ = object.__str__

@@ -1,6 +1,7 @@
 """Bind group layouts, pipeline layouts and bind groups (buffers only)."""
 from __future__ import annotations
 
+from ._compat import binding_bases
 from ._common import GPUObjectBase
 
 
@@ -15,7 +16,7 @@ class _LayoutEntry:
         return (self.binding, self.visibility, self.type, self.dynamic, self.min_binding_size)
 
 
-class GPUBindGroupLayout(GPUObjectBase):
+class GPUBindGroupLayout(GPUObjectBase, *binding_bases("GPUBindGroupLayout")):
     """The types of the buffers of one bind group (compute buffers only)."""
 
     def __init__(self, label, device, entries: dict, exclusive=None):
@@ -30,13 +31,13 @@ class GPUBindGroupLayout(GPUObjectBase):
         return self is other or (self._key() == other._key() and self._exclusive is other._exclusive)
 
 
-class GPUPipelineLayout(GPUObjectBase):
+class GPUPipelineLayout(GPUObjectBase, *binding_bases("GPUPipelineLayout")):
     def __init__(self, label, device, layouts):
         super().__init__(label, device)
         self._bind_group_layouts = list(layouts)
 
 
-class GPUBindGroup(GPUObjectBase):
+class GPUBindGroup(GPUObjectBase, *binding_bases("GPUBindGroup")):
     def __init__(self, label, device, layout, bound: dict):
         super().__init__(label, device)
         self._layout = layout

@@ -4,11 +4,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidArgument
+from ._compat import binding_bases
 from ._common import GPUObjectBase, _BU, _MM, _flag_value, _round_up, _usage_names, _validation
 from ._promise import GPUPromise
 
 
-class GPUBuffer(GPUObjectBase):
+class GPUBuffer(GPUObjectBase, *binding_bases("GPUBuffer")):
     """Device memory: ``size`` bytes (kept in a numpy byte array, padded to 16)."""
 
     def __init__(self, label, device, size: int, usage: int, mapped_at_creation: bool):

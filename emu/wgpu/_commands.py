@@ -4,13 +4,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..errors import EmuError, HostError, InvalidArgument
+from ._compat import binding_bases
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer
 from ._common import GPUObjectBase, _BU, _from_emu, _internal, _unsupported, _usage_names, _validation
 from ._pipeline import GPUComputePipeline, _binding_type, _min_size
 
 
-class GPUCommandBuffer(GPUObjectBase):
+class GPUCommandBuffer(GPUObjectBase, *binding_bases("GPUCommandBuffer")):
     def __init__(self, label, device, commands: list):
         super().__init__(label, device)
         self._commands = commands
@@ -100,7 +101,7 @@ class _Dispatch(_Cmd):
                 wb()
 
 
-class GPUCommandEncoder(GPUObjectBase):
+class GPUCommandEncoder(GPUObjectBase, *binding_bases("GPUCommandEncoder")):
     """Records copies, clears and compute passes into a GPUCommandBuffer."""
 
     def __init__(self, label, device):
@@ -222,7 +223,7 @@ class GPUCommandEncoder(GPUObjectBase):
         return GPUCommandBuffer(label, self._device, self._commands)
 
 
-class GPUComputePassEncoder(GPUObjectBase):
+class GPUComputePassEncoder(GPUObjectBase, *binding_bases("GPUComputePassEncoder")):
     """Records dispatches (bind groups and pipeline as set when each dispatch is recorded)."""
 
     def __init__(self, label, device, encoder: GPUCommandEncoder):

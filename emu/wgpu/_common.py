@@ -17,7 +17,7 @@ import os
 import re
 
 from ..errors import EmuError, HostError, InvalidArgument
-from ._compat import flags, make_error
+from ._compat import binding_bases, flags, make_error
 
 _BU = flags.BufferUsage
 _MM = flags.MapMode
@@ -197,7 +197,7 @@ def _subgroup_size(profile) -> int:
 _uids = iter(range(1, 1 << 62))
 
 
-class GPUObjectBase:
+class GPUObjectBase(*binding_bases("GPUObjectBase")):
     def __init__(self, label: str, device):
         self._label = label or ""
         self._device = device
@@ -214,6 +214,13 @@ class GPUObjectBase:
 
     def __repr__(self):
         return f"<emu.wgpu.{type(self).__name__} '{self._label}' at {hex(id(self))}>"
+
+    # the binding's base class counts its native objects at creation and deletion: emu's are
+    # not native, and they print as emu's
+    def __del__(self):
+        pass
+
+    __str__ = object.__str__
 
     def _describe(self) -> str:
         return f"{type(self).__name__} '{self._label}'" if self._label else f"{type(self).__name__} (unlabeled)"

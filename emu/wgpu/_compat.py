@@ -20,7 +20,7 @@ from . import _fallback
 
 def _real(name: str):
     mod = sys.modules.get(name)
-    if mod is not None and hasattr(mod, "GPUValidationError"):
+    if mod is not None and not getattr(mod, "__emu_standin__", False) and hasattr(mod, "GPUValidationError"):
         return mod
     return None
 
@@ -34,9 +34,11 @@ def _pick_base():
         return None
     for name in ("wgpu", "wgpudawn"):
         try:
-            return importlib.import_module(name)
+            mod = importlib.import_module(name)
         except Exception:                  # not installed, or a native library that fails to load
             continue
+        if not getattr(mod, "__emu_standin__", False):     # emu's own stand-in (emu/wgpu/_standin.py)
+            return mod
     return None
 
 
@@ -47,6 +49,20 @@ if base is not None:
 else:
     flags, enums, structs = _fallback.flags, _fallback.enums, _fallback.structs
     BASE_NAME = None
+
+
+
+
+def binding_bases(name: str) -> tuple:
+    """The class ``name`` ('GPUAdapter', 'GPUPromise', ...) of each real binding imported now:
+    emu's class of that name derives from them, so that ``isinstance(adapter, wgpu.GPUAdapter)``
+    holds for programs that check types. Empty with no binding."""
+    out = []
+    for mod in (base, _real("wgpu"), _real("wgpudawn")):
+        cls = getattr(mod, name, None) if mod is not None else None
+        if isinstance(cls, type) and cls not in out:
+            out.append(cls)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------

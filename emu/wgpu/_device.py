@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING, Sequence
 
 from ..errors import EmuError, InvalidArgument
+from ._compat import binding_bases
 from ._bindings import GPUBindGroup, GPUBindGroupLayout, GPUPipelineLayout, _LayoutEntry
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandEncoder
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ._adapter import GPUAdapter
 
 
-class GPUDevice(GPUObjectBase):
+class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
     """A device of emu's virtual GPU: creates buffers, shader modules, pipelines and encoders."""
 
     def __init__(self, label, adapter: GPUAdapter, features: set, limits: dict):

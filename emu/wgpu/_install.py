@@ -69,6 +69,9 @@ def install(profile=None) -> None:
     _finder = _PostImportFinder({**{name: _patch_root for name in _ROOTS},
                                  **{name: _patch_extras for name in _EXTRAS}})
     sys.meta_path.insert(0, _finder)
+    from ._standin import FINDER
+    if FINDER not in sys.meta_path:
+        sys.meta_path.append(FINDER)      # emu's wgpu / wgpudawn where the real one is not installed
     for name in list(_ROOTS) + list(_EXTRAS):
         mod = sys.modules.get(name)
         if mod is not None and name in _ROOTS and _is_alias(name, mod):
@@ -90,6 +93,9 @@ def uninstall() -> None:
     global _finder
     if _finder is not None and _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
+    from ._standin import FINDER
+    if FINDER in sys.meta_path:
+        sys.meta_path.remove(FINDER)
     _finder = None
     while _originals:
         obj, attr, value = _originals.pop()

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._compat import binding_bases
 from ._bindings import GPUBindGroupLayout, GPUPipelineLayout, _LayoutEntry
 from ._common import GPUObjectBase, _SS, _validation
 
@@ -114,7 +115,7 @@ def _auto_layout(dev: GPUDevice, pipeline: "GPUComputePipeline", used) -> "GPUPi
     return GPUPipelineLayout("", dev, layouts)
 
 
-class GPUComputePipeline(GPUObjectBase):
+class GPUComputePipeline(GPUObjectBase, *binding_bases("GPUComputePipeline")):
     def __init__(self, label, device, module, pipe, used):
         super().__init__(label, device)
         self._module = module

@@ -6,13 +6,14 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InvalidArgument
+from ._compat import binding_bases
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandBuffer
 from ._common import GPUObjectBase, _BU, _MM, _memoryview, _unsupported, _usage_names, _validation
 from ._promise import GPUPromise
 
 
-class GPUQueue(GPUObjectBase):
+class GPUQueue(GPUObjectBase, *binding_bases("GPUQueue")):
     """Runs command buffers on emu's virtual GPU, synchronously, in order."""
 
     def submit(self, command_buffers: Sequence) -> None:

@@ -1,11 +1,12 @@
 """Shader modules and their compilation info."""
 from __future__ import annotations
 
+from ._compat import binding_bases
 from ._common import GPUObjectBase
 from ._promise import GPUPromise
 
 
-class GPUCompilationMessage:
+class GPUCompilationMessage(*binding_bases("GPUCompilationMessage")):
     def __init__(self, message, type, line_num, line_pos, offset=0, length=0):
         self._m = (message, type, line_num, line_pos, offset, length)
 
@@ -20,7 +21,7 @@ class GPUCompilationMessage:
         return f"<GPUCompilationMessage {self.type} {self.line_num}:{self.line_pos} {self.message!r}>"
 
 
-class GPUCompilationInfo:
+class GPUCompilationInfo(*binding_bases("GPUCompilationInfo")):
     def __init__(self, messages):
         self._messages = list(messages)
 
@@ -29,7 +30,7 @@ class GPUCompilationInfo:
         return self._messages
 
 
-class GPUShaderModule(GPUObjectBase):
+class GPUShaderModule(GPUObjectBase, *binding_bases("GPUShaderModule")):
     """A WGSL module compiled by emu's front end (either cooperative-matrix dialect)."""
 
     def __init__(self, label, device, emu_module, code: str, file: str):

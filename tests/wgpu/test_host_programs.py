@@ -74,3 +74,15 @@ def test_dawn_gemm_on_real_adapter(tmp_path, real_dawn_adapter):
     emu = run_program("gemm_dawn.py", tmp_path, "launcher", EMU_PROFILE=prof.name)
     assert emu.rc == 0, emu.text
     assert_same_bits(emu.arrays(), real.arrays(), f"gemm_dawn.py: emu '{prof.name}' vs {real_dawn_adapter.get('device')}")
+
+
+@pytest.mark.parametrize("name", PLAIN + ["gemm_dawn.py"])
+def test_program_without_any_binding_installed(name, tmp_path):
+    """python -m emu.wgpu where neither wgpu nor wgpudawn is installed: emu's stand-in modules
+    run the program unchanged, and give the bits the launcher gives with the real bindings."""
+    alone = run_program(name, tmp_path, "standin", EMU_PROFILE="nvidia-h200")
+    assert alone.rc == 0, alone.text
+    assert "via emu" in alone.stdout and "OK" in alone.stdout, alone.text
+    with_bindings = run_program(name, tmp_path, "launcher", EMU_PROFILE="nvidia-h200")
+    assert with_bindings.rc == 0, with_bindings.text
+    assert_same_bits(alone.arrays(), with_bindings.arrays(), f"{name}: stand-in vs real bindings")

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 import emu.wgpu
-from wgpuhost import ROOT, clean_env
+from wgpuhost import ROOT, WITHOUT_BINDINGS, clean_env
 
 BOOT = str(ROOT / "emu" / "wgpu" / "_boot")
 
@@ -164,3 +164,59 @@ def test_without_any_real_binding(tmp_path):
     """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["[0, 5, 10, 15] emu.wgpu._fallback", "_FallbackValidationError True"]
+
+
+@pytest.mark.parametrize("binding", ["wgpu", "wgpudawn"])
+def test_objects_are_instances_of_the_binding_classes(binding, tmp_path):
+    """Host code that checks types: emu's objects are instances of the binding's classes."""
+    pytest.importorskip(binding)
+    r = py(f"""
+        import {binding} as wgpu
+        import emu.wgpu
+        emu.wgpu.install()
+        p = wgpu.gpu.request_adapter_async()
+        a = p.sync_wait()
+        d = a.request_device_sync()
+        b = d.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE)
+        e = d.create_command_encoder()
+        checks = [(wgpu.gpu, wgpu.GPU), (p, wgpu.GPUPromise), (a, wgpu.GPUAdapter), (a.info, wgpu.GPUAdapterInfo),
+                  (d, wgpu.GPUDevice), (d.queue, wgpu.GPUQueue), (b, wgpu.GPUBuffer), (e, wgpu.GPUCommandEncoder),
+                  (e.begin_compute_pass(), wgpu.GPUComputePassEncoder), (d, wgpu.GPUObjectBase)]
+        print(a.info["vendor"], [type(o).__name__ for o, cls in checks if not isinstance(o, cls)], str(b))
+    """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split(" ", 2)[:2] == ["emu", "[]"], r.stdout
+    assert r.stdout.split(" ", 2)[2].startswith("<emu.wgpu.GPUBuffer ''"), r.stdout
+
+
+def test_standin_modules_where_no_binding_is_installed(tmp_path):
+    r = py(WITHOUT_BINDINGS + """
+import emu.wgpu
+emu.wgpu.install()
+import wgpu, wgpu.utils, wgpudawn
+from wgpudawn.backends.dawn import extras
+a = wgpudawn.gpu.request_adapter_sync()
+print(wgpu.__emu_standin__, wgpudawn.__emu_standin__, a.info["vendor"], isinstance(a, wgpu.GPUAdapter))
+print(sorted(extras.get_adapter_properties(a)), extras.set_instance_extras(backends=["Vulkan"]))
+print(wgpu.utils.get_default_device() is wgpu.utils.get_default_device(), wgpu.BufferUsage.__module__)
+try:
+    extras.create_surface()
+except emu.wgpu.NotSupportedError as e:
+    print(str(e).split(";")[0])
+emu.wgpu.uninstall()
+import importlib
+for name in list(sys.modules):
+    if name.split(".")[0] in ("wgpu", "wgpudawn"):
+        del sys.modules[name]
+try:
+    importlib.import_module("wgpu")
+except ModuleNotFoundError as e:
+    print("after uninstall:", e)
+""", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "True True emu True",
+        "['emu', 'subgroup_matrix_configs'] None",
+        "True emu.wgpu._fallback",
+        "wgpudawn.backends.dawn.extras.create_surface() is a native extra of the real binding",
+        "after uninstall: No module named 'wgpu'"]

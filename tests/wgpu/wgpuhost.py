@@ -24,6 +24,21 @@ def clean_env(**extra) -> dict:
     return env
 
 
+# Prefix of a `python -c` program: wgpu and wgpudawn are not found on sys.path, as if neither
+# were installed (the path finder is wrapped).
+WITHOUT_BINDINGS = """
+import sys, importlib.machinery as _m
+class _Hide:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name.split('.')[0] in ('wgpu', 'wgpudawn'):
+            return None
+        return _m.PathFinder.find_spec(name, path, target)
+    invalidate_caches = _m.PathFinder.invalidate_caches
+sys.meta_path[sys.meta_path.index(_m.PathFinder)] = _Hide
+"""
+
+
 class Run:
     def __init__(self, proc, out: Path):
         self.rc, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
@@ -40,13 +55,17 @@ class Run:
 
 def run_program(name: str, tmp_path: Path, how: str, timeout=120, **env) -> Run:
     """Run emu/examples/wgpu_host/<name> unchanged. how: 'real' (plain python), 'launcher'
-    (python -m emu.wgpu), 'env' (EMU_WGPU=1 with the sitecustomize start-up hook on PYTHONPATH)."""
+    (python -m emu.wgpu), 'standin' (the launcher where neither wgpu nor wgpudawn is installed),
+    'env' (EMU_WGPU=1 with the sitecustomize start-up hook on PYTHONPATH)."""
     out = tmp_path / f"{Path(name).stem}-{how}.npz"
     e = clean_env(**env)
     if how == "real":
         cmd = [sys.executable, str(HOST / name), str(out)]
     elif how == "launcher":
         cmd = [sys.executable, "-m", "emu.wgpu", str(HOST / name), str(out)]
+    elif how == "standin":
+        cmd = [sys.executable, "-c", WITHOUT_BINDINGS + "import runpy; runpy.run_module('emu.wgpu', run_name='__main__')",
+               str(HOST / name), str(out)]
     elif how == "env":
         e["EMU_WGPU"] = "1"
         e["PYTHONPATH"] = os.pathsep.join([str(ROOT / "emu" / "wgpu" / "_boot"), e["PYTHONPATH"]])
