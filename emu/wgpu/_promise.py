@@ -1,10 +1,17 @@
 """GPUPromise for emu: every operation finishes before its call returns, so a promise is born
 resolved (or rejected). It offers wgpu-py's interface: ``sync_wait()``, ``await``, ``then()``,
-``catch()``."""
+``catch()``.
+
+Where wgpu-py (or wgpudawn) is importable the class derives from its GPUPromise, so that
+``isinstance(p, wgpu.GPUPromise)`` holds; the methods stay these: the binding's resolve through an
+event loop (``then()`` needs a running one), while emu's promise has its value already and calls
+back at once, loop or not."""
 from __future__ import annotations
 
+from ._compat import binding_bases
 
-class GPUPromise:
+
+class GPUPromise(*binding_bases("GPUPromise")):
     """The result of an asynchronous operation (already finished on emu's virtual GPU)."""
 
     def __init__(self, title: str, value=None, error: BaseException | None = None):
