@@ -10,9 +10,33 @@ See emu/wgpu/README.md. This package imports lazily: ``install()`` costs nothing
 program imports ``wgpu`` or ``wgpudawn``, and the API (``emu.wgpu.gpu``, ``emu.wgpu.BufferUsage``,
 ``emu.wgpu.GPUValidationError``, ...) is loaded on first use.
 """
-from ._install import install, uninstall, installed
+from . import _install, _standin
+from ._install import installed
 
-__all__ = ["install", "uninstall", "installed"]   # and, loaded on first use, those of emu.wgpu._api
+__all__ = ["install", "uninstall", "installed", "install_from_env"]   # and, on first use, emu.wgpu._api's
+
+
+def install(profile=None) -> None:
+    """Make ``wgpu`` and ``wgpudawn`` (imported already or later) hand out emu adapters; where
+    one is not installed, ``import`` gives emu's stand-in for it (emu/wgpu/_standin.py).
+    ``profile``: a profile name or path (default: ``EMU_PROFILE`` when an adapter is requested,
+    else 'reference'). Calling it again changes the profile."""
+    _install.install(profile)
+    _standin.register()
+
+
+def uninstall() -> None:
+    """Undo ``install()``: the real ``gpu`` objects and extras functions come back."""
+    _standin.unregister()
+    _install.uninstall()
+
+
+def install_from_env() -> bool:
+    """``install()`` when EMU_WGPU is set to 1/true/yes/on (what the start-up hooks call)."""
+    if _install.env_wants_emu():
+        install()
+        return True
+    return False
 
 
 def __getattr__(name):

@@ -18,7 +18,7 @@ PTH_NAME = "emu_wgpu.pth"
 # One line, run by site.py at every start of this interpreter: it reads one environment variable
 # and imports emu only when EMU_WGPU is set (then installs the adapter before the program runs).
 PTH_LINE = ("import os; exec(\"if os.environ.get('EMU_WGPU', '').strip().lower() in ('1', 'true', 'yes', 'on'):"
-            "\\n try:\\n  import emu.wgpu._install as _m; _m.install_from_env()"
+            "\\n try:\\n  import emu.wgpu as _m; _m.install_from_env()"
             "\\n except Exception as _e:\\n  import sys; print('emu.wgpu: EMU_WGPU is set but emu could not be "
             "installed: %r' % (_e,), file=sys.stderr)\")\n")
 

@@ -35,7 +35,7 @@ from ._pipeline import GPUComputePipeline  # noqa: F401
 from ._promise import GPUPromise  # noqa: F401
 from ._queue import GPUQueue  # noqa: F401
 from ._shader import GPUShaderModule, GPUCompilationInfo, GPUCompilationMessage  # noqa: F401
-from ._install import install, uninstall, installed, adapter_properties, is_emu_adapter  # noqa: F401
+from ._install import adapter_properties, is_emu_adapter  # noqa: F401
 from ._install import flavor_gpu
 
 # the flags, enums and structs at the top level, as in wgpu-py (wgpu.BufferUsage, ...)
@@ -50,7 +50,7 @@ gpu = flavor_gpu("emu")
 __version__ = "0.32.0"
 
 __all__ = [
-    "gpu", "install", "uninstall", "installed", "adapter_properties", "is_emu_adapter", "flags", "enums",
+    "gpu", "adapter_properties", "is_emu_adapter", "flags", "enums",
     "structs", "GPUError", "GPUValidationError", "GPUOutOfMemoryError", "GPUInternalError",
     "GPU", "GPUAdapter", "GPUAdapterInfo", "GPUDevice", "GPUQueue", "GPUBuffer", "GPUShaderModule",
     "GPUCompilationInfo", "GPUCompilationMessage", "GPUBindGroupLayout", "GPUPipelineLayout",

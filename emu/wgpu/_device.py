@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from ..errors import EmuError, InvalidArgument
 from ._compat import binding_bases
@@ -16,14 +16,11 @@ from ._promise import GPUPromise
 from ._queue import GPUQueue
 from ._shader import GPUShaderModule
 
-if TYPE_CHECKING:
-    from ._adapter import GPUAdapter
-
 
 class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
     """A device of emu's virtual GPU: creates buffers, shader modules, pipelines and encoders."""
 
-    def __init__(self, label, adapter: GPUAdapter, features: set, limits: dict):
+    def __init__(self, label, adapter, features: set, limits: dict):
         super().__init__(label, self)
         from ..api import Device
         self._adapter = adapter

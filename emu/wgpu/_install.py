@@ -69,9 +69,6 @@ def install(profile=None) -> None:
     _finder = _PostImportFinder({**{name: _patch_root for name in _ROOTS},
                                  **{name: _patch_extras for name in _EXTRAS}})
     sys.meta_path.insert(0, _finder)
-    from ._standin import FINDER
-    if FINDER not in sys.meta_path:
-        sys.meta_path.append(FINDER)      # emu's wgpu / wgpudawn where the real one is not installed
     for name in list(_ROOTS) + list(_EXTRAS):
         mod = sys.modules.get(name)
         if mod is not None and name in _ROOTS and _is_alias(name, mod):
@@ -80,12 +77,9 @@ def install(profile=None) -> None:
             _finder.hooks[name](mod)
 
 
-def install_from_env() -> bool:
-    """``install()`` when EMU_WGPU is set to 1/true/yes/on (what the start-up hooks call)."""
-    if os.environ.get("EMU_WGPU", "").strip().lower() in _TRUE:
-        install()
-        return True
-    return False
+def env_wants_emu() -> bool:
+    """Whether EMU_WGPU is set to 1/true/yes/on (see emu.wgpu.install_from_env)."""
+    return os.environ.get("EMU_WGPU", "").strip().lower() in _TRUE
 
 
 def uninstall() -> None:
@@ -93,9 +87,6 @@ def uninstall() -> None:
     global _finder
     if _finder is not None and _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    from ._standin import FINDER
-    if FINDER in sys.meta_path:
-        sys.meta_path.remove(FINDER)
     _finder = None
     while _originals:
         obj, attr, value = _originals.pop()

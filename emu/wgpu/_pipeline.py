@@ -1,20 +1,14 @@
 """Compute pipelines and the checks of a pipeline against the device's limits and its layout."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ._compat import binding_bases
 from ._bindings import GPUBindGroupLayout, GPUPipelineLayout, _LayoutEntry
 from ._common import GPUObjectBase, _SS, _validation
 
-if TYPE_CHECKING:
-    from ._device import GPUDevice
-    from ._shader import GPUShaderModule
 
-
-def _check_constants(module: "GPUShaderModule", constants: dict, sources):
+def _check_constants(module, constants: dict, sources):
     overrides = {o.name: o for o in module._emu.ir.overrides}
     by_id = {str(o.id): o for o in module._emu.ir.overrides if o.id is not None}
     for key, value in constants.items():
@@ -33,7 +27,7 @@ def _check_constants(module: "GPUShaderModule", constants: dict, sources):
             constants[key] = bool(value)
 
 
-def _check_pipeline_limits(dev: GPUDevice, pipe, used, wg_bytes, sources):
+def _check_pipeline_limits(dev, pipe, used, wg_bytes, sources):
     L = dev._limits
     entry = pipe.pipeline.entry
     x, y, z = pipe.pipeline.layout.wg_size
@@ -106,7 +100,7 @@ def _check_layout_matches(layout: "GPUPipelineLayout", used, sources):
                               f"type {g.type} needs at least {need}", g.loc, sources=sources)
 
 
-def _auto_layout(dev: GPUDevice, pipeline: "GPUComputePipeline", used) -> "GPUPipelineLayout":
+def _auto_layout(dev, pipeline: "GPUComputePipeline", used) -> "GPUPipelineLayout":
     n = max([g.group for g in used] + [-1]) + 1
     groups = [dict() for _ in range(n)]
     for g in used:

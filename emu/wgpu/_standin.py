@@ -1,7 +1,7 @@
 """emu's own ``wgpu`` and ``wgpudawn`` modules, for programs run on emu's adapter where the real
 binding is not installed (``python -m emu.wgpu prog.py`` with nothing else installed).
 
-``install()`` puts a finder at the end of ``sys.meta_path``: an installed binding is always found
+``emu.wgpu.install()`` puts a finder at the end of ``sys.meta_path`` (``register()``): an installed binding is always found
 first; only a name no other finder knows is answered here. The stand-ins are emu.wgpu's API under
 the binding's name, with the binding's adapter flavour (feature names), ``utils.get_default_device``,
 the native ``extras`` module (the functions emu answers for its adapters; ``set_instance_extras``
@@ -31,7 +31,8 @@ def _fill(mod: types.ModuleType, name: str) -> None:
     root = MODULES[name]
     if name == root:
         for k in _api.__all__:
-            setattr(mod, k, getattr(_api, k))
+            if k not in ("install", "uninstall", "installed"):      # emu's, not the binding's
+                setattr(mod, k, getattr(_api, k))
         mod.__version__ = _api.__version__
         mod.gpu = _install.flavor_gpu(FLAVORS[root])
         if root == "wgpudawn":
@@ -83,3 +84,13 @@ class StandInFinder(importlib.abc.MetaPathFinder):
 
 
 FINDER = StandInFinder()
+
+
+def register() -> None:
+    if FINDER not in sys.meta_path:
+        sys.meta_path.append(FINDER)
+
+
+def unregister() -> None:
+    if FINDER in sys.meta_path:
+        sys.meta_path.remove(FINDER)

@@ -143,7 +143,6 @@ KNOWN_VIOLATIONS: set[str] = {
 }
 KNOWN_CYCLES: list[list[str]] = [
     ["emu.frontend.wgsl.builtins_table", "emu.frontend.wgsl.calls", "emu.frontend.wgsl.lower"],
-    ["emu.wgpu._adapter", "emu.wgpu._commands", "emu.wgpu._device", "emu.wgpu._pipeline", "emu.wgpu._queue"],
     ["emu.scheduler.coop", "emu.scheduler.executor", "emu.scheduler.handlers"],
 ]
 KNOWN_PACKAGE_CYCLES: list[list[str]] = [

@@ -7,7 +7,7 @@ import sys
 def _emu_wgpu_boot():
     if os.environ.get("EMU_WGPU", "").strip().lower() in ("1", "true", "yes", "on"):
         try:
-            import emu.wgpu._install as m
+            import emu.wgpu as m
             m.install_from_env()
         except Exception as e:  # never stop the program from starting
             print(f"emu.wgpu: EMU_WGPU is set but emu could not be installed: {e!r}", file=sys.stderr)
