@@ -19,6 +19,7 @@ from .errors import HostError
 from .isa.ir import Function, Module
 from .isa.types import ArrayType, StructType, Type
 from .memory.memory import Region
+from .frontend.spirv.module import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
 
 
@@ -68,6 +69,10 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
         # IR text straight in: for front ends of other languages and for ops WGSL cannot spell
         from .isa.textparser import parse_ir
         return parse_ir(source, file), []
+    from .frontend import spirv
+    if spirv.is_spirv_file(file):
+        # SPIR-V binary or assembly, or GLSL through glslang: the same IR
+        return spirv.compile_source(source, file, constants=constants)
     from .frontend.wgsl import compile_source
     return compile_source(source, file, strict=strict, constants=constants)
 
@@ -172,6 +177,10 @@ def bind(module: Module, entry: Function, bindings: dict) -> dict:
             continue
         key = (g.group, g.binding)
         buf = bindings.get(key)
+        if buf is None and key == PUSH_CONSTANTS:
+            raise HostError(f"the shader reads a push-constant block ({g.type}, {min_binding_size(g.type)} "
+                            f"bytes) but none was given", g.loc,
+                            hint="pass its bytes with --push-constants FILE (raw bytes or a .npy array)")
         if buf is None:
             raise HostError(f"the shader uses '{g.name}' at @group({g.group}) @binding({g.binding}) "
                             f"({g.space}, {g.type}) but no buffer is bound there",

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .cliargs import (STDIN, _binding, _device_args, _dispatch, _read_source, load_arrays,  # noqa: F401
-                      parse_overrides, shader_args)
+                      parse_overrides, push_constants, shader_args)
 from .errors import EmuError, HostError, UsageError, internal_error
 
 
@@ -101,7 +101,7 @@ def cmd_run(args, sources) -> int:
     from .api import Device
     bufs = [_binding(b, "--buffer") for b in args.buffer]
     outs = [_binding(o, "--output") for o in args.output]
-    overrides = parse_overrides(args.override)
+    overrides = parse_overrides(args.override, args.spec_constant)
     grid = _dispatch(args.dispatch)
     src = sources[args.shader] = _read_source(args.shader)
     from .trace.cli import make_tracer
@@ -113,6 +113,7 @@ def cmd_run(args, sources) -> int:
         print(w.format(sources), file=sys.stderr)
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
     bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, mod.ir).items()}
+    bound.update({key: dev.create_buffer(data) for key, data in push_constants(args.push_constants).items()})
     globals_by_key = {(g.group, g.binding): g for g in mod.ir.globals if g.group is not None}
     for key, path in outs:
         g = globals_by_key.get(key)

@@ -32,15 +32,33 @@ def _dispatch(text: str) -> tuple[int, int, int]:
     return tuple(parts + [1] * (3 - len(parts)))
 
 
-def parse_overrides(items) -> dict:
-    """--override NAME=VALUE arguments as {name: text}."""
+def parse_overrides(items, spec_constants=()) -> dict:
+    """--override NAME=VALUE and --spec-constant ID=VALUE arguments as {name or id: text}."""
     overrides = {}
     for o in items:
         if "=" not in o:
             raise UsageError(f"--override {o!r}: expected NAME=VALUE")
         k, v = o.split("=", 1)
         overrides[k] = v
+    for o in spec_constants:
+        k, _, v = o.partition("=")
+        if not k.strip().isdigit() or not v:
+            raise UsageError(f"--spec-constant {o!r}: expected ID=VALUE, e.g. --spec-constant 0=64")
+        overrides[k.strip()] = v
     return overrides
+
+
+def push_constants(path: str | None) -> dict:
+    """--push-constants FILE as {the push-constant binding: bytes} (a .npy array's raw bytes)."""
+    if path is None:
+        return {}
+    from .frontend.spirv.module import PUSH_CONSTANTS
+    try:
+        data = np.load(path, allow_pickle=False).tobytes() if path.endswith(".npy") else Path(path).read_bytes()
+    except (OSError, ValueError) as e:
+        raise HostError(f"--push-constants: cannot read '{path}' ({e})",
+                        hint="give the block's bytes in a file, or a .npy array (numpy.save)")
+    return {PUSH_CONSTANTS: data}
 
 
 def load_arrays(bindings, module=None) -> dict:
@@ -86,6 +104,9 @@ def _read_source(path: str) -> str:
     except OSError as e:
         raise HostError(f"cannot read shader '{path}': {e.strerror}",
                         hint="check the path (`-` reads standard input, `@gemm_dawn` a bundled kernel)")
+    if path.lower().endswith(".spv"):
+        # a SPIR-V binary passes through as undecoded bytes; the front end takes them back
+        return raw.decode("utf-8", "surrogateescape")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -114,3 +135,7 @@ def shader_args(p: argparse.ArgumentParser, buffer_help: str):
     p.add_argument("--entry", default=None, help="entry point (needed when the shader has several)")
     p.add_argument("--buffer", action="append", default=[], metavar="G:B=FILE.npy", help=buffer_help)
     p.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--spec-constant", action="append", default=[], metavar="ID=VALUE",
+                   help="SPIR-V/GLSL specialization constant (constant_id) ID")
+    p.add_argument("--push-constants", default=None, metavar="FILE",
+                   help="SPIR-V/GLSL push-constant block contents: raw bytes, or a .npy array")

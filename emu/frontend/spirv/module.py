@@ -1,0 +1,437 @@
+"""Module-level SPIR-V: names, decorations, types, constants, specialization constants, variables
+and entry points, turned into the IR's types, overrides and globals.
+
+Mapping to emu: DescriptorSet/Binding are the IR's group/binding; the push-constant block is a
+uniform at PUSH_CONSTANTS (group, binding) that `--push-constants FILE` fills; specialization
+constants are overrides whose id is their SpecId (`--spec-constant ID=VALUE`).
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...errors import EmuError
+from ...isa.ir import Global, Loc, Override
+from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, VOID, ArrayType, CoopMatrixType,
+                          MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
+from .grammar import Instruction
+
+# (group, binding) of the push-constant block: outside any descriptor set a shader can name.
+PUSH_CONSTANTS = (-1, 0)
+
+SPACES = {"StorageBuffer": "storage", "Uniform": "uniform", "Workgroup": "workgroup",
+          "Private": "private", "Function": "function", "PushConstant": "uniform"}
+# SPIR-V BuiltIn -> the IR's input names
+BUILTINS = {"GlobalInvocationId": "global_invocation_id", "LocalInvocationId": "local_invocation_id",
+            "LocalInvocationIndex": "local_invocation_index", "WorkgroupId": "workgroup_id",
+            "NumWorkgroups": "num_workgroups", "SubgroupLocalInvocationId": "subgroup_invocation_id",
+            "SubgroupSize": "subgroup_size", "SubgroupId": "subgroup_id"}
+ROLES = {0: "A", 1: "B", 2: "C"}     # MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR
+SUBGROUP_SCOPE = 3
+CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess",
+                "StoragePushConstant8", "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess",
+                "StoragePushConstant16", "GroupNonUniform", "GroupNonUniformVote",
+                "GroupNonUniformArithmetic", "GroupNonUniformBallot", "GroupNonUniformShuffle",
+                "GroupNonUniformShuffleRelative", "CooperativeMatrixKHR", "VulkanMemoryModel",
+                "VulkanMemoryModelDeviceScope", "BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR",
+                "Int8", "ShaderNonUniform", "Matrix", "Linkage"}
+
+WIDTHS = {"Int64": "64-bit integers", "Int16": "16-bit integers", "Float64": "64-bit floats",
+          "Int64Atomics": "64-bit atomics"}
+
+
+def ident(name: str) -> str:
+    """A SPIR-V debug name as an IR identifier (glslang mangles functions as 'f(i1;')."""
+    s = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "v"
+    return s if not s[0].isdigit() else "_" + s
+
+
+@dataclass
+class BuiltinVar:
+    """An Input variable decorated BuiltIn: loads read the invocation's builtin value."""
+    builtin: str
+    type: Type
+
+
+@dataclass
+class SpirvFunction:
+    inst: Instruction
+    params: list[Instruction] = field(default_factory=list)
+    blocks: dict[int, list[Instruction]] = field(default_factory=dict)   # label -> instructions
+    order: list[int] = field(default_factory=list)
+
+
+class ModuleInfo:
+    """Everything outside function bodies, read in one pass over the instructions."""
+
+    def __init__(self, insts: list[Instruction], file: str, locate):
+        self.file, self.locate = file, locate
+        self.names: dict[int, str] = {}
+        self.member_names: dict[tuple[int, int], str] = {}
+        self.decos: dict[int, dict[str, list]] = {}
+        self.member_decos: dict[tuple[int, int], dict[str, list]] = {}
+        self.strings: dict[int, str] = {}
+        self.ext_sets: dict[int, str] = {}
+        self.defs: dict[int, Instruction] = {}
+        self.types: dict[int, object] = {}
+        self.consts: dict[int, tuple[Type, object]] = {}
+        self.overrides: dict[int, Override] = {}
+        self.spec_exprs: dict[int, Instruction] = {}   # OpSpecConstantComposite / Op
+        self.globals: dict[int, Global] = {}
+        self.builtin_vars: dict[int, BuiltinVar] = {}
+        self.entry_points: list[tuple[int, str]] = []
+        self.modes: dict[int, dict[str, list]] = {}
+        self.functions: dict[int, SpirvFunction] = {}
+        self.structs: list[StructType] = []
+        self._struct_names: set[str] = set()
+        self.global_names: set[str] = set()
+        fn: SpirvFunction | None = None
+        label = None
+        for i in insts:
+            if i.result is not None:
+                self.defs[i.result] = i
+            op = i.opname
+            if fn is not None:
+                if op == "OpFunctionEnd":
+                    self.functions[fn.inst.result] = fn
+                    fn = None
+                elif op == "OpFunctionParameter":
+                    fn.params.append(i)
+                elif op == "OpLabel":
+                    label = i.result
+                    fn.blocks[label] = []
+                    fn.order.append(label)
+                elif label is not None:
+                    fn.blocks[label].append(i)
+                continue
+            if op == "OpFunction":
+                fn, label = SpirvFunction(i), None
+            elif op == "OpCapability":
+                if i.ops[0] in WIDTHS:
+                    self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8- and 32-bit "
+                                 f"integers and f16, bf16 and f32 floats",
+                              hint="use 32-bit types (int, uint, float), or float16_t / 8-bit integers")
+                if i.ops[0] not in CAPABILITIES:
+                    self.fail(i, f"capability {i.ops[0]} is not supported by emu",
+                              hint="emu runs compute shaders with the Shader, Int8, Float16, 8/16-bit storage, "
+                                   "GroupNonUniform* and CooperativeMatrixKHR capabilities")
+            elif op == "OpExtInstImport":
+                self.ext_sets[i.result] = i.ops[0]
+                if i.ops[0] not in ("GLSL.std.450",) and not i.ops[0].startswith("NonSemantic."):
+                    self.fail(i, f"extended instruction set '{i.ops[0]}' is not supported",
+                              hint="emu knows GLSL.std.450 and ignores NonSemantic.* sets")
+            elif op == "OpMemoryModel":
+                if i.ops[0] != "Logical":
+                    self.fail(i, f"addressing model {i.ops[0]} is not supported (only Logical)")
+            elif op == "OpEntryPoint":
+                if i.ops[0] == "GLCompute":
+                    self.entry_points.append((i.ops[1], i.ops[2]))
+            elif op in ("OpExecutionMode", "OpExecutionModeId"):
+                self.modes.setdefault(i.ops[0], {})[i.ops[1]] = i.ops[2:]
+            elif op == "OpString":
+                self.strings[i.result] = i.ops[0]
+            elif op == "OpName":
+                self.names[i.ops[0]] = i.ops[1]
+            elif op == "OpMemberName":
+                self.member_names[(i.ops[0], i.ops[1])] = i.ops[2]
+            elif op in ("OpDecorate", "OpDecorateId"):
+                self.decos.setdefault(i.ops[0], {})[i.ops[1]] = i.ops[2:]
+            elif op == "OpMemberDecorate":
+                self.member_decos.setdefault((i.ops[0], i.ops[1]), {})[i.ops[2]] = i.ops[3:]
+            elif op.startswith("OpType"):
+                self.types[i.result] = self._type(i)
+            elif op in ("OpConstant", "OpConstantTrue", "OpConstantFalse", "OpConstantComposite",
+                        "OpConstantNull"):
+                self.consts[i.result] = self._constant(i)
+            elif op in ("OpSpecConstant", "OpSpecConstantTrue", "OpSpecConstantFalse"):
+                self._spec_constant(i)
+            elif op in ("OpSpecConstantComposite", "OpSpecConstantOp", "OpSpecConstantCompositeReplicateEXT"):
+                self.spec_exprs[i.result] = i
+            elif op == "OpVariable":
+                self._variable(i)
+            elif op == "OpUndef":
+                t = self.type(i.type_id, i)
+                self.consts[i.result] = (t, _zero(t))
+
+    # -- messages -------------------------------------------------------------------------------
+    def loc(self, i: Instruction) -> Loc | None:
+        return self.locate(i)
+
+    def fail(self, i: Instruction, message: str, hint: str | None = None):
+        loc = self.loc(i)
+        if loc is None or loc.file != self.file:
+            message = f"{message} [{describe(i, self)}]"
+        raise EmuError(message, loc, hint=hint)
+
+    def name(self, id_: int, default: str) -> str:
+        return ident(self.names[id_]) if id_ in self.names else default
+
+    # -- types ----------------------------------------------------------------------------------
+    def type(self, id_: int, at: Instruction) -> Type:
+        t = self.types.get(id_)
+        if t is None or isinstance(t, tuple):
+            self.fail(at, f"%{id_} is not a data type here")
+        return t
+
+    def _type(self, i: Instruction):
+        op, o = i.opname, i.ops
+        if op == "OpTypeVoid":
+            return VOID
+        if op == "OpTypeBool":
+            return BOOL
+        if op == "OpTypeInt":
+            t = {(32, 1): I32, (32, 0): U32, (8, 1): I8, (8, 0): U8}.get((o[0], o[1]))
+            if t is None:
+                self.fail(i, f"{o[0]}-bit integers are not supported: emu's IR has 8- and 32-bit integers",
+                          hint="use 32-bit integers (int/uint), or 8-bit ones inside cooperative matrices")
+            return t
+        if op == "OpTypeFloat":
+            if o[0] == 16 and len(o) > 1 and o[1] == "BFloat16KHR":
+                return BF16
+            t = {32: F32, 16: F16}.get(o[0])
+            if t is None or len(o) > 1:
+                self.fail(i, f"{o[0]}-bit floats{' (' + o[1] + ')' if len(o) > 1 else ''} are not supported: "
+                             f"emu's IR has f32, f16 and bf16", hint="use float (f32) or float16_t")
+            return t
+        if op == "OpTypeVector":
+            return VectorType(self.type(o[0], i), o[1])
+        if op == "OpTypeMatrix":
+            col = self.type(o[0], i)
+            return MatrixType(o[1], col.n, col.elem)
+        if op == "OpTypeArray":
+            elem = self.type(o[0], i)
+            n = self.consts.get(o[1])
+            if n is None:
+                self.fail(i, "an array whose length is a specialization constant is not supported yet",
+                          hint="give the array a literal length")
+            t = ArrayType(elem, int(n[1]))
+            self._check_stride(i, t)
+            return t
+        if op == "OpTypeRuntimeArray":
+            t = ArrayType(self.type(o[0], i), None)
+            self._check_stride(i, t)
+            return t
+        if op == "OpTypeStruct":
+            return self._struct(i)
+        if op == "OpTypePointer":
+            pointee = self.types.get(o[1])
+            return ("ptr", o[0], pointee)
+        if op == "OpTypeForwardPointer":
+            self.fail(i, "forward pointers (physical storage buffers) are not supported")
+        if op == "OpTypeFunction":
+            return ("fn", o[0], o[1:])
+        if op == "OpTypeCooperativeMatrixKHR":
+            elem = self.type(o[0], i)
+            scope, rows, cols, use = (self._int_const(x, i) for x in o[1:5])
+            if scope != SUBGROUP_SCOPE:
+                self.fail(i, "cooperative matrices of workgroup scope are not supported yet (subgroup scope only)")
+            return CoopMatrixType(rows, cols, elem, ROLES[use])
+        self.fail(i, f"{op} is not supported by emu's SPIR-V front end",
+                  hint="emu runs compute shaders over buffers; images, samplers and physical pointers "
+                       "are not modelled")
+
+    def _int_const(self, id_: int, at: Instruction) -> int:
+        c = self.consts.get(id_)
+        if c is None:
+            self.fail(at, f"%{id_} must be a constant here (a specialization constant cannot size a type yet)")
+        return int(c[1])
+
+    def _check_stride(self, i: Instruction, t: ArrayType):
+        d = self.decos.get(i.result, {})
+        if "ArrayStride" in d:
+            try:
+                natural = t.stride
+            except TypeError:
+                return
+            if d["ArrayStride"][0] != natural:
+                self.fail(i, f"ArrayStride {d['ArrayStride'][0]} of {t} differs from its natural stride "
+                             f"{natural}: explicit strides (std140 arrays) are not supported yet",
+                          hint="use std430/scalar layout (a buffer block, or layout(std430) on the uniform)")
+
+    def _struct(self, i: Instruction) -> StructType:
+        members, offsets = [], []
+        for k, mid in enumerate(i.ops):
+            mt = self.type(mid, i)
+            d = self.member_decos.get((i.result, k), {})
+            if "RowMajor" in d and isinstance(mt, MatrixType):
+                self.fail(i, "row-major matrices in buffers are not supported", hint="use column_major")
+            members.append(Member(ident(self.member_names.get((i.result, k), f"m{k}")), mt))
+            offsets.append(d["Offset"][0] if "Offset" in d else None)
+        base = self.name(i.result, f"S{i.result}")
+        name, n = base, 1
+        while name in self._struct_names:
+            n += 1
+            name = f"{base}_{n}"
+        self._struct_names.add(name)
+        t = StructType(name, tuple(members))
+        if all(o is not None for o in offsets) and members:
+            t = self._explicit_layout(i, t, offsets)
+        self.structs.append(t)
+        return t
+
+    def _explicit_layout(self, i, t: StructType, offsets) -> StructType:
+        """The struct with @align/@size attributes that place each member at its Offset."""
+        members = list(t.members)
+        for k in range(len(members)):
+            trial = StructType(t.name, tuple(members))
+            if trial.offsets[k] == offsets[k]:
+                continue
+            if k and trial.offsets[k] < offsets[k]:
+                prev = members[k - 1]
+                members[k - 1] = Member(prev.name, prev.type, prev.align_attr, offsets[k] - trial.offsets[k - 1])
+            trial = StructType(t.name, tuple(members))
+            if trial.offsets[k] != offsets[k]:
+                low = offsets[k] & -offsets[k] if offsets[k] else members[k].type.align
+                m = members[k]
+                members[k] = Member(m.name, m.type, low, m.size_attr)
+        out = StructType(t.name, tuple(members))
+        if list(out.offsets) != list(offsets):
+            self.fail(i, f"member offsets {offsets} of struct {t.name} cannot be laid out by emu "
+                         f"(it places them at {list(out.offsets)})")
+        return out
+
+    # -- constants ------------------------------------------------------------------------------
+    def _constant(self, i: Instruction):
+        t = self.type(i.type_id, i)
+        op = i.opname
+        if op == "OpConstantTrue":
+            return t, True
+        if op == "OpConstantFalse":
+            return t, False
+        if op == "OpConstantNull":
+            return t, _zero(t)
+        if op == "OpConstantComposite":
+            parts = []
+            for c in i.ops:
+                if c not in self.consts:
+                    self.fail(i, f"constituent %{c} of a constant composite is not a constant")
+                parts.append(self.consts[c][1])
+            if isinstance(t, CoopMatrixType):
+                return t, parts[0]
+            return t, parts
+        return t, literal(t, i.ops, i, self)
+
+    def _spec_constant(self, i: Instruction):
+        t = self.type(i.type_id, i)
+        if i.opname == "OpSpecConstant":
+            default = literal(t, i.ops, i, self)
+        else:
+            default = i.opname == "OpSpecConstantTrue"
+        spec = self.decos.get(i.result, {}).get("SpecId")
+        if spec is None:      # not settable: a constant
+            self.consts[i.result] = (t, default)
+            return
+        same = next((o for o in self.overrides.values() if o.id == spec[0]), None)
+        if same is not None:      # glslang declares local_size_x_id twice: one host value
+            if same.type != t:
+                self.fail(i, f"SpecId {spec[0]} is declared as {same.type} and as {t}")
+            self.overrides[i.result] = same
+            return
+        name = self.name(i.result, f"spec{spec[0]}")
+        self.overrides[i.result] = Override(name, t, spec[0], default, self.loc(i))
+
+    # -- variables ------------------------------------------------------------------------------
+    def _variable(self, i: Instruction):
+        ptr = self.types[i.type_id]
+        sc, pointee = ptr[1], ptr[2]
+        d = self.decos.get(i.result, {})
+        if sc == "Input":
+            if "BuiltIn" not in d:
+                self.fail(i, "a compute shader's Input variables must be builtins")
+            b = BUILTINS.get(d["BuiltIn"][0])
+            if b is None:
+                self.fail(i, f"builtin {d['BuiltIn'][0]} is not supported",
+                          hint=f"emu provides {', '.join(BUILTINS)}")
+            self.builtin_vars[i.result] = BuiltinVar(b, pointee)
+            return
+        space = SPACES.get(sc)
+        if space is None or sc == "Function":
+            self.fail(i, f"variables in the {sc} storage class are not supported")
+        if pointee is None or isinstance(pointee, tuple):
+            self.fail(i, "the variable's type is not a data type")
+        block_decos = self.decos.get(i.type_id and self.defs[i.type_id].ops[1], {})
+        if sc == "Uniform" and "BufferBlock" in block_decos:
+            space = "storage"
+        group = binding = None
+        access = "read_write"
+        if space in ("storage", "uniform"):
+            if sc == "PushConstant":
+                group, binding = PUSH_CONSTANTS
+            else:
+                if "DescriptorSet" not in d or "Binding" not in d:
+                    self.fail(i, "a buffer variable needs DescriptorSet and Binding decorations")
+                group, binding = d["DescriptorSet"][0], d["Binding"][0]
+            st = self.defs[i.type_id].ops[1]
+            members = len(pointee.members) if isinstance(pointee, StructType) else 0
+            readonly = "NonWritable" in d or (members and all(
+                "NonWritable" in self.member_decos.get((st, k), {}) for k in range(members)))
+            access = "read" if readonly or space == "uniform" else "read_write"
+        init = None
+        if len(i.ops) > 1:
+            if i.ops[1] not in self.consts:
+                self.fail(i, "a module-scope variable's initializer must be a constant")
+            init = self.consts[i.ops[1]][1]
+        base = "push_constants" if sc == "PushConstant" else self.name(i.result, f"g{i.result}")
+        name, n = base, 1
+        while name in self.global_names:
+            n += 1
+            name = f"{base}_{n}"
+        self.global_names.add(name)
+        self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i))
+
+
+def literal(t: Type, words: list, i: Instruction, info) -> object:
+    """The value of OpConstant's literal words for scalar type `t`."""
+    if not isinstance(t, ScalarType):
+        info.fail(i, f"a literal constant of type {t}")
+    w = words[0] if words else 0
+    if t.is_float:
+        if t.bits == 32:
+            return struct.unpack("<f", struct.pack("<I", w))[0]
+        dt = np.float16 if t.name == "f16" else None
+        if dt is None:
+            import ml_dtypes
+            dt = ml_dtypes.bfloat16
+        return float(np.array([w & 0xFFFF], np.uint16).view(dt)[0])
+    bits = t.bits
+    w &= (1 << bits) - 1
+    if t.kind == "sint" and w >> (bits - 1):
+        w -= 1 << bits
+    return w
+
+
+def _zero(t: Type):
+    if isinstance(t, ScalarType):
+        return False if t.name == "bool" else 0.0 if t.is_float else 0
+    if isinstance(t, VectorType):
+        return [_zero(t.elem)] * t.n
+    if isinstance(t, MatrixType):
+        return [[_zero(t.elem)] * t.rows] * t.cols
+    if isinstance(t, ArrayType):
+        return [_zero(t.elem)] * (t.count or 0)
+    if isinstance(t, StructType):
+        return [_zero(m.type) for m in t.members]
+    if isinstance(t, CoopMatrixType):
+        return _zero(t.elem)
+    return 0
+
+
+def describe(i: Instruction, info=None) -> str:
+    """An instruction as spirv-dis would write it (ids by their debug names where known)."""
+    def idn(x):
+        if info is not None and x in info.names:
+            return f"%{info.names[x]}"
+        return f"%{x}"
+    parts = [f"{idn(i.result)} = " if i.result is not None else "", i.opname]
+    if i.type_id is not None:
+        parts.append(f" {idn(i.type_id)}")
+    for o in i.ops[:6]:
+        parts.append(f" {o}" if isinstance(o, (str, frozenset)) else f" {o}")
+    return f"instruction {i.index}: " + "".join(parts)
+
+
+def pointer_of(space: str, pointee: Type, access: str) -> PointerType:
+    return PointerType(space, pointee, access)

@@ -1,0 +1,668 @@
+"""SPIR-V instructions -> IR instructions (one method or one table row per instruction family).
+
+The IR's arithmetic takes operands of one type and reads signedness from that type, so the
+signed/unsigned SPIR-V opcodes bitcast their operands to the signedness they name first.
+"""
+from __future__ import annotations
+
+from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType, MatrixType,
+                          PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
+                          with_scalar)
+from .grammar import Instruction
+from .module import SUBGROUP_SCOPE, BuiltinVar
+
+# opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
+BINARY = {
+    "OpIAdd": ("add", "I"), "OpFAdd": ("add", "F"), "OpISub": ("sub", "I"), "OpFSub": ("sub", "F"),
+    "OpIMul": ("mul", "I"), "OpFMul": ("mul", "F"), "OpUDiv": ("div", "U"), "OpSDiv": ("div", "S"),
+    "OpFDiv": ("div", "F"), "OpUMod": ("rem", "U"), "OpSRem": ("rem", "S"), "OpFRem": ("rem", "F"),
+    "OpBitwiseAnd": ("and", "I"), "OpBitwiseOr": ("or", "I"), "OpBitwiseXor": ("xor", "I"),
+    "OpShiftLeftLogical": ("shl", "I"), "OpShiftRightLogical": ("shr", "U"),
+    "OpShiftRightArithmetic": ("shr", "S"),
+    "OpIEqual": ("eq", "I"), "OpINotEqual": ("ne", "I"),
+    "OpULessThan": ("lt", "U"), "OpULessThanEqual": ("le", "U"), "OpUGreaterThan": ("gt", "U"),
+    "OpUGreaterThanEqual": ("ge", "U"), "OpSLessThan": ("lt", "S"), "OpSLessThanEqual": ("le", "S"),
+    "OpSGreaterThan": ("gt", "S"), "OpSGreaterThanEqual": ("ge", "S"),
+    # ordered comparisons are false where an operand is NaN, as the IR's are
+    "OpFOrdEqual": ("eq", "F"), "OpFOrdLessThan": ("lt", "F"), "OpFOrdLessThanEqual": ("le", "F"),
+    "OpFOrdGreaterThan": ("gt", "F"), "OpFOrdGreaterThanEqual": ("ge", "F"),
+    "OpFUnordNotEqual": ("ne", "F"),
+    "OpLogicalAnd": ("and", "B"), "OpLogicalOr": ("or", "B"), "OpLogicalEqual": ("eq", "B"),
+    "OpLogicalNotEqual": ("ne", "B"),
+}
+# unordered comparisons: not(the ordered inverse)
+UNORDERED = {"OpFUnordEqual": "OpFOrdNotEqual", "OpFUnordLessThan": "OpFOrdGreaterThanEqual",
+             "OpFUnordLessThanEqual": "OpFOrdGreaterThan", "OpFUnordGreaterThan": "OpFOrdLessThanEqual",
+             "OpFUnordGreaterThanEqual": "OpFOrdLessThan"}
+# GLSL.std.450 -> (IR builtin fn, operand signedness)
+GLSL = {
+    "Round": ("round", "F"), "RoundEven": ("round", "F"), "Trunc": ("trunc", "F"),
+    "FAbs": ("abs", "F"), "SAbs": ("abs", "S"), "FSign": ("sign", "F"), "SSign": ("sign", "S"),
+    "Floor": ("floor", "F"), "Ceil": ("ceil", "F"), "Fract": ("fract", "F"),
+    "Radians": ("radians", "F"), "Degrees": ("degrees", "F"), "Sin": ("sin", "F"), "Cos": ("cos", "F"),
+    "Tan": ("tan", "F"), "Asin": ("asin", "F"), "Acos": ("acos", "F"), "Atan": ("atan", "F"),
+    "Sinh": ("sinh", "F"), "Cosh": ("cosh", "F"), "Tanh": ("tanh", "F"), "Asinh": ("asinh", "F"),
+    "Acosh": ("acosh", "F"), "Atanh": ("atanh", "F"), "Atan2": ("atan2", "F"), "Pow": ("pow", "F"),
+    "Exp": ("exp", "F"), "Log": ("log", "F"), "Exp2": ("exp2", "F"), "Log2": ("log2", "F"),
+    "Sqrt": ("sqrt", "F"), "InverseSqrt": ("inverseSqrt", "F"),
+    "FMin": ("min", "F"), "UMin": ("min", "U"), "SMin": ("min", "S"),
+    "FMax": ("max", "F"), "UMax": ("max", "U"), "SMax": ("max", "S"),
+    "FClamp": ("clamp", "F"), "UClamp": ("clamp", "U"), "SClamp": ("clamp", "S"),
+    "FMix": ("mix", "F"), "Step": ("step", "F"), "SmoothStep": ("smoothstep", "F"), "Fma": ("fma", "F"),
+    "Ldexp": ("ldexp", "F"), "Length": ("length", "F"), "Distance": ("distance", "F"),
+    "Cross": ("cross", "F"), "Normalize": ("normalize", "F"), "FaceForward": ("faceForward", "F"),
+    "Reflect": ("reflect", "F"), "Refract": ("refract", "F"),
+    "PackSnorm4x8": ("pack4x8snorm", "F"), "PackUnorm4x8": ("pack4x8unorm", "F"),
+    "PackSnorm2x16": ("pack2x16snorm", "F"), "PackUnorm2x16": ("pack2x16unorm", "F"),
+    "PackHalf2x16": ("pack2x16float", "F"), "UnpackSnorm2x16": ("unpack2x16snorm", "I"),
+    "UnpackUnorm2x16": ("unpack2x16unorm", "I"), "UnpackHalf2x16": ("unpack2x16float", "I"),
+    "UnpackSnorm4x8": ("unpack4x8snorm", "I"), "UnpackUnorm4x8": ("unpack4x8unorm", "I"),
+    "FindILsb": ("firstTrailingBit", "I"), "FindSMsb": ("firstLeadingBit", "S"),
+    "FindUMsb": ("firstLeadingBit", "U"),
+}
+# OpGroupNonUniform* arithmetic -> IR subgroup fn (with the GroupOperation's scan prefix)
+GROUP_ARITH = {"IAdd": "add", "FAdd": "add", "IMul": "mul", "FMul": "mul", "SMin": "min", "UMin": "min",
+               "FMin": "min", "SMax": "max", "UMax": "max", "FMax": "max", "BitwiseAnd": "and",
+               "BitwiseOr": "or", "BitwiseXor": "xor", "LogicalAnd": "and", "LogicalOr": "or",
+               "LogicalXor": "xor"}
+GROUP_SIGN = {"SMin": "S", "SMax": "S", "UMin": "U", "UMax": "U"}
+GROUP_PLAIN = {"OpGroupNonUniformBroadcast": "broadcast", "OpGroupNonUniformBroadcastFirst": "broadcast_first",
+               "OpGroupNonUniformShuffle": "shuffle", "OpGroupNonUniformShuffleXor": "shuffle_xor",
+               "OpGroupNonUniformShuffleUp": "shuffle_up", "OpGroupNonUniformShuffleDown": "shuffle_down",
+               "OpGroupNonUniformBallot": "ballot", "OpGroupNonUniformAll": "all",
+               "OpGroupNonUniformAny": "any"}
+ATOMICS = {"OpAtomicIAdd": ("add", "I"), "OpAtomicISub": ("sub", "I"), "OpAtomicSMax": ("max", "S"),
+           "OpAtomicUMax": ("max", "U"), "OpAtomicSMin": ("min", "S"), "OpAtomicUMin": ("min", "U"),
+           "OpAtomicAnd": ("and", "I"), "OpAtomicOr": ("or", "I"), "OpAtomicXor": ("xor", "I"),
+           "OpAtomicExchange": ("exchange", "I")}
+# instructions that only carry debug, decoration or declaration information inside functions
+IGNORED = {"OpLine", "OpNoLine", "OpNop", "OpMemoryBarrier", "OpSelectionMerge", "OpLoopMerge",
+           "OpModuleProcessed", "OpName", "OpDecorate"}
+FLAG_USES = {0: "A", 1: "B", 2: "C"}
+
+
+def _partner(s: ScalarType, kind: str) -> ScalarType:
+    """The integer type of the same width with the signedness `kind` ('S' or 'U')."""
+    if kind == "S":
+        return {U32: I32, U8: I8}.get(s, s)
+    return {I32: U32, I8: U8}.get(s, s)
+
+
+class OpLowering:
+    """Mixin of FunctionLowerer: `lower(i)` for one non-control-flow instruction."""
+
+    def lower(self, i: Instruction):
+        op = i.opname
+        if op in IGNORED:
+            return
+        if op == "OpExtInst" and self.info.ext_sets.get(i.ops[0], "").startswith("NonSemantic."):
+            return
+        if op in BINARY:
+            return self.define(i.result, self.binary(i, *BINARY[op], i.ops[0], i.ops[1]))
+        if op in UNORDERED:
+            inv = self.binary(i, *BINARY.get(UNORDERED[op], ("", "")), i.ops[0], i.ops[1]) \
+                if UNORDERED[op] in BINARY else self.ord_ne(i, i.ops[0], i.ops[1])
+            return self.define(i.result, self.b.op("unary", [inv], inv.type, fn="not"))
+        if op == "OpFOrdNotEqual":
+            return self.define(i.result, self.ord_ne(i, i.ops[0], i.ops[1]))
+        m = getattr(self, "op_" + op[2:], None)
+        if m is None:
+            if op.startswith("OpGroupNonUniform"):
+                return self.group(i)
+            if op.startswith("OpAtomic"):
+                return self.atomic(i)
+            self.fail(i, f"{op} is not supported by emu's SPIR-V front end",
+                      hint="see emu/frontend/spirv for the supported instructions")
+        r = m(i)
+        if r is not None and i.result is not None:
+            self.define(i.result, r)
+
+    def rtype(self, i: Instruction) -> Type:
+        return self.type(i.type_id, i)
+
+    # -- arithmetic -----------------------------------------------------------------------------
+    def as_sign(self, v, kind: str, like: Type | None = None):
+        """`v` bitcast to the signedness `kind` (or to the integer type of `like`)."""
+        s = scalar_of(v.type)
+        if not s.is_int:
+            return v
+        want = scalar_of(like) if like is not None else _partner(s, kind)
+        if want == s or not want.is_int:
+            return v
+        return self.b.op("bitcast", [v], with_scalar(v.type, want))
+
+    def binary(self, i: Instruction, fn: str, kind: str, a_id: int, b_id: int):
+        rt = self.rtype(i)
+        a, b = self.val(a_id, i), self.val(b_id, i)
+        if isinstance(a.type, CoopMatrixType):
+            return self.coop_binary(i, fn, rt, a, b)
+        if kind == "I":
+            like = a.type if fn in ("eq", "ne") else rt
+            a = self.as_sign(a, kind, like)
+            b = self.as_sign(b, kind, like) if fn not in ("shl",) else b
+        elif kind in ("U", "S"):
+            a = self.as_sign(a, kind)
+            b = self.as_sign(b, kind) if fn != "shr" else b
+        if fn in ("shl", "shr"):
+            b = self.as_sign(b, "U")
+        if width(a.type) != width(b.type):       # vector op scalar
+            big = a if width(a.type) > width(b.type) else b
+            small = b if big is a else a
+            small = self.b.op("construct", [small], with_scalar(big.type, scalar_of(small.type)))
+            a, b = (big, small) if big is a else (small, big)
+        t = with_scalar(a.type, BOOL) if fn in ("eq", "ne", "lt", "le", "gt", "ge") else a.type
+        r = self.b.op("binary", [a, b], t, fn=fn)
+        return self.as_sign(r, "", rt) if r.type != rt else r
+
+    def ord_ne(self, i, a_id, b_id):
+        a, b = self.val(a_id, i), self.val(b_id, i)
+        t = with_scalar(a.type, BOOL)
+        ne = self.b.op("binary", [a, b], t, fn="ne")
+        a_ok = self.b.op("binary", [a, a], t, fn="eq")
+        b_ok = self.b.op("binary", [b, b], t, fn="eq")
+        both = self.b.op("binary", [a_ok, b_ok], t, fn="and")
+        return self.b.op("binary", [ne, both], t, fn="and")
+
+    def op_SMod(self, i):
+        # sign of the divisor: r = a rem b; where r != 0 and sign(r) != sign(b): r + b
+        rt = self.rtype(i)
+        a, b = self.as_sign(self.val(i.ops[0], i), "S"), self.as_sign(self.val(i.ops[1], i), "S")
+        r = self.b.op("binary", [a, b], a.type, fn="rem")
+        zero = self.b.op("const", [], a.type, value=[0] * width(a.type) if width(a.type) > 1 else 0)
+        bt = with_scalar(a.type, BOOL)
+        fix = self.b.op("binary", [self.b.op("binary", [r, zero], bt, fn="ne"),
+                                   self.b.op("binary", [self.b.op("binary", [r, zero], bt, fn="lt"),
+                                                        self.b.op("binary", [b, zero], bt, fn="lt")],
+                                             bt, fn="ne")], bt, fn="and")
+        out = self.b.op("select", [r, self.b.op("binary", [r, b], a.type, fn="add"), fix], a.type)
+        return self.as_sign(out, "", rt)
+
+    def op_FMod(self, i):
+        # x - y * floor(x / y)
+        a, b = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        q = self.b.op("builtin", [self.b.op("binary", [a, b], a.type, fn="div")], a.type, fn="floor")
+        return self.b.op("binary", [a, self.b.op("binary", [b, q], a.type, fn="mul")], a.type, fn="sub")
+
+    def unary(self, i, fn, kind):
+        rt = self.rtype(i)
+        a = self.val(i.ops[0], i)
+        if isinstance(a.type, CoopMatrixType):
+            return self.b.op("unary", [a], a.type, fn=fn)
+        a = self.as_sign(a, kind, rt if kind == "I" else None)
+        r = self.b.op("unary", [a], a.type, fn=fn)
+        return self.as_sign(r, "", rt) if r.type != rt else r
+
+    def op_SNegate(self, i):
+        return self.unary(i, "neg", "S")
+
+    def op_FNegate(self, i):
+        return self.unary(i, "neg", "F")
+
+    def op_Not(self, i):
+        return self.unary(i, "not", "I")
+
+    def op_LogicalNot(self, i):
+        return self.unary(i, "not", "B")
+
+    def op_Select(self, i):
+        c, t, f = (self.val(x, i) for x in i.ops)
+        rt = self.rtype(i)
+        if not isinstance(rt, (ScalarType, VectorType)):
+            self.fail(i, f"OpSelect of {rt} is not supported (scalars and vectors only)")
+        if width(c.type) != width(rt):
+            c = self.b.op("construct", [c], with_scalar(rt, BOOL))
+        return self.b.op("select", [f, t, c], rt)
+
+    def op_IsNan(self, i):
+        a = self.val(i.ops[0], i)
+        return self.b.op("binary", [a, a], with_scalar(a.type, BOOL), fn="ne")
+
+    def op_IsInf(self, i):
+        a = self.val(i.ops[0], i)
+        s = scalar_of(a.type)
+        inf = self.b.op("const", [], a.type, value=[float("inf")] * width(a.type) if width(a.type) > 1 else float("inf"))
+        return self.b.op("binary", [self.b.op("builtin", [a], a.type, fn="abs"), inf],
+                         with_scalar(a.type, BOOL), fn="eq") if s.is_float else None
+
+    def op_Any(self, i):
+        return self.reduce_bool(i, "or")
+
+    def op_All(self, i):
+        return self.reduce_bool(i, "and")
+
+    def reduce_bool(self, i, fn):
+        v = self.val(i.ops[0], i)
+        r = self.b.op("extract", [v], BOOL, path=[0])
+        for k in range(1, width(v.type)):
+            r = self.b.op("binary", [r, self.b.op("extract", [v], BOOL, path=[k])], BOOL, fn=fn)
+        return r
+
+    def op_Dot(self, i):
+        a, b = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        return self.b.op("builtin", [a, b], self.rtype(i), fn="dot")
+
+    def op_VectorTimesScalar(self, i):
+        v, s = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        s = self.b.op("construct", [s], v.type)
+        return self.b.op("binary", [v, s], v.type, fn="mul")
+
+    def op_MatrixTimesScalar(self, i):
+        m, s = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        if isinstance(m.type, CoopMatrixType):
+            return self.b.op("coop_scalar", [m, s], m.type, fn="mul")
+        self.fail(i, "OpMatrixTimesScalar is supported for cooperative matrices only")
+
+    def op_BitCount(self, i):
+        return self.builtin(i, "countOneBits", "I", [i.ops[0]])
+
+    def op_BitReverse(self, i):
+        return self.builtin(i, "reverseBits", "I", [i.ops[0]])
+
+    def op_BitFieldInsert(self, i):
+        rt = self.rtype(i)
+        base, ins = (self.as_sign(self.val(x, i), "", rt) for x in i.ops[:2])
+        off, cnt = (self.as_sign(self.val(x, i), "U") for x in i.ops[2:4])
+        return self.b.op("builtin", [base, ins, off, cnt], rt, fn="insertBits")
+
+    def op_BitFieldSExtract(self, i):
+        return self.extract_bits(i, "S")
+
+    def op_BitFieldUExtract(self, i):
+        return self.extract_bits(i, "U")
+
+    def extract_bits(self, i, kind):
+        rt = self.rtype(i)
+        base = self.as_sign(self.val(i.ops[0], i), kind)
+        off, cnt = (self.as_sign(self.val(x, i), "U") for x in i.ops[1:3])
+        r = self.b.op("builtin", [base, off, cnt], base.type, fn="extractBits")
+        return self.as_sign(r, "", rt) if r.type != rt else r
+
+    def builtin(self, i, fn, kind, ids):
+        rt = self.rtype(i)
+        args = [self.val(x, i) for x in ids]
+        if kind in ("S", "U"):
+            args = [self.as_sign(a, kind) for a in args]
+        elif kind == "I" and args and scalar_of(args[0].type).is_int and isinstance(rt, (ScalarType, VectorType)) \
+                and scalar_of(rt).is_int:
+            args = [self.as_sign(a, "", rt) if width(a.type) == width(rt) else a for a in args]
+        res_t = rt
+        if args and scalar_of(rt).is_int and scalar_of(args[0].type).is_int and width(args[0].type) == width(rt):
+            res_t = with_scalar(rt, scalar_of(args[0].type))
+        r = self.b.op("builtin", args, res_t, fn=fn)
+        return self.as_sign(r, "", rt) if res_t != rt else r
+
+    def op_ExtInst(self, i):
+        set_name = self.info.ext_sets.get(i.ops[0])
+        name = i.ops[1]
+        if set_name != "GLSL.std.450" or name not in GLSL:
+            self.fail(i, f"{set_name} {name} is not supported",
+                      hint="emu maps the GLSL.std.450 functions that WGSL has to its builtins")
+        fn, kind = GLSL[name]
+        return self.builtin(i, fn, kind, i.ops[2:])
+
+    # -- conversions ----------------------------------------------------------------------------
+    def convert(self, i, src_kind: str, dst_kind: str | None):
+        rt = self.rtype(i)
+        a = self.val(i.ops[0], i)
+        if isinstance(rt, CoopMatrixType):
+            return self.b.op("coop_convert", [a], rt)
+        if src_kind in ("S", "U"):
+            a = self.as_sign(a, src_kind)
+        dst = rt
+        if dst_kind in ("S", "U") and scalar_of(rt).is_int:
+            dst = with_scalar(rt, _partner(scalar_of(rt), dst_kind))
+        r = self.b.op("convert", [a], dst) if dst != a.type else a
+        return self.as_sign(r, "", rt) if r.type != rt else r
+
+    def op_ConvertFToU(self, i):
+        return self.convert(i, "F", "U")
+
+    def op_ConvertFToS(self, i):
+        return self.convert(i, "F", "S")
+
+    def op_ConvertSToF(self, i):
+        return self.convert(i, "S", None)
+
+    def op_ConvertUToF(self, i):
+        return self.convert(i, "U", None)
+
+    def op_UConvert(self, i):
+        return self.convert(i, "U", "U")
+
+    def op_SConvert(self, i):
+        return self.convert(i, "S", "S")
+
+    def op_FConvert(self, i):
+        return self.convert(i, "F", None)
+
+    def op_QuantizeToF16(self, i):
+        return self.b.op("builtin", [self.val(i.ops[0], i)], self.rtype(i), fn="quantizeToF16")
+
+    def op_Bitcast(self, i):
+        rt = self.rtype(i)
+        a = self.val(i.ops[0], i)
+        if isinstance(rt, PointerType) or isinstance(a.type, PointerType):
+            self.fail(i, "bitcasts of pointers are not supported")
+        return self.b.op("bitcast", [a], rt) if a.type != rt else a
+
+    # -- composites -----------------------------------------------------------------------------
+    def op_CompositeConstruct(self, i):
+        rt = self.rtype(i)
+        parts = [self.val(x, i) for x in i.ops]
+        if isinstance(rt, CoopMatrixType):
+            return self.b.op("coop_fill", [parts[0]], rt)
+        return self.b.op("construct", parts, rt)
+
+    def op_CompositeExtract(self, i):
+        v = self.val(i.ops[0], i)
+        return self.b.op("extract", [v], self.rtype(i), path=list(i.ops[1:]))
+
+    def op_CompositeInsert(self, i):
+        obj, comp = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        return self.b.op("insert", [comp, obj], comp.type, path=list(i.ops[2:]))
+
+    def op_VectorExtractDynamic(self, i):
+        v, k = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        return self.b.op("extract", [v, k], self.rtype(i), path=[-1])
+
+    def op_VectorInsertDynamic(self, i):
+        v, c, k = (self.val(x, i) for x in i.ops[:3])
+        return self.b.op("insert", [v, c, k], v.type, path=[-1])
+
+    def op_VectorShuffle(self, i):
+        a, b = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        rt = self.rtype(i)
+        comps = [c if c != 0xFFFFFFFF else 0 for c in i.ops[2:]]
+        n = width(a.type)
+        if all(c < n for c in comps):
+            return self.b.op("swizzle", [a], rt, components=comps)
+        if all(c >= n for c in comps):
+            return self.b.op("swizzle", [b], rt, components=[c - n for c in comps])
+        s = scalar_of(rt)
+        parts = [self.b.op("extract", [a if c < n else b], s, path=[c if c < n else c - n]) for c in comps]
+        return self.b.op("construct", parts, rt)
+
+    def op_CopyObject(self, i):
+        return self.lookup(i.ops[0], i)
+
+    op_CopyLogical = op_CopyObject
+
+    def op_Undef(self, i):
+        return self.b.op("undef", [], self.rtype(i))
+
+    # -- memory ---------------------------------------------------------------------------------
+    def op_Variable(self, i):
+        pt = self.info.types[i.type_id]
+        pointee = pt[2]
+        args = [self.val(i.ops[1], i)] if len(i.ops) > 1 else []
+        name = self.info.names.get(i.result)
+        return self.b.op("var", args, PointerType("function", pointee), **({"name": name} if name else {}))
+
+    def op_AccessChain(self, i):
+        base = self.lookup(i.ops[0], i)
+        if isinstance(base, BuiltinVar):
+            return self.define(i.result, _BuiltinPart(base, [self.const_index(x, i) for x in i.ops[1:]]))
+        self.chains[i.result] = (i.ops[0], list(i.ops[1:]))
+        return self.access(i, base, i.ops[1:])
+
+    op_InBoundsAccessChain = op_AccessChain
+
+    def const_index(self, id_, at):
+        c = self.info.consts.get(id_)
+        if c is None:
+            self.fail(at, "a builtin variable is indexed with a non-constant index")
+        return int(c[1])
+
+    def access(self, i, base, index_ids):
+        t = base.type.pointee
+        path, args = [], [base]
+        for x in index_ids:
+            c = self.info.consts.get(x)
+            if isinstance(t, StructType):
+                if c is None:
+                    self.fail(i, "a struct member index must be a constant")
+                k = int(c[1])
+                path.append(k)
+                t = t.members[k].type
+                continue
+            if c is not None and not isinstance(t, CoopMatrixType):
+                path.append(int(c[1]))
+            else:
+                path.append(-1)
+                idx = self.val(x, i)
+                if not scalar_of(idx.type).is_int or scalar_of(idx.type).bits != 32:
+                    self.fail(i, f"an index of type {idx.type}: emu indexes with 32-bit integers")
+                args.append(idx)
+            if isinstance(t, ArrayType):
+                t = t.elem
+            elif isinstance(t, MatrixType):
+                t = t.column
+            elif isinstance(t, VectorType):
+                t = t.elem
+            elif isinstance(t, CoopMatrixType):
+                t = t.elem
+            else:
+                self.fail(i, f"cannot index into {t}")
+        if not path:
+            return base
+        return self.b.op("access", args, PointerType(base.type.space, t, base.type.access), path=path)
+
+    def op_PtrAccessChain(self, i):
+        self.fail(i, "OpPtrAccessChain (pointer arithmetic) is not supported")
+
+    def op_Load(self, i):
+        p = self.lookup(i.ops[0], i)
+        if isinstance(p, (BuiltinVar, _BuiltinPart)):
+            return self.load_builtin(i, p)
+        return self.b.op("load", [p], p.type.pointee)
+
+    def load_builtin(self, i, p):
+        whole, path = (p, []) if isinstance(p, BuiltinVar) else (p.var, p.path)
+        v = self.b.op("input", [], whole.type, builtin=whole.builtin)
+        rt = self.rtype(i)
+        if path:
+            v = self.b.op("extract", [v], scalar_of(whole.type), path=path)
+        return self.b.op("bitcast", [v], rt) if v.type != rt else v
+
+    def op_Store(self, i):
+        p, v = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        if p.type.access == "read":
+            self.fail(i, "store through a read-only pointer")
+        self.b.emit("store", [p, v])
+
+    def op_CopyMemory(self, i):
+        dst, src = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        self.b.emit("store", [dst, self.b.op("load", [src], src.type.pointee)])
+
+    def op_ArrayLength(self, i):
+        p = self.val(i.ops[0], i)
+        arr = self.b.op("access", [p], PointerType(p.type.space, p.type.pointee.members[i.ops[1]].type,
+                                                   p.type.access), path=[i.ops[1]])
+        return self.b.op("array_length", [arr], U32)
+
+    # -- calls ----------------------------------------------------------------------------------
+    def op_FunctionCall(self, i):
+        args = [self.val(x, i) for x in i.ops[1:]]
+        rt = self.info.types[i.type_id]
+        from ...isa.types import VOID
+        inst = self.b.emit("call", args, rt if rt != VOID else VOID, callee=self.fn_names[i.ops[0]])
+        return inst.result
+
+    # -- synchronisation, atomics, subgroups ----------------------------------------------------
+    def op_ControlBarrier(self, i):
+        sem = self.info.consts.get(i.ops[2], (None, 0))[1]
+        # UniformMemory (0x40) alone: storage; WorkgroupMemory (0x100) or no memory: workgroup
+        kind = "storage" if sem & 0x40 and not sem & 0x100 else "workgroup"
+        self.b.emit("barrier", kind=kind)
+
+    def scope(self, i, id_):
+        c = self.info.consts.get(id_)
+        if c is None:
+            self.fail(i, "the scope operand must be a constant")
+        return int(c[1])
+
+    def atomic(self, i):
+        op = i.opname
+        p = self.val(i.ops[0], i)
+        s = scalar_of(p.type.pointee)
+        if s not in (I32, U32):
+            self.fail(i, f"atomics on {s} are not supported (32-bit integers only)")
+        if op == "OpAtomicLoad":
+            return self.define(i.result, self.b.op("atomic", [p], s, fn="load"))
+        if op == "OpAtomicStore":
+            self.b.emit("atomic", [p, self.as_sign(self.val(i.ops[3], i), "", s)], fn="store")
+            return
+        if op in ("OpAtomicIIncrement", "OpAtomicIDecrement"):
+            one = self.b.op("const", [], s, value=1)
+            fn = "add" if op == "OpAtomicIIncrement" else "sub"
+            return self.define(i.result, self.b.op("atomic", [p, one], s, fn=fn))
+        if op == "OpAtomicCompareExchange":
+            value = self.as_sign(self.val(i.ops[4], i), "", s)
+            cmp = self.as_sign(self.val(i.ops[5], i), "", s)
+            from ...isa.types import TupleType
+            tt = TupleType(f"__atomic_compare_exchange_result_{s}", (("old_value", s), ("exchanged", BOOL)))
+            r = self.b.op("atomic", [p, cmp, value], tt, fn="compare_exchange_weak")
+            return self.define(i.result, self.b.op("extract", [r], s, path=[0]))
+        if op not in ATOMICS:
+            self.fail(i, f"{op} is not supported")
+        fn, kind = ATOMICS[op]
+        if kind in ("S", "U") and _partner(s, kind) != s:
+            self.fail(i, f"{op} on a {s} location: emu's atomics take the location's signedness",
+                      hint=f"declare the buffer member as {'int' if kind == 'S' else 'uint'}")
+        v = self.as_sign(self.val(i.ops[3], i), "", s)
+        r = self.b.op("atomic", [p, v], s, fn=fn)
+        rt = self.rtype(i)
+        return self.define(i.result, self.as_sign(r, "", rt) if rt != s else r)
+
+    def group(self, i):
+        op = i.opname
+        if self.scope(i, i.ops[0]) != SUBGROUP_SCOPE:
+            self.fail(i, f"{op} with a scope other than Subgroup is not supported")
+        rt = self.rtype(i)
+        if op == "OpGroupNonUniformElect":
+            return self.define(i.result, self.b.op("subgroup", [], BOOL, fn="elect"))
+        if op in GROUP_PLAIN:
+            fn = GROUP_PLAIN[op]
+            args = [self.val(x, i) for x in i.ops[1:]]
+            if len(args) > 1:
+                args[1] = self.as_sign(args[1], "U")
+            t = VectorType(U32, 4) if fn == "ballot" else args[0].type
+            return self.define(i.result, self.b.op("subgroup", args, t, fn=fn))
+        name = op[len("OpGroupNonUniform"):]
+        if name in GROUP_ARITH:
+            group_op = i.ops[1]
+            fn = GROUP_ARITH[name]
+            if group_op in ("InclusiveScan", "ExclusiveScan"):
+                if fn not in ("add", "mul"):
+                    self.fail(i, f"{group_op} of {name} is not supported (add and mul scans only)")
+                fn = ("inclusive_" if group_op == "InclusiveScan" else "exclusive_") + fn
+            elif group_op != "Reduce":
+                self.fail(i, f"group operation {group_op} is not supported")
+            x = self.val(i.ops[2], i)
+            x = self.as_sign(x, GROUP_SIGN.get(name, ""), None if name in GROUP_SIGN else rt) \
+                if scalar_of(x.type).is_int else x
+            r = self.b.op("subgroup", [x], x.type, fn=fn)
+            return self.define(i.result, self.as_sign(r, "", rt) if r.type != rt else r)
+        self.fail(i, f"{op} is not supported")
+
+    # -- specialization constant expressions ----------------------------------------------------
+    def spec_expr(self, i: Instruction):
+        if i.opname == "OpSpecConstantComposite":
+            rt = self.rtype(i)
+            return self.b.op("construct", [self.val(x, i) for x in i.ops], rt)
+        if i.opname == "OpSpecConstantOp":
+            from .grammar import Instruction as I_
+            inner = I_("Op" + i.ops[0][2:] if i.ops[0].startswith("Op") else i.ops[0], 0, i.type_id,
+                       i.result, list(i.ops[1:]), i.index)
+            saved = self.scopes[-1].get(i.result)
+            self.lower(inner)
+            v = self.scopes[-1].get(i.result, saved)
+            return v
+        self.fail(i, f"{i.opname} is not supported")
+
+    # -- cooperative matrices -------------------------------------------------------------------
+    def coop_binary(self, i, fn, rt, a, b):
+        if isinstance(b.type, CoopMatrixType):
+            if fn not in ("add", "sub", "mul", "div"):
+                self.fail(i, f"{i.opname} of cooperative matrices is not supported")
+            return self.b.op("binary", [a, b], a.type, fn=fn)
+        return self.b.op("coop_scalar", [a, b], a.type, fn=fn)
+
+    def coop_pointer(self, i, ptr_id):
+        """(pointer to the array, element offset) of a cooperative load/store's pointer."""
+        p = self.val(ptr_id, i)
+        if isinstance(p.type.pointee, ArrayType):
+            return p, self.b.op("const", [], U32, value=0)
+        chain = self.chains.get(ptr_id)
+        if chain is None or not chain[1]:
+            self.fail(i, "a cooperative matrix is loaded from and stored to an element of an array",
+                      hint="pass buf.data[offset] (an array element)")
+        base_id, idx = chain
+        base = self.val(base_id, i)
+        arr = self.access(i, base, idx[:-1])
+        if not isinstance(arr.type.pointee, ArrayType):
+            self.fail(i, "a cooperative matrix is loaded from and stored to an element of an array")
+        off = self.as_sign(self.val(idx[-1], i), "U")
+        return arr, off
+
+    def layout(self, i, id_):
+        c = self.info.consts.get(id_)
+        if c is None:
+            self.fail(i, "the matrix layout must be a constant")
+        lay = {0: "row_major", 1: "col_major"}.get(int(c[1]))
+        if lay is None:
+            self.fail(i, f"matrix layout {c[1]} is not supported (RowMajorKHR or ColumnMajorKHR)")
+        return lay
+
+    def stride(self, i, ops, k):
+        if len(ops) > k and isinstance(ops[k], int):
+            return self.as_sign(self.val(ops[k], i), "U")
+        return self.b.op("const", [], U32, value=0)
+
+    def op_CooperativeMatrixLoadKHR(self, i):
+        rt = self.rtype(i)
+        arr, off = self.coop_pointer(i, i.ops[0])
+        lay = self.layout(i, i.ops[1])
+        return self.b.op("coop_load", [arr, off, self.stride(i, i.ops, 2)], rt, layout=lay)
+
+    def op_CooperativeMatrixStoreKHR(self, i):
+        arr, off = self.coop_pointer(i, i.ops[0])
+        v = self.val(i.ops[1], i)
+        lay = self.layout(i, i.ops[2])
+        if arr.type.access == "read":
+            self.fail(i, "cannot store a matrix into a read-only buffer")
+        self.b.emit("coop_store", [arr, off, v, self.stride(i, i.ops, 3)], layout=lay)
+
+    def op_CooperativeMatrixMulAddKHR(self, i):
+        a, b, c = (self.val(x, i) for x in i.ops[:3])
+        flags = i.ops[3] if len(i.ops) > 3 else frozenset()
+        rt = self.rtype(i)
+        for t, flag in ((a.type, "MatrixASignedComponentsKHR"), (b.type, "MatrixBSignedComponentsKHR"),
+                        (c.type, "MatrixCSignedComponentsKHR"), (rt, "MatrixResultSignedComponentsKHR")):
+            s = t.elem
+            if s.is_int and (flag in flags) != (s.kind == "sint"):
+                self.fail(i, f"{flag} {'is set' if flag in flags else 'is not set'} but the matrix's "
+                             f"component type is {s}: emu reads signedness from the component type",
+                          hint="declare the matrix with the component type whose signedness the operation uses")
+        attrs = {"saturate": True} if "SaturatingAccumulationKHR" in flags else {}
+        if rt != c.type:
+            self.fail(i, f"the result type {rt} differs from the accumulator's {c.type}")
+        return self.b.op("coop_mma", [a, b, c], rt, **attrs)
+
+    def op_CooperativeMatrixLengthKHR(self, i):
+        t = self.info.types.get(i.ops[0])
+        return self.b.op("coop_length", [], self.rtype(i), matrix=t)
+
+
+class _BuiltinPart:
+    """A pointer into a builtin vector (gl_GlobalInvocationID.x)."""
+
+    def __init__(self, var: BuiltinVar, path: list):
+        self.var, self.path = var, path
+
+    @property
+    def builtin(self):
+        return self.var.builtin
+
+
+__all__ = ["OpLowering", "F32", "Type"]
