@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import HostError
+from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
 from .isa.ir import Function, Module
 from .isa.types import ArrayType, StructType, Type
 from .memory.memory import Region

@@ -1,3 +1,29 @@
-"""Compiled fast paths of the executor (numba): fused MMA over fragments, and the fusion JIT that
-turns an entry point's plain scalar IR into one lane loop. Every path here must give the same bits
-as the interpreter in emu.scheduler and the kernels in emu.numerics; tests/perf checks that."""
+"""Compiled fast paths of the executor (numba), plugged in through emu/scheduler/fastpaths.py when
+this package is imported (emu.api does): cooperative loads and stores in bounds, the multiply-add
+straight on fragments, and the fusion JIT that turns an entry point's plain scalar IR into one
+lane loop. Every path here must give the same bits and errors as the reference executor in
+emu.scheduler; tests/perf checks each against it."""
+from __future__ import annotations
+
+import os
+
+from ..scheduler import fastpaths
+from . import coop_fast
+
+
+def _fuse(pipe):
+    from .fuse import compile_pipeline
+    return compile_pipeline(pipe)
+
+
+fastpaths.register("coop_load", "coop_fast.load", coop_fast.load,
+                   doc="in-bounds aligned loads: one compiled gather")
+fastpaths.register("coop_store", "coop_fast.store", coop_fast.store,
+                   doc="in-bounds aligned stores: one compiled scatter")
+fastpaths.register("coop_mma", "mma_fast.frag_mma", coop_fast.mma,
+                   applies=lambda ex, inst: not inst.attrs.get("saturate"), traced=True,
+                   doc="fused and exact float models straight on fragments; values only, so it also "
+                       "runs under a tracer")
+fastpaths.register(fastpaths.PIPELINE, "fuse.compile_pipeline", _fuse,
+                   applies=lambda pipe: os.environ.get("EMU_JIT", "1") != "0",
+                   doc="plain scalar entry points as one compiled lane loop")

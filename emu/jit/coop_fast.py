@@ -1,5 +1,5 @@
-"""Fast paths of cooperative loads and stores (numba), for the common case only: a tracer is
-off, the stride is legal, every element of every executing subgroup is inside the buffer and
+"""Fast paths of cooperative loads and stores (numba), registered for coop_load and coop_store
+(emu/scheduler/fastpaths.py: never while a tracer observes), for the common case only: the stride is legal, every element of every executing subgroup is inside the buffer and
 aligned to its size. Then the addresses follow from (base, stride) per subgroup and the lane map,
 so the bounds check is two comparisons per subgroup and the gather or scatter is one compiled
 loop. Both place the access with emu/memory/coop.py:place. Anything else returns None and the
@@ -50,7 +50,7 @@ _IDX: dict = {}
 
 def _plan(ex, inst, ptr, t, offset, stride, subgroups, mask):
     """(rows, base, stride, major, minor, valid) in elements of t's size, or None."""
-    if ex.opts.tracer is not None or not isinstance(ptr.type, ArrayType) or len(subgroups) == 0:
+    if not isinstance(ptr.type, ArrayType) or len(subgroups) == 0:
         return None
     lm = ex.pipe.profile.matrix_lane_map(t, ex.opts.subgroup_size)
     # placed by the same function as the general path (so the same errors)
@@ -85,15 +85,26 @@ def load(ex, inst, ptr, offset, stride, subgroups, mask):
     return out.reshape(ex.lanes, -1)
 
 
-def store(ex, inst, ptr, offset, value, stride, subgroups, mask) -> bool:
-    """Do a cooperative store and return True, or return False (use the general path)."""
+def store(ex, inst, ptr, offset, value, stride, subgroups, mask):
+    """Do a cooperative store and return True, or return None (use the general path)."""
     t = inst.args[2].type
     plan = _plan(ex, inst, ptr, t, offset, stride, subgroups, mask)
     if plan is None:
-        return False
+        return None
     sg = ex.opts.subgroup_size
     frags = np.ascontiguousarray(value).reshape(-1, sg, value.shape[-1])
     u = _UINT[frags.dtype.itemsize]
     _scatter(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
              np.ascontiguousarray(subgroups, np.int64), frags.view(u))
     return True
+
+
+def mma(ex, inst, a, b, c, subgroups):
+    """A cooperative multiply-add straight on fragments (emu/numerics/mma_fast.py), without
+    building matrices; None where that kernel does not apply."""
+    from ..numerics import mma_fast
+    from ..scheduler.coop import lane_map, matrix_model
+    ta, tb, tc = (x.type for x in inst.args)
+    return mma_fast.frag_mma(matrix_model(ex, ta, tc), a, b, c,
+                             [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
+                             subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))

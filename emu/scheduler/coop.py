@@ -11,14 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa.types import CoopMatrixType
-from ..jit import coop_fast as _coop_fast
-from ..numerics import mma_fast as _mma_fast
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
 from ..numerics import mma as nmma
 from ..numerics import scalar as nscalar
 from ..numerics.dtypes import NP
-from .handlers import handler
+from . import fastpaths
+from .registry import handler
 
 
 def lane_map(ex, t: CoopMatrixType):
@@ -64,7 +63,7 @@ def h_coop_load(ex, inst, mask, frame):
     ptr, offset, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.type
     subgroups = _subgroups(ex, inst, mask)
-    fast = _coop_fast.load(ex, inst, ptr, offset, stride, subgroups, mask)   # in-bounds, untraced
+    fast = fastpaths.run_op(ex, inst, ptr, offset, stride, subgroups, mask)
     if fast is not None:
         return fast
     sg = ex.opts.subgroup_size
@@ -89,7 +88,7 @@ def h_coop_store(ex, inst, mask, frame):
     ptr, offset, value, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.args[2].type
     subgroups = _subgroups(ex, inst, mask)
-    if _coop_fast.store(ex, inst, ptr, offset, value, stride, subgroups, mask):   # in-bounds, untraced
+    if fastpaths.run_op(ex, inst, ptr, offset, value, stride, subgroups, mask):
         return
     sg = ex.opts.subgroup_size
     addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
@@ -119,7 +118,8 @@ def _fragments(ex, mats, t, subgroups):
     return out.reshape(ex.lanes, -1)
 
 
-def _model(ex, a_t, c_t):
+def matrix_model(ex, a_t, c_t):
+    """The profile's numeric model for a multiply of A type `a_t` into C type `c_t`."""
     prof = ex.pipe.profile
     return prof.model_for(prof.find_config(a_t.rows, c_t.cols, a_t.cols, a_t.elem.name, c_t.elem.name))
 
@@ -129,15 +129,11 @@ def h_coop_mma(ex, inst, mask, frame):
     a, b, c = (frame.vals[x.id] for x in inst.args)
     ta, tb, tc = (x.type for x in inst.args)
     subgroups = _subgroups(ex, inst, mask)
-    if not inst.attrs.get("saturate"):
-        # the same bits straight from fragments, without building matrices (emu/numerics/mma_fast.py)
-        D = _mma_fast.frag_mma(_model(ex, ta, tc), a, b, c,
-                               [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
-                               subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))
-        if D is not None:
-            return D
+    D = fastpaths.run_op(ex, inst, a, b, c, subgroups)     # e.g. straight from fragments
+    if D is not None:
+        return D
     A, B, C = (_matrices(ex, v, t, subgroups) for v, t in ((a, ta), (b, tb), (c, tc)))
-    D = nmma.mma(_model(ex, ta, tc), A, B, C, tc.elem.name, saturate=bool(inst.attrs.get("saturate")))
+    D = nmma.mma(matrix_model(ex, ta, tc), A, B, C, tc.elem.name, saturate=bool(inst.attrs.get("saturate")))
     return _fragments(ex, D, inst.type, subgroups)
 
 
@@ -150,7 +146,7 @@ def h_coop_mul(ex, inst, mask, frame):
     A, B = _matrices(ex, a, ta, subgroups), _matrices(ex, b, tb, subgroups)
     # A product without accumulator is the multiply-add with C = +0 on these units.
     C = np.zeros((len(subgroups), tr.rows, tr.cols), NP[tr.elem.name])
-    D = nmma.mma(_model(ex, ta, tr), A, B, C, tr.elem.name)
+    D = nmma.mma(matrix_model(ex, ta, tr), A, B, C, tr.elem.name)
     return _fragments(ex, D, tr, subgroups)
 
 

@@ -20,6 +20,10 @@ from ..isa.ir import Block, Function, Inst, Module
 from ..isa.ops import OPS
 from ..isa.types import CoopMatrixType, Type, contains
 from ..memory.memory import Cell, Ptr, Region, store, zero_value
+from . import fastpaths
+from .coop import zero_fragments
+from .frame import Breakable, Frame  # noqa: F401  (re-exported)
+from .handlers import HANDLERS
 from .layout import PipelineLayout
 
 
@@ -31,25 +35,6 @@ class Options:
     batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
     tracer: object = None           # emu.trace tracer, or None: no tracing cost
     jobs: int = 1                   # threads for the compiled kernels (emu/jit); never changes results
-
-
-class Frame:
-    """One function activation: values by id, the lanes that left through break/continue/return."""
-
-    __slots__ = ("vals", "dead", "retval", "breakables")
-
-    def __init__(self, vals: list, lanes: int):
-        self.vals = vals
-        self.dead = np.zeros(lanes, np.bool_)
-        self.retval = None
-        self.breakables: list[Breakable] = []
-
-
-@dataclass
-class Breakable:
-    is_loop: bool
-    broken: np.ndarray
-    continued: np.ndarray | None = None
 
 
 class Batch:
@@ -119,7 +104,6 @@ class Batch:
 
     def run_block(self, block: Block, mask: np.ndarray, frame: Frame) -> np.ndarray:
         """Run `block` for the lanes of `mask`; returns the lanes still running at its end."""
-        from .handlers import HANDLERS
         vals = frame.vals
         tracer = self.opts.tracer
         for inst in block.insts:
@@ -272,17 +256,15 @@ class Pipeline:
         total = grid[0] * grid[1] * grid[2]
         per_batch = max(1, self.opts.batch_lanes // self.layout.padded_size(self.opts.subgroup_size))
         start = 0
-        if self.opts.tracer is None:
-            # plain scalar entry points run compiled (emu/jit/fuse.py) with the same results; a
-            # kernel that stops (an error to report) hands over from the batch where it stopped
-            if not hasattr(self, "_jit"):
-                from ..jit.fuse import compile_pipeline
-                self._jit = compile_pipeline(self)
-            if self._jit is not None:
-                stopped = self._jit.run(self.grid, buffers)
-                if stopped is None:
-                    return
-                start = stopped // per_batch * per_batch
+        # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel
+        # that stops (an error to report) hands over from the batch where it stopped
+        if not hasattr(self, "_jit"):
+            self._jit = fastpaths.compile_pipeline(self)
+        if self._jit is not None:
+            stopped = self._jit.run(self.grid, buffers)
+            if stopped is None:
+                return
+            start = stopped // per_batch * per_batch
         for first in range(start, total, per_batch):
             batch = Batch(self, first, min(per_batch, total - first), buffers)
             batch.run(self.entry)

@@ -13,27 +13,20 @@ from ..numerics import builtins as nbuiltins
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
 from ..numerics import reduce as nreduce
-from .executor import Batch, Breakable, Frame
-
-HANDLERS = {}
-
-
-def handler(*names):
-    def deco(fn):
-        for n in names:
-            HANDLERS[n] = fn
-        return fn
-    return deco
+from . import coop as _coop  # noqa: F401  (registers the cooperative-matrix handlers)
+from .coop import zero_fragments
+from .frame import Breakable, Frame
+from .registry import HANDLERS, handler  # noqa: F401  (HANDLERS re-exported)
 
 
-def _args(ex: Batch, inst: Inst, frame: Frame):
+def _args(ex, inst: Inst, frame: Frame):
     return [frame.vals[a.id] for a in inst.args]
 
 
 # -- values --------------------------------------------------------------------------------------
 
 @handler("const")
-def h_const(ex: Batch, inst, mask, frame):
+def h_const(ex, inst, mask, frame):
     return ex.constant(inst.type, inst.attrs["value"])
 
 
@@ -131,7 +124,7 @@ def _col_stride(t: MatrixType) -> int:
     return -(-t.column.size // t.column.align) * t.column.align
 
 
-def _checked_index(ex: Batch, inst, idx: np.ndarray, count: int, mask, ptr=None):
+def _checked_index(ex, inst, idx: np.ndarray, count: int, mask, ptr=None):
     """Per-lane index as int64; out of range on an active lane is an error (or clamped when
     --robust, as WebGPU implementations may do)."""
     idx = idx.astype(np.int64)
@@ -470,4 +463,3 @@ def _merge(old, new, mask):
     return np.where(m, new, old)
 
 
-from . import coop as _coop  # noqa: E402,F401  (registers the cooperative-matrix handlers)
