@@ -182,6 +182,14 @@ class _Verifier:
         if a.cols != b.rows or (c.rows, c.cols) != (a.rows, b.cols):
             self.fail(i, f"coop_mma shapes do not agree: {a.rows}x{a.cols} x {b.rows}x{b.cols} + {c.rows}x{c.cols}")
         self.config(i, a, b, c)
+        sat = bool(i.attrs.get("saturate"))
+        if self.profile is not None and sat and self.profile.find_config(
+                a.rows, b.cols, a.cols, a.elem.name, c.elem.name, saturating=True) is None:
+            # Vulkan's configurations say whether the saturating operand must be present
+            self.fail(i, f"the device '{self.profile.name}' has no saturating accumulation for "
+                         f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
+                      hint="drop the saturating operand (gl_MatrixOperandsSaturatingAccumulation): the "
+                           "device's integer accumulation wraps")
 
     def op_coop_mul(self, i):
         a, b = (x.type for x in i.args)

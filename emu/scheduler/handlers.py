@@ -235,12 +235,19 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
         elem, count = t.elem, t.count
     elif isinstance(t, MatrixType):
         elem, count = t.column, t.cols
+    elif isinstance(t, CoopMatrixType):     # element i of the lane's fragment (SPIR-V, GLSL)
+        elem, count = t.elem, _fragment_length(ex, t)
     else:
         elem, count = t.elem, t.n
     if step >= 0:
         return _index(v, step, None), elem
     idx = _checked_index(ex, inst, dyn_val, count, mask)
     return _index(v, idx, ex.lanes), elem
+
+
+def _fragment_length(ex, t: CoopMatrixType) -> int:
+    from .coop import lane_map
+    return int(lane_map(ex, t).rows_idx.shape[1])
 
 
 def _index(v, idx, lanes):
@@ -276,8 +283,9 @@ def _insert(ex, inst, v, t, path, dyn, elem, mask):
         items = list(v)
         items[step] = elem if not rest else _insert(ex, inst, v[step], t.members[step].type, rest, dyn, elem, mask)
         return tuple(items)
-    sub_t = t.elem if isinstance(t, (ArrayType, VectorType)) else t.column
-    count = t.count if isinstance(t, ArrayType) else t.cols if isinstance(t, MatrixType) else t.n
+    sub_t = t.elem if isinstance(t, (ArrayType, VectorType, CoopMatrixType)) else t.column
+    count = t.count if isinstance(t, ArrayType) else t.cols if isinstance(t, MatrixType) else \
+        _fragment_length(ex, t) if isinstance(t, CoopMatrixType) else t.n
     if step < 0:
         idx, dyn = _checked_index(ex, inst, dyn[0], count, mask), dyn[1:]
     else:

@@ -98,3 +98,25 @@ def test_run_and_print_spirv_assembly(tmp_path: Path, capsys):
     out = capsys.readouterr().out
     # the loop is structured, and instructions carry their line in the assembly
     assert "  loop {" in out and "k.spvasm:41:" in out
+
+
+def test_trace_and_explain_a_glsl_gemm(tmp_path: Path, capsys):
+    root = Path(__file__).resolve().parents[2]
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-1, 1, (16, 32)).astype(np.float16)
+    b = rng.uniform(-1, 1, (32, 16)).astype(np.float16)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    np.save(tmp_path / "c.npy", np.zeros(256, np.float32))
+    shader = root / "tests" / "shaders" / "spirv" / "gemm_coopmat.comp"
+    rc = main(["run", str(shader), "--profile", "nvidia-h200", "--dispatch", "1,1",
+               "--buffer", f"0:0={tmp_path / 'a.npy'}", "--buffer", f"0:1={tmp_path / 'b.npy'}",
+               "--buffer", f"0:2={tmp_path / 'c.npy'}", "--spec-constant", "0=16", "--spec-constant", "1=16",
+               "--spec-constant", "2=32", "--trace", str(tmp_path / "t.jsonl")])
+    assert rc == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main(["explain", str(tmp_path / "t.jsonl"), "--element", "3,5"]) == 0
+    out = capsys.readouterr().out
+    # the last multiply-add (k = 16..31), at its GLSL line, with the operands as the H200 holds them
+    assert "gemm_coopmat.comp:24:" in out and "config f16xf16->f32:16x16x16" in out
+    assert f"0x{a[3, 16].view(np.uint16):04x}" in out and f"0x{b[16, 5].view(np.uint16):04x}" in out

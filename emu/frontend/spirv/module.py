@@ -374,7 +374,9 @@ class ModuleInfo:
             if i.ops[1] not in self.consts:
                 self.fail(i, "a module-scope variable's initializer must be a constant")
             init = self.consts[i.ops[1]][1]
-        base = "push_constants" if sc == "PushConstant" else self.name(i.result, f"g{i.result}")
+        block = pointee.name if isinstance(pointee, StructType) else f"g{i.result}"
+        base = "push_constants" if sc == "PushConstant" else \
+            self.name(i.result, block) if self.names.get(i.result) else block   # anonymous blocks
         name, n = base, 1
         while name in self.global_names:
             n += 1

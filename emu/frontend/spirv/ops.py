@@ -403,6 +403,9 @@ class OpLowering:
         if isinstance(base, BuiltinVar):
             return self.define(i.result, _BuiltinPart(base, [self.const_index(x, i) for x in i.ops[1:]]))
         self.chains[i.result] = (i.ops[0], list(i.ops[1:]))
+        if isinstance(base.type.pointee, CoopMatrixType) and len(i.ops) == 2:
+            # element i of the lane's fragment: read and written through the whole matrix
+            return self.define(i.result, _CoopElement(base, self.as_sign(self.val(i.ops[1], i), "U")))
         return self.access(i, base, i.ops[1:])
 
     op_InBoundsAccessChain = op_AccessChain
@@ -454,6 +457,9 @@ class OpLowering:
         p = self.lookup(i.ops[0], i)
         if isinstance(p, (BuiltinVar, _BuiltinPart)):
             return self.load_builtin(i, p)
+        if isinstance(p, _CoopElement):
+            m = self.b.op("load", [p.matrix], p.matrix.type.pointee)
+            return self.b.op("extract", [m, p.index], m.type.elem, path=[-1])
         return self.b.op("load", [p], p.type.pointee)
 
     def load_builtin(self, i, p):
@@ -465,6 +471,12 @@ class OpLowering:
         return self.b.op("bitcast", [v], rt) if v.type != rt else v
 
     def op_Store(self, i):
+        p = self.lookup(i.ops[0], i)
+        if isinstance(p, _CoopElement):
+            m = self.b.op("load", [p.matrix], p.matrix.type.pointee)
+            m = self.b.op("insert", [m, self.val(i.ops[1], i), p.index], m.type, path=[-1])
+            self.b.emit("store", [p.matrix, m])
+            return
         p, v = self.val(i.ops[0], i), self.val(i.ops[1], i)
         if p.type.access == "read":
             self.fail(i, "store through a read-only pointer")
@@ -652,6 +664,13 @@ class OpLowering:
     def op_CooperativeMatrixLengthKHR(self, i):
         t = self.info.types.get(i.ops[0])
         return self.b.op("coop_length", [], self.rtype(i), matrix=t)
+
+
+class _CoopElement:
+    """A pointer to one element of a lane's fragment of a cooperative matrix variable."""
+
+    def __init__(self, matrix, index):
+        self.matrix, self.index = matrix, index
 
 
 class _BuiltinPart:
