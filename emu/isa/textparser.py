@@ -78,14 +78,17 @@ def _tokenize(line: str, lineno: int, file: str) -> list[Tok]:
         if kind == "neginf":
             toks.append(Tok("float", text, col, float("-inf")))
             continue
-        if kind == "num":
-            if re.fullmatch(r"[+-]?\d+", text):
-                toks.append(Tok("int", text, col, int(text)))
-            else:
-                toks.append(Tok("float", text, col, float(text)))
-            continue
-        if kind == "hexfloat":
-            toks.append(Tok("float", text, col, float.fromhex(text)))
+        if kind in ("num", "hexfloat"):
+            try:
+                if kind == "hexfloat":
+                    toks.append(Tok("float", text, col, float.fromhex(text)))
+                elif re.fullmatch(r"[+-]?\d+", text):
+                    toks.append(Tok("int", text, col, int(text)))
+                else:
+                    toks.append(Tok("float", text, col, float(text)))
+            except (OverflowError, ValueError):     # beyond f64, or an integer of > 4300 digits
+                raise IRParseError(f"number {text[:40]}{'...' if len(text) > 40 else ''} is out of range",
+                                   Loc(file, lineno, col)) from None
             continue
         if kind == "value":
             toks.append(Tok("value", text, col, int(text[1:])))

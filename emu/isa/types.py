@@ -318,6 +318,10 @@ def contains_atomic(t: Type) -> bool:
 # Composite types nested deeper than this are refused: a register value holds one numpy axis per
 # level (numpy allows 64 in all). WGSL guarantees 15 levels (its "composite nesting depth" limit).
 MAX_COMPOSITE_DEPTH = 24
+# A value built by the front end (a constant, a zero value) is a Python list: at most this many bytes.
+MAX_VALUE_BYTES = 1 << 20
+# Function and private variables of one invocation, together (WGSL guarantees 8192 bytes of each).
+MAX_INVOCATION_BYTES = 1 << 16
 
 
 def composite_depth(t: Type) -> int:

@@ -33,6 +33,12 @@ class _Verifier:
         raise VerifyError(msg, inst.loc if inst is not None else None, hint=hint)
 
     def function(self, f: Function):
+        from .ops import INPUTS
+        for name in f.param_builtins.values():
+            if name not in INPUTS:
+                self.fail(None if f.loc is None else Inst("func", [], loc=f.loc),
+                          f"parameter of '{f.name}' is the unknown builtin {name!r}",
+                          hint=f"use one of {', '.join(INPUTS)}")
         defined = {p.id for p in f.params}
         self.block(f.body, defined, f, loops=0, breakables=0)
         # Dawn's rule (its subgroup-matrix extension; wgpu's has none): each row of the workgroup
@@ -193,16 +199,31 @@ class _Verifier:
 
     def op_coop_mul(self, i):
         a, b = (x.type for x in i.args)
+        self.matrices(i, a, b, i.type)
         self.config(i, a, b, i.type)
 
     def op_coop_load(self, i):
+        self.matrices(i, i.type)
         self.matrix_supported(i, i.type)
 
     def op_coop_store(self, i):
+        self.matrices(i, i.args[2].type)
         self.matrix_supported(i, i.args[2].type)
 
     def op_coop_fill(self, i):
+        self.matrices(i, i.type)
         self.matrix_supported(i, i.type)
+
+    def op_input(self, i):
+        from .ops import INPUTS
+        if i.attrs["builtin"] not in INPUTS:
+            self.fail(i, f"'input' of unknown builtin {i.attrs['builtin']!r}",
+                      hint=f"use one of {', '.join(INPUTS)}")
+
+    def matrices(self, i, *types):
+        for t in types:
+            if not isinstance(t, CoopMatrixType):
+                self.fail(i, f"'{i.op}' needs cooperative matrices, not {t}")
 
     def config(self, i, a, b, c):
         if self.profile is None:

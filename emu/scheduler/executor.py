@@ -254,7 +254,10 @@ class Pipeline:
         self.check_limits(grid)
         self.grid = tuple(grid)
         total = grid[0] * grid[1] * grid[2]
-        per_batch = max(1, self.opts.batch_lanes // self.layout.padded_size(self.opts.subgroup_size))
+        wg_lanes = self.layout.padded_size(self.opts.subgroup_size)
+        per_batch = max(1, self.opts.batch_lanes // wg_lanes)
+        # and no more private memory per batch than 256 MiB (big function arrays: smaller batches)
+        per_batch = max(1, min(per_batch, (256 << 20) // max(1, self.layout.lane_bytes * wg_lanes)))
         start = 0
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel
         # that stops (an error to report) hands over from the batch where it stopped

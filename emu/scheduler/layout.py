@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from ..errors import EmuError
 from ..isa.ir import Function, Module
-from ..isa.types import CoopMatrixType, contains, round_up
+from ..isa.types import MAX_INVOCATION_BYTES, CoopMatrixType, contains, round_up
 
 MAX_INVOCATIONS = 1024
 
@@ -63,4 +63,8 @@ def make_layout(module: Module, entry: Function, overrides: dict, subgroup_size:
                 lay.var_offsets[inst.result.id] = lane
                 lane += t.size
     lay.lane_bytes, lay.workgroup_bytes = lane, wg
+    if lane > MAX_INVOCATION_BYTES:
+        raise EmuError(f"the function and private variables of one invocation take {lane} bytes; emu "
+                       f"allows {MAX_INVOCATION_BYTES} (WGSL guarantees 8192 of each)", entry.loc,
+                       hint="keep large arrays in var<workgroup> or storage buffers")
     return lay

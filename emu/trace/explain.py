@@ -17,7 +17,7 @@ from ..numerics import mma_ref as _ref
 from ..numerics.dtypes import INTS
 from ..numerics.mma import explain_element
 from . import fmt
-from .schema import SCHEMA_VERSION, read_jsonl
+from .schema import SCHEMA_VERSION, read_jsonl, validate_records
 
 _MMA = ("coop_mma", "coop_mul")
 
@@ -42,12 +42,21 @@ class Trace:
             raise HostError(f"'{path}' is not a JSON-lines trace ({e})",
                             hint="write one with `emu run ... --trace FILE.jsonl` (the perfetto format "
                                  "cannot be explained)") from None
-        t = cls(records, str(path))
-        schema = t.header.get("schema")
+        if not all(isinstance(r, dict) for r in records):
+            raise HostError(f"'{path}' is not an emu trace: every line must be a JSON object",
+                            hint="write one with `emu run ... --trace FILE.jsonl`")
+        header = records[0] if records and records[0].get("record") == "header" else {}
+        schema = header.get("schema")
         if schema != SCHEMA_VERSION:
             raise HostError(f"'{path}' is not an emu trace of schema {SCHEMA_VERSION} (found {schema!r})",
                             hint="regenerate it with this emu's `emu run --trace`")
-        return t
+        problems = validate_records(records)
+        if problems:
+            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+            raise HostError(f"'{path}' is not a valid emu trace: {problems[0]}{more}",
+                            hint="regenerate it with `emu run --trace`; a trace edited by hand must keep "
+                                 "the schema (emu/docs)")
+        return cls(records, str(path))
 
     def mma_events(self) -> list[dict]:
         return [e for e in self.events if e["op"] in _MMA]
@@ -56,13 +65,23 @@ class Trace:
 def _collect(fragments, matrix, what: str):
     """(bits matrix as object array with None where no lane was traced, owners (r, c) -> ['l.i'])."""
     rows, cols = matrix["rows"], matrix["cols"]
+    if rows * cols > 1 << 16:
+        raise HostError(f"{what}: a {rows}x{cols} matrix is larger than any matrix unit's",
+                        hint="the trace is damaged: regenerate it with `emu run --trace`")
     bits = np.full((rows, cols), None, dtype=object)
     owners: dict = {}
     for entry in fragments:
         lane = entry["lane"]
         for i, el in enumerate(entry["elements"]):
             r, c = el["row"], el["col"]
-            b = int(el["bits"], 16)
+            if not (0 <= r < rows and 0 <= c < cols):
+                raise HostError(f"{what}: lane {lane} element {i} is at ({r}, {c}), outside the "
+                                f"{rows}x{cols} matrix", hint="the trace is damaged: regenerate it")
+            try:
+                b = int(el["bits"], 16)
+            except ValueError:
+                raise HostError(f"{what}: lane {lane} element {i} has bits {el['bits'][:40]!r}, not hex "
+                                f"digits", hint="the trace is damaged: regenerate it") from None
             if bits[r, c] is not None and bits[r, c] != b:
                 raise HostError(f"{what}: element ({r}, {c}) has two different values in the trace "
                                 f"({owners[(r, c)][0]} and lane {lane})")
@@ -80,8 +99,19 @@ def _operand(trace: Trace | None, event: dict, role: str):
             raise HostError(f"operand {role} of event {event['seq']} refers to event {op['ref']}, "
                             f"which is not in the trace")
         src = trace.by_seq[op["ref"]]
+        _needs(src, ("matrix", "fragments"), f"event {op['ref']} (operand {role} of event {event['seq']})")
         return src["matrix"], src["fragments"], op["ref"]
+    _needs(op, ("matrix", "fragments"), f"operand {role} of event {event['seq']}")
     return op["matrix"], op["fragments"], None
+
+
+def _needs(record: dict, keys, what: str):
+    """Fields the schema leaves optional (not every event holds matrices) but explaining needs."""
+    for k in keys:
+        if k not in record:
+            raise HostError(f"{what} has no '{k}', so it cannot be explained",
+                            hint="the trace is damaged or was written without matrix contents: "
+                                 "regenerate it with `emu run --trace`")
 
 
 def _need(bits, owners, cells, what, event):
@@ -98,6 +128,11 @@ def explain_event(trace: Trace | None, event: dict, row: int, col: int) -> dict:
     if event["op"] not in _MMA:
         raise HostError(f"event {event['seq']} is a {event['op']}, not a multiply-add",
                         hint="pick a coop_mma or coop_mul event (see the trace's \"op\" fields)")
+    _needs(event, ("matrix", "fragments", "operands"), f"event {event['seq']}")
+    for role in ("A", "B"):
+        if role not in event["operands"]:
+            raise HostError(f"event {event['seq']} has no operand {role}",
+                            hint="the trace is damaged: regenerate it with `emu run --trace`")
     d_mat = event["matrix"]
     M, N = d_mat["rows"], d_mat["cols"]
     if not (0 <= row < M and 0 <= col < N):

@@ -251,12 +251,15 @@ def validate_records(records: list[dict]) -> list[str]:
     errs: list[str] = []
     if not records:
         return ["the trace is empty"]
+    if not all(isinstance(r, dict) for r in records):
+        n = next(i for i, r in enumerate(records, 1) if not isinstance(r, dict))
+        return [f"line {n}: a record must be a JSON object"]
     if records[0].get("record") != "header":
         errs.append("line 1: the first record must be the header")
     last = -1
     for n, rec in enumerate(records, 1):
-        kind = rec.get("record") if isinstance(rec, dict) else None
-        schema = RECORDS.get(kind)
+        kind = rec.get("record")
+        schema = RECORDS.get(kind) if isinstance(kind, str) else None
         if schema is None:
             errs.append(f"line {n}: unknown record kind {kind!r}")
             continue
@@ -264,8 +267,9 @@ def validate_records(records: list[dict]) -> list[str]:
             errs.append(f"line {n}: a second header")
         if kind == "summary" and n != len(records):
             errs.append(f"line {n}: the summary must be the last record")
-        errs.extend(f"line {n}: {e}" for e in validate(rec, schema))
-        if kind == "event":
+        found = validate(rec, schema)
+        errs.extend(f"line {n}: {e}" for e in found)
+        if kind == "event" and not found:       # the checks below assume the schema holds
             if rec.get("seq", -1) <= last:
                 errs.append(f"line {n}: seq {rec.get('seq')} does not increase")
             last = rec.get("seq", last)

@@ -281,7 +281,13 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
     if all(isinstance(v, Const) for v in vals):
         s = scalar_of(t)
         ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
-        arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
+        try:
+            arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
+        except OverflowError:
+            lw.err(node, f"{name}(...) of constants beyond 32 bits ({', '.join(str(v.value) for v in vals)}): "
+                         f"emu evaluates abstract-integer builtins as i32",
+                   hint="give the arguments values that fit in i32")
+
         out = nb.call(name, ty, *arrs)
         value = _pylist(out)[0]
         if scalar_of(rt) is ABSTRACT_INT:

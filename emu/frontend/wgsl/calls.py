@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...isa.ir import Function, Value
-from ...isa.types import (ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType, Type, VOID,
-                          VectorType, contains, is_constructible, scalar_of)
+from ...isa.types import (MAX_VALUE_BYTES, ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType,
+                          Type, VOID, VectorType, contains, is_constructible, scalar_of)
 from . import ast as A
 from .types import MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
 from .values import (Const, Val, _Partial, _is_type_name, _np_dtype, _num_name, _pylist,
@@ -65,12 +65,15 @@ class CallLowering:
             return coop_construct(self, t, args, e)
         # inferred template types: vec3(...), array(...)
         if isinstance(t, _Partial):
-            t = self.infer_partial(t, args, e)
+            t = self.not_too_deep(self.infer_partial(t, args, e), e)
         if not args:
             if not is_constructible(t):
                 self.err(e, f"{t} has no zero value")
             if contains(t, CoopMatrixType):     # fragments exist only at run time
                 return Val(self.b.op("undef", [], t))
+            if t.size > MAX_VALUE_BYTES:        # a constant is a Python value: keep it small
+                self.err(e, f"{t}() is a value of {t.size} bytes; emu allows values up to "
+                            f"{MAX_VALUE_BYTES} bytes", hint="keep large arrays in storage buffers")
             return Const(t, _zero(t))
         if isinstance(t, ScalarType):
             if len(args) != 1:

@@ -262,7 +262,8 @@ def _scan(
             if kind in ("int", "hexint"):
                 suffix = text[-1] if text[-1] in "iu" else ""
                 digits = text[:-1] if suffix else text
-                value = int(digits, 16) if kind == "hexint" else int(digits, 10)
+                # (Python refuses int() of more than 4300 decimal digits; no such literal fits anyway)
+                value = int(digits, 16) if kind == "hexint" else int(digits, 10) if len(digits) < 100 else 10 ** 100
                 append(Token(INT, text, pos, line, col, file, gap, value, suffix))
             else:
                 suffix = ""
@@ -509,8 +510,15 @@ def float_literal_value(text: str) -> Fraction:
     if not m:
         raise ValueError(f"not a float literal: {text!r}")
     whole, frac, exp = m.group(1) or "", m.group(2) or "", m.group(3)
-    e = int(exp) if exp else 0
-    mant = int(whole + frac, radix_digits) if (whole + frac) else 0
+    e = int(exp) if exp and len(exp) < 20 else 0 if not exp else \
+        (-1 if exp[0] == "-" else 1) * (_MAX_EXPONENT + 1)      # (so large int() may refuse it)
+    digits = (whole + frac).lstrip("0")
+    if radix_digits == 10 and len(digits) > 800:
+        # 800 significant digits and a sticky one round like all of them (f64 needs < 770), and
+        # Python's int() refuses more than 4300 decimal digits
+        e += len(digits) - 801 - len(frac)
+        digits, frac = digits[:800] + ("1" if digits[800:].strip("0") else "0"), ""
+    mant = int(digits, radix_digits) if digits else 0
     if e < -_MAX_EXPONENT or mant == 0:
         return Fraction(0)              # below every type's smallest subnormal
     if e > _MAX_EXPONENT:

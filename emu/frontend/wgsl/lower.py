@@ -125,7 +125,11 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
 
     def struct(self, d: A.StructDecl) -> StructType:
         members = []
+        seen = set()
         for m in d.members:
+            if m.name in seen:
+                self.err(m, f"struct '{d.name}' has two members named '{m.name}'", hint="rename one of them")
+            seen.add(m.name)
             t = self.type(m.type)
             al = self.const_int(m.align) if m.align is not None else None
             sz = self.const_int(m.size) if m.size is not None else None

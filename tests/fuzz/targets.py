@@ -1,0 +1,119 @@
+"""What the fuzzer feeds: each target takes one input and returns how it ended, "ok" or "error"
+(an EmuError: one message for a person). Anything else it raises is a finding (a traceback)."""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+from emu.errors import EmuError
+
+MAX_STEPS = 20_000          # a mutant that loops is stopped by the step limit, not by the fuzzer
+
+
+def wgsl(text: str, run: bool = True) -> str:
+    """Compile a WGSL mutant; if it compiles, print and re-parse its IR and run one workgroup."""
+    from emu.frontend.wgsl import compile_source
+    try:
+        module, _ = compile_source(text, "fuzz.wgsl")
+    except EmuError:
+        return "error"
+    _roundtrip(module)
+    return _run(module) if run else "ok"
+
+
+def ir(text: str, run: bool = True) -> str:
+    """Parse (and verify, and run) an IR-text mutant."""
+    from emu.isa.textparser import parse_ir
+    try:
+        module = parse_ir(text, "fuzz.ir")
+    except EmuError:
+        return "error"
+    return _run(module) if run else "ok"
+
+
+def _roundtrip(module) -> None:
+    """The printer writes only what the IR parser reads back, the same."""
+    from emu.isa.printer import print_module
+    from emu.isa.textparser import parse_ir
+    text = print_module(module)
+    again = print_module(parse_ir(text, "fuzz.ir"))
+    if again != text:
+        raise AssertionError("IR text round trip differs")
+
+
+_DEVICE = None
+
+
+def _device():
+    global _DEVICE
+    if _DEVICE is None:
+        import emu
+        os.environ["EMU_JIT"] = "0"          # the interpreter: a numba compile per mutant is too slow
+        _DEVICE = emu.Device("reference", max_steps=MAX_STEPS)
+    return _DEVICE
+
+
+def _run(module) -> str:
+    """Verify the module for the device and dispatch one workgroup of its first entry point with
+    zeroed buffers of each binding's minimum size."""
+    from emu.api import ShaderModule, bind, min_binding_size, used_globals
+    dev = _device()
+    try:
+        dev._for_device(module)
+        eps = module.entry_points()
+        if not eps:
+            return "ok"
+        pipe = dev.create_compute_pipeline(ShaderModule(module, "", "fuzz.wgsl", []), eps[0].name)
+        bufs = {}
+        for g in used_globals(module, pipe.pipeline.entry):
+            if g.space in ("storage", "uniform"):
+                size = min_binding_size(g.type)
+                if size > 1 << 20:
+                    return "ok"                  # not worth allocating for a mutant
+                bufs[(g.group, g.binding)] = dev.create_buffer(size=max(size, 4) * 2)
+        dev.dispatch(pipe, bufs, (1, 1, 1))
+    except EmuError:
+        return "error"
+    return "ok"
+
+
+def npy(data: bytes) -> str:
+    """Load a .npy mutant the way --buffer does."""
+    from emu.memory.npy import load_npy
+    fd, path = tempfile.mkstemp(suffix=".npy", prefix="emu-fuzz-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        try:
+            arr, _ = load_npy(path, "--buffer 0:0")
+        except EmuError:
+            return "error"
+        np.ascontiguousarray(arr).tobytes()      # what binding it does
+        return "ok"
+    finally:
+        os.unlink(path)
+
+
+def trace(text: str) -> str:
+    """Read a trace mutant the way `emu explain` does and explain element (0, 0) and (1, 2)."""
+    from emu.trace.explain import Trace, explain_event, pick_event, render
+    fd, path = tempfile.mkstemp(suffix=".jsonl", prefix="emu-fuzz-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
+        try:
+            t = Trace.load(path)
+            ev = pick_event(t, None)
+            for row, col in ((0, 0), (1, 2)):
+                render(explain_event(t, ev, row, col), "text")
+                render(explain_event(t, ev, row, col), "json")
+        except EmuError:
+            return "error"
+        return "ok"
+    finally:
+        os.unlink(path)
+
+
+TARGETS = {"wgsl": wgsl, "ir": ir, "npy": npy, "trace": trace}

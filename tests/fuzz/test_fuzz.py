@@ -1,0 +1,184 @@
+"""The fuzzer in the test suite: a short run with fixed seeds (hypothesis, derandomized) over each
+target, the systematic malformations of a trace, and every crash the long runs found, reduced to
+an input of our own. Each must end in "ok" or one EmuError: never another exception, never a hang."""
+from __future__ import annotations
+
+import copy
+import io
+import json
+import random
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from . import run as fuzz
+from . import targets
+
+ROOT = Path(__file__).resolve().parents[2]
+SHORT = settings(max_examples=40, derandomize=True, deadline=None, database=None,
+                 suppress_health_check=list(HealthCheck))
+
+
+@lru_cache(maxsize=None)
+def _corpus():
+    return fuzz.corpus(None)
+
+
+def check(kind: str, data, timeout: float = 10.0):
+    outcome, seconds = fuzz.run_one(kind, data, timeout)
+    if isinstance(outcome, BaseException):
+        raise AssertionError(f"{kind} input ended in {fuzz.site(outcome)}: {outcome}") from outcome
+    assert outcome in ("ok", "error"), f"{kind} input: {outcome} after {seconds:.1f} s"
+    return outcome
+
+
+@pytest.mark.parametrize("kind", ["wgsl", "ir", "npy", "trace"])
+def test_short_fuzz_run(kind):
+    @SHORT
+    @given(st.integers(0, 2 ** 32 - 1))
+    def one(n):
+        rng = random.Random(f"ci:{kind}:{n}")
+        check(kind, fuzz.mutant(kind, _corpus()[kind], rng))
+    one()
+
+
+def test_every_seed_shader_compiles_and_round_trips():
+    for text in _corpus()["wgsl"]:
+        assert targets.wgsl(text, run=False) == "ok"
+        check("wgsl", text)
+
+
+# ----------------------------------------------------------------- traces, malformed every way
+
+def _trace_records():
+    return [json.loads(line) for line in _corpus()["trace"][0].splitlines()]
+
+
+def test_the_full_trace_explains():
+    assert check("trace", _corpus()["trace"][0]) == "ok"
+
+
+def _paths(value, path=()):
+    """Every key / index path inside a JSON value (one element of each list is enough)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield path + (k,)
+            yield from _paths(v, path + (k,))
+    elif isinstance(value, list) and value:
+        yield path + (0,)
+        yield from _paths(value[0], path + (0,))
+
+
+def _malformed():
+    recs = _trace_records()
+    last = max(i for i, r in enumerate(recs) if r.get("op") in ("coop_mma", "coop_mul"))
+    for where in (0, last, len(recs) - 1):            # the header, the multiply-add, the summary
+        for path in _paths(recs[where]):
+            for bad in ("delete", "x", -1, 10 ** 9, 1.5, None, True, [], {}):
+                out = copy.deepcopy(recs)
+                parent = out[where]
+                for step in path[:-1]:
+                    parent = parent[step]
+                if bad == "delete":
+                    if isinstance(parent, list):
+                        del parent[path[-1]]
+                    else:
+                        parent.pop(path[-1])
+                else:
+                    parent[path[-1]] = bad
+                yield f"{where}:{'.'.join(map(str, path))}={bad}", "\n".join(json.dumps(r) for r in out)
+    text = "\n".join(json.dumps(r) for r in recs)
+    yield "empty", ""
+    yield "not json", "{not json"
+    yield "a list per line", "[1, 2]\n" * 3
+    yield "truncated", text[: len(text) // 2]
+    yield "no header", "\n".join(json.dumps(r) for r in recs[1:])
+    yield "two headers", json.dumps(recs[0]) + "\n" + text
+
+
+def test_every_malformed_trace_is_one_message():
+    results = {"ok": 0, "error": 0}
+    for name, text in _malformed():
+        try:
+            results[check("trace", text)] += 1
+        except AssertionError as e:
+            raise AssertionError(f"malformation {name}: {e}") from None
+    assert results["error"] > 500          # most malformations are refused, each with one message
+
+
+# ----------------------------------------------------------------- crashes the long runs found
+
+WGSL_FOUND = {
+    # a constant array nested deeper than emu holds (numpy's 64 dimensions)
+    "nested_constant_arrays": "var<private> a = " + "array(" * 70 + "1" + ")" * 70 + ";\n"
+                              "@compute @workgroup_size(1) fn main() { _ = a; }\n",
+    # a builtin folded over abstract integers beyond 32 bits
+    "clamp_of_a_big_abstract_int": "@compute @workgroup_size(1) fn main() { var r = clamp(4294967296, 1, 1); }\n",
+    # zero values of huge arrays (was: a Python list of 636 million zeros)
+    "huge_zero_value": "@compute @workgroup_size(1) fn main() {\n"
+                       "  for (var i = array<i32, 636109182>()[0]; false;) {}\n}\n",
+    # duplicate struct members (was: compiled, and the IR printer wrote what its parser rejects)
+    "duplicate_member": "struct S { m: f32, m: f32 }\nvar<private> s: S;\n"
+                        "@compute @workgroup_size(1) fn main() { s.m = 1.0; }\n",
+    # float literals with thousands of digits (was: Python's int() limit of 4300 digits)
+    "long_float_literal": "const x = 1." + "9" * 5000 + ";\nconst y = 0." + "0" * 5000 + "1e-5;\n"
+                          "@compute @workgroup_size(1) fn main() { _ = x + y; }\n",
+    "long_int_literal": "const x = " + "9" * 5000 + ";\n@compute @workgroup_size(1) fn main() { _ = x; }\n",
+    "huge_private_array": "var<private> p: array<u32, 100000000>;\n"
+                          "@compute @workgroup_size(1) fn main() { p[0] = 1u; }\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WGSL_FOUND))
+def test_wgsl_found(name):
+    check("wgsl", WGSL_FOUND[name])
+
+
+def _ir_of(src: str) -> str:
+    from emu.frontend.wgsl import compile_source
+    from emu.isa.printer import print_module
+    return print_module(compile_source(src, "k.wgsl")[0])
+
+
+COOP = """enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(32) fn main() {
+  let m = subgroupMatrixLoad<subgroup_matrix_result<f32, 8, 8>>(&o, 0, false, 8);
+  subgroupMatrixStore(&o, 0, m, false, 8);
+}
+"""
+
+
+def test_ir_found():
+    base = _ir_of("@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+                  "@compute @workgroup_size(1) fn main(@builtin(local_invocation_index) i: u32) "
+                  "{ o[i] = 0.5; }\n")
+    half = "0x1.0000000000000p-1"
+    assert half in base
+    for bad in (base.replace(half, "0x1p99999", 1),                   # a hex float beyond f64
+                base.replace(half, "1" * 5000, 1),                     # an integer of 5000 digits
+                base.replace("builtin(local_invocation_index)", "builtin(local_invocation_indexdex)"),
+                base.replace('name = "o"', 'name = "nope"')):          # a global that is not there
+        assert check("ir", bad) == "error", bad
+    coop = _ir_of(COOP)
+    check("ir", coop)                        # (its buffer is too small: an error, said once)
+    # a cooperative store of a vector (was: AttributeError in the profile's lane maps)
+    bad = coop.replace("coop_load %0, %1, %2 {layout = \"row_major\"} : coopmat<f32, 8x8, C>",
+                       "const {value = [0, 0]} : vec2<u32>")
+    assert bad != coop
+    assert check("ir", bad) == "error"
+
+
+def test_npy_found():
+    from numpy.lib import format as npf
+    b = io.BytesIO()
+    npf.write_array_header_1_0(b, {"descr": "<f4", "fortran_order": False, "shape": (4,)})
+    header = b.getvalue()
+    unterminated = header.replace(b"(4,), }", b"(4,    ")          # tokenize: EOF in multi-line statement
+    assert check("npy", unterminated + b"\0" * 16) == "error"
+    ok = io.BytesIO()
+    np.save(ok, np.arange(4, dtype=np.float32))
+    assert check("npy", ok.getvalue()) == "ok"
