@@ -135,26 +135,16 @@ def package_cycles(g) -> list[list[str]]:
     return cycles(pg)
 
 
-# Imports that break the rules today and are being removed (issue 15). The list may only shrink:
-# a new violation fails, and so does a listed one that is gone (delete it from the list).
-KNOWN_VIOLATIONS: set[str] = set()
-KNOWN_CYCLES: list[list[str]] = [
-    ["emu.frontend.wgsl.builtins_table", "emu.frontend.wgsl.calls", "emu.frontend.wgsl.lower"],
-]
-KNOWN_PACKAGE_CYCLES: list[list[str]] = [
-]
-
-
 def test_every_import_goes_down():
-    assert set(layer_violations(graph())) == KNOWN_VIOLATIONS
+    assert layer_violations(graph()) == []
 
 
 def test_no_module_cycle():
-    assert sorted(cycles(graph())) == sorted(KNOWN_CYCLES)
+    assert cycles(graph()) == []
 
 
 def test_no_package_cycle():
-    assert sorted(package_cycles(graph())) == sorted(KNOWN_PACKAGE_CYCLES)
+    assert package_cycles(graph()) == []
 
 
 def test_checker_sees_lazy_and_relative_imports(tmp_path):

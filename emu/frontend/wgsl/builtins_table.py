@@ -6,7 +6,6 @@ cooperative-matrix dialects lower to their own ops.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,8 +16,7 @@ from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
 from .values import (ATOMIC_FNS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
                      _scalar_or_none, _tn)
 
-if TYPE_CHECKING:
-    from .lower import Lowerer
+# `lw` below is the Lowerer (lower.py), which reaches these functions through calls.py
 
 # name -> (argument kinds, result rule). Kinds: 'F' float scalar/vector T, 'N' numeric T (int or
 # float), 'S' signed numeric, 'I' integer T, 'u32' etc. fixed; results: 'T' same as the generic

@@ -8,6 +8,7 @@ from ...isa.ir import Function, Value
 from ...isa.types import (MAX_VALUE_BYTES, ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType,
                           Type, VOID, VectorType, contains, is_constructible, scalar_of)
 from . import ast as A
+from .builtins_table import call_builtin_values, coop_construct, lower_builtin
 from .types import MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
 from .values import (Const, Val, _Partial, _is_type_name, _np_dtype, _num_name, _pylist,
                      _scalar_or_none, _tn, _unify_types, _zero)
@@ -39,7 +40,6 @@ class CallLowering:
                              int(m.group(2)) if m else 0)
                 return self.construct(t, e)
             return self.construct(self.type(A.TypeExpr(name, e.template_args, span=e.span)), e)
-        from .builtins_table import lower_builtin
         return lower_builtin(self, e, statement)
 
     def user_call(self, fn: Function, e: A.CallExpr, statement: bool):
@@ -61,7 +61,6 @@ class CallLowering:
     def construct(self, t: Type, e: A.CallExpr):
         args = [self.value(self.expr(a)) for a in e.args]
         if isinstance(t, CoopMatrixType):
-            from .builtins_table import coop_construct
             return coop_construct(self, t, args, e)
         # inferred template types: vec3(...), array(...)
         if isinstance(t, _Partial):
@@ -199,7 +198,6 @@ class CallLowering:
         return self.materialize(v, t)
 
     def builtin_call(self, name, args, node):
-        from .builtins_table import call_builtin_values
         return call_builtin_values(self, name, args, node)
 
 
