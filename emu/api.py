@@ -80,7 +80,10 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
 
 class Device:
     def __init__(self, profile: str = "reference", subgroup_size: int | None = None, *,
-                 robust: bool = False, max_steps: int | None = None, jobs: int | None = None, tracer=None):
+                 bounds: str = "webgpu", max_steps: int | None = None, jobs: int | None = None, tracer=None):
+        """`bounds`: "webgpu" (default) runs out-of-bounds accesses as a WebGPU implementation does
+        and reports each site once (the warnings `dispatch` returns); "strict" stops at the first
+        with an error."""
         from .profiles import load_profile
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         sg = subgroup_size or self.profile.default_subgroup_size
@@ -91,7 +94,8 @@ class Device:
             raise HostError(f"profile '{self.profile.name}' does not run subgroups of {sg} invocations "
                             f"(it supports {', '.join(map(str, self.profile.subgroup_sizes))})",
                             hint="drop --subgroup-size or pick a size the profile supports")
-        self.options = Options(subgroup_size=sg, robust=robust, tracer=tracer)
+        from .memory.bounds import check_bounds_option
+        self.options = Options(subgroup_size=sg, bounds=check_bounds_option(bounds), tracer=tracer)
         if max_steps is not None:
             self.options.max_steps = max_steps
         # --jobs: threads for the compiled kernels; None = every core. Results never depend on it.
@@ -132,7 +136,9 @@ class Device:
         nbytes = size if size is not None else (np.asarray(data).nbytes if isinstance(data, np.ndarray) else len(data))
         return Buffer(nbytes, data, label)
 
-    def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups) -> None:
+    def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups) -> list:
+        """Run the grid; returns the run's warnings (each out-of-bounds site once, as EmuError
+        with severity "warning"; empty when there were none)."""
         try:
             groups = tuple(int(g) for g in (tuple(groups) + (1, 1, 1))[:3])
         except (TypeError, ValueError):
@@ -140,10 +146,10 @@ class Device:
         if any(g < 0 for g in groups):
             raise HostError(f"dispatch size {groups} must not be negative")
         if 0 in groups:
-            return
+            return []
         pipe = pipeline.pipeline
         regions = bind(pipe.module, pipe.entry, bindings)
-        pipe.dispatch(groups, regions)
+        return pipe.dispatch(groups, regions)
 
 
 def used_globals(module: Module, entry: Function) -> list:

@@ -36,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     _device_args(r)
     _plugin("emu.trace.cli").add_run_args(r)
 
-    i = sub.add_parser("ir", help="print the shader's IR")
+    i = sub.add_parser("ir", help="print the shader's IR",
+                       epilog="Out-of-bounds accesses are legal WGSL and not visible in the IR: `emu run` "
+                              "runs them as WebGPU does by default (indices clamped, each site reported "
+                              "once as a warning); `emu run --bounds strict` stops at the first.")
     i.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel")
     i.add_argument("--no-locs", action="store_true", help="leave out source locations")
     i.add_argument("--strict", action="store_true")
@@ -106,7 +109,7 @@ def cmd_run(args, sources) -> int:
     src = sources[args.shader] = _read_source(args.shader)
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
-    dev = Device(args.profile, args.subgroup_size, robust=args.robust, max_steps=args.max_steps,
+    dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps,
                  tracer=tracer, jobs=args.jobs)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
@@ -131,7 +134,8 @@ def cmd_run(args, sources) -> int:
     if tracer is not None:
         tracer.begin(dev, mod, pipe, grid, args)
     try:
-        dev.dispatch(pipe, bound, grid)
+        for w in dev.dispatch(pipe, bound, grid):
+            print(w.format(sources), file=sys.stderr)
     finally:
         if tracer is not None:
             tracer.end()

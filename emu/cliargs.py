@@ -118,10 +118,16 @@ def _read_source(path: str) -> str:
                         hint="WGSL source is UTF-8: convert the file (e.g. iconv -t UTF-8)") from None
 
 
+BOUNDS_HELP = ("out-of-bounds accesses (legal WGSL). webgpu (the default): run them as a WebGPU "
+               "implementation does (indices clamped; cooperative matrices as the profile measured, "
+               "else as Dawn does) and warn once per site with file:line:col, the binding, the first "
+               "workgroup/lane and the count; strict: stop with an error at the first one")
+
+
 def _device_args(p: argparse.ArgumentParser):
     p.add_argument("--profile", default="reference", help="device profile name or profile file (see `emu profiles`)")
     p.add_argument("--subgroup-size", type=int, default=None, help="subgroup size: a power of two 4..128")
-    p.add_argument("--robust", action="store_true", help="clamp out-of-bounds indices like WebGPU instead of failing")
+    p.add_argument("--bounds", choices=("webgpu", "strict"), default="webgpu", help=BOUNDS_HELP)
     p.add_argument("--max-steps", type=int, default=None, help="instructions per batch before a kernel counts as hung")
     p.add_argument("--strict", action="store_true", help="warn where naga and Tint disagree about the shader")
     p.add_argument("--jobs", type=int, default=None, metavar="N",

@@ -93,7 +93,7 @@ def cmd_diff(args, sources) -> int:
     src = sources[args.shader] = _read_source(args.shader)
     rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
                       seed=args.random_inputs, profile=args.profile, backend=args.backend, ulp=args.ulp,
-                      overrides=overrides, subgroup_size=args.subgroup_size, robust=args.robust,
+                      overrides=overrides, subgroup_size=args.subgroup_size, bounds=args.bounds,
                       elements=args.elements, max_steps=args.max_steps, first=args.first)
     print(rep.text())
     if args.report:

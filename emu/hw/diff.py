@@ -522,7 +522,7 @@ def _override_numbers(module, overrides: dict) -> dict:
 def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry: str | None = None,
                 buffers: dict | None = None, seed: int | None = None, profile: str = "auto",
                 backend: str = "dawn", ulp: float = 0, overrides: dict | None = None,
-                subgroup_size: int | None = None, robust: bool = False, elements: int | None = None,
+                subgroup_size: int | None = None, bounds: str = "webgpu", elements: int | None = None,
                 max_steps: int | None = None, first: int = 16) -> DiffReport:
     """Run `source` on the emulator and on the `backend` adapter with the same inputs; compare."""
     from ..api import Device, used_globals
@@ -620,7 +620,7 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
     # -- the emulator ----------------------------------------------------------------------------
     trace = _CoopStoreTrace()
     try:
-        dev = Device(prof, sg, robust=robust, max_steps=max_steps, tracer=trace)
+        dev = Device(prof, sg, bounds=bounds, max_steps=max_steps, tracer=trace)
         mod = dev.create_shader_module(source, file)
         pipe = dev.create_compute_pipeline(mod, fn.name, {k: v for k, v in (overrides or {}).items()})
         handles = {k: dev.create_buffer(np.frombuffer(v, np.uint8).copy()) if v else dev.create_buffer(size=0)

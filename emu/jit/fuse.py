@@ -32,11 +32,13 @@ address per invocation; if two invocations stored to one element (so their order
 the dispatch is run again serially, which is exact since the kernel reads only buffers it never
 writes.
 
-Errors keep the interpreter's words: a kernel that meets an out-of-bounds index (without
---robust), a constant index it cannot vouch for, or a lane that runs more steps than --max-steps
+Errors keep the interpreter's words: a kernel that meets an out-of-bounds index, a constant
+index it cannot vouch for, or a lane that runs more steps than --max-steps
 allows stops and says in which workgroup; the dispatch then goes on in the interpreter from the
 batch holding that workgroup, which reaches the same instruction with the same memory (reads see
-only what was there before the dispatch) and raises the same EmuError, or finishes.
+only what was there before the dispatch) and raises the same EmuError, or finishes. An out-of-bounds index hands over in both bounds modes: the
+interpreter clamps it and reports the site (or stops, with --bounds strict), so the values and
+the report are the same with and without the compiler.
 
 Generated source is written to a cache folder (EMU_JIT_CACHE, default ~/.cache/emu/jit) named by a
 hash of its text, and compiled there by numba with cache=True, so a shader compiles once per
@@ -90,7 +92,6 @@ class _Gen:
         self.inputs: set[str] = set()
         self.loop_depth = 0
         self.nloops = 0
-        self.robust = pipe.opts.robust
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
         self.wg = any(i.op == "barrier" for i in pipe.entry.walk()) or any(
@@ -194,10 +195,7 @@ class _Gen:
                 iv = self.lane_var(f"i{r.id}", None)
                 self.emit(d, f"{iv} = np.int64({idx})")
                 self.emit(d, f"if {iv} < 0 or {iv} >= n{k}:")
-                if self.robust:
-                    self.emit(d + 1, f"{iv} = 0 if {iv} < 0 else max(n{k} - 1, 0)")
-                else:
-                    self.fail(d + 1, ERR_OOB)
+                self.fail(d + 1, ERR_OOB)
                 self.vals[r.id] = ("elem", k, iv)
         elif op == "load":
             p = self.vals.get(a[0].id)
@@ -339,10 +337,7 @@ class _Gen:
         iv = self.lane_var(f"i{r.id}", None)
         self.emit(d, f"{iv} = np.int64({self.v(inst.args[1])})")
         self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
-        if self.robust:
-            self.emit(d + 1, f"{iv} = 0 if {iv} < 0 else {max(count - 1, 0)}")
-        else:
-            self.fail(d + 1, ERR_OOB)
+        self.fail(d + 1, ERR_OOB)
         self.vals[r.id] = ("welem", g, iv)
 
     def wg_load(self, g: int, idx: str, name: str, d: int):

@@ -4,7 +4,7 @@ store lies in memory, and what happens when it lies outside the buffer.
 The reference handlers (emu/scheduler/coop.py) and the compiled fast path (emu/jit/coop_fast.py)
 both call `place`, so they check the same things in the same order and agree on every address.
 
-`ex` is the executing batch: it gives `lanes`, `opts.subgroup_size`, `opts.robust`,
+`ex` is the executing batch: it gives `lanes`, `opts.subgroup_size`, `opts.bounds`,
 `pipe.profile` and `fail(inst, message, lanes, hint)` (which raises).
 
 Out-of-bounds behaviours are the table `OOB_POLICIES`, keyed by the profile's `oob_behavior`
@@ -165,8 +165,8 @@ class OutOfBounds:
                                 f"{int(self.addr[s][self.over[s]].max()) + t.elem.size} of "
                                 f"{self.ptr.region.describe()}, which has {self.limit} bytes",
                      lanes_of(self.ex, self.subgroups[s]),
-                     hint="check offset and stride; --robust applies the profile's out-of-bounds "
-                          "behaviour instead")
+                     hint="check offset and stride; without --bounds strict emu applies the "
+                          "profile's out-of-bounds behaviour (else Dawn's) and reports the site")
 
 
 def _oob_error(o: OutOfBounds) -> np.ndarray:
@@ -202,14 +202,36 @@ OOB_POLICIES: dict[str, Callable[[OutOfBounds], np.ndarray]] = {
 }
 
 
+# What a WebGPU implementation does where the profile measured nothing: Dawn's robustness
+# transform replaces a matrix that does not fit by one at offset 0 with the minimum stride (its
+# MSL, HLSL and SPIR-V for subgroupMatrixLoad/Store select both), which is also what the H200 shows.
+WEBGPU_OOB = "h200-rebase"
+OOB_DONE = {"h200-rebase": "the matrix was read or written at offset 0 with the minimum stride, as Dawn does",
+            "zero": "those elements read as zero and were not written",
+            "clamp": "those addresses were clamped to the buffer's last element"}
+
+
 def bounded(ex, inst, ptr: Ptr, p: Placement, subgroups) -> np.ndarray:
     """The addresses of a placed access with bounds applied: inside the buffer they are as
-    placed; where not, the profile's out-of-bounds policy decides (with --robust; else an error)."""
+    placed; where not, the profile's out-of-bounds policy decides (an error with
+    bounds="strict"), and the site is reported after the dispatch."""
     addr = p.addresses()
     limit = ptr.region.nbytes
     over = ((addr + p.esize > limit) | (addr < 0)) & p.lm.valid[None]
     bad = over.reshape(len(subgroups), -1).any(axis=1)
     if not bad.any():
         return addr
-    behaviour = ex.pipe.profile.oob_behavior if ex.opts.robust else "error"
-    return OOB_POLICIES[behaviour](OutOfBounds(ex, inst, ptr, p, subgroups, addr, over, bad))
+    o = OutOfBounds(ex, inst, ptr, p, subgroups, addr, over, bad)
+    if ex.opts.bounds == "strict":
+        o.fail()
+    behaviour = ex.pipe.profile.oob_behavior
+    behaviour = WEBGPU_OOB if behaviour == "error" else behaviour
+    sg = ex.opts.subgroup_size
+    lanes = np.zeros(ex.lanes, np.bool_)
+    first = int(subgroups[int(np.flatnonzero(bad)[0])])
+    lanes[first * sg:(first + 1) * sg] = True
+    ex.pipe.bounds_log.note(ex, inst, ptr.region.describe(), "cooperative matrix access",
+                            OOB_DONE[behaviour], lanes, over.sum(), unit="element")
+    out = OOB_POLICIES[behaviour](o)
+    # a buffer smaller than the rebased matrix: what still lies outside reads 0, is not written
+    return np.where(((out + p.esize > limit) | (out < 0)) & p.lm.valid[None], -1, out)

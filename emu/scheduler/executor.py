@@ -31,7 +31,7 @@ from .layout import PipelineLayout
 class Options:
     subgroup_size: int = 32
     max_steps: int = 50_000_000     # IR instructions issued per batch before we call it a hang
-    robust: bool = False            # WebGPU-style index clamping instead of an error
+    bounds: str = "webgpu"          # out of bounds: run as WebGPU does and report, or "strict": stop
     batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
     tracer: object = None           # emu.trace tracer, or None: no tracing cost
     jobs: int = 1                   # threads for the compiled kernels (emu/jit); never changes results
@@ -249,9 +249,16 @@ class Pipeline:
                             f"rounded up to 16 bytes); the device limit {name} is {lim[name]}",
                             entry.loc, hint="use smaller workgroup arrays")
 
-    def dispatch(self, grid: tuple[int, int, int], buffers: dict):
-        """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region."""
+    def dispatch(self, grid: tuple[int, int, int], buffers: dict) -> list:
+        """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region. Returns the
+        warnings of the run: each out-of-bounds site once (memory/bounds.py)."""
         self.check_limits(grid)
+        from ..memory.bounds import BoundsLog
+        self.bounds_log = BoundsLog()
+        self._run(grid, buffers)
+        return self.bounds_log.warnings()
+
+    def _run(self, grid, buffers):
         self.grid = tuple(grid)
         total = grid[0] * grid[1] * grid[2]
         wg_lanes = self.layout.padded_size(self.opts.subgroup_size)

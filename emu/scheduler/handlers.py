@@ -125,19 +125,22 @@ def _col_stride(t: MatrixType) -> int:
 
 
 def _checked_index(ex, inst, idx: np.ndarray, count: int, mask, ptr=None):
-    """Per-lane index as int64; out of range on an active lane is an error (or clamped when
-    --robust, as WebGPU implementations may do)."""
+    """Per-lane index as int64. Out of range on an active lane: clamped to the last element, as
+    Dawn's robustness transform does, and the site reported after the dispatch; an error with
+    bounds="strict"."""
     idx = idx.astype(np.int64)
     bad = ((idx < 0) | (idx >= count)) & mask
     if bad.any():
-        if ex.opts.robust:
-            return np.clip(idx, 0, max(count - 1, 0))
         lane = int(np.flatnonzero(bad)[0])
         what = ptr.describe() if ptr is not None else \
             f"'{inst.args[0].name}'" if inst.args[0].name else "a value"
-        ex.fail(inst, f"index {int(idx[lane])} is out of bounds for an array of {count} elements in {what}",
-                bad, hint="guard the access with a bounds check, or run with --robust to clamp indices "
-                          "as WebGPU implementations may")
+        if ex.opts.bounds == "strict":
+            ex.fail(inst, f"index {int(idx[lane])} is out of bounds for an array of {count} elements in {what}",
+                    bad, hint="guard the access with a bounds check; without --bounds strict emu clamps "
+                              "the index as WebGPU implementations do and reports the site")
+        ex.pipe.bounds_log.note(ex, inst, f"{what} ({count} elements)", "index", "clamped to the last "
+                                "element, as WebGPU's robust access allows", bad, bad.sum())
+        idx = np.clip(idx, 0, max(count - 1, 0))
     return np.where(mask, idx, 0)
 
 

@@ -1,6 +1,8 @@
 """Command encoders, compute passes and the commands they record."""
 from __future__ import annotations
 
+import sys
+
 from typing import Sequence
 
 from ..errors import EmuError, HostError, InvalidArgument
@@ -90,7 +92,8 @@ class _Dispatch(_Cmd):
             if wb is not None:
                 write_backs.append(wb)
         try:
-            p._emu.pipeline.dispatch(grid, regions)
+            for w in p._emu.pipeline.dispatch(grid, regions):     # out-of-bounds sites, once each
+                print(w.format({p._module._file: p._module._code}), file=sys.stderr)
         except EmuError as e:
             kind = "GPUValidationError" if isinstance(e, HostError) else "GPUInternalError"
             raise _from_emu(e, {p._module._file: p._module._code}, kind) from None

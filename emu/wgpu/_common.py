@@ -92,8 +92,8 @@ _HINT_REWRITES = (
     (re.compile(r"pass one of those names to --entry"), "give one of those names as compute['entry_point']"),
     (re.compile(r"check the name in --override NAME=VALUE"), "check the names in compute['constants']"),
     (re.compile(r"set it with --override (\w+)=VALUE"), r"give compute={'constants': {'\1': VALUE}}"),
-    (re.compile(r"run with --robust"), "set EMU_ROBUST=1"),
-    (re.compile(r"--robust"), "EMU_ROBUST=1"),
+    (re.compile(r"--bounds strict \(Python: bounds=\"strict\"\)"), "EMU_BOUNDS=strict"),
+    (re.compile(r"--bounds strict"), "EMU_BOUNDS=strict"),
     (re.compile(r"--max-steps N"), "EMU_MAX_STEPS=N"),
 )
 

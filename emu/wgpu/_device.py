@@ -26,9 +26,10 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
         self._adapter = adapter
         self._features = features
         self._limits = limits
-        robust = os.environ.get("EMU_ROBUST", "").strip().lower() not in ("", "0", "false", "no")
+        # EMU_BOUNDS=strict stops at the first out-of-bounds access (default: run it as WebGPU does)
+        bounds = os.environ.get("EMU_BOUNDS", "").strip().lower() or "webgpu"
         steps = os.environ.get("EMU_MAX_STEPS", "").strip()
-        self._emu = Device(adapter._profile, _subgroup_size(adapter._profile), robust=robust,
+        self._emu = Device(adapter._profile, _subgroup_size(adapter._profile), bounds=bounds,
                            max_steps=int(steps) if steps else None)
         self._queue = GPUQueue("", self)
         self._destroyed = False

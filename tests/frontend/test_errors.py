@@ -92,17 +92,17 @@ def _dispatch(src, bindings, groups=(1, 1, 1), **dev_args):
 def test_out_of_bounds_names_buffer_index_lane_and_place():
     a = np.arange(8, dtype=np.float32)
     with pytest.raises(emu.EmuError) as ei:
-        _dispatch(VEC, {(0, 0): a, (0, 1): 32}, (2, 1, 1))
+        _dispatch(VEC, {(0, 0): a, (0, 1): 32}, (2, 1, 1), bounds="strict")
     e = ei.value
     assert where(e) == ("rt.wgsl", 6, 16)
     assert "index 8" in e.message and "8 elements" in e.message and "buffer 'a'" in e.message
     assert "workgroup (1, 0, 0)" in e.where and "lane 1" in e.where
-    assert "--robust" in e.hint
+    assert "--bounds strict" in e.hint
 
 
 def test_out_of_bounds_robust_clamps():
     a = np.arange(8, dtype=np.float32)
-    out = _dispatch(VEC, {(0, 0): a, (0, 1): 32}, (2, 1, 1), robust=True)[(0, 1)]
+    out = _dispatch(VEC, {(0, 0): a, (0, 1): 32}, (2, 1, 1), bounds="webgpu")[(0, 1)]
     np.testing.assert_array_equal(out.read(np.float32), [3, 4, 5, 6, 7, 7, 7, 7])
 
 
@@ -118,7 +118,7 @@ def test_out_of_bounds_in_local_memory(body, pos, what):
            "@compute @workgroup_size(4)\nfn main(@builtin(local_invocation_index) li: u32) {\n"
            f"    {body}\n    c[li] = tile[li];\n}}\n")
     with pytest.raises(emu.EmuError) as ei:
-        _dispatch(src, {(0, 0): 64})
+        _dispatch(src, {(0, 0): 64}, bounds="strict")
     assert where(ei.value) == ("rt.wgsl", *pos) and what in ei.value.message, ei.value.format()
 
 
@@ -241,12 +241,17 @@ def test_cli_errors(files):
     rc, _, err = cli(["run", t / "syntax.wgsl", "--dispatch", 1])
     assert rc == 1
     _one_error(err, f"{t}/syntax.wgsl:1:10", "expected")
-    rc, _, err = cli(["run", vec, "--dispatch", 2, "--buffer", f"0:0={t}/a.npy", "--buffer", f"0:1={t}/c.npy"])
+    rc, _, err = cli(["run", vec, "--dispatch", 2, "--buffer", f"0:0={t}/a.npy", "--buffer", f"0:1={t}/c.npy",
+                      "--bounds", "strict"])
     assert rc == 1
     _one_error(err, f"{vec}:6:16", "index 8", "buffer 'a'", "workgroup (1, 0, 0)", "lane 1")
+    # by default the run goes on as WebGPU's (clamped) and the site is reported once
     rc, _, err = cli(["run", vec, "--dispatch", 2, "--buffer", f"0:0={t}/a.npy", "--buffer", f"0:1={t}/c.npy",
-                      "--output", f"0:1={t}/o.npy", "--robust"])
-    assert (rc, err) == (0, "")
+                      "--output", f"0:1={t}/o.npy"])
+    assert rc == 0 and err.count("warning:") == 1 and "Traceback" not in err
+    assert f"{vec}:6:16: warning: out-of-bounds index into buffer 'a' (@group(0) @binding(0)) (8 elements): " \
+           f"3 accesses out of bounds" in err
+    assert "first in workgroup (1, 0, 0), subgroup 0, lane 1" in err
     np.testing.assert_array_equal(np.load(t / "o.npy"), [3, 4, 5, 6, 7, 7, 7, 7])
     rc, _, err = cli(["run", t / "barrier.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy",
                       "--output", f"0:0={t}/o.npy"])
@@ -286,7 +291,7 @@ def test_cli_real_process_no_traceback(files):
     """The installed entry point: exit 1, one message, nothing from Python itself."""
     t = files
     r = subprocess.run([sys.executable, "-m", "emu", "run", str(t / "vec.wgsl"), "--dispatch", "2",
-                        "--buffer", f"0:0={t}/a.npy", "--buffer", f"0:1={t}/c.npy"],
+                        "--buffer", f"0:0={t}/a.npy", "--buffer", f"0:1={t}/c.npy", "--bounds", "strict"],
                        capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert r.returncode == 1 and r.stdout == ""
     _one_error(r.stderr, f"{t}/vec.wgsl:6:16", "out of bounds")

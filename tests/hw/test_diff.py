@@ -126,7 +126,8 @@ def test_diff_errors_are_reported_not_raised(stand_in_h200, tmp_path, capsys):
     bad = tmp_path / "oob.wgsl"
     bad.write_text("@group(0) @binding(0) var<storage, read_write> o: array<u32, 4>;\n"
                    "@compute @workgroup_size(8) fn main(@builtin(local_invocation_index) i: u32) { o[i] = i; }\n")
-    rc = cli(["diff", str(bad), "--dispatch", "1", "--random-inputs", "1", "--report", str(tmp_path / "r.json")])
+    rc = cli(["diff", str(bad), "--dispatch", "1", "--random-inputs", "1", "--report", str(tmp_path / "r.json"),
+              "--bounds", "strict"])
     out = capsys.readouterr().out
     assert rc == 1 and "ERROR (emulator)" in out and "out of bounds" in out
     assert json.loads((tmp_path / "r.json").read_text())["result"] == "error"

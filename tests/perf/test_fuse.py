@@ -116,9 +116,9 @@ def _edge(values, dtype, rng):
     return np.concatenate([v, extra.astype(dtype)])
 
 
-def run(src, inputs, outputs, grid, monkeypatch, jit, robust=False, constants=None):
+def run(src, inputs, outputs, grid, monkeypatch, jit, bounds="strict", constants=None):
     monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
-    dev = emu.Device("reference", robust=robust)
+    dev = emu.Device("reference", bounds=bounds)
     pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"), constants=constants)
     bufs = {(0, i): dev.create_buffer(a) for i, a in enumerate(inputs)}
     for j, nbytes in enumerate(outputs):
@@ -164,17 +164,17 @@ fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
 """
 
 
-@pytest.mark.parametrize("robust", [False, True])
-def test_out_of_bounds_same_error_or_clamp(monkeypatch, robust):
+@pytest.mark.parametrize("bounds", ["strict", "webgpu"])
+def test_out_of_bounds_same_error_or_clamp(monkeypatch, bounds):
     x = np.arange(256, dtype=np.uint32)
     x[150] = 1000                                    # workgroup 2, lane 22
     results = []
     for jit in (False, True):
         try:
-            results.append(run(OOB, [x], [4 * 256], (4, 1, 1), monkeypatch, jit, robust=robust))
+            results.append(run(OOB, [x], [4 * 256], (4, 1, 1), monkeypatch, jit, bounds=bounds))
         except EmuError as e:
             results.append(str(e))
-    if robust:
+    if bounds == "webgpu":
         np.testing.assert_array_equal(results[0][0], results[1][0])
     else:
         assert isinstance(results[0], str) and results[0] == results[1]

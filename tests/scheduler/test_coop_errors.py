@@ -24,7 +24,7 @@ def compile_run(src, profile="nvidia-h200", n=4096, groups=1, **kw):
 
 def error_of(src, **kw) -> EmuError:
     with pytest.raises(EmuError) as e:
-        compile_run(src, **kw)
+        compile_run(src, **{"bounds": "strict", **kw})
     return e.value
 
 
@@ -97,7 +97,7 @@ def test_out_of_bounds_load_is_an_error_unless_robust():
     assert "out of bounds" in e.message and "buffer 'a' (@group(0) @binding(0))" in e.message
     assert "has 8192 bytes" in e.message
     # --robust applies the H200's measured behaviour: the matrix is read from offset 0
-    bufs = compile_run(src, robust=True)
+    bufs = compile_run(src, bounds="webgpu")
     assert np.all(bufs[(0, 1)].read(np.float32)[:16] == 16.0)
 
 

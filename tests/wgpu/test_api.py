@@ -312,7 +312,9 @@ def test_dispatch_needs_bind_groups_and_limits(device):
         pipe(device, TWO.replace("@workgroup_size(4)", "@workgroup_size(64, 32)"))
 
 
-def test_runtime_error_says_where(device):
+def test_runtime_error_says_where(monkeypatch):
+    monkeypatch.setenv("EMU_BOUNDS", "strict")       # by default the access is clamped and reported
+    device = wgpu.GPU(profile="reference").request_adapter_sync().request_device_sync()
     src = """
     @group(0) @binding(0) var<storage, read_write> x: array<u32>;
     @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
@@ -325,7 +327,7 @@ def test_runtime_error_says_where(device):
         run(device, p, [bind(device, p, b)])
     assert isinstance(e.value, wgpu.GPUInternalError)
     assert str(e.value).startswith("oob.wgsl:4:9: error: index 4 is out of bounds")
-    assert "workgroup (0, 0, 0), subgroup 0, lane 2" in str(e.value) and "EMU_ROBUST=1" in str(e.value)
+    assert "workgroup (0, 0, 0), subgroup 0, lane 2" in str(e.value) and "EMU_BOUNDS=strict" in str(e.value)
 
 
 def test_indirect_dispatch(device):

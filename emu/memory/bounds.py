@@ -1,0 +1,63 @@
+"""Out-of-bounds accesses. WGSL defines them: a WebGPU implementation keeps every access inside
+its buffer or variable (an index is clamped, a read may return zero, a write may be dropped;
+WebGPU's robust buffer access allows each). By default (`bounds="webgpu"`) emu runs such an
+access the way an implementation does (an index is clamped to the last element, as Dawn's
+robustness transform does; a cooperative matrix access follows the profile's measured rule, else
+Dawn's, see memory/coop.py) and reports every site once after the dispatch: where in the source,
+what it touched, the first workgroup and lane, and how many accesses. `bounds="strict"` stops at
+the first one with an error instead."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import EmuError
+
+BOUNDS = ("webgpu", "strict")
+DEFAULT_BOUNDS = "webgpu"
+STRICT_HINT = "--bounds strict (Python: bounds=\"strict\") stops at the first out-of-bounds access"
+
+
+def check_bounds_option(value: str) -> str:
+    if value not in BOUNDS:
+        from ..errors import HostError
+        raise HostError(f"bounds must be one of {', '.join(BOUNDS)}, not {value!r}",
+                        hint="webgpu: run out-of-bounds accesses as WebGPU does and report them; "
+                             "strict: stop at the first")
+    return value
+
+
+@dataclass
+class Site:
+    loc: object
+    what: str           # what was accessed: "buffer 'x' (@group(0) @binding(1))"
+    kind: str           # "index" or "cooperative matrix access"
+    done: str           # what the device did instead
+    where: str          # the first lane that went out of bounds
+    count: int = 0      # accesses (lanes; elements for a cooperative matrix)
+    unit: str = "access"
+
+
+class BoundsLog:
+    """The out-of-bounds sites of one dispatch, each once, in source order."""
+
+    def __init__(self):
+        self.sites: dict = {}
+
+    def note(self, ex, inst, what: str, kind: str, done: str, lanes: np.ndarray, count: int,
+             unit: str = "access"):
+        key = (id(inst), what)
+        site = self.sites.get(key)
+        if site is None:
+            site = self.sites[key] = Site(inst.loc, what, kind, done, ex.where(int(np.flatnonzero(lanes)[0])),
+                                          unit=unit)
+        site.count += int(count)
+
+    def warnings(self) -> list[EmuError]:
+        out = []
+        for s in sorted(self.sites.values(), key=lambda s: (getattr(s.loc, "line", 0), getattr(s.loc, "col", 0))):
+            n = f"{s.count} {s.unit}{'' if s.count == 1 else 'es' if s.unit.endswith('s') else 's'}"
+            out.append(EmuError(f"out-of-bounds {s.kind} into {s.what}: {n} out of bounds; {s.done}",
+                                s.loc, where=f"first in {s.where}", hint=STRICT_HINT, severity="warning"))
+        return out
