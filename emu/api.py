@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import HostError
 from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
-from .isa.ir import Function, Module
+from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
 from .isa.types import ArrayType, StructType, Type
 from .memory.memory import Region
 from .frontend.spirv.module import PUSH_CONSTANTS
@@ -63,7 +63,8 @@ class ComputePipeline:
         return self.pipeline.layout.wg_size
 
 
-def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
+def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None,
+                 defer_unset: bool = False):
     """WGSL text (or, for a file named *.ir, the IR's text form) -> IR module and warnings.
     Raises EmuError with file:line:col."""
     if file.endswith(".ir"):
@@ -75,7 +76,7 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
         # SPIR-V binary or assembly, or GLSL through glslang: the same IR
         return spirv.compile_source(source, file, constants=constants)
     from .frontend.wgsl import compile_source
-    return compile_source(source, file, strict=strict, constants=constants)
+    return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset)
 
 
 class Device:
@@ -107,7 +108,7 @@ class Device:
         return self.options.subgroup_size
 
     def create_shader_module(self, code: str, file: str = "<input>", strict: bool = False) -> ShaderModule:
-        module, warnings = compile_wgsl(code, file, strict=strict)
+        module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True)
         self._for_device(module)
         return ShaderModule(module, code, file, warnings)
 
@@ -123,7 +124,7 @@ class Device:
     def create_compute_pipeline(self, module: ShaderModule, entry_point: str | None = None,
                                 constants: dict | None = None) -> ComputePipeline:
         ir, constants = module.ir, dict(constants or {})
-        if ir.needs_constants and constants:
+        if ir.needs_constants and (constants or ir.unset_overrides):
             # overrides size types here: lower the shader again with this pipeline's values
             ir, _ = compile_wgsl(module.source, module.file, constants=constants)
             self._for_device(ir)
@@ -150,23 +151,6 @@ class Device:
         pipe = pipeline.pipeline
         regions = bind(pipe.module, pipe.entry, bindings)
         return pipe.dispatch(groups, regions)
-
-
-def used_globals(module: Module, entry: Function) -> list:
-    """Globals statically used by `entry` and the functions it calls (WebGPU's 'auto' layout)."""
-    seen_fn, names = set(), []
-
-    def visit(fn: Function):
-        if fn.name in seen_fn:
-            return
-        seen_fn.add(fn.name)
-        for inst in fn.walk():
-            if inst.op == "global" and inst.attrs["name"] not in names:
-                names.append(inst.attrs["name"])
-            elif inst.op == "call":
-                visit(module.function(inst.attrs["callee"]))
-    visit(entry)
-    return [module.global_(n) for n in names]
 
 
 def min_binding_size(t: Type) -> int:

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel")
     i.add_argument("--no-locs", action="store_true", help="leave out source locations")
     i.add_argument("--strict", action="store_true")
+    i.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
+                   help="set an override (the IR then has its value where WGSL needs it as a constant)")
 
     sub.add_parser("profiles", help="list the device profiles")
     pr = sub.add_parser("props", help="a profile's cooperative-matrix configurations in both APIs' shapes")
@@ -115,9 +117,14 @@ def cmd_run(args, sources) -> int:
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
-    bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, mod.ir).items()}
+    bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, pipe.pipeline.module).items()}
     bound.update({key: dev.create_buffer(data) for key, data in push_constants(args.push_constants).items()})
-    globals_by_key = {(g.group, g.binding): g for g in mod.ir.globals if g.group is not None}
+    # the pipeline's IR (overrides may size its bindings); where variables of several entry points
+    # share a binding, the entry point's own
+    from .isa.ir import used_globals
+    ir = pipe.pipeline.module
+    globals_by_key = {(g.group, g.binding): g for g in ir.globals[::-1] + used_globals(ir, pipe.pipeline.entry)
+                      if g.group is not None}
     for key, path in outs:
         g = globals_by_key.get(key)
         if g is None:
@@ -148,9 +155,11 @@ def cmd_run(args, sources) -> int:
 
 def _typed_output(buf, t):
     """The buffer's contents with the element type the WGSL declares (composites as bytes)."""
-    from .isa.types import ArrayType, ScalarType, VectorType
+    from .isa.types import ArrayType, AtomicType, ScalarType, VectorType
     from .numerics.dtypes import NP
     elem = t.elem if isinstance(t, ArrayType) else t
+    if isinstance(elem, AtomicType):
+        elem = elem.elem
     if isinstance(elem, ScalarType) and elem.name != "bool":
         return buf.read(NP[elem.name])
     if isinstance(elem, VectorType) and elem.elem.name != "bool" and elem.n != 3:
@@ -167,7 +176,8 @@ def cmd_ir(args, sources) -> int:
     from .api import compile_wgsl
     from .isa.printer import print_module
     src = sources[args.shader] = _read_source(args.shader)
-    module, warnings = compile_wgsl(src, args.shader, strict=args.strict)
+    module, warnings = compile_wgsl(src, args.shader, strict=args.strict,
+                                    constants=parse_overrides(args.override) or None)
     for w in warnings:
         print(w.format(sources), file=sys.stderr)
     sys.stdout.write(print_module(module, locs=not args.no_locs))

@@ -114,6 +114,10 @@ class Module:
     functions: list[Function] = field(default_factory=list)
     # Lowered with its overrides as constants: a pipeline lowers the source again with its own.
     needs_constants: bool = False
+    # Overrides lowered as placeholders because no value was given yet (see compile_source).
+    unset_overrides: list[str] = field(default_factory=list)
+    # (name, stage, loc) of the vertex/fragment entry points, which are not lowered
+    graphics_entries: list[tuple] = field(default_factory=list)
 
     def function(self, name: str) -> Function | None:
         return next((f for f in self.functions if f.name == name), None)
@@ -126,6 +130,23 @@ class Module:
 
     def entry_points(self) -> list[Function]:
         return [f for f in self.functions if f.stage == "compute"]
+
+
+def used_globals(module: Module, entry: Function) -> list:
+    """Globals statically used by `entry` and the functions it calls (WebGPU's 'auto' layout)."""
+    seen_fn, names = set(), []
+
+    def visit(fn: Function):
+        if fn.name in seen_fn:
+            return
+        seen_fn.add(fn.name)
+        for inst in fn.walk():
+            if inst.op == "global" and inst.attrs["name"] not in names:
+                names.append(inst.attrs["name"])
+            elif inst.op == "call":
+                visit(module.function(inst.attrs["callee"]))
+    visit(entry)
+    return [module.global_(n) for n in names]
 
 
 class Builder:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmuError, HostError, note_location
-from ..isa.ir import Block, Function, Inst, Module
+from ..isa.ir import Block, Function, Inst, Module, used_globals
 from ..isa.ops import OPS
 from ..isa.types import CoopMatrixType, Type, contains
 from ..memory.memory import Cell, Ptr, Region, store, zero_value
@@ -173,6 +173,19 @@ def _freeze(v):
     return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
 
 
+def _check_bindings(module: Module, entry) -> None:
+    """One entry point may not use two variables at one @group @binding (other entry points may)."""
+    seen = {}
+    for g in used_globals(module, entry):
+        if g.group is None:
+            continue
+        other = seen.setdefault((g.group, g.binding), g)
+        if other is not g:
+            raise EmuError(f"@group({g.group}) @binding({g.binding}) is used by both '{other.name}' and "
+                           f"'{g.name}' in entry point '{entry.name}'", g.loc,
+                           hint="give one of them another binding")
+
+
 class Pipeline:
     """A module specialised for one entry point, overrides, subgroup size and profile."""
 
@@ -188,10 +201,15 @@ class Pipeline:
             self.entry = eps[0]
         else:
             self.entry = module.function(entry)
+            graphics = next((g for g in module.graphics_entries if g[0] == entry), None)
+            if self.entry is None and graphics is not None:
+                raise EmuError(f"'{entry}' is a @{graphics[1]} entry point: emu runs compute shaders only",
+                               graphics[2], hint="pick a @compute entry point with --entry")
             if self.entry is None or self.entry.stage != "compute":
                 names = ", ".join(f.name for f in eps) or "none"
                 raise EmuError(f"no compute entry point named '{entry}' (the shader has: {names})",
                                hint="pass one of those names to --entry")
+        _check_bindings(module, self.entry)
         self.overrides = resolve_overrides(module, overrides)
         self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
         self.nvals = module_value_count(module)

@@ -5,12 +5,14 @@ from ...errors import EmuError, note_location
 
 
 def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
-                   constants: dict | None = None):
+                   constants: dict | None = None, defer_unset: bool = False):
     """Parse and lower a WGSL module. Returns (ir.Module, warnings); raises EmuError.
 
     A module whose overrides size types or feed module-scope expressions is lowered with the
     overrides as constants (`constants`, else their defaults); `module.needs_constants` says so,
-    and each pipeline then lowers it again with its own constants."""
+    and each pipeline then lowers it again with its own constants. With `defer_unset` (creating a
+    shader module) an override that such a place needs but that has no value yet lowers as a
+    placeholder, listed in `module.unset_overrides`: the pipeline's constants must set it."""
     from .errors import WgslError
     from .lower import Lowerer, NeedsConstants
     from .parser import parse
@@ -27,9 +29,10 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
             lw = Lowerer(tree, file, strict, constants)
             module = lw.run()
         except NeedsConstants:
-            lw = Lowerer(tree, file, strict, dict(constants or {}))
+            lw = Lowerer(tree, file, strict, dict(constants or {}), defer_unset=defer_unset)
             module = lw.run()
             module.needs_constants = True
+            module.unset_overrides = list(lw.unset_overrides)
     except RecursionError:
         raise EmuError("the shader is nested too deeply to compile", None,
                        hint="split deeply nested expressions, types or calls into smaller parts") from None

@@ -73,6 +73,9 @@ class ExpressionLowering:
             return thing
         if kind == "override":
             if self.override_values is not None:
+                if thing.default is None and self.defer_unset:
+                    self.unset_overrides.setdefault(thing.name, e)
+                    return Const(thing.type, 1)
                 if thing.default is None:
                     self.err(e, f"override '{thing.name}' has no default and was not set",
                              hint=f"set it (--override {thing.name}=VALUE, or the pipeline's constants)")

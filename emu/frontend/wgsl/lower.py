@@ -27,10 +27,15 @@ from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, Val,
 
 
 class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
-    def __init__(self, tree: A.Module, file: str, strict: bool = False, override_values: dict | None = None):
+    def __init__(self, tree: A.Module, file: str, strict: bool = False, override_values: dict | None = None,
+                 defer_unset: bool = False):
         self.tree, self.file, self.strict = tree, file, strict
         # None: overrides stay run-time values; a dict: lower with them as constants
         self.override_values = override_values
+        # Creating a shader module: an override without a value yet lowers as a placeholder (1);
+        # each pipeline lowers again with its constants, where a missing one is the error.
+        self.defer_unset = defer_unset
+        self.unset_overrides: dict[str, object] = {}     # name -> first use (a node)
         self.m = Module(file=file, enables=list(tree.enabled))
         self.b = Builder()
         self.warnings: list[EmuError] = []
@@ -76,11 +81,34 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.const_assert(d)
             elif getattr(d, "name", None) is not None and not isinstance(d, A.FnDecl):
                 self.resolve(d.name, d)
+        graphics = self.graphics_only()
         for d in self.tree.decls:
-            if isinstance(d, A.FnDecl):
+            if isinstance(d, A.FnDecl) and d.name not in graphics:
                 self.resolve(d.name, d)
         # functions in call order: callees first, as they were resolved
         return self.m
+
+    def graphics_only(self) -> set[str]:
+        """Vertex and fragment entry points, and the functions only they call: not lowered (emu
+        runs compute shaders), so what only graphics may use is refused only when selected. The
+        module records the entry points, to name them if a pipeline asks for one."""
+        fns = {d.name: d for d in self.tree.decls if isinstance(d, A.FnDecl)}
+        calls = {name: {n.name for n in A.walk(d.body) if isinstance(n, A.CallExpr) and n.name in fns}
+                 for name, d in fns.items()}
+
+        def reach(roots):
+            seen, todo = set(), list(roots)
+            while todo:
+                n = todo.pop()
+                if n not in seen:
+                    seen.add(n)
+                    todo.extend(calls[n])
+            return seen
+        graphics = [d for d in fns.values() if d.stage in ("vertex", "fragment")]
+        compute = reach(n for n, d in fns.items() if d.stage == "compute")
+        for d in graphics:
+            self.m.graphics_entries.append((d.name, d.stage, loc_of(d)))
+        return reach(d.name for d in graphics) - compute
 
     def resolve(self, name: str, node) -> tuple:
         if name in self.bound:
@@ -174,7 +202,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
 
     def global_var(self, d: A.VarDecl) -> Global:
         space = d.address_space or "handle"
-        t = self.type(d.type) if d.type is not None else None
+        # only a workgroup array may be sized by an override the pipeline sets later
+        saved, self.defer_unset = self.defer_unset, self.defer_unset and space == "workgroup"
+        try:
+            t = self.type(d.type) if d.type is not None else None
+        finally:
+            self.defer_unset = saved
         if space not in ("private", "workgroup", "uniform", "storage"):
             self.err(d, f"module-scope var '{d.name}' needs an address space",
                      hint="write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
@@ -212,9 +245,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if isinstance(t, ArrayType) and t.count is None and space != "storage":
             self.err(d.type, "a runtime-sized array can only live in a storage buffer")
         g = Global(d.name, space, t, access, group, binding, init, loc_of(d))
-        for other in self.m.globals:
-            if group is not None and (other.group, other.binding) == (group, binding):
-                self.err(d, f"@group({group}) @binding({binding}) is already used by '{other.name}'")
+        # variables of different entry points may share a binding: the pipeline checks its own
         self.m.globals.append(g)
         return g
 
@@ -444,7 +475,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     def function(self, d: A.FnDecl) -> Function:
         if d.stage in ("vertex", "fragment"):
             self.err(d, f"@{d.stage} entry points are not supported: emu runs compute shaders",
-                     hint="emu is a compute-only device")
+                     hint="emu is a compute-only device")    # reached only through a call of one
         params, builtins = [], {}
         self.fn = d
         self.scopes = [{}]
