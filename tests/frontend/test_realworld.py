@@ -16,8 +16,31 @@ from emu.errors import EmuError
 SHADERS = Path(__file__).resolve().parents[1] / "shaders" / "realworld"
 
 
+# Kept here, not under tests/shaders: every shader file there compiles without constants.
+OVERRIDE_SCRATCH = """// A workgroup array sized by an override that has no default: the host must set it.
+override wg_size: u32;
+var<workgroup> scratch: array<f32, wg_size>;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+
+@compute @workgroup_size(wg_size)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(workgroup_id) w: vec3<u32>) {
+  scratch[i] = f32(i) * 2.0 + f32(w.x);
+  workgroupBarrier();
+  out[w.x * wg_size + i] = scratch[wg_size - 1u - i];
+}
+"""
+
+
 def source(name: str) -> str:
+    if name == "override_scratch":
+        return OVERRIDE_SCRATCH
     return (SHADERS / f"{name}.wgsl").read_text()
+
+
+def shader_file(tmp_path, name: str):
+    path = tmp_path / f"{name}.wgsl"
+    path.write_text(source(name))
+    return path
 
 
 def run(name, bindings, groups, *, constants=None, entry=None, dev=None):
@@ -59,18 +82,19 @@ def test_override_without_default_unset_is_an_error_at_the_pipeline():
 
 
 def test_emu_ir_override(tmp_path):
-    rc, out, err = cli("ir", SHADERS / "override_scratch.wgsl", "--override", "wg_size=16")
+    f = shader_file(tmp_path, "override_scratch")
+    rc, out, err = cli("ir", f, "--override", "wg_size=16")
     assert (rc, err) == (0, "")
     assert "global @scratch : array<f32, 16> workgroup" in out
     assert "workgroup_size(16, 1, 1)" in out
-    rc, out, err = cli("ir", SHADERS / "override_scratch.wgsl")
+    rc, out, err = cli("ir", f)
     assert rc != 0 and out == ""
     assert "override_scratch.wgsl:3:36: error: override 'wg_size' has no default and was not set" in err
     assert "Traceback" not in err
 
 
 def test_emu_run_override_sized_output(tmp_path):
-    rc, out, err = cli("run", SHADERS / "override_scratch.wgsl", "--dispatch", "1", "--override", "wg_size=8",
+    rc, out, err = cli("run", shader_file(tmp_path, "override_scratch"), "--dispatch", "1", "--override", "wg_size=8",
                        "--buffer", f"0:0={_save(tmp_path / 'z.npy', np.zeros(8, np.float32))}",
                        "--output", f"0:0={tmp_path}/o.npy")
     assert (rc, out, err) == (0, "", "")
