@@ -35,8 +35,8 @@ import numpy as np
 
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Module, Value
-from ..isa.ops import OPS
-from ..frontend.wgsl.values import ATOMIC_FNS, BIN_OPS, SUBGROUP_FNS
+from ..isa.ops import ATOMIC, OP, OPS
+from ..frontend.wgsl.names import ATOMIC_FNS, BIN_OPS, COMPOUND, SUBGROUP_FNS
 from ..isa.types import (BOOL, ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType,
                          ScalarType, StructType, TupleType, Type, VectorType, contains)
 
@@ -48,7 +48,7 @@ COOP_EXTENSION = {"dawn": "chromium_experimental_subgroup_matrix", "wgpu": "wgpu
 _COOP_EXTS = set(COOP_EXTENSION.values())
 
 BIN_SYMBOL = {op: symbol for symbol, op in BIN_OPS.items()}
-_COMPOUND = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr")
+_COMPOUND = tuple(BIN_OPS[op] for op in COMPOUND.values())   # binary fns with an `op=` form
 # WGSL spellings: the front end's tables read backwards, so both directions stay one table
 _SUBGROUP_NAMES = {op: name for name, op in SUBGROUP_FNS.items()}
 _ATOMIC_NAMES = {op: name for name, op in ATOMIC_FNS.items()}
@@ -153,7 +153,7 @@ class _Fail(Exception):
 
 def _is_pure(i: Inst) -> bool:
     d = OPS.get(i.op)
-    return d is not None and not d.effects and i.op != "load"
+    return d is not None and not d.effects and i.op != OP.load
 
 
 # =============================================================================== the emitter
@@ -168,7 +168,7 @@ class _Emitter:
             {o.name for o in module.overrides} | {f.name for f in module.functions}
         for f in module.functions:
             for i in f.walk():
-                if i.op == "var" and isinstance(i.attrs.get("name"), str):
+                if i.op == OP.var and isinstance(i.attrs.get("name"), str):
                     names.add(i.attrs["name"])
         self.module_names = names
         prefix = "_"
@@ -260,7 +260,7 @@ class _Emitter:
             self.line(f"// emitted by emu from {m.file} (IR -> WGSL, {self.d} dialect)")
         if self.complete and self.d == "dawn":
             ops = {i.op for f in m.functions for i in f.walk()}
-            if "subgroup" in ops:
+            if OP.subgroup in ops:
                 # emu defines subgroup operations in divergent control flow (over the active lanes);
                 # Tint rejects them unless this rule is off, which is what a differential test wants
                 self.line("diagnostic(off, subgroup_uniformity);")
@@ -319,7 +319,7 @@ class _Emitter:
         for f in self.m.functions:
             if any(b in _SUBGROUP_BUILTINS for b in f.param_builtins.values()):
                 return True
-            if any(i.op == "subgroup" or (i.op == "input" and i.attrs["builtin"] in _SUBGROUP_BUILTINS)
+            if any(i.op == OP.subgroup or (i.op == OP.input and i.attrs["builtin"] in _SUBGROUP_BUILTINS)
                    for i in f.walk()):
                 return True
         return False
@@ -338,28 +338,28 @@ class _Emitter:
                 self.uses.setdefault(a.id, []).append(i)
             if i.result is not None:
                 self.defs[i.result.id] = i
-            if i.op in ("global", "override"):
+            if i.op in (OP.global_, OP.override):
                 self.used_names.add(i.attrs["name"])
-            elif i.op == "call":
+            elif i.op == OP.call:
                 self.used_names.add(i.attrs["callee"])
-            elif i.op == "builtin":
+            elif i.op == OP.builtin:
                 self.used_names.add(i.attrs["fn"])
             for t in [i.type] + [a.type for a in i.args]:
                 if isinstance(t, StructType):
                     self.used_names.add(t.name)
         # constants that must stay constant expressions in WGSL (Tint: subgroupBroadcast's lane)
         for i in f.walk():
-            if i.op == "subgroup" and i.attrs["fn"] == "broadcast" and len(i.args) == 2:
+            if i.op == OP.subgroup and i.attrs["fn"] == "broadcast" and len(i.args) == 2:
                 d = self.defs.get(i.args[1].id)
-                if d is not None and d.op == "const" and len(self.uses[i.args[1].id]) == 1:
+                if d is not None and d.op == OP.const and len(self.uses[i.args[1].id]) == 1:
                     self.refs[d.result.id] = _Ref("inline", self.literal(d.type, d.attrs["value"], d))
                     self.skip.add(id(d))
         # `T()` for a zero-filled matrix (the front end lowers it to const 0 + coop_fill)
         self.zero_fill: set[int] = set()
         for i in f.walk():
-            if i.op == "coop_fill":
+            if i.op == OP.coop_fill:
                 d = self.defs.get(i.args[0].id)
-                if d is not None and d.op == "const" and len(self.uses[i.args[0].id]) == 1 and \
+                if d is not None and d.op == OP.const and len(self.uses[i.args[0].id]) == 1 and \
                         d.attrs["value"] == 0 and not (isinstance(d.attrs["value"], float) and
                                                        math.copysign(1.0, d.attrs["value"]) < 0):
                     self.zero_fill.add(id(i))
@@ -367,7 +367,7 @@ class _Emitter:
         params = []
         extra_inputs = {}
         for i in f.walk():
-            if i.op == "input":
+            if i.op == OP.input:
                 if f.stage != "compute":
                     self.fail(i, f"the builtin input {i.attrs['builtin']} is used in '{f.name}', which "
                                  f"is not an entry point; WGSL reads builtins as entry-point parameters")
@@ -513,7 +513,7 @@ class _Emitter:
                 return r.expr
             if len(self.uses.get(v.id, ())) != uses or d in post:
                 raise _Fail()
-            if d.op == "load" and d.args[0].id in wdefs and wdefs[d.args[0].id].op == "var" \
+            if d.op == OP.load and d.args[0].id in wdefs and wdefs[d.args[0].id].op == OP.var \
                     and wdefs[d.args[0].id].attrs.get("name") == "":
                 text = logical(d, wdefs[d.args[0].id])
             else:
@@ -526,8 +526,8 @@ class _Emitter:
             if len(var.args) != 1 or len(self.uses.get(var.result.id, ())) != 2 or var in post:
                 raise _Fail()
             lhs = var.args[0]
-            iff = next((x for x in window if x.op == "if" and x.blocks[0].insts
-                        and x.blocks[0].insts[-1].op == "store"
+            iff = next((x for x in window if x.op == OP.if_ and x.blocks[0].insts
+                        and x.blocks[0].insts[-1].op == OP.store
                         and x.blocks[0].insts[-1].args[0] is var.result), None)
             if iff is None or iff.blocks[1].insts:
                 raise _Fail()
@@ -537,7 +537,7 @@ class _Emitter:
             lhs_text = sub(lhs, uses=2)
             post.append(var)
             if iff.args[0] is not lhs:
-                if cond is None or cond.op != "unary" or cond.attrs["fn"] != "not" or cond.args[0] is not lhs \
+                if cond is None or cond.op != OP.unary or cond.attrs["fn"] != "not" or cond.args[0] is not lhs \
                         or len(self.uses.get(cond.result.id, ())) != 1:
                     raise _Fail()
                 op = "||"
@@ -556,10 +556,10 @@ class _Emitter:
                 return r.place
             if len(self.uses.get(v.id, ())) != 1 or d in post:
                 raise _Fail()
-            if d.op == "global":
+            if d.op == OP.global_:
                 post.append(d)
                 return d.attrs["name"]
-            if d.op == "access":
+            if d.op == OP.access:
                 dyn = [sub(a) for a in d.args[1:]]
                 base = sub_place(d.args[0])
                 steps, _ = self.path_steps(d.args[0].type.pointee, d.attrs["path"], dyn, d)
@@ -580,38 +580,38 @@ class _Emitter:
         """The expression of one instruction inside a rebuilt expression."""
         op = d.op
         a = d.args
-        if op == "const":
+        if op == OP.const:
             if not const_ok or not _finite_value(d.attrs["value"]):
                 raise _Fail()
             return self.literal(d.type, d.attrs["value"], d)
-        if op == "load":
+        if op == OP.load:
             return sub_place(a[0])
-        if op == "binary":
+        if op == OP.binary:
             lc, rc = self.is_const(a[0]), self.is_const(a[1])
             x = sub(a[0], not rc)
             y = sub(a[1], not lc)
             return f"({x} {BIN_SYMBOL[d.attrs['fn']]} {y})"
-        if op == "unary":
+        if op == OP.unary:
             sym = "-" if d.attrs["fn"] == "neg" else ("!" if a[0].type == BOOL or
                                                       getattr(a[0].type, "elem", None) == BOOL else "~")
             return f"({sym}{sub(a[0])})"
-        if op in ("access", "global"):
+        if op in (OP.access, OP.global_):
             return "&" + self._place_of(d, sub, sub_place)
-        if op in ("builtin", "construct", "select"):
+        if op in (OP.builtin, OP.construct, OP.select):
             allc = all(self.is_const(x) for x in a)
             args = [sub(x, not allc) for x in a]
-        elif op in ("call", "bitcast", "atomic"):
+        elif op in (OP.call, OP.bitcast, OP.atomic):
             args = [sub(x, True) for x in a]
-        elif op == "subgroup":
+        elif op == OP.subgroup:
             args = [sub(a[0])] + [sub(x, True) for x in a[1:]]
-        elif op in ("convert", "array_length", "extract", "swizzle", "override"):
+        elif op in (OP.convert, OP.array_length, OP.extract, OP.swizzle, OP.override):
             args = [sub(x) for x in a]
         else:
             raise _Fail()
         return EXPR_RULES[op](self, d, args)
 
     def _place_of(self, d, sub, sub_place):
-        if d.op == "global":
+        if d.op == OP.global_:
             return d.attrs["name"]
         dyn = [sub(x) for x in d.args[1:]]
         base = sub_place(d.args[0])
@@ -622,7 +622,7 @@ class _Emitter:
 
     def is_const(self, v: Value) -> bool:
         d = self.defs.get(v.id)
-        return d is not None and d.op == "const"
+        return d is not None and d.op == OP.const
 
 
 def _finite_value(v) -> bool:
@@ -691,10 +691,10 @@ def _x_override(em, i, a):
     return i.attrs["name"]
 
 
-EXPR_RULES = {"builtin": _x_builtin, "construct": _x_construct, "call": _x_call,
-              "subgroup": _x_subgroup, "atomic": _x_atomic, "select": _x_select,
-              "bitcast": _x_bitcast, "convert": _x_convert, "array_length": _x_array_length,
-              "extract": _x_extract, "swizzle": _x_swizzle, "override": _x_override}
+EXPR_RULES = {OP.builtin: _x_builtin, OP.construct: _x_construct, OP.call: _x_call,
+              OP.subgroup: _x_subgroup, OP.atomic: _x_atomic, OP.select: _x_select,
+              OP.bitcast: _x_bitcast, OP.convert: _x_convert, OP.array_length: _x_array_length,
+              OP.extract: _x_extract, OP.swizzle: _x_swizzle, OP.override: _x_override}
 
 
 # =============================================================================== statement rules
@@ -749,7 +749,7 @@ def _logical(em: _Emitter, var: Inst) -> bool:
     lhs = var.args[0]
     j, op = idx + 1, "&&"
     try:
-        if insts[j].op == "unary" and insts[j].attrs["fn"] == "not" and insts[j].args[0] is lhs:
+        if insts[j].op == OP.unary and insts[j].attrs["fn"] == "not" and insts[j].args[0] is lhs:
             neg = insts[j]
             j, op = j + 1, "||"
             if len(em.uses.get(neg.result.id, ())) != 1:
@@ -760,12 +760,12 @@ def _logical(em: _Emitter, var: Inst) -> bool:
     except IndexError:
         return False
     cond = neg.result if neg is not None else lhs
-    if iff.op != "if" or iff.args[0] is not cond or iff.blocks[1].insts:
+    if iff.op != OP.if_ or iff.args[0] is not cond or iff.blocks[1].insts:
         return False
     then = iff.blocks[0].insts
-    if not then or then[-1].op != "store" or then[-1].args[0] is not var.result:
+    if not then or then[-1].op != OP.store or then[-1].args[0] is not var.result:
         return False
-    if load.op != "load" or load.args[0] is not var.result or len(em.uses[var.result.id]) != 2:
+    if load.op != OP.load or load.args[0] is not var.result or len(em.uses[var.result.id]) != 2:
         return False
     try:
         rhs = em.rebuild(then[:-1], then[-1].args[1], True)
@@ -795,7 +795,7 @@ def r_access(em: _Emitter, i: Inst):
     if not uses or not all(id(u) in pos for u in uses):
         return
     uses = sorted(uses, key=lambda u: pos[id(u)])
-    if len(uses) == 1 and uses[0].op == "store" and uses[0].args[0] is i.result:
+    if len(uses) == 1 and uses[0].op == OP.store and uses[0].args[0] is i.result:
         s = uses[0]
         window = b.insts[idx + 1:pos[id(s)]]
         try:
@@ -805,10 +805,10 @@ def r_access(em: _Emitter, i: Inst):
         em.skip.update(id(x) for x in window)
         em.plans[id(s)] = f"{place} = {rhs};"
         return
-    if len(uses) == 2 and uses[0].op == "load" and uses[1].op == "store" and uses[1].args[0] is i.result:
+    if len(uses) == 2 and uses[0].op == OP.load and uses[1].op == OP.store and uses[1].args[0] is i.result:
         ld, s = uses
         bi = em.defs.get(s.args[1].id)
-        if (bi is None or bi.op != "binary" or bi.attrs["fn"] not in _COMPOUND or bi.args[0] is not ld.result
+        if (bi is None or bi.op != OP.binary or bi.attrs["fn"] not in _COMPOUND or bi.args[0] is not ld.result
                 or len(em.uses.get(ld.result.id, ())) != 1 or len(em.uses.get(bi.result.id, ())) != 1
                 or id(bi) not in pos or not pos[id(ld)] < pos[id(bi)] < pos[id(s)]
                 or pos[id(s)] != pos[id(bi)] + 1):
@@ -841,7 +841,7 @@ def r_array_length(em, i):
 def r_atomic(em, i):
     args = [em.ptr(i.args[0], i)] + [em.val(a, i) for a in i.args[1:]]
     text = _x_atomic(em, i, args)
-    if i.attrs["fn"] == "store":
+    if i.attrs["fn"] == ATOMIC.store:
         em.line(text + ";")
         em.refs[i.result.id] = _Ref("value", "")
     else:
@@ -853,8 +853,8 @@ def r_barrier(em, i):
     # Tint's uniformity analysis treats its result (not a plain load) as uniform
     b, idx = em.cur
     nxt = b.insts[idx + 1:idx + 3]
-    if (i.attrs["kind"] == "workgroup" and len(nxt) == 2 and nxt[0].op == "load"
-            and nxt[1].op == "barrier" and nxt[1].attrs["kind"] == "workgroup"
+    if (i.attrs["kind"] == "workgroup" and len(nxt) == 2 and nxt[0].op == OP.load
+            and nxt[1].op == OP.barrier and nxt[1].attrs["kind"] == "workgroup"
             and isinstance(nxt[0].args[0].type, PointerType) and nxt[0].args[0].type.space == "workgroup"
             and em.ref(nxt[0].args[0], nxt[0]).kind == "ptr" and not _has_atomic(nxt[0].type)):
         em.let(nxt[0], f"workgroupUniformLoad({em.ptr(nxt[0].args[0], nxt[0])})")
@@ -1047,18 +1047,18 @@ def r_coop_length(em, i):
 
 
 EMIT_RULES = {
-    "const": r_const, "input": r_input, "override": r_override, "undef": r_undef,
-    "global": r_global, "var": r_var, "access": r_access, "load": r_load, "store": r_store,
-    "array_length": r_array_length, "atomic": r_atomic, "barrier": r_barrier,
-    "construct": _expr_rule("construct"), "extract": r_extract, "insert": r_insert,
-    "swizzle": _expr_rule("swizzle"), "unary": r_unary, "binary": r_binary,
-    "select": _expr_rule("select"), "convert": _expr_rule("convert"),
-    "bitcast": _expr_rule("bitcast"), "builtin": _expr_rule("builtin"), "subgroup": r_subgroup,
-    "call": r_call, "if": r_if, "loop": r_loop, "switch": r_switch, "break": r_break,
-    "continue": r_continue, "break_if": r_break_if, "return": r_return,
-    "coop_fill": r_coop_fill, "coop_load": r_coop_load, "coop_store": r_coop_store,
-    "coop_mma": r_coop_mma, "coop_mul": r_coop_mul, "coop_scalar": r_coop_scalar,
-    "coop_convert": r_coop_convert, "coop_length": r_coop_length,
+    OP.const: r_const, OP.input: r_input, OP.override: r_override, OP.undef: r_undef,
+    OP.global_: r_global, OP.var: r_var, OP.access: r_access, OP.load: r_load, OP.store: r_store,
+    OP.array_length: r_array_length, OP.atomic: r_atomic, OP.barrier: r_barrier,
+    OP.construct: _expr_rule(OP.construct), OP.extract: r_extract, OP.insert: r_insert,
+    OP.swizzle: _expr_rule(OP.swizzle), OP.unary: r_unary, OP.binary: r_binary,
+    OP.select: _expr_rule(OP.select), OP.convert: _expr_rule(OP.convert),
+    OP.bitcast: _expr_rule(OP.bitcast), OP.builtin: _expr_rule(OP.builtin), OP.subgroup: r_subgroup,
+    OP.call: r_call, OP.if_: r_if, OP.loop: r_loop, OP.switch: r_switch, OP.break_: r_break,
+    OP.continue_: r_continue, OP.break_if: r_break_if, OP.return_: r_return,
+    OP.coop_fill: r_coop_fill, OP.coop_load: r_coop_load, OP.coop_store: r_coop_store,
+    OP.coop_mma: r_coop_mma, OP.coop_mul: r_coop_mul, OP.coop_scalar: r_coop_scalar,
+    OP.coop_convert: r_coop_convert, OP.coop_length: r_coop_length,
 }
 
 
@@ -1131,21 +1131,21 @@ def _fold_bitcasts(b: Block):
             counts[v.id] = counts.get(v.id, 0) + 1
     drop = set()
     for i in b.insts:
-        if i.op == "bitcast" and str(i.type) == "f32" and str(i.args[0].type) == "u32":
+        if i.op == OP.bitcast and str(i.type) == "f32" and str(i.args[0].type) == "u32":
             c = defs.get(i.args[0].id)
-            if c is not None and c.op == "const" and counts.get(c.result.id) == 1:
-                i.op, i.args = "const", []
+            if c is not None and c.op == OP.const and counts.get(c.result.id) == 1:
+                i.op, i.args = OP.const, []
                 i.attrs = {"value": float(np.array(c.attrs["value"], np.uint32).view(np.float32))}
                 drop.add(id(c))
                 counts[i.result.id] = counts.get(i.result.id, 0)
     # f16 NaN/inf: f16(bitcast<f32>(u32)) -- the conversion of that f32 constant
     defs = {i.result.id: i for i in b.insts if i.result is not None}
     for i in b.insts:
-        if i.op == "convert" and str(i.type) == "f16" and str(i.args[0].type) == "f32":
+        if i.op == OP.convert and str(i.type) == "f16" and str(i.args[0].type) == "f32":
             c = defs.get(i.args[0].id)
-            if c is not None and c.op == "const" and counts.get(c.result.id) == 1 and \
+            if c is not None and c.op == OP.const and counts.get(c.result.id) == 1 and \
                     not math.isfinite(c.attrs["value"]):
-                i.op, i.args, i.attrs = "const", [], {"value": c.attrs["value"]}
+                i.op, i.args, i.attrs = OP.const, [], {"value": c.attrs["value"]}
                 drop.add(id(c))
     if drop:
         b.insts[:] = [i for i in b.insts if id(i) not in drop]

@@ -1,13 +1,18 @@
 """The op table: every IR op, defined once.
 
-The verifier, printer, IR parser, executor dispatch and WGSL emitter all read this table; a test
-asserts that every op here has an executor handler and an emitter rule.
+The verifier checks every instruction against this table (ops of IR text too); the printer and
+the IR text parser write and read any instruction in the table's shape (operands, attrs, type,
+blocks), and tests/isa/test_op_coverage.py round-trips every op through both and checks that
+every dispatcher (executor, emitter, fusion JIT, tracer, uniformity) covers every op. Other code
+names ops and their `fn` vocabularies through the checked names OP, BINARY, UNARY, ATOMIC,
+SUBGROUP below, never as string literals.
 
 `args` is (min, max) operand count (max None: variadic). `attrs` names the attributes the op
 requires; `optional` those it may carry. `blocks` is the number of nested blocks (None: any).
 """
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 
 
@@ -120,3 +125,33 @@ _OPS = [
 ]
 
 OPS: dict[str, OpDef] = {o.name: o for o in _OPS}
+
+
+class Names:
+    """A vocabulary as checked names: `OP.coop_load` is "coop_load", and a misspelt name fails
+    with AttributeError where it is written, instead of comparing unequal forever. Names that are
+    Python keywords take a trailing underscore (`OP.if_`, `UNARY.not_`)."""
+
+    def __init__(self, kind: str, names):
+        self._kind, self._names = kind, tuple(names)
+        for n in self._names:
+            setattr(self, n + "_" if keyword.iskeyword(n) else n, n)
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __contains__(self, name) -> bool:
+        return name in self._names
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind}: {', '.join(self._names)}>"
+
+
+OP = Names("op", OPS)                       # IR op names
+BINARY = Names("binary fn", BINARY_OPS)     # `fn` of binary
+UNARY = Names("unary fn", UNARY_OPS)        # `fn` of unary
+ATOMIC = Names("atomic fn", ATOMIC_OPS)     # `fn` of atomic
+SUBGROUP = Names("subgroup fn", SUBGROUP_OPS)   # `fn` of subgroup

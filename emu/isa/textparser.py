@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import EmuError
 from .ir import Block, Function, Global, Inst, Loc, Module, Override, Value
+from .ops import OP
 from .types import (ACCESS, ROLES, SCALARS, SPACES, VOID, ArrayType, AtomicType, CoopMatrixType,
                     MatrixType, Member, PointerType, ScalarType, StructType, TupleType, Type,
                     VectorType)
@@ -607,7 +608,7 @@ class _Parser:
         if ln.peek().kind == "value":
             result_tok = ln.next()
             ln.expect("=", "after the result")
-        op = ln.ident("an op name")
+        op = ln.ident("an op name")       # checked against the op table by the verifier
         inst = Inst(op, [])
         while ln.peek().kind == "value":
             tok = ln.next()
@@ -642,7 +643,7 @@ class _Parser:
         inst.loc = ln.source_loc()
         if result_tok is not None:
             inst.result = self.define(result_tok, inst.type, ln)
-            if op == "var" and isinstance(inst.attrs.get("name"), str) and inst.attrs["name"]:
+            if op == OP.var and isinstance(inst.attrs.get("name"), str) and inst.attrs["name"]:
                 inst.result.name = inst.attrs["name"]
         if has_blocks:
             while True:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .ir import Block, Function, Inst, Module
+from .ops import OP, OPS
 
 NON_UNIFORM_INPUTS = ("local_invocation_id", "local_invocation_index", "global_invocation_id",
                       "subgroup_invocation_id")
@@ -60,6 +61,16 @@ def check(module: Module) -> list[Finding]:
     return sorted(unique, key=lambda x: (x.inst.loc.line, x.inst.loc.col) if x.inst.loc else (0, 0))
 
 
+# Ops that take the walker's default rule: a result is non-uniform where an operand is (ops
+# without a result carry nothing; loops and ifs see their exits). _Walker.inst has its own rule
+# for the others, cooperative ops one rule together; tests/isa/test_op_coverage.py checks this.
+FROM_OPERANDS = frozenset({
+    OP.const, OP.override, OP.undef, OP.array_length, OP.construct, OP.extract, OP.insert,
+    OP.swizzle, OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin,
+    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_,
+})
+
+
 class _Walker:
     def __init__(self, module: Module, st: _State):
         self.m, self.st = module, st
@@ -82,46 +93,46 @@ class _Walker:
         st = self.st
         op = i.op
         res = i.result.id if i.result is not None else None
-        if op == "input":
+        if op == OP.input:
             if i.attrs["builtin"] in NON_UNIFORM_INPUTS:
                 st.taint[res] = i.attrs["builtin"]
-        elif op in ("var", "global"):
+        elif op in (OP.var, OP.global_):
             st.roots[res] = res
             if i.args:
                 self.write(res, self.source(i, i.args), control)
-        elif op == "access":
+        elif op == OP.access:
             st.roots[res] = st.roots.get(i.args[0].id)
             s = self.source(i, i.args)
             if s:
                 st.taint[res] = s
-        elif op == "load":
+        elif op == OP.load:
             root = st.roots.get(i.args[0].id)
             s = self.source(i, i.args) or st.dirty.get(root)
             if s:
                 st.taint[res] = s
-        elif op == "store":
+        elif op == OP.store:
             self.write(st.roots.get(i.args[0].id), self.source(i, i.args), control)
-        elif op == "atomic":
+        elif op == OP.atomic:
             self.write(st.roots.get(i.args[0].id), self.source(i, i.args), control)
             if res is not None:
                 st.taint[res] = "an atomic's result"
-        elif op == "subgroup":
+        elif op == OP.subgroup:
             s = self.source(i, i.args[1:]) if i.attrs["fn"] not in LANE_VARYING_SUBGROUP else \
                 f"{i.attrs['fn']} (different in each lane)"
             if s:
                 st.taint[res] = s
-        elif op == "call":
+        elif op == OP.call:
             self.call(i, control)
-        elif op == "if":
+        elif op == OP.if_:
             c = self.source(i, i.args) or control
             after = [self.block(b, c) for b in i.blocks]
             return self.escaped(i, c, control) or next((a for a in after if a and a != c), None)
-        elif op == "switch":
+        elif op == OP.switch:
             c = self.source(i, i.args) or control
             for b in i.blocks:
                 self.block(b, c)
             return self.escaped(i, c, control)
-        elif op == "loop":
+        elif op == OP.loop:
             # twice: what the body writes in one iteration is read by the next
             for _ in range(2):
                 self.block(i.blocks[0], control)
@@ -132,10 +143,10 @@ class _Walker:
                 self.block(i.blocks[0], exits)
                 self.block(i.blocks[1], exits)
             return exits
-        elif op.startswith("coop_"):
+        elif OPS[op].cooperative:
             self.coop(i, control)
             s = self.source(i, i.args)
-            if s and res is not None and op not in ("coop_load",):
+            if s and res is not None and op not in (OP.coop_load,):
                 st.taint[res] = s
         elif res is not None:
             s = self.source(i, i.args)
@@ -150,7 +161,7 @@ class _Walker:
     def escaped(self, i: Inst, c: str | None, control: str | None) -> str | None:
         """A break/continue/return under a non-uniform condition makes the code after it
         non-uniform."""
-        if c and c != control and any(x.op in ("return",) for b in i.blocks for y in b.insts for x in y.walk()):
+        if c and c != control and any(x.op in (OP.return_,) for b in i.blocks for y in b.insts for x in y.walk()):
             return c
         return None
 
@@ -158,10 +169,10 @@ class _Walker:
         for b in loop.blocks:
             for y in b.insts:
                 for x in y.walk():
-                    if x.op in ("break_if",) and self.st.taint.get(x.args[0].id):
+                    if x.op in (OP.break_if,) and self.st.taint.get(x.args[0].id):
                         return self.st.taint[x.args[0].id]
-                    if x.op == "if" and self.st.taint.get(x.args[0].id) and \
-                            any(z.op in ("break", "return") for blk in x.blocks for w in blk.insts for z in w.walk()):
+                    if x.op == OP.if_ and self.st.taint.get(x.args[0].id) and \
+                            any(z.op in (OP.break_, OP.return_) for blk in x.blocks for w in blk.insts for z in w.walk()):
                         return self.st.taint[x.args[0].id]
         return None
 
@@ -175,7 +186,7 @@ class _Walker:
                 self.st.roots[p.id] = self.st.roots[a.id]
         self.block(fn.body, control)
         if i.result is not None:
-            rets = [x for x in fn.walk() if x.op == "return" and x.args]
+            rets = [x for x in fn.walk() if x.op == OP.return_ and x.args]
             s = self.source(i, i.args) or next((self.st.taint.get(r.args[0].id) for r in rets
                                                  if self.st.taint.get(r.args[0].id)), None)
             if s:
@@ -183,17 +194,17 @@ class _Walker:
 
     def coop(self, i: Inst, control: str | None):
         st = self.st
-        what = {"coop_load": "subgroupMatrixLoad", "coop_store": "subgroupMatrixStore",
-                "coop_mma": "the matrix multiply-add", "coop_mul": "the matrix multiply",
-                "coop_scalar": "the matrix scalar op", "coop_fill": "the matrix constructor",
-                "coop_convert": "the matrix conversion"}.get(i.op, i.op)
+        what = {OP.coop_load: "subgroupMatrixLoad", OP.coop_store: "subgroupMatrixStore",
+                OP.coop_mma: "the matrix multiply-add", OP.coop_mul: "the matrix multiply",
+                OP.coop_scalar: "the matrix scalar op", OP.coop_fill: "the matrix constructor",
+                OP.coop_convert: "the matrix conversion"}.get(i.op, i.op)
         if control:
             st.findings.append(Finding(i, f"{what} is in control flow that depends on {control}, which "
                                           f"is not uniform: Tint (Dawn, Chrome) rejects this shader"))
             return
-        if i.op in ("coop_load", "coop_store"):
+        if i.op in (OP.coop_load, OP.coop_store):
             ptr, off = i.args[0], i.args[1]
-            stride = i.args[2] if i.op == "coop_load" else i.args[3]
+            stride = i.args[2] if i.op == OP.coop_load else i.args[3]
             for name, v in (("pointer", ptr), ("offset", off), ("stride", stride)):
                 s = st.taint.get(v.id)
                 if s:

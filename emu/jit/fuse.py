@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from ..isa.ir import Block, Function, Inst
+from ..isa.ops import OP
 from ..isa.types import ArrayType, ScalarType, VectorType
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
@@ -66,6 +67,15 @@ _NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.b
 _ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False"}
 _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
            "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
+
+
+# Ops the fusion JIT declines (the interpreter runs pipelines that use them): _Gen.inst has a
+# rule for every other op; tests/isa/test_op_coverage.py checks that the two cover the op table.
+UNSUPPORTED_OPS = frozenset({
+    OP.atomic, OP.call, OP.construct, OP.insert, OP.subgroup, OP.switch, OP.swizzle, OP.undef,
+    OP.coop_convert, OP.coop_fill, OP.coop_length, OP.coop_load, OP.coop_mma, OP.coop_mul,
+    OP.coop_scalar, OP.coop_store,
+})
 
 
 class Unsupported(Exception):
@@ -94,9 +104,9 @@ class _Gen:
         self.nloops = 0
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
-        self.wg = any(i.op == "barrier" for i in pipe.entry.walk()) or any(
+        self.wg = any(i.op == OP.barrier for i in pipe.entry.walk()) or any(
             g.space == "workgroup" for g in pipe.module.globals
-            if any(i.op == "global" and i.attrs["name"] == g.name for i in pipe.entry.walk()))
+            if any(i.op == OP.global_ and i.attrs["name"] == g.name for i in pipe.entry.walk()))
         self.decls: dict[str, str] = {}         # per-lane arrays (workgroup mode): name -> dtype
         self.wmem: dict[int, tuple] = {}        # workgroup variable's slot -> (dtype, count)
         self.wslots: dict[str, int] = {}        # workgroup variable name -> slot
@@ -143,17 +153,17 @@ class _Gen:
         r = inst.result
         name = self.lane_var(f"v{r.id}", inst.type) if r is not None else None
         a = inst.args
-        if op == "const":
+        if op == OP.const:
             t = _scalar(inst.type)
             self.emit(d, f"{name} = {self.literal(t, inst.attrs['value'])}")
             self.vals[r.id] = name
-        elif op == "override":
+        elif op == OP.override:
             t = _scalar(inst.type)
             self.emit(d, f"{name} = {self.literal(t, self.pipe.overrides[inst.attrs['name']])}")
             self.vals[r.id] = name
-        elif op == "input":
+        elif op == OP.input:
             self.vals[r.id] = self.input(inst.attrs["builtin"], inst.type)
-        elif op == "global" and self.module.global_(inst.attrs["name"]).space == "workgroup":
+        elif op == OP.global_ and self.module.global_(inst.attrs["name"]).space == "workgroup":
             g = self.module.global_(inst.attrs["name"])
             t = g.type
             elem = t.elem if isinstance(t, ArrayType) else t
@@ -164,18 +174,18 @@ class _Gen:
             slot = self.wslots.setdefault(g.name, len(self.wslots))
             self.wmem[slot] = (_NP[_scalar(elem)], t.count if isinstance(t, ArrayType) else 1)
             self.vals[r.id] = ("warr", slot) if isinstance(t, ArrayType) else ("welem", slot, "np.int64(0)")
-        elif op == "global":
+        elif op == OP.global_:
             g = self.module.global_(inst.attrs["name"])
             k = self.buffer(g.name)
             self.vals[r.id] = ("arr", k) if isinstance(g.type, ArrayType) else ("elem", k, "0")
-        elif op == "var":
+        elif op == OP.var:
             t = inst.type.pointee
             ty = _scalar(t)
             init = self.v(a[0]) if a else _ZERO[ty]
             mv = self.lane_var(f"m{r.id}", t)
             self.emit(d, f"{mv} = {init}")
             self.vals[r.id] = ("var", mv)
-        elif op == "access":
+        elif op == OP.access:
             base = self.vals.get(a[0].id)
             path = inst.attrs["path"]
             if isinstance(base, tuple) and base[0] == "warr" and len(path) == 1:
@@ -197,7 +207,7 @@ class _Gen:
                 self.emit(d, f"if {iv} < 0 or {iv} >= n{k}:")
                 self.fail(d + 1, ERR_OOB)
                 self.vals[r.id] = ("elem", k, iv)
-        elif op == "load":
+        elif op == OP.load:
             p = self.vals.get(a[0].id)
             if isinstance(p, tuple) and p[0] == "var":
                 self.emit(d, f"{name} = {p[1]}")
@@ -210,7 +220,7 @@ class _Gen:
                 raise Unsupported("load")
             _scalar(inst.type)
             self.vals[r.id] = name
-        elif op == "store":
+        elif op == OP.store:
             p = self.vals.get(a[0].id)
             val = self.v(a[1])
             if isinstance(p, tuple) and p[0] == "var":
@@ -224,36 +234,36 @@ class _Gen:
                 self.emit(d + 1, f"sa{p[1]}[(w - wbase) * {self.pipe.layout.wg_count} + local] = {p[2]}")
             else:
                 raise Unsupported("store")
-        elif op == "array_length":
+        elif op == OP.array_length:
             p = self.vals.get(a[0].id)
             if not (isinstance(p, tuple) and p[0] == "arr"):
                 raise Unsupported("array_length")
             self.emit(d, f"{name} = np.uint32(n{p[1]})")
             self.vals[r.id] = name
-        elif op == "extract":
+        elif op == OP.extract:
             src = self.vals.get(a[0].id)
             path = inst.attrs["path"]
             if not (isinstance(src, tuple) and src[0] == "vec") or len(path) != 1 or path[0] < 0:
                 raise Unsupported("extract")
             self.vals[r.id] = src[1][path[0]]
-        elif op == "unary":
+        elif op == OP.unary:
             self.emit(d, f"{name} = {self.unary(inst.attrs['fn'], _scalar(a[0].type), self.v(a[0]))}")
             self.vals[r.id] = name
-        elif op == "binary":
+        elif op == OP.binary:
             self.emit(d, f"{name} = {self.binary(inst.attrs['fn'], _scalar(a[0].type), self.v(a[0]), self.v(a[1]))}")
             self.vals[r.id] = name
-        elif op == "select":
+        elif op == OP.select:
             _scalar(inst.type)
             f, t, c = (self.v(x) for x in a)
             self.emit(d, f"{name} = {t} if {c} else {f}")
             self.vals[r.id] = name
-        elif op == "builtin":
+        elif op == OP.builtin:
             self.emit(d, f"{name} = {self.builtin(inst)}")
             self.vals[r.id] = name
-        elif op == "convert":
+        elif op == OP.convert:
             self.emit(d, f"{name} = {self.convert(self.v(a[0]), _scalar(a[0].type), _scalar(inst.type))}")
             self.vals[r.id] = name
-        elif op == "bitcast":
+        elif op == OP.bitcast:
             s, t = _scalar(a[0].type), _scalar(inst.type)
             x = self.v(a[0])
             if "bool" in (s, t):
@@ -268,15 +278,15 @@ class _Gen:
                 e = f"{_NP[t]}({x})"
             self.emit(d, f"{name} = {e}")
             self.vals[r.id] = name
-        elif op == "if":
+        elif op == OP.if_:
             self.emit(d, f"if {self.v(a[0])}:")
             self.block(inst.blocks[0], d + 1, loop_ctx)
             if inst.blocks[1].insts:
                 self.emit(d, "else:")
                 self.block(inst.blocks[1], d + 1, loop_ctx)
-        elif op == "loop":
+        elif op == OP.loop:
             self.loop(inst, d)
-        elif op == "break":
+        elif op == OP.break_:
             if loop_ctx is None:
                 raise Unsupported("break outside a loop")
             if isinstance(loop_ctx, tuple):             # a workgroup-mode loop: flag the lane
@@ -284,24 +294,24 @@ class _Gen:
             else:
                 self.emit(d, f"brk{loop_ctx} = True")
             self.emit(d, "break")
-        elif op == "continue":
+        elif op == OP.continue_:
             if loop_ctx is None:
                 raise Unsupported("continue outside a loop")
             if isinstance(loop_ctx, tuple):
                 self.emit(d, f"wcnt{loop_ctx[1]}[local] = True")
             self.emit(d, "break")                       # out of the one-shot body loop
-        elif op == "break_if":
+        elif op == OP.break_if:
             if isinstance(loop_ctx, tuple):
                 self.emit(d, f"wbrk{loop_ctx[1]}[local] = {self.v(a[0])}")
             else:
                 self.emit(d, f"if {self.v(a[0])}:")
                 self.emit(d + 1, "break")
-        elif op == "return":
+        elif op == OP.return_:
             if a:
                 raise Unsupported("return with a value")
             self.emit(d, "ret = True")
             self.emit(d, "break")
-        elif op == "barrier":
+        elif op == OP.barrier:
             raise Unsupported("barrier inside divergent code")
         else:
             raise Unsupported(op)
@@ -365,7 +375,7 @@ class _Gen:
     # the barrier-free statements between them run as groups, invocation after invocation
     @staticmethod
     def _has_barrier(inst: Inst) -> bool:
-        return any(i.op == "barrier" for i in inst.walk())
+        return any(i.op == OP.barrier for i in inst.walk())
 
     def wg_block(self, block: Block, d: int, wloop, in_body: bool):
         run: list = []
@@ -374,15 +384,15 @@ class _Gen:
                 if run:
                     self.group(run, d, wloop, in_body)
                     run = []
-                if inst.op == "barrier":
+                if inst.op == OP.barrier:
                     self.emit(d, "_nl = 0")
                     self.emit(d, f"for local in range({self.pipe.layout.wg_count}):")
                     self.emit(d + 1, "_nl += 0 if retd[local] else 1")
                     self.emit(d, f"if _nl != 0 and _nl != {self.pipe.layout.wg_count}:")
                     self.fail(d + 1, ERR_FALLBACK, "0")
-                elif inst.op == "if":
+                elif inst.op == OP.if_:
                     self.wg_if(inst, d, wloop, in_body)
-                elif inst.op == "loop":
+                elif inst.op == OP.loop:
                     self.wg_loop(inst, d)
                 else:
                     raise Unsupported(f"barrier inside {inst.op}")
@@ -404,7 +414,7 @@ class _Gen:
         self.emit(d + 1, "while True:")
         ctx = ("wg", wloop) if wloop is not None else None
         for inst in insts:
-            if inst.op in ("break", "continue", "break_if") and ctx is None:
+            if inst.op in (OP.break_, OP.continue_, OP.break_if) and ctx is None:
                 raise Unsupported(f"{inst.op} outside a loop")
             self.inst(inst, d + 2, ctx)
         self.emit(d + 2, "break")

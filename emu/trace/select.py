@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import HostError
-from ..isa.ops import OPS
+from ..isa.ops import OP, OPS
 
 CATEGORIES = ("coop", "barrier", "memory", "control", "other")
 DEFAULT_OPS = ("coop", "barrier")
@@ -28,9 +28,9 @@ def category(op: str) -> str:
     d = OPS[op]
     if d.cooperative:
         return "coop"
-    if op == "barrier":
+    if op == OP.barrier:
         return "barrier"
-    if op in ("load", "store", "atomic"):
+    if op in (OP.load, OP.store, OP.atomic):
         return "memory"
     if d.blocks != 0 or d.terminator:
         return "control"

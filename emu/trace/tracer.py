@@ -23,14 +23,14 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import HostError
-from ..isa.ops import OPS
+from ..isa.ops import OP, OPS
 from ..isa.types import CoopMatrixType, ScalarType, VectorType
 from . import fmt
 from .schema import SCHEMA_VERSION
 from .select import Selection, category
 
 SKIP, SUBGROUP, WORKGROUP = 0, 1, 2
-_MMA = ("coop_mma", "coop_mul")
+_MMA = (OP.coop_mma, OP.coop_mul)
 _RECENT = 8           # matrices remembered per subgroup for operand references
 
 
@@ -237,7 +237,7 @@ class Tracer:
         if kind == SUBGROUP:
             self._subgroup_events(batch, inst, mask, frame)
             return
-        if inst.op in ("load", "store", "atomic"):
+        if inst.op in (OP.load, OP.store, OP.atomic):
             ptr = frame.vals[inst.args[0].id]
             if not self._wants_access(inst.op, ptr):
                 return
@@ -332,13 +332,13 @@ class Tracer:
             return
         op = inst.op
         vals = frame.vals
-        if op in ("coop_store", "store"):
-            vi = 2 if op == "coop_store" else 1
+        if op in (OP.coop_store, OP.store):
+            vi = 2 if op == OP.coop_store else 1
             t, value = inst.args[vi].type, vals[inst.args[vi].id]
         else:
             t, value = inst.type, vals[inst.result.id]
         access = None
-        if op in ("coop_load", "coop_store") and self._access is not None and self._access[0] is inst:
+        if op in (OP.coop_load, OP.coop_store) and self._access is not None and self._access[0] is inst:
             access = self._access
         self._access = None
         first_seq = None
@@ -350,7 +350,7 @@ class Tracer:
             rec = self._base(inst, w, "subgroup")
             rec["subgroup"] = s
             rec["mask"] = fmt.mask_hex(m[w, s])
-            if op == "coop_length":
+            if op == OP.coop_length:
                 rec["value"] = int(np.asarray(value)[base])
                 self.sink.write(rec)
                 continue
@@ -364,11 +364,11 @@ class Tracer:
                     offsets = addr[j]
             rec["matrix"] = self._matrix(lm, t)
             rec["fragments"] = self._fragments(lm, frag, t.elem.name, self._lanes, offsets)
-            if op in ("coop_load", "coop_store"):
+            if op in (OP.coop_load, OP.coop_store):
                 self._memory_info(rec, inst, vals, base, batch)
             elif op in _MMA:
                 self._mma_info(rec, batch, inst, vals, base, (w, s), inline=False)
-            elif op in ("coop_scalar", "coop_convert") and inst.attrs:
+            elif op in (OP.coop_scalar, OP.coop_convert) and inst.attrs:
                 rec["attrs"] = {k: fmt.json_value(v) for k, v in inst.attrs.items()}
             self.sink.write(rec)
             self._remember((w, s), t, frag, rec["seq"])
@@ -383,10 +383,10 @@ class Tracer:
                          "binding": reg.binding[1] if reg.binding else None}
         rec["layout"] = inst.attrs.get("layout")
         off = vals[inst.args[1].id]
-        st = vals[inst.args[3 if inst.op == "coop_store" else 2].id]
+        st = vals[inst.args[3 if inst.op == OP.coop_store else 2].id]
         rec["offset"] = int(np.asarray(off).reshape(-1)[base]) if np.ndim(off) else int(off)
         rec["stride"] = int(np.asarray(st).reshape(-1)[base]) if np.ndim(st) else int(st)
-        rec["size"] = (inst.args[2].type if inst.op == "coop_store" else inst.type).elem.size
+        rec["size"] = (inst.args[2].type if inst.op == OP.coop_store else inst.type).elem.size
 
     def _remember(self, ws, t, frag, seq):
         if not self.sel.all_lanes:
@@ -416,14 +416,14 @@ class Tracer:
     def _mma_info(self, rec, batch, inst, vals, base, ws, inline):
         prof = batch.pipe.profile
         ta = inst.args[0].type
-        tc = inst.args[2].type if inst.op == "coop_mma" else inst.type
+        tc = inst.args[2].type if inst.op == OP.coop_mma else inst.type
         cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name)
         rec["config"] = config_name(cfg) if cfg is not None else None
         rec["model"] = prof.model_for(cfg) if cfg is not None else None
         rec["saturate"] = bool(inst.attrs.get("saturate"))
         ops = {"A": self._operand(batch, inst.args[0], vals, base, ws, inline),
                "B": self._operand(batch, inst.args[1], vals, base, ws, inline)}
-        if inst.op == "coop_mma":
+        if inst.op == OP.coop_mma:
             ops["C"] = self._operand(batch, inst.args[2], vals, base, ws, inline)
         rec["operands"] = ops
 
@@ -452,9 +452,9 @@ class Tracer:
             return
         op = inst.op
         vals = frame.vals
-        ptr = vals[inst.args[0].id] if op in ("load", "store", "atomic") else None
+        ptr = vals[inst.args[0].id] if op in (OP.load, OP.store, OP.atomic) else None
         value, vtype = None, None
-        if op == "store":
+        if op == OP.store:
             value, vtype = vals[inst.args[1].id], inst.args[1].type
         elif inst.result is not None and not (inst.blocks or OPS[op].terminator):
             value, vtype = vals[inst.result.id], inst.type
@@ -467,7 +467,7 @@ class Tracer:
         for w in np.flatnonzero(on).tolist():
             rec = self._base(inst, w, "workgroup")
             rec["mask"] = fmt.mask_hex(m[w])
-            if op == "barrier":
+            if op == OP.barrier:
                 rec["kind"] = inst.attrs.get("kind")
             if ptr is not None:
                 reg = ptr.region

@@ -14,6 +14,7 @@ from ...isa.ir import Loc, Value
 from ...isa.types import (ArrayType, BOOL, MatrixType, PointerType, ScalarType, StructType, Type,
                           U32, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
+from .names import ATOMIC_FNS, BIN_OPS, COMPOUND, SUBGROUP_FNS  # noqa: F401  (re-exported)
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, SHORTHANDS, VEC_RE, WGSL_SCALARS, unify
 
 
@@ -45,29 +46,11 @@ class Ref:
         return self.ptr.type
 
 
-BIN_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "&": "and", "|": "or",
-           "^": "xor", "<<": "shl", ">>": "shr", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
-           ">": "gt", ">=": "ge"}
-COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "&=": "&", "|=": "|", "^=": "^",
-            "<<=": "<<", ">>=": ">>"}
 SWIZZLE = {c: i for i, c in enumerate("xyzw")} | {c: i for i, c in enumerate("rgba")}
 BUILTIN_VALUES = {"global_invocation_id": VectorType(U32, 3), "local_invocation_id": VectorType(U32, 3),
                   "local_invocation_index": U32, "workgroup_id": VectorType(U32, 3),
                   "num_workgroups": VectorType(U32, 3), "subgroup_invocation_id": U32,
                   "subgroup_size": U32, "subgroup_id": U32}
-SUBGROUP_FNS = {"subgroupAdd": "add", "subgroupMul": "mul", "subgroupMin": "min", "subgroupMax": "max",
-                "subgroupAnd": "and", "subgroupOr": "or", "subgroupXor": "xor",
-                "subgroupInclusiveAdd": "inclusive_add", "subgroupExclusiveAdd": "exclusive_add",
-                "subgroupInclusiveMul": "inclusive_mul", "subgroupExclusiveMul": "exclusive_mul",
-                "subgroupBroadcast": "broadcast", "subgroupBroadcastFirst": "broadcast_first",
-                "subgroupShuffle": "shuffle", "subgroupShuffleXor": "shuffle_xor",
-                "subgroupShuffleUp": "shuffle_up", "subgroupShuffleDown": "shuffle_down",
-                "subgroupBallot": "ballot", "subgroupElect": "elect", "subgroupAll": "all",
-                "subgroupAny": "any"}
-ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", "atomicSub": "sub",
-              "atomicMax": "max", "atomicMin": "min", "atomicAnd": "and", "atomicOr": "or",
-              "atomicXor": "xor", "atomicExchange": "exchange",
-              "atomicCompareExchangeWeak": "compare_exchange_weak"}
 COOP_EXTS = ("wgpu_cooperative_matrix", "chromium_experimental_subgroup_matrix")
 
 

@@ -1,0 +1,26 @@
+"""WGSL's spellings of the IR's vocabulary, in one place: the operators, the subgroup and atomic
+built-in functions, each mapped to the op table's name for it (emu/isa/ops.py). The front end
+reads WGSL through these tables and the WGSL emitter (emu/hw/emit.py) writes WGSL through them;
+the IR itself knows no WGSL names. tests/isa/test_op_coverage.py checks every value against the
+op table."""
+from __future__ import annotations
+
+BIN_OPS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "&": "and", "|": "or",
+           "^": "xor", "<<": "shl", ">>": "shr", "==": "eq", "!=": "ne", "<": "lt", "<=": "le",
+           ">": "gt", ">=": "ge"}
+COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "&=": "&", "|=": "|", "^=": "^",
+            "<<=": "<<", ">>=": ">>"}
+SUBGROUP_FNS = {"subgroupAdd": "add", "subgroupMul": "mul", "subgroupMin": "min", "subgroupMax": "max",
+                "subgroupAnd": "and", "subgroupOr": "or", "subgroupXor": "xor",
+                "subgroupInclusiveAdd": "inclusive_add", "subgroupExclusiveAdd": "exclusive_add",
+                "subgroupInclusiveMul": "inclusive_mul", "subgroupExclusiveMul": "exclusive_mul",
+                "subgroupBroadcast": "broadcast", "subgroupBroadcastFirst": "broadcast_first",
+                "subgroupShuffle": "shuffle", "subgroupShuffleXor": "shuffle_xor",
+                "subgroupShuffleUp": "shuffle_up", "subgroupShuffleDown": "shuffle_down",
+                "subgroupBallot": "ballot", "subgroupElect": "elect", "subgroupAll": "all",
+                "subgroupAny": "any"}
+ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", "atomicSub": "sub",
+              "atomicMax": "max", "atomicMin": "min", "atomicAnd": "and", "atomicOr": "or",
+              "atomicXor": "xor", "atomicExchange": "exchange",
+              "atomicCompareExchangeWeak": "compare_exchange_weak"}
+
