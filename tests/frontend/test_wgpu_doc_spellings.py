@@ -136,3 +136,34 @@ def test_inferred_size_errors(decl, needle):
         run(src, {}, (1, 1, 1))
     assert needle in e.value.message
     assert e.value.loc.line == 16
+
+
+def test_naga_8bit_storage_and_rectangular_names():
+    """naga spells 8-bit storage array<i8> and names coop_mat{columns}x{rows}: coop_mat32x16<i8, A>
+    is a 16x32 A (M=16, K=32), coop_mat16x32<i8, B> a 32x16 B; i8 x i8 -> i32 on the H200."""
+    src = """enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read> x: array<i8>;
+@group(0) @binding(1) var<storage, read> w: array<i8>;
+@group(0) @binding(2) var<storage, read_write> acc: array<i32>;
+@compute @workgroup_size(32)
+fn main() {
+    let a = coopLoadT<coop_mat32x16<i8, A>>(&x[0], 32u);
+    let b = coopLoadT<coop_mat16x32<i8, B>>(&w[0], 16u);
+    var c = coopLoadT<coop_mat16x16<i32, C>>(&acc[0], 16u);
+    c = coopMultiplyAdd(a, b, c);
+    coopStoreT(c, &acc[0], 16u);
+}
+"""
+    X = RNG.integers(-128, 128, (16, 32)).astype(np.int8)
+    W = RNG.integers(-128, 128, (32, 16)).astype(np.int8)
+    C = RNG.integers(-1000, 1000, (16, 16)).astype(np.int32)
+    bufs = run(src, {(0, 0): X, (0, 1): W, (0, 2): C}, (1, 1, 1), "nvidia-h200")
+    want = X.astype(np.int64) @ W.astype(np.int64) + C
+    np.testing.assert_array_equal(bufs[(0, 2)].read(np.int32).reshape(16, 16), want)
+
+
+def test_8bit_scalars_are_naga_only():
+    with pytest.raises(EmuError) as e:
+        run("@group(0) @binding(0) var<storage, read> x: array<i8>;\n"
+            "@compute @workgroup_size(1) fn main() { _ = x[0]; }\n", {(0, 0): np.zeros(4, np.int8)}, (1, 1, 1))
+    assert e.value.message == "unknown type 'i8'" and (e.value.loc.line, e.value.loc.col) == (1, 51)

@@ -267,6 +267,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if name == "f16":
                 self.require(te, "f16", "the f16 type")
             return WGSL_SCALARS[name]
+        if name in ("i8", "u8") and "wgpu_cooperative_matrix" in self.m.enables:
+            # naga's 8-bit integers: the storage of 8-bit cooperative matrices (array<i8>)
+            return MATRIX_ELEMS[name]
         if name in SHORTHANDS:
             t = SHORTHANDS[name]
             if scalar_of(t) == F16:
