@@ -37,8 +37,9 @@ def register(sub, device_args) -> None:
                    help="random contents (of the declared types) for every binding not given with --buffer")
     d.add_argument("--elements", type=int, default=None,
                    help="elements of each runtime-sized array that is not given (default 32 per invocation, >= 1024)")
-    d.add_argument("--backend", choices=("dawn", "wgpu"), default="dawn",
-                   help="the WebGPU binding: dawn (wgpudawn, Tint) or wgpu (wgpu-py, naga)")
+    d.add_argument("--backend", choices=("dawn", "wgpu", "vulkan"), default=None,
+                   help="dawn (wgpudawn, Tint) or wgpu (wgpu-py, naga) for WGSL; vulkan (the Vulkan API, "
+                        "the shader's own SPIR-V) for SPIR-V and GLSL; default: by the shader's kind")
     d.add_argument("--ulp", type=float, default=0, help="accept float differences up to N units in the last place")
     d.add_argument("--report", default=None, metavar="FILE.json", help="write the full report as JSON")
     d.add_argument("--first", type=int, default=16, help="differences listed per binding (default 16)")
@@ -88,11 +89,15 @@ def cmd_emit(args, sources) -> int:
 def cmd_diff(args, sources) -> int:
     from .diff import diff_shader
     grid = _dispatch(args.dispatch)
-    overrides = parse_overrides(args.override)
+    from ..cliargs import push_constants
+    from ..frontend.spirv import is_spirv_file
+    overrides = parse_overrides(args.override, args.spec_constant)
     bufs = load_arrays(_binding(text, "--buffer") for text in args.buffer)
+    bufs.update(push_constants(args.push_constants))
+    backend = args.backend or ("vulkan" if is_spirv_file(args.shader) else "dawn")
     src = sources[args.shader] = _read_source(args.shader)
     rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
-                      seed=args.random_inputs, profile=args.profile, backend=args.backend, ulp=args.ulp,
+                      seed=args.random_inputs, profile=args.profile, backend=backend, ulp=args.ulp,
                       overrides=overrides, subgroup_size=args.subgroup_size, bounds=args.bounds,
                       elements=args.elements, max_steps=args.max_steps, first=args.first)
     print(rep.text())

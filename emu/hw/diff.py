@@ -526,13 +526,15 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
                 max_steps: int | None = None, first: int = 16) -> DiffReport:
     """Run `source` on the emulator and on the `backend` adapter with the same inputs; compare."""
     from ..api import Device, used_globals
-    from ..frontend.wgsl import compile_source
+    from ..api import compile_wgsl as compile_source     # WGSL, or SPIR-V/GLSL by the file's suffix
+    from ..frontend.spirv import is_spirv_file
     from . import adapters
     from .emit import emit
     from .runner import HwError, run_on_adapter
 
     dispatch = tuple(int(x) for x in (tuple(dispatch) + (1, 1, 1))[:3])
-    rep = DiffReport(file, entry, dispatch, backend, "dawn" if backend == "dawn" else "wgpu", ulp=ulp)
+    rep = DiffReport(file, entry, dispatch, backend,
+                     {"dawn": "dawn", "vulkan": "spirv"}.get(backend, "wgpu"), ulp=ulp)
     rep.overrides = dict(overrides or {})
 
     def fail(stage, msg):
@@ -547,6 +549,10 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
             module, _ = compile_source(source, file, constants=dict(overrides))
     except EmuError as e:
         return fail("emu front end", e.format({file: source}))
+    if (backend == "vulkan") != is_spirv_file(file):
+        return fail("host", "--backend vulkan runs SPIR-V and GLSL shaders (.spv, .spvasm, .comp); WGSL goes "
+                            "through --backend dawn or wgpu" if backend == "vulkan" else
+                            f"a SPIR-V/GLSL shader runs through --backend vulkan, not {backend}")
     eps = module.entry_points()
     fn = module.function(entry) if entry else (eps[0] if len(eps) == 1 else None)
     if fn is None or fn.stage != "compute":
@@ -558,7 +564,11 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         # adapter toggle; it must be set before the instance exists
         extra = os.environ.get("EMU_DAWN_TOGGLES", "")
         os.environ["EMU_DAWN_TOGGLES"] = ",".join(t for t in (extra, "vulkan_enable_f16_on_nvidia") if t)
-    info, why = adapters.available(backend)
+    if backend == "vulkan":
+        from . import vulkan
+        info, why = vulkan.available()
+    else:
+        info, why = adapters.available(backend)
     if info is None:
         return fail("adapter", why)
     rep.adapter = info
@@ -631,6 +641,18 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         return fail("emulator", e.format({file: source}))
 
     # -- the adapter -----------------------------------------------------------------------------
+    if backend == "vulkan":
+        try:
+            gpu_out = _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides or {})
+        except EmuError as e:
+            return fail("host", e.format({file: source}))
+        except HwError as e:
+            return fail("adapter", str(e))
+        glob = {(g.group, g.binding): g for g in bound}
+        for k in outputs:
+            g = glob[k]
+            rep.bindings.append(compare_binding(k, g.name, g.type, emu_out[k], gpu_out[k], ulp, trace, first))
+        return rep
     try:
         rep.emitted_wgsl = emit(module, rep.dialect)
     except EmuError as e:
@@ -646,3 +668,22 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         g = glob[k]
         rep.bindings.append(compare_binding(k, g.name, g.type, emu_out[k], gpu_out[k], ulp, trace, first))
     return rep
+
+
+def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides) -> dict:
+    """The same SPIR-V on the Vulkan device: the module's own binary, its specialization
+    constants as the host gave them, the push-constant block through vkCmdPushConstants."""
+    import struct
+    from ..frontend.spirv import spirv_binary
+    from ..frontend.spirv.module import PUSH_CONSTANTS
+    from ..scheduler.executor import resolve_overrides
+    from .vulkan import run_spirv
+    values = resolve_overrides(module, overrides)
+    given = {o.name for o in module.overrides if o.name in overrides or str(o.id) in overrides}
+    pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B"}
+    spec = [(o.id, struct.pack(pack[o.type.name], values[o.name])) for o in module.overrides
+            if o.name in given and o.id is not None]
+    buffers = {k: v for k, v in data.items() if k != PUSH_CONSTANTS}
+    kinds = {(g.group, g.binding): g.space for g in bound}
+    return run_spirv(spirv_binary(source, file), entry=fn.name, dispatch=dispatch, buffers=buffers, kinds=kinds,
+                     outputs=outputs, spec=spec, push=data.get(PUSH_CONSTANTS))

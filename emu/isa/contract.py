@@ -3,7 +3,8 @@
 WGSL lets an implementation contract a multiply feeding an add (the result is then rounded once).
 Drivers differ in when they do; a profile that names a device whose compiler contracts (NVIDIA's
 does) applies this rewrite so that plain shader arithmetic rounds as that device's does. The rule
-here: an f32 add or subtract whose operand is an f32 multiply used nowhere else becomes `fma`.
+here: an f32 add or subtract whose operand is an f32 multiply used nowhere else becomes `fma`,
+unless either is marked `exact` (GLSL's `precise`, SPIR-V's NoContraction).
 """
 from __future__ import annotations
 
@@ -43,13 +44,14 @@ def _blocks(b: Block):
 
 def _product(v, defs, uses):
     d = defs.get(v.id)
-    if d is not None and d.op == "binary" and d.attrs["fn"] == "mul" and uses[v.id] == 1:
+    if d is not None and d.op == "binary" and d.attrs["fn"] == "mul" and uses[v.id] == 1 \
+            and not d.attrs.get("exact"):
         return d
     return None
 
 
 def _contract(inst: Inst, defs, uses, b: Builder):
-    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub"):
+    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact"):
         return None
     try:
         if scalar_of(inst.type) != F32:

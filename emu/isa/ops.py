@@ -75,8 +75,9 @@ _OPS = [
     OpDef("swizzle", (1, 1), True, "vector of the listed components", attrs=("components",)),
     # arithmetic (operands already of one type; numerics does the work)
     OpDef("unary", (1, 1), True, "neg (arithmetic negation) or not (bitwise/logical)", attrs=("fn",)),
-    OpDef("binary", (2, 2), True, "arithmetic, bit, shift or comparison of two operands",
-          attrs=("fn",)),
+    OpDef("binary", (2, 2), True, "arithmetic, bit, shift or comparison of two operands "
+          "(`exact`: never contracted into a fused multiply-add, SPIR-V's NoContraction)",
+          attrs=("fn",), optional=("exact",)),
     OpDef("select", (3, 3), True, "select(f, t, cond) per component"),
     OpDef("convert", (1, 1), True, "value conversion to the result type"),
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),

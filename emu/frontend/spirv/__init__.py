@@ -107,6 +107,16 @@ def _asm_lines(source: str) -> list[tuple[int, int]]:
     return out
 
 
+def spirv_binary(source, file: str) -> bytes:
+    """The SPIR-V binary of a .spv, .spvasm or GLSL source (what a Vulkan device runs)."""
+    low = file.lower()
+    if low.endswith(".spv"):
+        return source if isinstance(source, bytes) else source.encode("utf-8", "surrogateescape")
+    if low.endswith(".spvasm"):
+        return assemble(source, file)
+    return compile_glsl(source, file)
+
+
 def compile_source(source, file: str = "<input>", *, constants: dict | None = None):
     """SPIR-V binary/assembly or GLSL -> (ir.Module, warnings). Raises EmuError."""
     from .grammar import decode
@@ -114,13 +124,9 @@ def compile_source(source, file: str = "<input>", *, constants: dict | None = No
     from .module import ModuleInfo
     low = file.lower()
     asm_locs = None
-    if low.endswith(".spv"):
-        data = source if isinstance(source, bytes) else source.encode("utf-8", "surrogateescape")
-    elif low.endswith(".spvasm"):
-        data = assemble(source, file)
+    data = spirv_binary(source, file)
+    if low.endswith(".spvasm"):
         asm_locs = _asm_lines(source)
-    else:
-        data = compile_glsl(source, file)
     insts, _ = decode(data, file)
     locate = _locator(insts, file, asm_locs, low.endswith(GLSL_SUFFIXES))
     info = ModuleInfo(insts, file, locate)

@@ -151,7 +151,8 @@ class OpLowering:
             small = self.b.op("construct", [small], with_scalar(big.type, scalar_of(small.type)))
             a, b = (big, small) if big is a else (small, big)
         t = with_scalar(a.type, BOOL) if fn in ("eq", "ne", "lt", "le", "gt", "ge") else a.type
-        r = self.b.op("binary", [a, b], t, fn=fn)
+        exact = {"exact": True} if "NoContraction" in self.info.decos.get(i.result, {}) else {}
+        r = self.b.op("binary", [a, b], t, fn=fn, **exact)
         return self.as_sign(r, "", rt) if r.type != rt else r
 
     def ord_ne(self, i, a_id, b_id):

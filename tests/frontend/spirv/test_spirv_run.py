@@ -48,8 +48,7 @@ def control_expected(x: list[int], wg: int, scale: int, limit: int, bias: int):
         r = {0: 10, 1: 10, 2: 25, 3: 5}.get(k, 99)
         if k == 5:
             r = 50 if v > 16 else 55
-        # glslang writes GLSL % as OpSMod: the sign of the divisor, as Python's %
-        arith = _c_div(v, 3) * 1000 + (v % 3) * 10 + max(-5, min(5, v))
+        arith = _c_div(v, 3) * 1000 + (abs(v) % 3) * 10 + max(-5, min(5, v))
         msb = (abs(v) + 1).bit_length() - 1
         bits = ((v & 0xFFFFFFFF) >> 28) + (v >> 2) * 16 + msb * 1000 + bin(v & 0xFFFFFFFF).count("1")
         sh = tile[(li + 1) % wg] - v + int(np.floor(np.float32(v) * np.float32(0.25)))

@@ -56,7 +56,8 @@ void main() {
     outp.y[base + 2u] = steps * 100 + d;
     outp.y[base + 3u] = pick(v) + BIAS;
     // signed and unsigned arithmetic, GLSL.std.450
-    outp.y[base + 4u] = (v / 3) * 1000 + (v % 3) * 10 + clamp(v, -5, 5);
+    // % of a negative int is undefined in GLSL (lavapipe truncates, SPIR-V's OpSMod floors): abs()
+    outp.y[base + 4u] = (v / 3) * 1000 + (abs(v) % 3) * 10 + clamp(v, -5, 5);
     outp.y[base + 5u] = int(uint(v) >> 28u) + (v >> 2) * 16 + findMSB(abs(v) + 1) * 1000 + bitCount(uint(v));
     // workgroup memory, a barrier, a reduction over the tile, atomics
     tile[li] = v;

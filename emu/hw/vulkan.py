@@ -1,0 +1,263 @@
+"""Run a SPIR-V compute shader on a real Vulkan device (the `vulkan` package: the Khronos API
+through cffi; no WebGPU layer in the way), for `emu diff --backend vulkan`.
+
+The device is the first discrete GPU, else the first device (lavapipe on a machine without a
+GPU); EMU_VULKAN_DEVICE=TEXT picks the first whose name contains TEXT. Every feature the device
+offers in VkPhysicalDeviceVulkan11/12/13Features (and cooperative matrices where
+VK_KHR_cooperative_matrix is present) is enabled, so the shader's capabilities find them.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from .runner import HwError
+
+_lock = threading.RLock()
+_state: dict = {}
+
+
+class VulkanUnavailable(HwError):
+    pass
+
+
+def _vk():
+    try:
+        import vulkan as vk
+    except (ImportError, OSError) as e:
+        raise VulkanUnavailable(f"vulkan: cannot load the Vulkan API ({type(e).__name__}: {e}); "
+                                "pip install 'emu-gpu[vulkan]' and a Vulkan loader (libvulkan1), "
+                                "plus a driver (mesa-vulkan-drivers gives lavapipe)") from None
+    return vk
+
+
+def _instance():
+    with _lock:
+        if "instance" in _state:
+            return _state["instance"]
+        vk = _vk()
+        app = vk.VkApplicationInfo(sType=vk.VK_STRUCTURE_TYPE_APPLICATION_INFO, pApplicationName="emu",
+                                   apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))
+        try:
+            inst = vk.vkCreateInstance(vk.VkInstanceCreateInfo(
+                sType=vk.VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, pApplicationInfo=app), None)
+            devices = vk.vkEnumeratePhysicalDevices(inst)
+        except Exception as e:
+            raise VulkanUnavailable(f"vulkan: no Vulkan instance ({type(e).__name__}: {e})") from None
+        if not devices:
+            raise VulkanUnavailable("vulkan: no Vulkan device (install a driver; mesa-vulkan-drivers gives lavapipe)")
+        want = os.environ.get("EMU_VULKAN_DEVICE", "")
+        props = [vk.vkGetPhysicalDeviceProperties(d) for d in devices]
+        names = [vk.ffi.string(p.deviceName).decode() if not isinstance(p.deviceName, str) else p.deviceName
+                 for p in props]
+        order = sorted(range(len(devices)),
+                       key=lambda k: (want not in names[k], props[k].deviceType != vk.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU))
+        k = order[0]
+        if want and want not in names[k]:
+            raise VulkanUnavailable(f"vulkan: no device whose name contains {want!r} (there are: {', '.join(names)})")
+        _state["instance"] = (inst, devices[k], props[k], names[k])
+        return _state["instance"]
+
+
+def device_info() -> dict:
+    """The device as `emu diff` reports it (the keys the WebGPU adapters' reports use)."""
+    vk = _vk()
+    _, pd, p, name = _instance()
+    sub = vk.VkPhysicalDeviceSubgroupProperties(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES)
+    p2 = vk.VkPhysicalDeviceProperties2(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, pNext=sub)
+    vk.vkGetPhysicalDeviceProperties2(pd, p2)
+    drv = vk.VkPhysicalDeviceDriverProperties(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES)
+    vk.vkGetPhysicalDeviceProperties2(pd, vk.VkPhysicalDeviceProperties2(
+        sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, pNext=drv))
+    api = p.apiVersion
+    kinds = {vk.VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: "DiscreteGPU", vk.VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+             "IntegratedGPU", vk.VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: "VirtualGPU",
+             vk.VK_PHYSICAL_DEVICE_TYPE_CPU: "CPU"}
+    return {"device": name, "vendor_id": p.vendorID, "device_id": p.deviceID, "backend_type": "Vulkan",
+            "adapter_type": kinds.get(p.deviceType, "Other"),
+            "vendor": vk.ffi.string(drv.driverName).decode(),
+            "description": vk.ffi.string(drv.driverInfo).decode(),
+            "api_version": f"{api >> 22}.{(api >> 12) & 0x3FF}.{api & 0xFFF}",
+            "subgroup_min_size": sub.subgroupSize, "subgroup_max_size": sub.subgroupSize,
+            "binding": "vulkan", "binding_version": getattr(vk, "__version__", "?"), "quirks": [],
+            "extensions": sorted(_extensions())}
+
+
+def _extensions() -> set:
+    vk = _vk()
+    _, pd, _, _ = _instance()
+    return {vk.ffi.string(e.extensionName).decode() if not isinstance(e.extensionName, str) else e.extensionName
+            for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
+
+
+def available() -> tuple[dict | None, str]:
+    try:
+        info = device_info()
+    except HwError as e:
+        return None, str(e)
+    except Exception as e:   # a loader or driver failing in a way not foreseen
+        return None, f"vulkan: {type(e).__name__}: {e}"
+    return info, f"vulkan: {info['device']} ({info['vendor']}, Vulkan {info['api_version']})"
+
+
+def _device():
+    with _lock:
+        if "device" in _state:
+            return _state["device"]
+        vk = _vk()
+        _, pd, _, _ = _instance()
+        families = vk.vkGetPhysicalDeviceQueueFamilyProperties(pd)
+        qf = next((k for k, f in enumerate(families) if f.queueFlags & vk.VK_QUEUE_COMPUTE_BIT), None)
+        if qf is None:
+            raise VulkanUnavailable("vulkan: the device has no compute queue")
+        # every feature the device has, queried and handed back
+        f13 = vk.VkPhysicalDeviceVulkan13Features(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES)
+        f12 = vk.VkPhysicalDeviceVulkan12Features(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                  pNext=f13)
+        f11 = vk.VkPhysicalDeviceVulkan11Features(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                                  pNext=f12)
+        exts = []
+        if "VK_KHR_cooperative_matrix" in _extensions():
+            cm = vk.ffi.new("VkPhysicalDeviceCooperativeMatrixFeaturesKHR*")
+            cm.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
+            f13.pNext = cm
+            exts.append("VK_KHR_cooperative_matrix")
+        feats = vk.VkPhysicalDeviceFeatures2(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, pNext=f11)
+        vk.vkGetPhysicalDeviceFeatures2(pd, feats)
+        queue = vk.VkDeviceQueueCreateInfo(sType=vk.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                           queueFamilyIndex=qf, queueCount=1, pQueuePriorities=[1.0])
+        dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, pNext=feats, queueCreateInfoCount=1,
+            pQueueCreateInfos=[queue], enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts or None), None)
+        q = vk.vkGetDeviceQueue(dev, qf, 0)
+        mem = vk.vkGetPhysicalDeviceMemoryProperties(pd)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        mt = next(k for k in range(mem.memoryTypeCount) if mem.memoryTypes[k].propertyFlags & want == want)
+        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats))
+        return _state["device"]
+
+
+def run_spirv(spirv: bytes, *, entry: str, dispatch, buffers: dict, kinds: dict, outputs,
+              spec: list[tuple[int, bytes]] = (), push: bytes | None = None) -> dict:
+    """Dispatch `spirv` once. `buffers` maps (set, binding) to initial bytes and `kinds` to
+    'storage' or 'uniform'; `spec` lists (SpecId, value bytes); returns {key: final bytes} of
+    `outputs`. Raises HwError."""
+    vk = _vk()
+    try:
+        return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push)
+    except HwError:
+        raise
+    except Exception as e:
+        raise HwError(f"vulkan: {type(e).__name__}: {e}") from None
+
+
+def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
+    dev, queue, qf, mt, _ = _device()
+    made = []          # (destroy function, handle), destroyed in reverse order
+
+    def keep(fn, h):
+        made.append((fn, h))
+        return h
+    try:
+        mems = {}
+        for key, data in buffers.items():
+            size = max(4, len(data) + (-len(data)) % 4)
+            usage = vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT if kinds[key] == "uniform" \
+                else vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
+            buf = keep(vk.vkDestroyBuffer, vk.vkCreateBuffer(dev, vk.VkBufferCreateInfo(
+                sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size, usage=usage,
+                sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
+            req = vk.vkGetBufferMemoryRequirements(dev, buf)
+            mem = keep(vk.vkFreeMemory, vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(
+                sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocationSize=req.size, memoryTypeIndex=mt), None))
+            vk.vkBindBufferMemory(dev, buf, mem, 0)
+            mapped = vk.vkMapMemory(dev, mem, 0, size, 0)      # a cffi buffer over the memory
+            mapped[:] = bytes(data) + bytes(size - len(data))
+            vk.vkUnmapMemory(dev, mem)
+            mems[key] = (buf, mem, size)
+        sets = sorted({k[0] for k in buffers})
+        layouts, pools = [], []
+        for s in range(max(sets) + 1 if sets else 0):
+            binds = [vk.VkDescriptorSetLayoutBinding(
+                binding=b, descriptorType=_dtype(vk, kinds[(s, b)]), descriptorCount=1,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT) for (ss, b) in sorted(buffers) if ss == s]
+            layouts.append(keep(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
+                dev, vk.VkDescriptorSetLayoutCreateInfo(
+                    sType=vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                    bindingCount=len(binds), pBindings=binds or None), None)))
+        ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0,
+                                         size=len(push))] if push else []
+        playout = keep(vk.vkDestroyPipelineLayout, vk.vkCreatePipelineLayout(dev, vk.VkPipelineLayoutCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, setLayoutCount=len(layouts),
+            pSetLayouts=layouts or None, pushConstantRangeCount=len(ranges), pPushConstantRanges=ranges or None), None))
+        shader = keep(vk.vkDestroyShaderModule, vk.vkCreateShaderModule(dev, vk.VkShaderModuleCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, codeSize=len(spirv), pCode=spirv), None))
+        spec_info = None
+        if spec:
+            entries, blob = [], b""
+            for sid, raw in spec:
+                entries.append(vk.VkSpecializationMapEntry(constantID=sid, offset=len(blob), size=len(raw)))
+                blob += raw
+            spec_info = vk.VkSpecializationInfo(mapEntryCount=len(entries), pMapEntries=entries,
+                                                dataSize=len(blob), pData=vk.ffi.from_buffer(blob))
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            module=shader, pName=entry, pSpecializationInfo=spec_info)
+        pipe = vk.vkCreateComputePipelines(dev, None, 1, [vk.VkComputePipelineCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, stage=stage, layout=playout)], None)[0]
+        keep(vk.vkDestroyPipeline, pipe)
+        sizes = []
+        for kind in ("storage", "uniform"):
+            n = sum(1 for k in buffers if kinds[k] == kind)
+            if n:
+                sizes.append(vk.VkDescriptorPoolSize(type=_dtype(vk, kind), descriptorCount=n))
+        pool = keep(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, maxSets=max(1, len(layouts)),
+            poolSizeCount=len(sizes), pPoolSizes=sizes or None), None)) if layouts else None
+        pools.append(pool)
+        dsets = vk.vkAllocateDescriptorSets(dev, vk.VkDescriptorSetAllocateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, descriptorPool=pool,
+            descriptorSetCount=len(layouts), pSetLayouts=layouts)) if layouts else []
+        writes = []
+        for (s, b), (buf, _, size) in mems.items():
+            writes.append(vk.VkWriteDescriptorSet(
+                sType=vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, dstSet=dsets[s], dstBinding=b, descriptorCount=1,
+                descriptorType=_dtype(vk, kinds[(s, b)]),
+                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=buf, offset=0, range=size)]))
+        if writes:
+            vk.vkUpdateDescriptorSets(dev, len(writes), writes, 0, None)
+        cpool = keep(vk.vkDestroyCommandPool, vk.vkCreateCommandPool(dev, vk.VkCommandPoolCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, queueFamilyIndex=qf), None))
+        cmd = vk.vkAllocateCommandBuffers(dev, vk.VkCommandBufferAllocateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, commandPool=cpool,
+            level=vk.VK_COMMAND_BUFFER_LEVEL_PRIMARY, commandBufferCount=1))[0]
+        vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(
+            sType=vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+            flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+        vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
+        if dsets:
+            vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, playout, 0, len(dsets), dsets, 0, None)
+        if push:
+            vk.vkCmdPushConstants(cmd, playout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push),
+                                  vk.ffi.from_buffer(push))
+        vk.vkCmdDispatch(cmd, *dispatch)
+        vk.vkEndCommandBuffer(cmd)
+        fence = keep(vk.vkDestroyFence, vk.vkCreateFence(dev, vk.VkFenceCreateInfo(
+            sType=vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO), None))
+        vk.vkQueueSubmit(queue, 1, [vk.VkSubmitInfo(sType=vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                                                    commandBufferCount=1, pCommandBuffers=[cmd])], fence)
+        vk.vkWaitForFences(dev, 1, [fence], vk.VK_TRUE, 120 * 10 ** 9)
+        out = {}
+        for key in outputs:
+            buf, mem, size = mems[key]
+            out[key] = bytes(vk.vkMapMemory(dev, mem, 0, size, 0))[: len(buffers[key])]
+            vk.vkUnmapMemory(dev, mem)
+        return out
+    finally:
+        vk.vkDeviceWaitIdle(dev)
+        for fn, h in reversed(made):
+            fn(dev, h, None)
+
+
+def _dtype(vk, kind: str):
+    return vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER if kind == "uniform" else vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER
