@@ -81,7 +81,8 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
 
 class Device:
     def __init__(self, profile: str = "reference", subgroup_size: int | None = None, *,
-                 bounds: str = "webgpu", max_steps: int | None = None, jobs: int | None = None, tracer=None):
+                 bounds: str = "webgpu", max_steps: int | None = None, jobs: int | None = None, tracer=None,
+                 timeout: float | None = None, progress=None):
         """`bounds`: "webgpu" (default) runs out-of-bounds accesses as a WebGPU implementation does
         and reports each site once (the warnings `dispatch` returns); "strict" stops at the first
         with an error."""
@@ -98,7 +99,15 @@ class Device:
         from .memory.bounds import check_bounds_option
         self.options = Options(subgroup_size=sg, bounds=check_bounds_option(bounds), tracer=tracer)
         if max_steps is not None:
-            self.options.max_steps = max_steps
+            if int(max_steps) < 1:
+                raise HostError(f"--max-steps {max_steps}: must be a positive number of steps",
+                                hint="give the steps one invocation may take, e.g. --max-steps 5000000")
+            self.options.max_steps = int(max_steps)
+        if timeout is not None:
+            if not timeout > 0:
+                raise HostError(f"--timeout {timeout}: must be a positive number of seconds")
+            self.options.timeout = float(timeout)
+        self.options.progress = progress
         # --jobs: threads for the compiled kernels; None = every core. Results never depend on it.
         import os
         self.jobs = self.options.jobs = max(1, int(jobs) if jobs else (os.cpu_count() or 1))

@@ -102,6 +102,15 @@ def main(argv=None) -> int:
         return 3
 
 
+def _progress():
+    """A note on stderr every few seconds of a long run, where a person watches (a terminal, or
+    EMU_PROGRESS=1); None otherwise, so that logs and tests see only the results."""
+    import os
+    if not (sys.stderr.isatty() or os.environ.get("EMU_PROGRESS") == "1"):
+        return None
+    return lambda text: print(text, file=sys.stderr, flush=True)
+
+
 def cmd_run(args, sources) -> int:
     from .api import Device
     bufs = [_binding(b, "--buffer") for b in args.buffer]
@@ -112,7 +121,7 @@ def cmd_run(args, sources) -> int:
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
     dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps,
-                 tracer=tracer, jobs=args.jobs)
+                 tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=_progress())
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)

@@ -128,7 +128,10 @@ def _device_args(p: argparse.ArgumentParser):
     p.add_argument("--profile", default="reference", help="device profile name or profile file (see `emu profiles`)")
     p.add_argument("--subgroup-size", type=int, default=None, help="subgroup size: a power of two 4..128")
     p.add_argument("--bounds", choices=("webgpu", "strict"), default="webgpu", help=BOUNDS_HELP)
-    p.add_argument("--max-steps", type=int, default=None, help="instructions per batch before a kernel counts as hung")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="loop steps one invocation may take before it counts as hung (default 1000000)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="stop a dispatch that runs longer than this (wall time)")
     p.add_argument("--strict", action="store_true", help="warn where naga and Tint disagree about the shader")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="threads for the compiled kernels (default: all cores); results never depend on it")

@@ -149,6 +149,11 @@ def used_globals(module: Module, entry: Function) -> list:
     return [module.global_(n) for n in names]
 
 
+class NoCurrentBlock(AssertionError):
+    """An instruction emitted outside any function: a front end lowering a module-scope
+    expression that is not constant."""
+
+
 class Builder:
     """Appends instructions to a current block and numbers values module-wide."""
 
@@ -167,7 +172,8 @@ class Builder:
         inst = Inst(op, list(args), type, attrs, blocks or [], loc or self.loc)
         if type != VOID:
             inst.result = self.value(type)
-        assert self.block is not None, "builder has no current block"
+        if self.block is None:
+            raise NoCurrentBlock("builder has no current block")
         self.block.insts.append(inst)
         return inst
 

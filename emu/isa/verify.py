@@ -145,9 +145,49 @@ class _Verifier:
         elif a != b:
             self.fail(i, f"binary '{fn}' of different types {a} and {b}")
 
+    def path_ok(self, i, t, path):
+        """Each constant index of `path` within the composite it indexes."""
+        from .types import ArrayType, MatrixType, StructType, TupleType, VectorType
+        if not isinstance(path, (list, tuple)) or not all(isinstance(s, int) for s in path):
+            self.fail(i, f"'{i.op}' needs a path of integers, not {path!r}")
+        for step in path:
+            if isinstance(t, StructType):
+                n, nxt = len(t.members), (lambda k: t.members[k].type)
+            elif isinstance(t, TupleType):
+                n, nxt = len(t.fields), (lambda k: t.fields[k][1])
+            elif isinstance(t, ArrayType):
+                n, nxt = t.count, (lambda k: t.elem)
+            elif isinstance(t, MatrixType):
+                n, nxt = t.cols, (lambda k: t.column)
+            elif isinstance(t, VectorType):
+                n, nxt = t.n, (lambda k: t.elem)
+            elif isinstance(t, CoopMatrixType):      # a lane's own elements (their count: the device's)
+                n, nxt = None, (lambda k: t.elem)
+            else:
+                self.fail(i, f"'{i.op}' indexes into {t}, which has no components")
+            if step < -1 or (step >= 0 and n is not None and step >= n) or \
+                    (step == -1 and isinstance(t, (StructType, TupleType))):
+                self.fail(i, f"'{i.op}' index {step} is out of range for {t}")
+            t = nxt(max(step, 0))
+
+    def op_extract(self, i):
+        self.path_ok(i, i.args[0].type, i.attrs["path"])
+
+    def op_insert(self, i):
+        self.path_ok(i, i.args[0].type, i.attrs["path"])
+
+    def op_swizzle(self, i):
+        from .types import VectorType
+        t = i.args[0].type
+        comps = i.attrs["components"]
+        if not isinstance(t, VectorType) or not isinstance(comps, (list, tuple)) or \
+                not all(isinstance(c, int) and 0 <= c < t.n for c in comps):
+            self.fail(i, f"swizzle {comps!r} of {t}: components must index the vector")
+
     def op_access(self, i):
         if not isinstance(i.args[0].type, PointerType) or not isinstance(i.type, PointerType):
             self.fail(i, "access needs and gives pointers")
+        self.path_ok(i, i.args[0].type.pointee, i.attrs["path"])
         dyn = sum(1 for s in i.attrs["path"] if s < 0)
         if dyn != len(i.args) - 1:
             self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")

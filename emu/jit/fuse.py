@@ -490,7 +490,9 @@ class _Gen:
         self.loop_depth += 1
         self.emit(d, "while True:")
         self.emit(d + 1, f"{self.steps} += {cost}")
-        self.emit(d + 1, f"if {self.steps} > max_steps:")
+        # per invocation, as the interpreter counts: in workgroup mode its own loops and the
+        # workgroup's (uniform) loops around them
+        self.emit(d + 1, f"if {self.steps}{' + wsteps' if self.wg else ''} > max_steps:")
         self.fail(d + 2, ERR_FALLBACK)
         self.emit(d + 1, f"brk{n} = False")
         self.emit(d + 1, "while True:                 # the body; 'continue' leaves it")

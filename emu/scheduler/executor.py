@@ -30,7 +30,12 @@ from .layout import PipelineLayout
 @dataclass
 class Options:
     subgroup_size: int = 32
-    max_steps: int = 50_000_000     # IR instructions issued per batch before we call it a hang
+    # steps one invocation may take before it counts as hung: each loop iteration costs the
+    # instructions of its body (as the JIT counts); per invocation, so it does not grow with the
+    # dispatch. 1 M stops a stuck loop in well under a minute at the largest batch (measured).
+    max_steps: int = 1_000_000
+    timeout: float | None = None    # wall-clock seconds for one dispatch (--timeout), None: no limit
+    progress: object = None         # progress(text): called every few seconds of a long run
     bounds: str = "webgpu"          # out of bounds: run as WebGPU does and report, or "strict": stop
     batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
     tracer: object = None           # emu.trace tracer, or None: no tracing cost
@@ -67,7 +72,9 @@ class Batch:
                                            f"var<workgroup> '{g.name}'")
             else:
                 self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None, f"var<private> '{g.name}'")
-        self.steps = 0
+        self.steps = 0                  # instructions issued (all lanes at once)
+        self.lane_steps = np.zeros(L, np.int64)     # loop steps per invocation (see Options)
+        self.step_bound = 0             # >= every lane's count: the exact check runs only past the limit
         self.consts: dict = {}
 
     def zero(self, t: Type):
@@ -89,6 +96,30 @@ class Batch:
             where = self.where(int(np.flatnonzero(lanes)[0]))
         raise EmuError(message, inst.loc, hint=hint, where=where)
 
+    def loop_step(self, inst: Inst, active: np.ndarray, cost: int) -> None:
+        """One iteration of `inst` for the lanes of `active`: count it, stop a hung invocation,
+        watch the clock."""
+        self.lane_steps[active] += cost
+        self.step_bound += cost
+        limit = self.opts.max_steps
+        if self.step_bound > limit:
+            over = self.lane_steps > limit
+            if over.any():
+                self.fail(inst, f"the step limit ({limit} steps per invocation) was reached in this loop "
+                                f"by {_lanes_phrase(int(over.sum()))}: probably a loop that never ends; "
+                                f"{self.lanes_in(active)}",
+                          over, hint="raise the limit with --max-steps N if the kernel really runs that long")
+            self.step_bound = int(self.lane_steps.max())
+        if self.pipe.clock is not None:
+            self.pipe.clock.tick(self, inst, active)
+
+    def lanes_in(self, mask: np.ndarray, show: int = 3) -> str:
+        """'N lanes are still in it: workgroup (..), ...' for a message."""
+        idx = np.flatnonzero(mask)
+        head = "; ".join(self.where(int(i)) for i in idx[:show])
+        more = f" and {idx.size - show} more" if idx.size > show else ""
+        return f"{_lanes_phrase(idx.size, 'are')} still in it: {head}{more}"
+
     # -- running ---------------------------------------------------------------------------------
     def run(self, fn: Function):
         frame = Frame([None] * self.pipe.nvals, self.lanes)
@@ -108,10 +139,6 @@ class Batch:
         tracer = self.opts.tracer
         for inst in block.insts:
             self.steps += 1
-            if self.steps > self.opts.max_steps:
-                self.fail(inst, f"the step limit ({self.opts.max_steps} instructions per batch) was "
-                                f"reached here: probably a loop that never ends",
-                          mask, hint="raise it with --max-steps N if the kernel really runs that long")
             handler = HANDLERS[inst.op]
             if inst.blocks or OPS[inst.op].terminator:
                 if tracer is not None:
@@ -169,6 +196,42 @@ class _Inputs(dict):
         return v
 
 
+def _lanes_phrase(n: int, verb: str = "") -> str:
+    if n == 1:
+        return "1 invocation" + (" is" if verb else "")
+    return f"{n} invocations" + (f" {verb}" if verb else "")
+
+
+class Clock:
+    """Wall time of one dispatch: --timeout, and a progress note every few seconds."""
+
+    FIRST, EVERY = 5.0, 10.0
+
+    def __init__(self, opts: Options, total: int, per_batch: int):
+        import time
+        self.now = time.monotonic
+        self.start = self.now()
+        self.opts, self.total, self.per_batch = opts, total, per_batch
+        self.next_note = self.start + self.FIRST
+        self.deadline = self.start + opts.timeout if opts.timeout else None
+
+    def tick(self, batch, inst=None, active=None) -> None:
+        if self.deadline is None and self.opts.progress is None:
+            return
+        t = self.now()
+        if self.deadline is not None and t > self.deadline:
+            where = f"; {batch.lanes_in(active)}" if active is not None else ""
+            batch.fail(inst or Inst("loop", []), f"the dispatch ran longer than --timeout {self.opts.timeout:g} "
+                       f"seconds{' (stopped in this loop)' if inst is not None else ''}{where}", active,
+                       hint="raise --timeout, or make the kernel do less per dispatch")
+        if self.opts.progress is not None and t > self.next_note:
+            self.next_note = t + self.EVERY
+            loc = f", in the loop at {inst.loc}" if inst is not None and inst.loc is not None else ""
+            done = batch.first_wg
+            self.opts.progress(f"emu: running for {t - self.start:.0f} s: workgroups {done}..{done + batch.nwg - 1} "
+                               f"of {self.total}{loc}")
+
+
 def _freeze(v):
     return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
 
@@ -215,6 +278,8 @@ class Pipeline:
         self.nvals = module_value_count(module)
         self.grid = (1, 1, 1)
         self._geometry: dict = {}
+        self.loop_costs: dict[int, int] = {}      # id(loop inst) -> steps per iteration
+        self.clock = None
 
     def geometry(self, nwg: int) -> dict:
         """Per-lane positions for a batch of `nwg` workgroups (the same for every such batch)."""
@@ -284,6 +349,7 @@ class Pipeline:
         # and no more private memory per batch than 256 MiB (big function arrays: smaller batches)
         per_batch = max(1, min(per_batch, (256 << 20) // max(1, self.layout.lane_bytes * wg_lanes)))
         start = 0
+        self.clock = Clock(self.opts, total, per_batch)
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel
         # that stops (an error to report) hands over from the batch where it stopped
         if not hasattr(self, "_jit"):
@@ -295,6 +361,7 @@ class Pipeline:
             start = stopped // per_batch * per_batch
         for first in range(start, total, per_batch):
             batch = Batch(self, first, min(per_batch, total - first), buffers)
+            self.clock.tick(batch)
             batch.run(self.entry)
 
 

@@ -393,13 +393,23 @@ def h_if(ex, inst, mask, frame):
         ex.run_block(inst.blocks[1], else_mask & ~frame.dead, frame)
 
 
+def loop_cost(inst) -> int:
+    """Steps one iteration of a loop counts: 1 and its instructions, nested ones included (the
+    JIT counts the same, emu/jit/fuse.py)."""
+    return 1 + sum(1 for b in inst.blocks for i in b.insts for _ in i.walk())
+
+
 @handler("loop")
 def h_loop(ex, inst, mask, frame):
     ctx = Breakable(True, np.zeros(ex.lanes, np.bool_), np.zeros(ex.lanes, np.bool_))
     frame.breakables.append(ctx)
     active = mask.copy()
     body, continuing = inst.blocks
+    cost = ex.pipe.loop_costs.get(id(inst))
+    if cost is None:
+        cost = ex.pipe.loop_costs[id(inst)] = loop_cost(inst)
     while active.any():
+        ex.loop_step(inst, active, cost)
         ctx.continued[:] = False
         ex.run_block(body, active, frame)
         frame.dead &= ~ctx.continued          # continued lanes run the continuing block
@@ -407,7 +417,6 @@ def h_loop(ex, inst, mask, frame):
         if continuing.insts and cmask.any():
             ex.run_block(continuing, cmask, frame)
         active &= ~frame.dead
-        ex.steps += 1
     frame.breakables.pop()
     frame.dead &= ~ctx.broken                 # broken lanes go on after the loop
 

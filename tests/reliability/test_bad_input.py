@@ -212,3 +212,18 @@ def test_internal_error_is_one_message_with_the_location(tmp_path, monkeypatch):
     assert lines[0] == f"{tmp_path}/s.wgsl:2:89: error: internal error: ZeroDivisionError: a planted bug " \
                        f"(in test_bad_input.py:{broken.__code__.co_firstlineno + 1})"
     assert "workgroup (0, 0, 0), subgroup 0, lane 0" in err and "please report" in err
+
+
+def test_lexer_is_linear_on_a_long_name_before_a_bad_character(tmp_path):
+    import time
+    t0 = time.monotonic()
+    rc, _, err = run_shader(tmp_path, "a" * 100_000 + "\u00b2\n")    # was 18 s: quadratic
+    assert time.monotonic() - t0 < 5
+    one_message(err)
+    assert err.startswith(f"{tmp_path}/s.wgsl:2:100001: error: invalid character '\u00b2' (U+00B2)")
+
+
+def test_module_scope_value_that_is_not_constant(tmp_path):
+    rc, _, err = run_shader(tmp_path, "var<private> v = modf(1.5);\n" + MAIN.format("o[0] = u32(v.whole);"))
+    one_message(err)
+    assert err.startswith(f"{tmp_path}/s.wgsl:2:1: error: 'v' is declared with a value emu cannot compute")

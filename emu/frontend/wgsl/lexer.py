@@ -295,8 +295,8 @@ def _scan(
                         f"invalid character '{ch}' (U+{ord(ch):04X}): a name cannot start with it",
                         SourceSpan(file, line, col, line, col + 1),
                     )
-                k = 1
-                while k < len(text) and text[: k + 1].isidentifier():
+                k = 1           # the longest name prefix, a character at a time (linear)
+                while k < len(text) and ("a" + text[k]).isidentifier():
                     k += 1
                 text = text[:k]
             if text == "_":

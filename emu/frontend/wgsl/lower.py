@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import EmuError
-from ...isa.ir import Block, Builder, Function, Global, Module, Override, Value
+from ...isa.ir import Block, Builder, Function, Global, Module, NoCurrentBlock, Override, Value
 from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, MatrixType, Member,
                           PointerType, ScalarType, StructType, Type, U32, VOID, VectorType,
                           contains_atomic, scalar_of, width)
@@ -137,6 +137,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 r = ("fn", self.function(d))
             else:
                 r = None
+        except NoCurrentBlock:
+            self.err(d, f"'{name}' is declared with a value emu cannot compute when the module is "
+                        f"created (module-scope initializers must be constant expressions)",
+                     hint="compute it in the entry point instead")
         finally:
             (self.scopes, self.fn, self.ret_type, self.b.block, self.loop_depth, self.switch_depth) = saved
             self.resolving.discard(name)
