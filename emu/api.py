@@ -159,7 +159,8 @@ class Device:
             return []
         pipe = pipeline.pipeline
         regions = bind(pipe.module, pipe.entry, bindings)
-        return pipe.dispatch(groups, regions)
+        with jit.notice.for_profile(self.profile.name):
+            return pipe.dispatch(groups, regions)
 
 
 def min_binding_size(t: Type) -> int:

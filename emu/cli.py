@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="run the bundled example GEMMs on a virtual device and check them")
     d.add_argument("--profile", default="nvidia-h200", help="device profile (default: nvidia-h200)")
     d.add_argument("--size", type=int, default=128, help="M = N = K of the GEMM (a multiple of 32)")
+    w = sub.add_parser("warmup", help="compile the kernels a profile's runs use, ahead of time")
+    w.add_argument("--profile", default="nvidia-h200", help="device profile (default: nvidia-h200)")
     e = sub.add_parser("examples", help="list the bundled example kernels, host programs and documents")
     e.add_argument("--copy", metavar="DIR", default=None, help="copy them all into DIR")
     e.add_argument("--force", action="store_true", help="with --copy: overwrite files that differ")
@@ -217,6 +219,11 @@ def cmd_demo(args, sources) -> int:
     return run_demo(args.profile, args.size)
 
 
+def cmd_warmup(args, sources) -> int:
+    from .demo import warmup
+    return warmup(args.profile)
+
+
 def cmd_examples(args, sources) -> int:
     from .examples import bundled, copy, summary
     if args.copy is not None:
@@ -230,4 +237,5 @@ def cmd_examples(args, sources) -> int:
     return 0
 
 
-COMMANDS = {"examples": cmd_examples, "run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo}
+COMMANDS = {"examples": cmd_examples, "run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo,
+            "warmup": cmd_warmup}

@@ -1,11 +1,13 @@
 """`emu demo`: the main job on a virtual device. Runs the bundled tiled-GEMM kernels (both WGSL
 cooperative-matrix dialects) on random f16 inputs and checks each result two ways:
 - bit for bit against the profile's matrix-unit model applied tile by tile in plain numpy
-  (what the device must compute, independent of lanes, loads and stores);
+  (what the device must compute, independent of lanes, loads and stores; on the fast MMA kernel,
+  which tests/perf checks against the reference kernels, so that a cold run compiles one);
 - against float64 arithmetic, to show how far the device's rounding is from exact.
 """
 from __future__ import annotations
 
+import io
 import sys
 import time
 from importlib import resources
@@ -15,6 +17,7 @@ import numpy as np
 from .api import Device
 from .errors import HostError
 from .numerics.mma import mma
+from .numerics.mma_fast import matrix_mma
 
 TILE = 16
 
@@ -36,8 +39,10 @@ def expected(profile, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for kk in range(k // TILE):
         A = np.broadcast_to(at[:, None, :, kk, :], (m // TILE, n // TILE, TILE, TILE)).reshape(-1, TILE, TILE)
         B = np.broadcast_to(bt[kk, :, :, :].transpose(1, 0, 2)[None], (m // TILE, n // TILE, TILE, TILE)).reshape(-1, TILE, TILE)
-        acc = mma(profile.model_for(cfg), np.ascontiguousarray(A), np.ascontiguousarray(B),
-                  acc.reshape(-1, TILE, TILE), "f32").reshape(acc.shape)
+        args = (profile.model_for(cfg), np.ascontiguousarray(A), np.ascontiguousarray(B),
+                acc.reshape(-1, TILE, TILE), "f32")
+        d = matrix_mma(*args)
+        acc = (mma(*args) if d is None else d).reshape(acc.shape)
     return acc.transpose(0, 2, 1, 3).reshape(m, n)
 
 
@@ -71,3 +76,31 @@ def run_demo(profile: str = "nvidia-h200", size: int = 128, out=sys.stdout) -> i
         print(f"  C[0, :4] = {np.array2string(c[0, :4], precision=6)}", file=out)
     print("demo: OK" if ok else "demo: MISMATCH", file=out)
     return 0 if ok else 1
+
+
+def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
+    """`emu warmup`: compile now (or load from numba's cache) the kernels a run on `profile` may
+    use, so that no later run stops to compile them: the example GEMMs through the fast paths
+    (cooperative loads, stores, multiply-adds), and for each of the profile's matrix configs the
+    multiply-add on the fast kernel and on the reference kernels (the interpreter's path, taken
+    under a tracer). The fusion JIT compiles each plain shader on its first run; not these."""
+    from .numerics.dtypes import NP
+    t0 = time.perf_counter()
+    run_demo(profile, 32, out=io.StringIO())
+    dev = Device(profile)
+    seen = set()
+    for cfg in dev.profile.configs:
+        key = (cfg.a_type, cfg.c_type, cfg.result_type, cfg.saturating_accumulation)
+        if key in seen:
+            continue
+        seen.add(key)
+        a = np.zeros((1, cfg.m, cfg.k), NP[cfg.a_type])
+        b = np.zeros((1, cfg.k, cfg.n), NP[cfg.b_type])
+        c = np.zeros((1, cfg.m, cfg.n), NP[cfg.c_type])
+        model = dev.profile.model_for(cfg)
+        mma(model, a, b, c, cfg.result_type, saturate=cfg.saturating_accumulation)
+        if not cfg.saturating_accumulation:
+            matrix_mma(model, a, b, c, cfg.result_type)
+    print(f"warmup: kernels for '{dev.profile.name}' ready ({len(seen)} operand type combinations), "
+          f"{time.perf_counter() - t0:.1f} s", file=out)
+    return 0

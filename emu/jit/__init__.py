@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from ..scheduler import fastpaths
-from . import coop_fast
+from . import coop_fast, notice  # noqa: F401  (notice: the line printed while compiling)
 
 
 def _fuse(pipe):

@@ -550,19 +550,47 @@ def _identity(rows, cols):
 
 def float_mma(a, b, c, out, prm, jobs=1):
     """Same contract as mma_kernels.float_mma_serial (uint32 bits (S, M, K), (S, K, N), (S, M, N)
-    in, out written), on `jobs` threads."""
+    in, out written), on `jobs` threads. 16-bit operands go in as uint16 and 16-bit C and results
+    as uint16, the types frag_mma passes, so that both share one compiled kernel."""
     S, M, Kd = a.shape
     N = b.shape[2]
     ia, ib, ic = _identity(M, Kd), _identity(Kd, N), _identity(M, N)
     sgs = np.arange(S, dtype=np.int64)
     need = np.zeros(S, np.bool_)
-    args = (a, b, c, out) + ia + ib + ic + ic + (np.ones((M, N), np.bool_), sgs, prm, need)
+
+    def narrow(x, bits):
+        return np.ascontiguousarray(x, np.uint16 if bits <= 16 else np.uint32)
+    fin, fc, fo = (int(prm[e] + prm[f]) + 1 for e, f in ((P_IN_EB, P_IN_FB), (P_C_EB, P_C_FB),
+                                                         (P_ACC_EB, P_ACC_FB)))
+    o16 = narrow(out, fo)
+    valid = np.ones((M, N), np.bool_)
+    valid.flags.writeable = False           # as lane maps' (numba types read-only arrays apart)
+    args = (narrow(a, fin), narrow(b, fin), narrow(c, fc), o16) + ia + ib + ic + ic + (
+        valid, sgs, prm, need)
     _dispatch(args, S, jobs)
+    if o16 is not out:
+        out[...] = o16
     if need.any():
         t = np.flatnonzero(need)
         o = np.empty((len(t), M, N), np.uint32)
         _reference(a[t], b[t], c[t], o, prm)
         out[t] = o
+
+
+def matrix_mma(model, a, b, c, result_type: str):
+    """mma.mma(model, a, b, c, result_type) (matrices (S, M, K), (S, K, N), (S, M, N)) on this
+    kernel, or None where it does not apply: the same bits, so that a process already running it
+    (emu demo's check) compiles no second kernel."""
+    from . import mma as nmma
+    is_int, fin, fc = nmma._check(a, b, c, result_type, False)
+    prm = None if is_int else nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin],
+                                                                        nmma.FORMATS[fc], result_type))
+    if prm is None or not applies(prm):
+        return None
+    out = np.empty(np.shape(c), np.uint32)
+    float_mma(nmma.bits32(a), nmma.bits32(b), nmma.bits32(c), out, prm)
+    nmma.zero_sign(out, prm)
+    return out.astype(np.uint16).view(np.float16) if result_type == "f16" else out.view(np.float32)
 
 
 def _reference(a, b, c, out, prm):
