@@ -234,26 +234,19 @@ def _use32(prm) -> bool:
     return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
 
 
+# The pieces of _subgroup, each called once per subgroup with its arrays one by one (pieces
+# called per row, or arrays passed in tuples, made the kernel two to five times slower when tried).
+
 @njit(cache=True, nogil=True)
-def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-              scr32, use32, RC, VE, VS):
-    """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
-    aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
-    Returns True where some element needs the reference kernel (the caller recomputes the
-    subgroup there: specials, overflow, an exact sum wider than int64)."""
+def _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32):
+    """The raw bits of subgroup s's A and B, cut into blocks of L along K (padded with zeros):
+    RA[block, i, kk] and, B transposed, RB[block, j, kk] ([block, k, j] for the 32-bit path).
+    Every inner loop of the kernel then runs over range(L) from 0, which LLVM vectorises (a loop
+    over range(k0, k1) it does not); the bits are decoded afterwards in plain loops over
+    contiguous arrays."""
     M, Kd = ali.shape
     N = bli.shape[1]
-    FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn = scr
-    xn, xm, xe, xl, emax, emin, S, bits, nbits, nxm, nxe = vec
-    rowbad, colbad, ok, fast = bvec
-    ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
-    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
-    bias = (np.int64(1) << (ieb - 1)) - 1
-    # fast form, cut into blocks of L along K (padded with zeros): FA*[block, i, kk] and, B
-    # transposed, FB*[block, j, kk]; every inner loop then runs over range(L) from 0, which LLVM
-    # vectorises (a loop over range(k0, k1) it does not). Gather the raw bits first, then decode
-    # them in plain loops over contiguous arrays.
-    NB, _, L = FAm.shape
+    NB, _, L = RA.shape
     for bi in range(NB):
         for i in range(M):
             for kk in range(L):
@@ -269,11 +262,22 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
                 for kk in range(L):
                     k = bi * L + kk
                     RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
+
+
+@njit(cache=True, nogil=True)
+def _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
+                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32):
+    """RA, RB into the fast form (signed significand, exponent, ...): FA*, FB*, or GA*, GB* for
+    the 32-bit path; rowbad[i] / colbad[j] where a row of A / column of B holds a special."""
+    M = rowbad.shape[0]
+    N = colbad.shape[0]
+    ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
+    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
+    bias = (np.int64(1) << (ieb - 1)) - 1
     for i in range(M):
         rowbad[i] = False
     for j in range(N):
         colbad[j] = False
-    GAm, GAe, GAn, GBm, GBe, GBn = scr32
     F = prm[P_F]
     fin2 = 2 * ifb
     if use32:
@@ -282,11 +286,41 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     else:
         _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
         _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
-    need_ref = False
-    kind = prm[P_KIND]
-    ceb, cfb = prm[P_C_EB], prm[P_C_FB]
+
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _start_row(s, i, cf, cli, cei, prm, RC, xn, xm, xe, xl, ok, rowbad, colbad):
+    """Row i's running accumulator x of each column starts as C (xm == 0: a zero); ok[j] unless
+    A's row, B's column or C holds a special."""
+    N = RC.shape[0]
+    ceb, cfb, fl = prm[P_C_EB], prm[P_C_FB], prm[P_FLUSH_IN]
     cfmask = (np.int64(1) << cfb) - 1
     cbias = (np.int64(1) << (ceb - 1)) - 1
+    for j in range(N):
+        RC[j] = np.int64(cf[s, cli[i, j], cei[i, j]])
+    rbad = rowbad[i]
+    for j in range(N):
+        n_, m_, e_, sp = _fast_decode(RC[j], ceb, cfb, cfmask, cbias, fl)
+        xn[j] = -n_
+        xm[j] = m_
+        xe[j] = e_
+        xl[j] = e_ - cfb
+        ok[j] = not (rbad or colbad[j] or sp)
+
+
+@njit(cache=True, nogil=True)
+def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
+                xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC, VE, VS):
+    """Fused models, row by row and block by block: the block's products cut toward zero at the
+    block's alignment 2^q (q = max(emax, xe) - F) and summed, C's (the running accumulator's) term
+    added, and the result rounded: branch-free over the columns where it is a normal number in
+    the common modes, through mma_kernels' own rounding elsewhere. True where some element needs
+    the reference kernel."""
+    NB, M, L = FAm.shape
+    N = xn.shape[0]
+    F = prm[P_F]
+    fin2 = 2 * prm[P_IN_FB]
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     mode = prm[P_FINAL]
@@ -296,207 +330,240 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     one_fb = np.int64(1) << fb
     rne = mode == R_RNE
     fast_mode = mode == R_RZ or mode == R_RNE
+    need_ref = False
     for i in range(M):
-        # the running accumulator x of each column starts as C (xm == 0: a zero)
-        for j in range(N):
-            RC[j] = np.int64(cf[s, cli[i, j], cei[i, j]])
-        rbad = rowbad[i]
-        for j in range(N):
-            n_, m_, e_, sp = _fast_decode(RC[j], ceb, cfb, cfmask, cbias, fl)
-            xn[j] = -n_
-            xm[j] = m_
-            xe[j] = e_
-            xl[j] = e_ - cfb
-            ok[j] = not (rbad or colbad[j] or sp)
-        if kind == K_FUSED:
-            for bi in range(NB):
-                k0 = bi * L
-                k1 = min(Kd, k0 + L)
-                if use32:
-                    oa = (bi * M + i) * L
-                    _vemax_row(GAe, oa, GBe, bi * L * N, VE)
-                    for j in range(N):
-                        em32 = VE[j]
-                        emax[j] = np.int64(em32) if em32 > _NEG32 // 2 else _NEG
-                        q = np.int64(em32)
-                        q = xe[j] if (xm[j] != 0 and xe[j] > q) else q
-                        emin[j] = q - F + fin2
-                        VE[j] = np.int32(q)
-                    _vterms_row(GAe, GAm, GAn, oa, GBe, GBm, GBn, bi * L * N, VE, VS)
-                    for j in range(N):
-                        S[j] = np.int64(VS[j])
-                # per column: q = max(emaxp, xe) - F; each product's term is cut at 2^q
-                for j in range(N if not use32 else 0):
-                    em = _NEG
-                    for k in range(L):
-                        e = FAe[bi, i, k] + FBe[bi, j, k]
-                        em = e if e > em else em
-                    emax[j] = em
-                    q = em
-                    if xm[j] != 0 and xe[j] > q:
-                        q = xe[j]
-                    lo = q - F + fin2
-                    emin[j] = lo
-                    Sj = np.int64(0)
-                    for k in range(L):
-                        sh = FAe[bi, i, k] + FBe[bi, j, k] - lo
-                        p = FAm[bi, i, k] * FBm[bi, j, k]      # exact signed product
-                        ng = p >> 63
-                        m = (p ^ ng) - ng
-                        ls = sh if sh > 0 else 0
-                        rs = -sh if sh < 0 else 0
-                        rs = rs if rs < 63 else 63
-                        t = (m << ls) >> rs                      # |term|, cut toward zero
-                        Sj += (t ^ ng) - ng
-                    S[j] = Sj
-                # the common case, branch-free over j: C's term, then a normal result
-                nslow = np.int64(0)
+        _start_row(s, i, cf, cli, cei, prm, RC, xn, xm, xe, xl, ok, rowbad, colbad)
+        for bi in range(NB):
+            k0 = bi * L
+            k1 = min(Kd, k0 + L)
+            if use32:
+                oa = (bi * M + i) * L
+                _vemax_row(GAe, oa, GBe, bi * L * N, VE)
                 for j in range(N):
-                    q = emin[j] - fin2
-                    csh = xl[j] - q
-                    ls = csh if csh > 0 else 0
-                    ls = ls if ls < 63 else 63
-                    rs = -csh if csh < 0 else 0
-                    rs = rs if rs < 63 else 63
-                    t = (xm[j] << ls) >> rs
-                    Sj = S[j] + (-t if xn[j] else t)
-                    neg = np.int64(Sj < 0)
-                    mag = -Sj if Sj < 0 else Sj
-                    top = q + 63 - _clz(mag | 1)
-                    shf = top - fb - q
-                    shc = shf if shf > 1 else 1
-                    shc = shc if shc < 62 else 62
-                    shl = -shf if shf < 0 else 0        # an exact sum narrower than the result
-                    shl = shl if shl < 62 else 62
-                    qv = (mag >> shc) if shf > 0 else (mag << shl)
-                    if rne:
-                        rem = mag & ((np.int64(1) << shc) - 1)
-                        half = np.int64(1) << (shc - 1)
-                        up = (rem > half) | ((rem == half) & ((qv & 1) == 1))
-                        qv += np.int64(up & (shf > 0))
-                    carry = qv == (one_fb << 1)
-                    qv = qv >> np.int64(carry)
-                    top += np.int64(carry)
-                    fast[j] = (ok[j] and fast_mode and emax[j] > _NEG // 2 and mag != 0
-                               and shf > -62 and shf < 62 and top > 1 - obias and top <= obias
-                               and (xm[j] == 0 or xl[j] - q > -62))
-                    f = fast[j]
-                    bits[j] = ((neg << (eb + fb)) | ((top + obias) << fb) | (qv - one_fb)) if f else bits[j]
-                    xm[j] = qv if f else xm[j]
-                    xe[j] = top if f else xe[j]
-                    xl[j] = (top - fb) if f else xl[j]
-                    xn[j] = neg if f else xn[j]
-                    nslow += np.int64(ok[j] and not f)
-                for j in range(N if nslow != 0 else 0):
-                    if fast[j] or not ok[j]:
-                        continue
-                    # mma_kernels._elem_fused for one finite block, as written there
-                    nprod = emax[j] > _NEG // 2
-                    czero = xm[j] == 0
-                    Sj = S[j]
-                    q = np.int64(0)
-                    if nprod or not czero:
-                        q = emin[j] - fin2
-                        if not czero:
-                            sh = xl[j] - q
-                            if sh >= 0:
-                                t = xm[j] << sh
-                            else:
-                                t = xm[j] >> (-sh) if -sh < 63 else np.int64(0)
-                            Sj += -t if xn[j] else t
-                    else:
-                        Sj = 0
-                    neg = np.int64(Sj < 0)
-                    if Sj == 0:
-                        if not nprod and czero:
-                            zall = xn[j] == 1
-                            zany = xn[j] == 1
-                            for k in range(k1 - k0):
-                                if use32:
-                                    zn = np.int64(GAn[bi, i, k] ^ GBn[bi, k, j])
-                                else:
-                                    zn = FAn[bi, i, k] ^ FBn[bi, j, k]
-                                zall = zall and zn == -1
-                                zany = zany or zn == -1
-                            neg = np.int64(zany) if mode == R_RD else np.int64(zall)
-                        else:
-                            neg = np.int64(mode == R_RD)
-                    mag = -Sj if Sj < 0 else Sj
-                    r = round_bits(neg, mag, q, eb, fb, mode, ovf, flo)
-                    bits[j] = r
-                    n_, c_, m_, e_ = decode(r, eb, fb, fb, ZERO64)
-                    if c_ != FINITE and c_ != ZERO:
-                        ok[j] = False               # an infinity: the reference routine redoes it
-                    xn[j] = n_
-                    xm[j] = m_ if c_ == FINITE else np.int64(0)
-                    xe[j] = e_
-                    xl[j] = e_ - fb
-        else:
-            # exact: one rounding of the exact sum, in one int64 where it fits
-            for j in range(N):
+                    em32 = VE[j]
+                    emax[j] = np.int64(em32) if em32 > _NEG32 // 2 else _NEG
+                    q = np.int64(em32)
+                    q = xe[j] if (xm[j] != 0 and xe[j] > q) else q
+                    emin[j] = q - F + fin2
+                    VE[j] = np.int32(q)
+                _vterms_row(GAe, GAm, GAn, oa, GBe, GBm, GBn, bi * L * N, VE, VS)
+                for j in range(N):
+                    S[j] = np.int64(VS[j])
+            # per column: q = max(emaxp, xe) - F; each product's term is cut at 2^q
+            for j in range(N if not use32 else 0):
                 em = _NEG
-                ep = _POS
                 for k in range(L):
-                    e = FAe[0, i, k] + FBe[0, j, k]
+                    e = FAe[bi, i, k] + FBe[bi, j, k]
                     em = e if e > em else em
-                    p = FAp[0, i, k] + FBp[0, j, k]
-                    ep = p if p < ep else ep
-                if ep > _POS // 2:
-                    ep = 0                          # no nonzero product
                 emax[j] = em
-                emin[j] = ep
+                q = em
+                if xm[j] != 0 and xe[j] > q:
+                    q = xe[j]
+                lo = q - F + fin2
+                emin[j] = lo
                 Sj = np.int64(0)
                 for k in range(L):
-                    sh = FAe[0, i, k] + FBe[0, j, k] - ep
-                    sh = sh if sh > 0 else 0
-                    sh = sh if sh < 63 else 63
-                    Sj += (FAm[0, i, k] * FBm[0, j, k]) << sh     # exact, signed
+                    sh = FAe[bi, i, k] + FBe[bi, j, k] - lo
+                    p = FAm[bi, i, k] * FBm[bi, j, k]      # exact signed product
+                    ng = p >> 63
+                    m = (p ^ ng) - ng
+                    ls = sh if sh > 0 else 0
+                    rs = -sh if sh < 0 else 0
+                    rs = rs if rs < 63 else 63
+                    t = (m << ls) >> rs                      # |term|, cut toward zero
+                    Sj += (t ^ ng) - ng
                 S[j] = Sj
+            # the common case, branch-free over j: C's term, then a normal result
+            nslow = np.int64(0)
             for j in range(N):
-                if not ok[j]:
+                q = emin[j] - fin2
+                csh = xl[j] - q
+                ls = csh if csh > 0 else 0
+                ls = ls if ls < 63 else 63
+                rs = -csh if csh < 0 else 0
+                rs = rs if rs < 63 else 63
+                t = (xm[j] << ls) >> rs
+                Sj = S[j] + (-t if xn[j] else t)
+                neg = np.int64(Sj < 0)
+                mag = -Sj if Sj < 0 else Sj
+                top = q + 63 - _clz(mag | 1)
+                shf = top - fb - q
+                shc = shf if shf > 1 else 1
+                shc = shc if shc < 62 else 62
+                shl = -shf if shf < 0 else 0        # an exact sum narrower than the result
+                shl = shl if shl < 62 else 62
+                qv = (mag >> shc) if shf > 0 else (mag << shl)
+                if rne:
+                    rem = mag & ((np.int64(1) << shc) - 1)
+                    half = np.int64(1) << (shc - 1)
+                    up = (rem > half) | ((rem == half) & ((qv & 1) == 1))
+                    qv += np.int64(up & (shf > 0))
+                carry = qv == (one_fb << 1)
+                qv = qv >> np.int64(carry)
+                top += np.int64(carry)
+                fast[j] = (ok[j] and fast_mode and emax[j] > _NEG // 2 and mag != 0
+                           and shf > -62 and shf < 62 and top > 1 - obias and top <= obias
+                           and (xm[j] == 0 or xl[j] - q > -62))
+                f = fast[j]
+                bits[j] = ((neg << (eb + fb)) | ((top + obias) << fb) | (qv - one_fb)) if f else bits[j]
+                xm[j] = qv if f else xm[j]
+                xe[j] = top if f else xe[j]
+                xl[j] = (top - fb) if f else xl[j]
+                xn[j] = neg if f else xn[j]
+                nslow += np.int64(ok[j] and not f)
+            for j in range(N if nslow != 0 else 0):
+                if fast[j] or not ok[j]:
                     continue
-                # a product's value is m * 2^(ea + eb - fin2) with m < 2^(fin2 + 2)
+                # mma_kernels._elem_fused for one finite block, as written there
                 nprod = emax[j] > _NEG // 2
-                live = 0
-                base = emin[j] - fin2
-                top = emax[j] + 2
-                if nprod:
-                    live = Kd
-                cfin = xm[j] != 0
-                cl = xl[j]
-                if cfin:
-                    live += 1
-                    if not nprod or cl < base:
-                        base = cl
-                    tt = cl + bitlen(xm[j])
-                    if not nprod or tt > top:
-                        top = tt
-                if live == 0:
-                    allneg = xn[j] == 1
-                    for k in range(Kd):
-                        allneg = allneg and (FAn[0, i, k] ^ FBn[0, j, k]) == -1
-                    bits[j] = (np.int64(1) << (eb + fb)) if allneg else np.int64(0)
-                    continue
-                if top - base + bitlen(np.int64(live)) > 61:
-                    ok[j] = False
-                    continue
-                # the products were summed at 2^(emin - fin2); re-base onto `base`
-                Sj = S[j] << ((emin[j] - fin2) - base) if nprod else np.int64(0)
-                if cfin:
-                    v = xm[j] << (cl - base)
-                    Sj += -v if xn[j] else v
-                if Sj == 0:
-                    bits[j] = 0
-                elif Sj < 0:
-                    bits[j] = round_bits(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+                czero = xm[j] == 0
+                Sj = S[j]
+                q = np.int64(0)
+                if nprod or not czero:
+                    q = emin[j] - fin2
+                    if not czero:
+                        sh = xl[j] - q
+                        if sh >= 0:
+                            t = xm[j] << sh
+                        else:
+                            t = xm[j] >> (-sh) if -sh < 63 else np.int64(0)
+                        Sj += -t if xn[j] else t
                 else:
-                    bits[j] = round_bits(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+                    Sj = 0
+                neg = np.int64(Sj < 0)
+                if Sj == 0:
+                    if not nprod and czero:
+                        zall = xn[j] == 1
+                        zany = xn[j] == 1
+                        for k in range(k1 - k0):
+                            if use32:
+                                zn = np.int64(GAn[bi, i, k] ^ GBn[bi, k, j])
+                            else:
+                                zn = FAn[bi, i, k] ^ FBn[bi, j, k]
+                            zall = zall and zn == -1
+                            zany = zany or zn == -1
+                        neg = np.int64(zany) if mode == R_RD else np.int64(zall)
+                    else:
+                        neg = np.int64(mode == R_RD)
+                mag = -Sj if Sj < 0 else Sj
+                r = round_bits(neg, mag, q, eb, fb, mode, ovf, flo)
+                bits[j] = r
+                n_, c_, m_, e_ = decode(r, eb, fb, fb, ZERO64)
+                if c_ != FINITE and c_ != ZERO:
+                    ok[j] = False               # an infinity: the reference routine redoes it
+                xn[j] = n_
+                xm[j] = m_ if c_ == FINITE else np.int64(0)
+                xe[j] = e_
+                xl[j] = e_ - fb
         for j in range(N):
             if ok[j]:
                 o[i, j] = bits[j]
             else:
                 need_ref = True
     return need_ref
+
+
+@njit(cache=True, nogil=True)
+def _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn, xn, xm, xe, xl,
+                emax, emin, S, bits, ok, rowbad, colbad, RC):
+    """The exact model, row by row: one rounding of the exact sum, in one int64 where it fits
+    (else the element needs the reference kernel: True)."""
+    M, L = FAm.shape[1], FAm.shape[2]
+    N = xn.shape[0]
+    fin2 = 2 * prm[P_IN_FB]
+    eb = prm[P_ACC_EB]
+    fb = prm[P_ACC_FB]
+    need_ref = False
+    for i in range(M):
+        _start_row(s, i, cf, cli, cei, prm, RC, xn, xm, xe, xl, ok, rowbad, colbad)
+        # exact: one rounding of the exact sum, in one int64 where it fits
+        for j in range(N):
+            em = _NEG
+            ep = _POS
+            for k in range(L):
+                e = FAe[0, i, k] + FBe[0, j, k]
+                em = e if e > em else em
+                p = FAp[0, i, k] + FBp[0, j, k]
+                ep = p if p < ep else ep
+            if ep > _POS // 2:
+                ep = 0                          # no nonzero product
+            emax[j] = em
+            emin[j] = ep
+            Sj = np.int64(0)
+            for k in range(L):
+                sh = FAe[0, i, k] + FBe[0, j, k] - ep
+                sh = sh if sh > 0 else 0
+                sh = sh if sh < 63 else 63
+                Sj += (FAm[0, i, k] * FBm[0, j, k]) << sh     # exact, signed
+            S[j] = Sj
+        for j in range(N):
+            if not ok[j]:
+                continue
+            # a product's value is m * 2^(ea + eb - fin2) with m < 2^(fin2 + 2)
+            nprod = emax[j] > _NEG // 2
+            live = 0
+            base = emin[j] - fin2
+            top = emax[j] + 2
+            if nprod:
+                live = Kd
+            cfin = xm[j] != 0
+            cl = xl[j]
+            if cfin:
+                live += 1
+                if not nprod or cl < base:
+                    base = cl
+                tt = cl + bitlen(xm[j])
+                if not nprod or tt > top:
+                    top = tt
+            if live == 0:
+                allneg = xn[j] == 1
+                for k in range(Kd):
+                    allneg = allneg and (FAn[0, i, k] ^ FBn[0, j, k]) == -1
+                bits[j] = (np.int64(1) << (eb + fb)) if allneg else np.int64(0)
+                continue
+            if top - base + bitlen(np.int64(live)) > 61:
+                ok[j] = False
+                continue
+            # the products were summed at 2^(emin - fin2); re-base onto `base`
+            Sj = S[j] << ((emin[j] - fin2) - base) if nprod else np.int64(0)
+            if cfin:
+                v = xm[j] << (cl - base)
+                Sj += -v if xn[j] else v
+            if Sj == 0:
+                bits[j] = 0
+            elif Sj < 0:
+                bits[j] = round_bits(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+            else:
+                bits[j] = round_bits(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
+        for j in range(N):
+            if ok[j]:
+                o[i, j] = bits[j]
+            else:
+                need_ref = True
+    return need_ref
+
+
+@njit(cache=True, nogil=True)
+def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
+              scr32, use32, RC, VE, VS):
+    """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
+    aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
+    Returns True where some element needs the reference kernel (the caller recomputes the
+    subgroup there: specials, overflow, an exact sum wider than int64)."""
+    Kd = ali.shape[1]
+    FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn = scr
+    GAm, GAe, GAn, GBm, GBe, GBn = scr32
+    xn, xm, xe, xl, emax, emin, S, bits, nbits, nxm, nxe = vec
+    rowbad, colbad, ok, fast = bvec
+    _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32)
+    _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
+                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32)
+    if prm[P_KIND] == K_FUSED:
+        return _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
+                           xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC,
+                           VE, VS)
+    return _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn, xn, xm, xe,
+                       xl, emax, emin, S, bits, ok, rowbad, colbad, RC)
 
 
 @njit(cache=True, nogil=True)
