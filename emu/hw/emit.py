@@ -196,6 +196,8 @@ class _Emitter:
         if isinstance(t, ArrayType):
             return f"array<{self.ty(t.elem, inst)}>" if t.count is None else \
                 f"array<{self.ty(t.elem, inst)}, {t.count}>"
+        if isinstance(t, TupleType):
+            self.fail(inst, f"the result type of {t.name.strip('_')} has no name in WGSL")
         if isinstance(t, StructType):
             return t.name
         if isinstance(t, AtomicType):
@@ -205,8 +207,6 @@ class _Emitter:
             return f"ptr<{t.space}, {self.ty(t.pointee, inst)}{acc}>"
         if isinstance(t, CoopMatrixType):
             return self.coop_ty(t, inst)
-        if isinstance(t, TupleType):
-            self.fail(inst, f"the result type of {t.name.strip('_')} has no name in WGSL")
         self.fail(inst, f"type {t} has no WGSL spelling")
 
     def coop_ty(self, t: CoopMatrixType, inst=None) -> str:
@@ -249,7 +249,7 @@ class _Emitter:
             return f"{self.ty(t, inst)}({', '.join(self.literal(t.column, c, inst) for c in v)})"
         if isinstance(t, ArrayType):
             return f"{self.ty(t, inst)}({', '.join(self.literal(t.elem, x, inst) for x in v)})"
-        if isinstance(t, StructType):
+        if isinstance(t, StructType) and not isinstance(t, TupleType):
             return f"{t.name}({', '.join(self.literal(m.type, x, inst) for m, x in zip(t.members, v))})"
         self.fail(inst, f"a constant of type {t} has no WGSL spelling")
 

@@ -39,7 +39,8 @@ ATOMIC_OPS = ("load", "store", "add", "sub", "max", "min", "and", "or", "xor", "
 BARRIERS = ("workgroup", "storage", "texture")
 SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add", "exclusive_add",
                 "inclusive_mul", "exclusive_mul", "broadcast", "broadcast_first", "shuffle",
-                "shuffle_xor", "shuffle_up", "shuffle_down", "ballot", "elect", "all", "any")
+                "shuffle_xor", "shuffle_up", "shuffle_down", "ballot", "elect", "all", "any",
+                "quad_broadcast")
 INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
 COOP_SCALAR_OPS = ("add", "sub", "mul")

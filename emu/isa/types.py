@@ -245,20 +245,21 @@ class VoidType(Type):
 VOID = VoidType()
 
 
-@dataclass(frozen=True)
-class TupleType(Type):
-    """Result of builtins that return several values (frexp, modf, atomicCompareExchangeWeak)."""
-    name: str
-    fields: tuple[tuple[str, Type], ...]
+class TupleType(StructType):
+    """Result of builtins that return several values (frexp, modf, atomicCompareExchangeWeak): a
+    struct WGSL names but a shader cannot spell, so it is laid out, stored and copied as a struct
+    (variables and constants hold it) and declared apart in the IR text."""
 
-    def __str__(self) -> str:
-        return f"struct.{self.name}"
+    def __init__(self, name: str, fields: tuple[tuple[str, Type], ...]):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "members", tuple(Member(n, t) for n, t in fields))
+
+    @property
+    def fields(self) -> tuple[tuple[str, Type], ...]:
+        return tuple((m.name, m.type) for m in self.members)
 
     def field_index(self, name: str) -> int | None:
-        for i, (n, _) in enumerate(self.fields):
-            if n == name:
-                return i
-        return None
+        return self.member_index(name)
 
 
 def scalar_of(t: Type) -> ScalarType:

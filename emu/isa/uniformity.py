@@ -22,7 +22,7 @@ NON_UNIFORM_INPUTS = ("local_invocation_id", "local_invocation_index", "global_i
                       "subgroup_invocation_id")
 # Subgroup ops whose result differs between lanes (reductions and broadcasts are uniform).
 LANE_VARYING_SUBGROUP = ("inclusive_add", "exclusive_add", "inclusive_mul", "exclusive_mul",
-                         "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "elect")
+                         "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "elect", "quad_broadcast")
 HINT = ("compute matrix offsets and strides from workgroup_id, subgroup_id, subgroup_size, constants, "
         "overrides and uniform buffers, and keep matrix operations out of branches and loops that "
         "depend on invocation ids")

@@ -102,6 +102,8 @@ def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args):
             raise NonUniform("subgroupBroadcast's lane id differs between invocations", int(np.flatnonzero(diff.reshape(-1))[0]))
     elif fn == "shuffle":
         src = sel
+    elif fn == "quad_broadcast":
+        src = (lane[None, :] & ~3) | sel      # lane `sel` of each group of four
     elif fn == "shuffle_xor":
         src = lane[None, :] ^ sel
     elif fn == "shuffle_up":

@@ -141,3 +141,43 @@ def test_output_of_atomic_array_has_the_atomics_type(tmp_path):
     assert got.dtype == np.uint32
     i = np.arange(32)
     np.testing.assert_array_equal(got, [i[i % 4 == k].sum() for k in range(4)])
+
+
+# -- quad operations -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sg", [4, 8, 16])
+def test_quad_operations(sg):
+    out = run("quads", {(0, 0): 16 * 16, (0, 1): 16 * 8}, (1, 1, 1), dev=emu.Device(subgroup_size=sg))
+    got = out[(0, 0)].read(np.int32).reshape(16, 4)
+    i = np.arange(16)
+    x = i * 10 + 1
+    want = np.stack([x[(i & ~3) | 2], x[i ^ 1], x[i ^ 2], x[i ^ 3]], axis=1)
+    np.testing.assert_array_equal(got, want)
+    v = np.stack([i * 0.5, -i * 0.5], axis=1).astype(np.float32)
+    np.testing.assert_array_equal(out[(0, 1)].read(np.float32).reshape(16, 2), v[(i & ~3) | 3] + v[i ^ 1])
+
+
+def test_quad_broadcast_needs_a_constant_id():
+    src = source("quads").replace("quadBroadcast(x, 2u)", "quadBroadcast(x, lane)")
+    with pytest.raises(EmuError) as e:
+        emu.Device().create_shader_module(src, "q.wgsl")
+    assert str(e.value).startswith("q.wgsl:9:37: error: quadBroadcast's id must be a constant from 0 to 3")
+
+
+# -- builtin result structs ------------------------------------------------------------------------
+
+def test_result_structs_in_variables_and_constants():
+    out = run("result_structs", {(0, 0): 64, (0, 1): np.zeros(1, np.uint32)}, (1, 1, 1))
+    got = out[(0, 0)].read(np.float32)
+    want = [-0.75, -2.0, 0.75, 4, -0.75, -1, 0.0, -1.0, 0.25, 2.0, 0.75, 6, 0, 1, 5, 100]
+    np.testing.assert_array_equal(got, np.asarray(want, np.float32))
+    assert out[(0, 1)].read(np.uint32).tolist() == [5]
+
+
+def test_result_struct_ir_round_trips():
+    from emu.isa.printer import print_module
+    from emu.isa.textparser import parse_ir
+    m, _ = emu.compile_wgsl(source("result_structs"), "result_structs.wgsl")
+    text = print_module(m)
+    assert "global @pm : struct.__modf_result_f32 private = [0x0.0p+0, -0x1.0000000000000p+0]" in text
+    assert print_module(parse_ir(text, "r.ir")) == text

@@ -13,7 +13,7 @@ from ...isa.types import (BOOL, F16, F32, I32, U32, ArrayType, AtomicType, CoopM
                           PointerType, ScalarType, TupleType, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
-from .values import (ATOMIC_FNS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
+from .values import (ATOMIC_FNS, QUAD_SWAPS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
                      _scalar_or_none, _tn)
 
 # `lw` below is the Lowerer (lower.py), which reaches these functions through calls.py
@@ -98,6 +98,8 @@ def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
         return _atomic(lw, e, ATOMIC_FNS[name])
     if name in SUBGROUP_FNS:
         return _subgroup(lw, e, SUBGROUP_FNS[name])
+    if name in QUAD_SWAPS:
+        return _subgroup(lw, e, "shuffle_xor", mask=QUAD_SWAPS[name])
     if name in COOP_FNS:
         return COOP_FNS[name](lw, e)
     if name in ("textureLoad", "textureStore", "textureSample", "textureDimensions"):
@@ -200,6 +202,12 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
             lw.err(node, f"{name} needs a float, not {_tn(args[0].type)}")
         second = ("exp", with_scalar(t, I32)) if name == "frexp" else ("whole", t)
         rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
+        if isinstance(args[0], Const):
+            # a constant expression: folded with the device's numerics, a constant struct
+            from ...numerics import builtins as nb
+            c = lw.convert_const(args[0], t, node)
+            parts = nb.call(name, scalar_of(t).name, np.asarray([c.value], _np_dtype(scalar_of(t))))
+            return Const(rt, [_pylist(p)[0] for p in parts])
         v = lw.coerce(args[0], t, node)
         return Val(lw.b.op("builtin", [v], rt, fn=name))
     if name in ("reflect", "faceForward", "refract"):
@@ -327,13 +335,14 @@ def _atomic(lw: Lowerer, e, fn):
 
 # -- subgroups -----------------------------------------------------------------------------------
 
-def _subgroup(lw: Lowerer, e, fn):
+def _subgroup(lw: Lowerer, e, fn, mask: int | None = None):
+    """A subgroup operation; `mask`: the fixed lane mask of a quad swap (a shuffle_xor)."""
     lw.subgroup_use(e, e.name)
     if fn == "elect":
         _arity(lw, e, 0)
         return Val(lw.b.op("subgroup", [], BOOL, fn=fn))
-    two = fn in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down")
-    _arity(lw, e, 2 if two else 1)
+    two = fn in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "quad_broadcast")
+    _arity(lw, e, 2 if two and mask is None else 1)
     v = lw.value(lw.expr(e.args[0]))
     t = concrete(v.type)
     s = _scalar_or_none(t)
@@ -348,10 +357,13 @@ def _subgroup(lw: Lowerer, e, fn):
         lw.err(e, f"{e.name} on f16 needs f16 support", hint="add 'enable f16;'")
     if fn in ("and", "or", "xor") and not s.is_int:
         lw.err(e, f"{e.name} needs integers, not {_tn(t)}")
-    if s == BOOL and fn not in ("broadcast", "broadcast_first", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down"):
+    if s == BOOL and fn not in ("broadcast", "broadcast_first", "shuffle", "shuffle_xor", "shuffle_up",
+                                "shuffle_down", "quad_broadcast"):
         lw.err(e, f"{e.name} needs numbers, not {_tn(t)}")
     args = [lw.materialize(v, t)]
-    if two:
+    if mask is not None:
+        args.append(lw.b.op("const", [], U32, value=mask))
+    elif two:
         lane = lw.value(lw.expr(e.args[1]))
         if fn == "broadcast" and not isinstance(lane, Const):
             lw.warn(e.args[1], "subgroupBroadcast's lane should be a constant expression (Tint requires it)")
@@ -360,6 +372,8 @@ def _subgroup(lw: Lowerer, e, fn):
             lw.err(e.args[1], f"the lane argument must be u32 or i32, not {_tn(lane.type)}")
         if isinstance(lane, Const) and fn == "broadcast" and not 0 <= int(lane.value) < 128:
             lw.err(e.args[1], f"lane {lane.value} is outside every subgroup (0..127)")
+        if fn == "quad_broadcast" and not (isinstance(lane, Const) and 0 <= int(lane.value) < 4):
+            lw.err(e.args[1], "quadBroadcast's id must be a constant from 0 to 3")
         args.append(lw.materialize(lane, U32 if is_abstract(lane.type) else lane.type))
     return Val(lw.b.op("subgroup", args, t, fn=fn))
 

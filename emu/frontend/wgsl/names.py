@@ -18,7 +18,9 @@ SUBGROUP_FNS = {"subgroupAdd": "add", "subgroupMul": "mul", "subgroupMin": "min"
                 "subgroupShuffle": "shuffle", "subgroupShuffleXor": "shuffle_xor",
                 "subgroupShuffleUp": "shuffle_up", "subgroupShuffleDown": "shuffle_down",
                 "subgroupBallot": "ballot", "subgroupElect": "elect", "subgroupAll": "all",
-                "subgroupAny": "any"}
+                "subgroupAny": "any", "quadBroadcast": "quad_broadcast"}
+# quadSwapX/Y/Diagonal lower to shuffle_xor with the lane mask that flips bit 0, bit 1 or both
+QUAD_SWAPS = {"quadSwapX": 1, "quadSwapY": 2, "quadSwapDiagonal": 3}
 ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", "atomicSub": "sub",
               "atomicMax": "max", "atomicMin": "min", "atomicAnd": "and", "atomicOr": "or",
               "atomicXor": "xor", "atomicExchange": "exchange",

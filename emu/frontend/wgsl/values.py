@@ -14,7 +14,7 @@ from ...isa.ir import Loc, Value
 from ...isa.types import (ArrayType, BOOL, MatrixType, PointerType, ScalarType, StructType, Type,
                           U32, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
-from .names import ATOMIC_FNS, BIN_OPS, COMPOUND, SUBGROUP_FNS  # noqa: F401  (re-exported)
+from .names import ATOMIC_FNS, BIN_OPS, COMPOUND, QUAD_SWAPS, SUBGROUP_FNS  # noqa: F401  (re-exported)
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, SHORTHANDS, VEC_RE, WGSL_SCALARS, unify
 
 
