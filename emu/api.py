@@ -82,10 +82,11 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
 class Device:
     def __init__(self, profile: str = "reference", subgroup_size: int | None = None, *,
                  bounds: str = "webgpu", max_steps: int | None = None, jobs: int | None = None, tracer=None,
-                 timeout: float | None = None, progress=None):
+                 timeout: float | None = None, progress=None, race_check: bool = True):
         """`bounds`: "webgpu" (default) runs out-of-bounds accesses as a WebGPU implementation does
         and reports each site once (the warnings `dispatch` returns); "strict" stops at the first
-        with an error."""
+        with an error. `race_check`: report data races on workgroup memory and overlapping
+        cooperative stores (default) or run them as lockstep does."""
         from .profiles import load_profile
         self.profile = load_profile(profile) if isinstance(profile, str) else profile
         sg = subgroup_size or self.profile.default_subgroup_size
@@ -108,6 +109,7 @@ class Device:
                 raise HostError(f"--timeout {timeout}: must be a positive number of seconds")
             self.options.timeout = float(timeout)
         self.options.progress = progress
+        self.options.race_check = bool(race_check)
         # --jobs: threads for the compiled kernels; None = every core. Results never depend on it.
         import os
         self.jobs = self.options.jobs = max(1, int(jobs) if jobs else (os.cpu_count() or 1))

@@ -123,7 +123,8 @@ def cmd_run(args, sources) -> int:
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
     dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps,
-                 tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=_progress())
+                 tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=_progress(),
+                 race_check=args.race_check)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)

@@ -132,6 +132,9 @@ def _device_args(p: argparse.ArgumentParser):
                    help="loop steps one invocation may take before it counts as hung (default 1000000)")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="stop a dispatch that runs longer than this (wall time)")
+    p.add_argument("--no-race-check", dest="race_check", action="store_false",
+                   help="do not report data races on workgroup memory and overlapping cooperative "
+                        "stores (run them as if barriers were there)")
     p.add_argument("--strict", action="store_true", help="warn where naga and Tint disagree about the shader")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="threads for the compiled kernels (default: all cores); results never depend on it")

@@ -88,7 +88,10 @@ def h_coop_store(ex, inst, mask, frame):
     ptr, offset, value, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.args[2].type
     subgroups = _subgroups(ex, inst, mask)
-    if fastpaths.run_op(ex, inst, ptr, offset, value, stride, subgroups, mask):
+    # where two subgroups' tiles may overlap and races are checked, the reference path runs: it
+    # holds every address, to compare the values
+    check = ex.opts.race_check and _tiles_meet(ex, inst, ptr, t, offset, stride, subgroups, mask)
+    if not check and fastpaths.run_op(ex, inst, ptr, offset, value, stride, subgroups, mask):
         return
     sg = ex.opts.subgroup_size
     addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
@@ -97,10 +100,53 @@ def h_coop_store(ex, inst, mask, frame):
     rows = np.broadcast_to(mcoop.region_rows(ptr, sg, subgroups)[:, None, None], addr.shape)
     raw = ptr.region.data
     nbytes = frags.dtype.itemsize
+    if check:
+        _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, raw.shape[1])
     bytes_ = np.ascontiguousarray(frags).view(np.uint8).reshape(frags.shape + (nbytes,))
     # Lanes write in lane order: where maps duplicate an element, the copies hold the same value.
     for b in range(nbytes):
         raw[rows[keep], addr[keep] + b] = bytes_[..., b][keep]
+
+
+def _tiles_meet(ex, inst, ptr, t, offset, stride, subgroups, mask) -> bool:
+    """Whether the byte ranges of two executing subgroups' tiles intersect (cheap: one range per
+    subgroup); only then can their stores overlap."""
+    if len(subgroups) < 2:
+        return False
+    p = mcoop.place(ex, inst, ptr, t, offset, stride, subgroups, mask, lane_map(ex, t),
+                    small_stride_fails=False)
+    outer, inner = (t.rows, t.cols) if p.layout == "row_major" else (t.cols, t.rows)
+    # each tile row (column) is one byte interval: S x outer intervals, not S x lanes x elements
+    rows = mcoop.region_rows(ptr, ex.opts.subgroup_size, subgroups).astype(np.int64) << 40
+    lo = (rows + p.base.astype(np.int64))[:, None] + \
+        np.asarray(p.stride_bytes, np.int64).reshape(-1, 1) * np.arange(outer)
+    lo = np.sort(lo.reshape(-1))
+    return bool((lo[1:] < lo[:-1] + inner * t.elem.size).any())
+
+
+def _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, row_bytes):
+    """Two subgroups storing different values to one element is a race (which value remains is
+    undefined); the same value, as when subgroups of a workgroup share a tile, is benign."""
+    key = (rows.astype(np.int64) * row_bytes + addr)[keep]
+    who = np.broadcast_to(subgroups[:, None, None], addr.shape)[keep]
+    bits = np.ascontiguousarray(frags).view(f"u{frags.dtype.itemsize}")[keep]
+    order = np.lexsort((who, key))
+    k, w, b = key[order], who[order], bits[order]
+    clash = np.flatnonzero((k[1:] == k[:-1]) & (w[1:] != w[:-1]) & (b[1:] != b[:-1]))
+    if clash.size == 0:
+        return
+    i = clash[0]
+    sg = ex.opts.subgroup_size
+    first, second = int(w[i]), int(w[i + 1])
+    byte = int(k[i] % row_bytes)
+    lanes = np.zeros(ex.lanes, np.bool_)
+    lanes[second * sg:(second + 1) * sg] = True
+    ex.fail(inst, f"cooperative stores of two subgroups overlap at byte {byte} of {ptr.describe()} with "
+                  f"different values (0x{int(b[i]):x} from {ex.where(first * sg).split(', lane')[0]} and "
+                  f"0x{int(b[i + 1]):x} from {ex.where(second * sg).split(', lane')[0]}): which one "
+                  f"remains is undefined", lanes,
+            hint="give each subgroup its own tile (check the offsets), or let one subgroup store it "
+                 "(--no-race-check runs it anyway: the higher subgroup's value remains)")
 
 
 def _matrices(ex, value, t, subgroups):

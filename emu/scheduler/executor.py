@@ -35,6 +35,7 @@ class Options:
     # dispatch. 1 M stops a stuck loop in well under a minute at the largest batch (measured).
     max_steps: int = 1_000_000
     timeout: float | None = None    # wall-clock seconds for one dispatch (--timeout), None: no limit
+    race_check: bool = True         # report data races on workgroup memory and overlapping coop stores
     progress: object = None         # progress(text): called every few seconds of a long run
     bounds: str = "webgpu"          # out of bounds: run as WebGPU does and report, or "strict": stop
     batch_lanes: int = 1 << 16      # lanes per batch (whole workgroups)
@@ -72,6 +73,11 @@ class Batch:
                                            f"var<workgroup> '{g.name}'")
             else:
                 self.globals[g.name] = Ptr(self.lane_mem, off, g.type, None, f"var<private> '{g.name}'")
+        self.races = None               # shadow of workgroup memory (emu/memory/races.py)
+        if self.opts.race_check and layout.workgroup_bytes:
+            from ..memory.races import WorkgroupRaces
+            half = any(g.space == "workgroup" and _holds_f16(g.type) for g in pipe.module.globals)
+            self.races = WorkgroupRaces(nwg, layout.workgroup_bytes, self.wg_lanes, 2 if half else 4)
         self.steps = 0                  # instructions issued (all lanes at once)
         self.lane_steps = np.zeros(L, np.int64)     # loop steps per invocation (see Options)
         self.step_bound = 0             # >= every lane's count: the exact check runs only past the limit
@@ -112,6 +118,36 @@ class Batch:
             self.step_bound = int(self.lane_steps.max())
         if self.pipe.clock is not None:
             self.pipe.clock.tick(self, inst, active)
+
+    def race(self, inst: Inst, ptr, write: bool, mask: np.ndarray) -> None:
+        """Check a load or store of workgroup memory against the others since the last barrier."""
+        found = self.races.access(inst, write, self.wg_of_lane, ptr.offset, ptr.type.size, mask)
+        if found is None:
+            return
+        from ..memory.races import other_lane
+        lane, stamp, other, gran, other_wrote = found
+        var, at = self.workgroup_variable(gran * self.races.granule)
+        olane = other_lane(stamp)
+        base = lane - lane % self.wg_lanes
+        them = "several other invocations" if olane is None else \
+            f"invocation {olane} ({self.where(base + olane)})"
+        here = "this instruction" if other is inst else \
+            f"{other.loc}" if other.loc is not None else "another instruction"
+        self.fail(inst, f"data race on var<workgroup> '{var}' (byte {at}): this {'write' if write else 'read'} "
+                        f"and a {'write' if other_wrote else 'read'} by {them} at {here}, with no "
+                        f"workgroupBarrier() between them (undefined behaviour in WGSL)",
+                  np.arange(self.lanes) == lane,
+                  hint="put a workgroupBarrier() between the two accesses, let one invocation do both, "
+                       "or use atomics (--no-race-check runs it anyway, as if the barrier were there)")
+
+    def workgroup_variable(self, byte: int) -> tuple[str, int]:
+        """The workgroup variable holding byte `byte` of a workgroup's memory, and the offset in it."""
+        best = ("?", byte)
+        for g in self.pipe.module.globals:
+            off = self.pipe.layout.global_offsets.get(g.name)
+            if g.space == "workgroup" and off is not None and off <= byte < off + max(g.type.size, 1):
+                best = (g.name, byte - off)
+        return best
 
     def lanes_in(self, mask: np.ndarray, show: int = 3) -> str:
         """'N lanes are still in it: workgroup (..), ...' for a message."""
@@ -194,6 +230,14 @@ class _Inputs(dict):
             raise KeyError(name)
         self[name] = v
         return v
+
+
+def _holds_f16(t) -> bool:
+    if hasattr(t, "members"):
+        return any(_holds_f16(m.type) for m in t.members)
+    while hasattr(t, "elem"):
+        t = t.elem
+    return getattr(t, "name", None) == "f16"
 
 
 def _lanes_phrase(n: int, verb: str = "") -> str:
@@ -348,6 +392,9 @@ class Pipeline:
         per_batch = max(1, self.opts.batch_lanes // wg_lanes)
         # and no more private memory per batch than 256 MiB (big function arrays: smaller batches)
         per_batch = max(1, min(per_batch, (256 << 20) // max(1, self.layout.lane_bytes * wg_lanes)))
+        if self.opts.race_check and self.layout.workgroup_bytes:
+            # the race shadow takes 24 bytes per 2 bytes of workgroup memory: at most ~100 MB a batch
+            per_batch = max(1, min(per_batch, (4 << 20) // max(1, self.layout.workgroup_bytes // 2)))
         start = 0
         self.clock = Clock(self.opts, total, per_batch)
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel

@@ -149,6 +149,8 @@ def h_load(ex, inst, mask, frame):
     ptr = frame.vals[inst.args[0].id]
     if isinstance(ptr, Cell):
         return ptr.value
+    if ex.races is not None and ptr.region is ex.wg_mem:
+        ex.race(inst, ptr, False, mask)
     return memory.load(ptr, ex.lanes, None if isinstance(ptr.offset, int) else mask)
 
 
@@ -158,6 +160,8 @@ def h_store(ex, inst, mask, frame):
     if isinstance(ptr, Cell):
         ptr.store(value, mask)
         return
+    if ex.races is not None and ptr.region is ex.wg_mem:
+        ex.race(inst, ptr, True, mask)
     memory.store(ptr, value, ex.lanes, mask, False)
 
 
@@ -197,6 +201,8 @@ def h_barrier(ex, inst, mask, frame):
                       f"(non-uniform control flow): undefined behaviour in WGSL", lanes,
                 hint="move the barrier out of the branch or loop whose condition differs between "
                      "invocations")
+    if ex.races is not None and inst.attrs["kind"] == "workgroup":
+        ex.races.barrier(mask)
 
 
 # -- composites ----------------------------------------------------------------------------------

@@ -18,7 +18,11 @@ class CallLowering:
     """Call, constructor and conversion lowering, mixed into `Lowerer`."""
 
     def e_CallExpr(self, e: A.CallExpr):
-        return self.call(e)
+        v = self.call(e)
+        if v is None:           # only a call statement may drop the (absent) result
+            self.err(e, f"'{e.name}(...)' returns no value, so it cannot be used in an expression",
+                     hint="call it as a statement, or give the function a return type")
+        return v
 
     def call(self, e: A.CallExpr, statement: bool = False):
         name = e.name

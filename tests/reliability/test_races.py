@@ -1,0 +1,172 @@
+"""The race detector: accesses of one workgroup-memory address by different invocations with no
+barrier between (at least one a write), and cooperative stores of two subgroups overlapping with
+different values, end in one message naming both accesses; it is silent on every shader of the
+project, and --no-race-check runs such shaders as lockstep does (as if the barrier were there)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu
+from emu.errors import EmuError
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+READ_WRITE = OUT + """var<workgroup> t: array<u32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  t[i] = i * 10u;
+  o[i] = t[(i + 1u) % 64u];
+}
+"""
+WRITE_WRITE = OUT + """var<workgroup> flag: u32;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  flag = i;
+  workgroupBarrier();
+  o[i] = flag;
+}
+"""
+WRITE_AFTER_READ = OUT + """var<workgroup> t: array<u32, 64>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  let v = t[63u - i];
+  t[i] = v + 1u;
+  o[i] = v;
+}
+"""
+
+
+def run(src, jit=True, race_check=True, groups=1, monkeypatch=None):
+    if monkeypatch is not None:
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+    dev = emu.Device("reference", race_check=race_check)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "race.wgsl"))
+    out = dev.create_buffer(size=4 * 64 * groups)
+    dev.dispatch(pipe, {(0, 0): out}, (groups, 1, 1))
+    return out.read(np.uint32)
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_read_write_race(monkeypatch, jit):
+    with pytest.raises(EmuError) as e:
+        run(READ_WRITE, jit, monkeypatch=monkeypatch)
+    assert str(e.value).splitlines()[0] == (
+        "race.wgsl:6:3: error: data race on var<workgroup> 't' (byte 4): this read and a write by "
+        "invocation 1 (workgroup (0, 0, 0), subgroup 0, lane 1 (local_invocation_index 1)) at "
+        "race.wgsl:5:3, with no workgroupBarrier() between them (undefined behaviour in WGSL)")
+    assert e.value.where == "workgroup (0, 0, 0), subgroup 0, lane 0 (local_invocation_index 0)"
+    assert "workgroupBarrier()" in e.value.hint
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_write_write_race(monkeypatch, jit):
+    with pytest.raises(EmuError) as e:
+        run(WRITE_WRITE, jit, monkeypatch=monkeypatch)
+    assert str(e.value).splitlines()[0] == (
+        "race.wgsl:5:3: error: data race on var<workgroup> 'flag' (byte 0): this write and a write by "
+        "invocation 63 (workgroup (0, 0, 0), subgroup 1, lane 31 (local_invocation_index 63)) at this "
+        "instruction, with no workgroupBarrier() between them (undefined behaviour in WGSL)")
+    assert e.value.where == "workgroup (0, 0, 0), subgroup 0, lane 0 (local_invocation_index 0)"
+
+
+def test_write_after_read_race(monkeypatch):
+    with pytest.raises(EmuError) as e:
+        run(WRITE_AFTER_READ, False, monkeypatch=monkeypatch)
+    assert "this write and a read by invocation 63" in str(e.value) and "race.wgsl:5:3" in str(e.value)
+
+
+def test_a_barrier_between_is_no_race(monkeypatch):
+    fixed = READ_WRITE.replace("  o[i] = t[", "  workgroupBarrier();\n  o[i] = t[")
+    for jit in (False, True):
+        assert run(fixed, jit, monkeypatch=monkeypatch).tolist() == \
+            [((i + 1) % 64) * 10 for i in range(64)]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_no_race_check_runs_as_lockstep(monkeypatch, jit):
+    got = run(READ_WRITE, jit, race_check=False, monkeypatch=monkeypatch)
+    assert got.tolist() == [((i + 1) % 64) * 10 for i in range(64)]       # as if the barrier were there
+
+
+def test_cli_option(tmp_path):
+    import contextlib
+    import io
+
+    from emu.cli import main
+    (tmp_path / "r.wgsl").write_text(READ_WRITE)
+    np.save(tmp_path / "o.npy", np.zeros(64, np.uint32))
+    for extra, rc_want in (([], 1), (["--no-race-check"], 0)):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            rc = main(["run", str(tmp_path / "r.wgsl"), "--dispatch", "1", "--buffer", f"0:0={tmp_path}/o.npy",
+                       *extra])
+        assert rc == rc_want, err.getvalue()
+        assert ("data race" in err.getvalue()) == (rc_want == 1)
+
+
+COOP = """enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> d: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li: u32) {
+  let m = subgroup_matrix_result<f32, 8, 8>(VALUE);
+  subgroupMatrixStore(&d, OFFSET, m, false, 8u);
+}
+"""
+
+
+def coop(value, offset):
+    dev = emu.Device("reference", 32)
+    src = COOP.replace("VALUE", value).replace("OFFSET", offset)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "coop.wgsl"))
+    d = dev.create_buffer(size=4 * 256)
+    dev.dispatch(pipe, {(0, 0): d}, (1, 1, 1))
+    return d.read(np.float32)
+
+
+def test_overlapping_coop_stores_of_different_values():
+    with pytest.raises(EmuError) as e:
+        coop("f32(li / 32u)", "0u")                 # subgroup 0 stores 0.0, subgroup 1 stores 1.0
+    msg = str(e.value).splitlines()[0]
+    assert msg.startswith("coop.wgsl:6:3: error: cooperative stores of two subgroups overlap at byte 0 of "
+                          "buffer 'd' (@group(0) @binding(0)) with different values (0x0 from workgroup "
+                          "(0, 0, 0), subgroup 0 and 0x3f800000 from workgroup (0, 0, 0), subgroup 1)")
+
+
+def test_overlapping_coop_stores_of_the_same_values_are_benign():
+    assert coop("2.0", "0u")[:64].tolist() == [2.0] * 64          # both subgroups store the same tile
+
+
+def test_coop_stores_side_by_side():
+    got = coop("f32(li / 32u)", "(li / 32u) * 64u")                # each subgroup its own tile
+    assert got[:64].tolist() == [0.0] * 64 and got[64:128].tolist() == [1.0] * 64
+
+
+def _project_shaders():
+    files = sorted({*ROOT.glob("tests/**/*.wgsl"), *ROOT.glob("emu/examples/*.wgsl"),
+                    *ROOT.glob("bench/**/*.wgsl")})
+    return [f for f in files if f.stat().st_size < 200_000]
+
+
+@pytest.mark.parametrize("path", _project_shaders(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_silent_on_the_project_shaders(path):
+    """Each entry point, one and two workgroups, zeroed buffers: no race reported (other errors,
+    such as a missing override, are not this test's business)."""
+    from tests.fuzz import targets
+    from emu.api import ShaderModule, min_binding_size, used_globals
+    from emu.frontend.wgsl import compile_source
+    module, _ = compile_source(path.read_text(), str(path))
+    dev = emu.Device("reference", 32)
+    dev._for_device(module)
+    for ep in module.entry_points():
+        for groups in (1, 2):
+            try:
+                pipe = dev.create_compute_pipeline(ShaderModule(module, "", str(path), []), ep.name)
+                bufs = {(g.group, g.binding): dev.create_buffer(size=max(min_binding_size(g.type), 4) * 64)
+                        for g in used_globals(module, pipe.pipeline.entry) if g.space in ("storage", "uniform")}
+                dev.dispatch(pipe, bufs, (groups, 1, 1))
+            except EmuError as e:
+                assert "race" not in e.message and "overlap" not in e.message, str(e)
+    assert targets is not None
