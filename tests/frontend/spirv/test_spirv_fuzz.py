@@ -1,0 +1,113 @@
+"""Fuzzed SPIR-V: random edits of our valid modules (words replaced, deleted or inserted,
+opcodes changed, operands pointed at other ids) go through the reader, the lowering, the
+verifier and a short run on nvidia-h200. Each must end in success or one EmuError: never
+another exception, never a hang."""
+from __future__ import annotations
+
+import random
+import signal
+import struct
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+import emu
+from emu.errors import EmuError
+from emu.frontend.spirv import compile_glsl
+from emu.frontend.spirv.grammar import load
+
+SHADERS = Path(__file__).resolve().parents[3] / "tests" / "shaders" / "spirv"
+
+
+@lru_cache(maxsize=None)
+def seeds() -> list[list[int]]:
+    out = []
+    for p in sorted(SHADERS.glob("*.comp")):
+        data = compile_glsl(p.read_text(), p.name)
+        out.append(list(struct.unpack(f"<{len(data) // 4}I", data)))
+    return out
+
+
+def _starts(w: list[int]) -> list[int]:
+    i, out = 5, []
+    while i < len(w) and w[i] >> 16:
+        out.append(i)
+        i += w[i] >> 16
+    return out
+
+
+def mutate(w: list[int], rng: random.Random, operands_only: bool) -> bytes:
+    w = list(w)
+    opcodes = sorted(load().instructions)
+    for _ in range(rng.randint(1, 3)):
+        starts = _starts(w) or [5]
+        if operands_only:       # keep every word count: an operand now names another id or value
+            s = rng.choice(starts)
+            n = w[s] >> 16
+            if n > 1:
+                w[s + rng.randrange(1, n)] = rng.choice([0, 1, 3, w[3] - 1, rng.randrange(1, w[3]),
+                                                         rng.getrandbits(32)])
+            continue
+        k = rng.randrange(5, max(6, len(w)))
+        r = rng.random()
+        if r < 0.4 and k < len(w):
+            w[k] = rng.choice([0, 1, 2, 16, w[3] - 1, w[3] + 5, rng.getrandbits(32), rng.choice(w)])
+        elif r < 0.6 and starts[0] < len(w):
+            s = rng.choice(starts)
+            w[s] = (w[s] & 0xFFFF0000) | rng.choice(opcodes)
+        elif r < 0.8 and k < len(w):
+            del w[k]
+        else:
+            w.insert(k, rng.choice(w))
+    return struct.pack(f"<{len(w)}I", *w)
+
+
+class _Hang(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Hang()
+
+
+def outcome(data: bytes) -> str:
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, 20)
+    try:
+        dev = emu.Device("nvidia-h200", max_steps=20000)
+        mod = dev.create_shader_module(data.decode("utf-8", "surrogateescape"), "fuzz.spv")
+        pipe = dev.create_compute_pipeline(mod)
+        bufs = {(g.group, g.binding): dev.create_buffer(size=65536) for g in mod.ir.globals
+                if g.space in ("storage", "uniform")}
+        dev.dispatch(pipe, bufs, (1, 1, 1))
+        return "ok"
+    except EmuError:
+        return "error"
+    except _Hang:
+        return "hang"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("operands_only", [False, True])
+def test_mutated_modules_end_in_a_result_or_one_error(operands_only):
+    seen = set()
+    for n in range(200):
+        rng = random.Random(f"spirv:{operands_only}:{n}")
+        result = outcome(mutate(rng.choice(seeds()), rng, operands_only))
+        assert result in ("ok", "error"), f"mutant {n}: {result}"
+        seen.add(result)
+    assert "error" in seen
+
+
+def test_an_invalid_module_is_named_by_spirv_val():
+    # the first OpTypePointer's pointee becomes an id that is no type
+    w = list(seeds()[0])
+    s = next(i for i in _starts(w) if w[i] & 0xFFFF == load().by_name["OpTypePointer"]["opcode"])
+    w[s + 3] = next(w[i + 1] for i in _starts(w) if w[i] & 0xFFFF == load().by_name["OpLabel"]["opcode"])
+    with pytest.raises(EmuError) as e:
+        emu.Device().create_shader_module(struct.pack(f"<{len(w)}I", *w).decode("utf-8", "surrogateescape"),
+                                          "bad.spv")
+    assert "OpTypePointer" in e.value.message or "not valid SPIR-V" in e.value.message
