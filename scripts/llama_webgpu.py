@@ -1,0 +1,155 @@
+"""Run llama.cpp's WebGPU kernels (ggml/src/ggml-webgpu/wgsl-shaders/) on the virtual device,
+instantiated the way ggml-webgpu's shader library does it (its #include/#define/#ifdef
+preprocessor, the defines it passes, its params struct and dispatch), and compare each result
+with a float64 numpy reference. The kernels are read from a folder you fetched; nothing of them
+is kept here. Without a folder it says so and exits 0.
+
+    python scripts/llama_webgpu.py /tmp/llama/wgsl-shaders [--profile nvidia-h200]
+
+Kernels: mul_mat_subgroup_matrix (f16 weights x f32 activations, f16 subgroup-matrix
+accumulators, the float VEC and SCALAR variants, ragged M/N/K so the select()-guarded loads run
+past the tile edges).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import emu
+
+# -- the preprocessor (what ggml-webgpu's pre_wgsl does for these files) -------------------------
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _expand(text: str, defines: dict, depth: int = 0) -> str:
+    if depth > 20:
+        return text
+    out = _IDENT.sub(lambda m: defines.get(m.group(0), m.group(0)) if defines.get(m.group(0)) is not None else m.group(0), text)
+    return out if out == text else _expand(out, defines, depth + 1)
+
+
+def _truth(expr: str, defines: dict) -> bool:
+    expr = re.sub(r"defined\s*\(\s*(\w+)\s*\)", lambda m: str(m.group(1) in defines), expr)
+    expr = expr.replace("||", " or ").replace("&&", " and ").replace("!", " not ")
+    expr = _IDENT.sub(lambda m: m.group(0) if m.group(0) in ("True", "False", "or", "and", "not")
+                      else str(m.group(0) in defines), expr)
+    return bool(eval(expr, {}, {}))           # only True/False/and/or/not remain
+
+
+def preprocess(path: Path, defines: dict, folder: Path) -> str:
+    out, stack = [], []                       # stack of (taking, taken_any)
+    for line in path.read_text().splitlines():
+        s = line.strip()
+        active = all(t for t, _ in stack)
+        if s.startswith("#ifdef") or s.startswith("#ifndef"):
+            name = s.split()[1]
+            take = (name in defines) == s.startswith("#ifdef")
+            stack.append((active and take, take))
+        elif s.startswith("#if "):
+            take = _truth(s[4:], defines)
+            stack.append((active and take, take))
+        elif s.startswith("#elif"):
+            _, done = stack.pop()
+            outer = all(t for t, _ in stack)
+            take = not done and _truth(s[5:], defines)
+            stack.append((outer and take, done or take))
+        elif s.startswith("#else"):
+            _, done = stack.pop()
+            stack.append((all(t for t, _ in stack) and not done, True))
+        elif s.startswith("#endif"):
+            stack.pop()
+        elif not active:
+            continue
+        elif s.startswith("#include"):
+            out.append(preprocess(folder / s.split('"')[1], defines, folder))
+        elif s.startswith("#define"):
+            parts = s.split(None, 2)
+            defines[parts[1]] = parts[2] if len(parts) > 2 else ""
+        elif s.startswith("#undef"):
+            defines.pop(s.split()[1], None)
+        else:
+            out.append(_expand(line, defines))
+    return "\n".join(out)
+
+
+def defines_of(items) -> dict:
+    d = {}
+    for item in items:
+        k, _, v = item.partition("=")
+        d[k] = v
+    return d
+
+
+# -- mul_mat_subgroup_matrix -----------------------------------------------------------------------
+
+# ggml-webgpu-shader-lib.hpp's constants for the subgroup-matrix matmul
+SUBGROUP_M, SUBGROUP_N, SUBGROUP_MATRIX_M, SUBGROUP_MATRIX_N, TILE_K = 2, 4, 4, 2, 32
+
+
+def mul_mat_subgroup_matrix(folder: Path, dev, m: int, n: int, k: int, vec: bool, rng):
+    cfg = next(c for c in dev.profile.configs if c.a_type == "f16" and c.c_type == "f16")
+    sg = dev.subgroup_size
+    defs = defines_of(["SRC0_INNER_TYPE=f16", "SRC1_INNER_TYPE=f32", "INIT_SRC0_SHMEM_FLOAT",
+                       "INIT_SRC1_SHMEM_FLOAT", "VEC" if vec else "SCALAR", "TILE_M=4u", "TILE_N=4u",
+                       f"TILE_K={TILE_K}u", f"MAX_SUBGROUP_SIZE={sg}u", f"SUBGROUP_M={SUBGROUP_M}u",
+                       f"SUBGROUP_N={SUBGROUP_N}u", f"SUBGROUP_MATRIX_M={SUBGROUP_MATRIX_M}u",
+                       f"SUBGROUP_MATRIX_N={SUBGROUP_MATRIX_N}u", f"SUBGROUP_MATRIX_M_SIZE={cfg.m}u",
+                       f"SUBGROUP_MATRIX_N_SIZE={cfg.n}u", f"SUBGROUP_MATRIX_K_SIZE={cfg.k}u"])
+    src = preprocess(folder / "mul_mat_subgroup_matrix.wgsl", defs, folder)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "mul_mat_subgroup_matrix.wgsl"))
+    w = rng.standard_normal((m, k)).astype(np.float16)            # src0: M rows of K (weights)
+    x = rng.standard_normal((n, k)).astype(np.float32)            # src1: N rows of K (activations)
+    # MulMatParams: offsets, m, n, k, strides (elements), batch sizes and broadcasts
+    params = np.array([0, 0, 0, m, n, k, k, k, m * k, n * k, m * k, n * k, 1, 1, 1, 1], np.uint32)
+    wg_m = -(-m // (SUBGROUP_M * SUBGROUP_MATRIX_M * cfg.m))
+    wg_n = -(-n // (SUBGROUP_N * SUBGROUP_MATRIX_N * cfg.n))
+    dst = dev.create_buffer(size=4 * m * n)
+    warnings = dev.dispatch(pipe, {(0, 0): dev.create_buffer(w), (0, 1): dev.create_buffer(x), (0, 2): dst,
+                                   (0, 3): dev.create_buffer(params)}, (wg_m * wg_n, 1, 1))
+    got = dst.read(np.float32).reshape(n, m).astype(np.float64)
+    # ggml: dst[n][m] = sum_k src0[m][k] * src1[n][k]; the kernel rounds src1 to f16 in shared
+    # memory and accumulates in f16 subgroup matrices
+    ref = x.astype(np.float16).astype(np.float64) @ w.astype(np.float64).T
+    scale = np.abs(x.astype(np.float16).astype(np.float64)) @ np.abs(w.astype(np.float64)).T
+    bound = k * 2.0 ** -11 * scale          # f16 accumulation: one rounding per multiply-add, at most
+    err = np.abs(got - ref)
+    return float(err.max()), bool((err <= bound).all()), warnings
+
+
+def main(argv) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", nargs="?", help="llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders, fetched")
+    ap.add_argument("--profile", default="nvidia-h200")
+    args = ap.parse_args(argv)
+    if not args.folder:
+        print("llama_webgpu: no folder given; skipping (fetch llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders/ "
+              "and pass its path)")
+        return 0
+    folder = Path(args.folder)
+    dev = emu.Device(args.profile)
+    rng = np.random.default_rng(0)
+    rows = []
+    for name, run in (
+            ("mul_mat_subgroup_matrix (VEC, M=160 N=136 K=96)",
+             lambda: mul_mat_subgroup_matrix(folder, dev, 160, 136, 96, True, rng)),
+            ("mul_mat_subgroup_matrix (SCALAR, M=72 N=40 K=50)",
+             lambda: mul_mat_subgroup_matrix(folder, dev, 72, 40, 50, False, rng))):
+        try:
+            err, within, warnings = run()
+            rows.append((name, "yes", f"{err:.3e}", "yes" if within else "NO",
+                         f"{len(warnings)} out-of-bounds site(s)" if warnings else ""))
+        except emu.EmuError as e:
+            rows.append((name, "no", "-", "-", e.format().splitlines()[0]))
+    print(f"{'kernel':<50} {'ran':<4} {'max |err|':<10} {'within f16 bound':<17} notes")
+    for r in rows:
+        print(f"{r[0]:<50} {r[1]:<4} {r[2]:<10} {r[3]:<17} {r[4]}")
+    return 0 if all(r[1] == "yes" and r[3] == "yes" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
