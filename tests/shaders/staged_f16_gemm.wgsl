@@ -40,10 +40,10 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sgid: u32
             let col = k0 + e % TK;
             stage(select(vec4<f32>(0.0), a[(row * p.k + col) / 4u], row < p.m && col < p.k), e);
         }
-        for (var e = t * 4u; e < B_SH; e += WG * 4u) {
-            let row = e / TK;
-            let col = k0 + e % TK;
-            stage(select(vec4<f32>(0.0), b[(row * p.k + col) / 4u], row < p.n && col < p.k), A_SH + e);
+        for (var f = t * 4u; f < B_SH; f += WG * 4u) {
+            let row = f / TK;
+            let col = k0 + f % TK;
+            stage(select(vec4<f32>(0.0), b[(row * p.k + col) / 4u], row < p.n && col < p.k), A_SH + f);
         }
         workgroupBarrier();
         if (sgid < SUBGROUPS) {
@@ -61,11 +61,11 @@ fn main(@builtin(local_invocation_index) t: u32, @builtin(subgroup_id) sgid: u32
         }
     }
     workgroupBarrier();
-    for (var e = t; e < TM * S * S; e += WG) {
-        let i = e % (TM * S);
-        let j = e / (TM * S);
+    for (var g = t; g < TM * S * S; g += WG) {
+        let i = g % (TM * S);
+        let j = g / (TM * S);
         if (i < p.m && j < p.n) {
-            c[j * p.m + i] = f32(sh[e]);
+            c[j * p.m + i] = f32(sh[g]);
         }
     }
 }
