@@ -122,6 +122,9 @@ def _set(v, i, new):
 
 
 def _where(mask: np.ndarray, new, old):
+    if (isinstance(new, np.ndarray) and isinstance(old, np.ndarray) and new.shape == old.shape
+            and new.dtype == old.dtype and mask.all()):
+        return new          # every lane writes (a K loop's accumulator): no select to do
     if isinstance(old, tuple):
         return tuple(_where(mask, n, o) for n, o in zip(new, old))
     return np.where(mask.reshape((-1,) + (1,) * (np.ndim(old) - 1)), new, old)
