@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -45,30 +46,74 @@ def _vecadd_grid(n):
 
 # ------------------------------------------------------------------------------- emu
 
-def emu_gemm(profile, size, runs, jobs=None, trace="off"):
+SIMPLE = SHADERS / "gemm_simple.wgsl"
+
+
+def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
+    """kernel: 'dawn' (emu/examples/gemm_dawn.wgsl, 4 subgroups per workgroup) or 'simple'
+    (bench/shaders/gemm_simple.wgsl, one subgroup and one tile per workgroup). numpy's f32 matmul
+    of the same size is timed in the same process after each run (numpy_times), for ratios that
+    do not depend on what else the machine was doing between processes."""
     import emu
     size, runs = int(size), int(runs)
+    src, block = (SIMPLE, 16) if kernel == "simple" else (GEMM, 32)
     tracer = None
     if trace == "on":
         from emu.trace.tracer import MemorySink, Tracer
         tracer = Tracer(sink=MemorySink())
     dev = emu.Device(profile, jobs=None if jobs in (None, "all") else int(jobs), tracer=tracer)
-    mod = dev.create_shader_module(GEMM.read_text(), "emu/examples/gemm_dawn.wgsl")
+    mod = dev.create_shader_module(src.read_text(), str(src.relative_to(ROOT)))
     pipe = dev.create_compute_pipeline(mod, constants={"M": size, "N": size, "K": size})
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (size, size)).astype(np.float16)
     b = rng.uniform(-1, 1, (size, size)).astype(np.float16)
     bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b),
             (0, 2): dev.create_buffer(size=4 * size * size)}
-    grid = (size // 32, size // 32, 1)
-    ts = _timed(lambda: dev.dispatch(pipe, bufs, grid), runs)
+    grid = (size // block, size // block, 1)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    af @ bf
+    ts, nps = [], []
+    dev.dispatch(pipe, bufs, grid)          # warm-up
+    for _ in range(runs):
+        t = time.perf_counter()
+        dev.dispatch(pipe, bufs, grid)
+        ts.append(time.perf_counter() - t)
+        for _ in range(5):
+            t = time.perf_counter()
+            af @ bf
+            nps.append(time.perf_counter() - t)
     check = None
     if size <= 256:
         from emu.demo import expected
         want = expected(dev.profile, a, b)
         got = bufs[(0, 2)].read(np.float32).reshape(size, size)
         check = bool(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
-    _out(times=ts, bound_bytes=a.nbytes + b.nbytes + 4 * size * size, bit_exact=check, jobs=dev.jobs)
+    _out(times=ts, numpy_times=nps, bound_bytes=a.nbytes + b.nbytes + 4 * size * size, bit_exact=check,
+         jobs=dev.jobs)
+
+
+def emu_demo_start(runs):
+    """`emu demo` as a user starts it, in a child process: once with empty numba and JIT caches
+    (NUMBA_CACHE_DIR, EMU_JIT_CACHE pointed at a new folder), then `runs` times with the caches
+    it filled. Wall and CPU seconds of each (bytecode caching on, as in an installed package)."""
+    import resource
+    import tempfile
+    runs = int(runs)
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(Path(d) / "numba"), EMU_JIT_CACHE=str(Path(d) / "jit"))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        walls, cpus, said = [], [], []
+        for _ in range(runs + 1):
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            p = subprocess.run([sys.executable, "-m", "emu", "demo"], env=env, capture_output=True, text=True)
+            walls.append(time.perf_counter() - t)
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
+            said.append("compiling kernels" in p.stderr)
+            if p.returncode != 0 or "demo: OK" not in p.stdout:
+                raise SystemExit(f"emu demo failed: {p.stderr[-300:]}")
+    _out(times=walls[1:], cold=walls[0], cold_cpu=cpus[0], warm_cpu=min(cpus[1:]), notice=said)
 
 
 def emu_shader(name, n, runs, jit="1"):

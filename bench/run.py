@@ -124,11 +124,14 @@ def main(argv=None) -> int:
     for s in [64, 128] + sizes:
         n = runs if s <= 1024 else max(3, runs - 2)
         case(f"emu_gemm_h200_{s}", f"emu GEMM f16->f32 nvidia-h200 {s}^3", ["emu_gemm", "nvidia-h200", s, n],
-             note=f"{n} runs" + ("" if s <= 1024 else " (slow)"))
+             env=no_blas_env, note=f"{n} runs" + ("" if s <= 1024 else " (slow)"))
     for s in sizes:
         n = runs if s <= 1024 else max(3, runs - 2)
         case(f"emu_gemm_ref_{s}", f"emu GEMM f16->f32 reference {s}^3", ["emu_gemm", "reference", s, n],
              note=f"{n} runs")
+    case("emu_gemm_simple_1024", "emu GEMM simple (1 subgroup/workgroup) f16->f32 nvidia-h200 1024^3",
+         ["emu_gemm", "nvidia-h200", 1024, runs, "all", "off", "simple"], env=no_blas_env,
+         note=f"bench/shaders/gemm_simple.wgsl; {runs} runs")
     case("emu_gemm_h200_1024_j1", "emu GEMM nvidia-h200 1024^3, --jobs 1", ["emu_gemm", "nvidia-h200", 1024, runs, 1],
          note="one thread")
     for s in sizes:
@@ -175,6 +178,12 @@ def main(argv=None) -> int:
         env = {"NUMBA_CACHE_DIR": str(Path(d) / "numba"), "EMU_JIT_CACHE": str(Path(d) / "jit")}
         case("compile_cold", "numba compile, cold caches", ["emu_compile"], env=env)
         case("compile_warm", "numba compile, warm caches", ["emu_compile"], env=env)
+    r = case("demo_start", "emu demo, cold caches", ["emu_demo_start", runs],
+             note="wall of `python -m emu demo`, fresh NUMBA_CACHE_DIR / EMU_JIT_CACHE")
+    if "times" in r:
+        R["demo_warm"] = dict(r, times=r["times"])
+        R["demo_start"] = dict(r, times=[r["cold"]])
+        rows.append(("demo_warm", "emu demo, warm caches", f"median of {len(r['times'])}"))
     case("trace_off", "emu GEMM nvidia-h200 256^3, tracing off", ["emu_gemm", "nvidia-h200", 256, runs, "all", "off"])
     case("trace_on", "emu GEMM nvidia-h200 256^3, tracing on (memory sink)", ["emu_gemm", "nvidia-h200", 256, min(runs, 3), "all", "on"])
 
@@ -207,6 +216,11 @@ def report(R, rows, args, runs) -> str:
             extra.append("bits = model" if r["bit_exact"] else "BITS DIFFER")
         if r.get("ok") is False:
             extra.append("WRONG RESULT")
+        if r.get("numpy_times"):
+            extra.append(f"numpy same process: min {fmt_t(min(r['numpy_times']))}, emu min {fmt_t(min(r['times']))}")
+        if "cold_cpu" in r:
+            extra.append(f"CPU: cold {r['cold_cpu']:.1f} s, warm {r['warm_cpu']:.1f} s; compile line printed: "
+                         f"cold {'yes' if r['notice'][0] else 'no'}, warm {'yes' if any(r['notice'][1:]) else 'no'}")
         if "compile" in r:
             extra.append(f"first dispatches {fmt_t(r['first'])}, steady {fmt_t(r['steady'])}, import {fmt_t(r['import_s'])}")
         if key.startswith("numpy") and r.get("times"):
@@ -235,6 +249,11 @@ def report(R, rows, args, runs) -> str:
     add("emu GEMM h200 1024^3 / numpy 1024^3", ratio(m.get("emu_gemm_h200_1024"), m.get("numpy_1024")), "<= 100x")
     if "numpy_2048" in m:
         add("emu GEMM h200 2048^3 / numpy 2048^3", ratio(m.get("emu_gemm_h200_2048"), m.get("numpy_2048")), "<= 100x")
+    def same(key):
+        r = R.get(key, {})
+        return ratio(min(r["times"]), min(r["numpy_times"])) if r.get("numpy_times") else None
+    add("emu GEMM h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_h200_1024"), "<= 50x")
+    add("emu GEMM simple h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_simple_1024"), "<= 50x")
     add("emu GEMM reference 1024^3 / numpy 1024^3", ratio(m.get("emu_gemm_ref_1024"), m.get("numpy_1024")), "<= 100x")
     add("tinygrad 256^3 / emu GEMM h200 256^3", ratio(m.get("tinygrad_256"), m.get("emu_gemm_h200_256")), ">= 1000x", False)
     add("CUDA simulator 128^3 / emu GEMM h200 128^3", ratio(m.get("cudasim_128"), m.get("emu_gemm_h200_128")), ">= 10000x", False)
@@ -248,6 +267,8 @@ def report(R, rows, args, runs) -> str:
     add("emu reduction: interpreter 1M / JIT 16M (per element)",
         ratio(m.get("emu_reduce_interp"), m.get("emu_reduce") / 16 if m.get("emu_reduce") else None), "-")
     add("emu vecadd: interpreter / JIT", ratio(m.get("emu_vecadd_interp"), m.get("emu_vecadd")), "-")
+    add("emu demo, cold caches (s)", m.get("demo_start"), "<= 8 s")
+    add("emu demo, warm caches (s)", m.get("demo_warm"), "<= 1.5 s")
     add("numba compile, cold (s)", m.get("compile_cold"), "<= 10 s")
     add("numba compile, warm (s)", m.get("compile_warm"), "<= 2 s")
     add("GEMM 256^3 tracing on / off", ratio(m.get("trace_on"), m.get("trace_off")), "<= 1000x")
