@@ -40,7 +40,10 @@ def lanes_of(ex, s: int) -> np.ndarray:
 def uniform(ex, inst, what: str, value, subgroups: np.ndarray, mask) -> np.ndarray:
     """Per-subgroup value of an operand that must be the same across the subgroup."""
     sg = ex.opts.subgroup_size
-    v = np.asarray(value).astype(np.int64).reshape(-1, sg)[subgroups]
+    v = np.asarray(value).reshape(-1, sg)
+    if len(subgroups) == len(v) and (v == v[:, :1]).all() and mask.all():
+        return v[:, 0].astype(np.int64)     # every lane of every subgroup: nothing to pick
+    v = v.astype(np.int64)[subgroups]
     m = mask.reshape(-1, sg)[subgroups]
     first = v[np.arange(len(subgroups)), np.argmax(m, axis=1)]
     bad = m & (v != first[:, None])
