@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import EmuError
 from .ir import Block, Function, Inst, Module
-from .ops import OPS
+from .ops import ATOMIC_OPS, BARRIERS, BINARY_OPS, COOP_SCALAR_OPS, OPS, SUBGROUP_OPS, UNARY_OPS
 from .types import (BOOL, U32, VOID, CoopMatrixType, PointerType, scalar_of, width)
 
 
@@ -139,11 +139,17 @@ class _Verifier:
     def op_binary(self, i):
         a, b = i.args[0].type, i.args[1].type
         fn = i.attrs["fn"]
+        self.vocabulary(i, "fn", BINARY_OPS)
         if fn in ("shl", "shr"):
             if width(a) != width(b) or scalar_of(b) != U32:
                 self.fail(i, f"shift of {a} by {b}: the amount must be u32 of the same width")
         elif a != b:
             self.fail(i, f"binary '{fn}' of different types {a} and {b}")
+        from .ops import COMPARE_OPS
+        from .types import VectorType
+        want = (BOOL if not isinstance(a, VectorType) else VectorType(BOOL, a.n)) if fn in COMPARE_OPS else a
+        if i.type != want:
+            self.fail(i, f"binary '{fn}' of {a} gives {want}, not {i.type}")
 
     def path_ok(self, i, t, path):
         """Each constant index of `path` within the composite it indexes."""
@@ -169,12 +175,59 @@ class _Verifier:
                     (step == -1 and isinstance(t, (StructType, TupleType))):
                 self.fail(i, f"'{i.op}' index {step} is out of range for {t}")
             t = nxt(max(step, 0))
+        return t
 
     def op_extract(self, i):
-        self.path_ok(i, i.args[0].type, i.attrs["path"])
+        t = self.path_ok(i, i.args[0].type, i.attrs["path"])
+        self.dynamic_operands(i, 1)
+        if i.type != t:
+            self.fail(i, f"extract {i.attrs['path']} of {i.args[0].type} gives {t}, not {i.type}")
 
     def op_insert(self, i):
-        self.path_ok(i, i.args[0].type, i.attrs["path"])
+        t = self.path_ok(i, i.args[0].type, i.attrs["path"])
+        self.dynamic_operands(i, 2)
+        if i.args[1].type != t or i.type != i.args[0].type:
+            self.fail(i, f"insert of {i.args[1].type} at {i.attrs['path']} of {i.args[0].type}: the "
+                         f"component is {t} and the result {i.args[0].type}")
+
+    def dynamic_operands(self, i, fixed: int):
+        dyn = sum(1 for s in i.attrs["path"] if s < 0)
+        if dyn != len(i.args) - fixed:
+            self.fail(i, f"'{i.op}' path has {dyn} dynamic indices but {len(i.args) - fixed} index operands")
+
+    def op_const(self, i):
+        why = _const_mismatch(i.type, i.attrs["value"])
+        if why:
+            self.fail(i, f"const of {i.type}: {why}")
+
+    def op_barrier(self, i):
+        self.vocabulary(i, "kind", BARRIERS)
+
+    def op_unary(self, i):
+        self.vocabulary(i, "fn", UNARY_OPS)
+        if i.type != i.args[0].type:
+            self.fail(i, f"unary '{i.attrs['fn']}' of {i.args[0].type} gives {i.args[0].type}, not {i.type}")
+
+    def op_atomic(self, i):
+        self.vocabulary(i, "fn", ATOMIC_OPS)
+        if not isinstance(i.args[0].type, PointerType):
+            self.fail(i, f"atomic needs a pointer, not {i.args[0].type}")
+
+    def op_subgroup(self, i):
+        self.vocabulary(i, "fn", SUBGROUP_OPS)
+
+    def op_coop_scalar(self, i):
+        self.vocabulary(i, "fn", COOP_SCALAR_OPS)
+
+    def vocabulary(self, i, attr: str, names):
+        if i.attrs.get(attr) not in names:
+            self.fail(i, f"'{i.op}' {attr} {i.attrs.get(attr)!r} is not one of {', '.join(names)}")
+
+    def op_array_length(self, i):
+        from .types import ArrayType
+        p = i.args[0].type
+        if not (isinstance(p, PointerType) and isinstance(p.pointee, ArrayType) and p.pointee.count is None):
+            self.fail(i, f"array_length needs a pointer to a runtime-sized array, not {p}")
 
     def op_swizzle(self, i):
         from .types import VectorType
@@ -187,7 +240,9 @@ class _Verifier:
     def op_access(self, i):
         if not isinstance(i.args[0].type, PointerType) or not isinstance(i.type, PointerType):
             self.fail(i, "access needs and gives pointers")
-        self.path_ok(i, i.args[0].type.pointee, i.attrs["path"])
+        t = self.path_ok(i, i.args[0].type.pointee, i.attrs["path"])
+        if i.type.pointee != t and not isinstance(t, CoopMatrixType):
+            self.fail(i, f"access {i.attrs['path']} of {i.args[0].type} points at {t}, not {i.type.pointee}")
         dyn = sum(1 for s in i.attrs["path"] if s < 0)
         if dyn != len(i.args) - 1:
             self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")
@@ -284,3 +339,37 @@ class _Verifier:
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
                       hint=self.profile.describe_configs())
         self.coop_checked.add((t, id(self.profile)))
+
+
+def _const_mismatch(t, v) -> str | None:
+    """Why constant value `v` cannot be of type `t` (None: it can)."""
+    from .types import ArrayType, MatrixType, ScalarType, StructType, VectorType
+    if isinstance(t, ScalarType):
+        if t.name == "bool":
+            return None if isinstance(v, bool) else f"{v!r} is not a bool"
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            return f"{v!r} is not a number"
+        if t.name in ("i32", "u32", "i8", "u8", "i16", "u16", "i64", "u64") or t.name.startswith(("i", "u")):
+            lo, hi = (-(1 << (8 * t.size - 1)), (1 << (8 * t.size - 1)) - 1) if t.name.startswith("i") \
+                else (0, (1 << (8 * t.size)) - 1)
+            if not isinstance(v, int) or not lo <= v <= hi:
+                return f"{v!r} is not a {t.name}"
+        return None
+    if isinstance(t, (VectorType, ArrayType, MatrixType, StructType)):
+        if isinstance(t, VectorType):
+            n, elems = t.n, [t.elem] * t.n
+        elif isinstance(t, MatrixType):
+            n, elems = t.cols, [t.column] * t.cols
+        elif isinstance(t, ArrayType):
+            if t.count is None:
+                return "a runtime-sized array has no constant"
+            n, elems = t.count, None
+        else:
+            n, elems = len(t.members), [m.type for m in t.members]
+        if not isinstance(v, (list, tuple)) or len(v) != n:
+            return f"expected {n} components"
+        for k, x in enumerate(v):
+            why = _const_mismatch(elems[k] if elems else t.elem, x)
+            if why:
+                return why
+    return None

@@ -164,11 +164,18 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=10.0, help="CPU seconds before an input counts as a hang")
     ap.add_argument("--targets", default="wgsl,ir,npy,trace")
     ap.add_argument("--no-run", action="store_true", help="compile only: do not dispatch the shaders")
+    ap.add_argument("--run-ir", action="store_true",
+                    help="also dispatch the IR mutants that pass the verifier (by default IR mutants are "
+                         "parsed, verified and printed again)")
     ap.add_argument("--out", default=None, metavar="DIR", help="write one input per finding here")
     ap.add_argument("--report-every", type=float, default=60.0, metavar="S")
     args = ap.parse_args(argv)
     if args.mutants < 0 or args.timeout <= 0:
         ap.error("--mutants and --timeout must be positive")
+
+    def stop(signum, frame):            # kill -TERM (a background job ignores Ctrl-C): sum up
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, stop)
     seeds = corpus(args.tint)
     chosen = [k for k in args.targets.split(",") if k]
     for k in chosen:
@@ -189,7 +196,8 @@ def main(argv=None) -> int:
         kind = wheel[n % len(wheel)]
         data = mutant(kind, seeds[kind], rng)
         try:
-            outcome, dt = run_one(kind, data, args.timeout, not args.no_run)
+            outcome, dt = run_one(kind, data, args.timeout,
+                                  (not args.no_run) and (kind != "ir" or args.run_ir))
         except KeyboardInterrupt:           # Ctrl-C (or kill -INT): stop, and sum up what ran
             n -= 1
             break

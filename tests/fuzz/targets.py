@@ -24,12 +24,14 @@ def wgsl(text: str, run: bool = True) -> str:
 
 
 def ir(text: str, run: bool = True) -> str:
-    """Parse (and verify, and run) an IR-text mutant."""
+    """Parse, verify and print again an IR-text mutant (and run it, with `run`)."""
     from emu.isa.textparser import parse_ir
     try:
         module = parse_ir(text, "fuzz.ir")
+        _device()._for_device(module)
     except EmuError:
         return "error"
+    _roundtrip(module)
     return _run(module) if run else "ok"
 
 

@@ -163,6 +163,16 @@ def test_ir_found():
                 base.replace("builtin(local_invocation_index)", "builtin(local_invocation_indexdex)"),
                 base.replace('name = "o"', 'name = "nope"')):          # a global that is not there
         assert check("ir", bad) == "error", bad
+    more = _ir_of("@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                  "@compute @workgroup_size(1) fn main(@builtin(local_invocation_index) i: u32) "
+                  "{ var v = vec3u(1u, 2u, 3u); let w = v; o[0] = w[i] + arrayLength(&o); }\n")
+    assert check("ir", more) == "ok"
+    for old, new in (("extract %3, %0 {path = [-1]}", "extract %3 {path = [-1]}"),   # no index operand
+                     ("extract %3, %0 {path = [-1]}", "extract %3 {path = [7]}"),    # beyond vec3
+                     ("array_length %7", "array_length %6"),                          # not a pointer
+                     ("access %4 {path = [0]}", "access %4 {path = [0, 1]}")):        # into a u32
+        assert old in more
+        assert check("ir", more.replace(old, new)) == "error", new
     coop = _ir_of(COOP)
     check("ir", coop)                        # (its buffer is too small: an error, said once)
     # a cooperative store of a vector (was: AttributeError in the profile's lane maps)

@@ -229,3 +229,20 @@ def test_module_scope_value_that_is_not_constant(tmp_path):
                             + MAIN.format("o[0] = v;"))
     one_message(err)
     assert err.startswith(f"{tmp_path}/s.wgsl:2:1: error: 'v' is declared with a value emu cannot compute")
+
+
+def test_ir_text_round_trip_of_unusual_names():
+    """Names with combining marks, U+212E (a letter-like symbol \\w does not match) and ligatures:
+    the printer writes what the IR parser reads back, the same."""
+    from emu.frontend.wgsl import compile_source
+    from emu.isa.printer import print_module
+    from emu.isa.textparser import parse_ir
+    src = ("struct S\u0301t { a\u0301: u32, \u212e: f32 }\n"
+           "@group(0) @binding(0) var<storage, read_write> o\u0301: array<u32>;\n"
+           "var<private> \u212ex: S\u0301t;\n"
+           "fn f\u0300(x\u0327: u32) -> u32 { return x\u0327 + 1u; }\n"
+           "@compute @workgroup_size(1) fn main() { let \u212e = f\u0300(2u); \u212ex.a\u0301 = \u212e; "
+           "o\u0301[0] = \u212ex.a\u0301 + u32(\ufb01); }\nconst \ufb01 = 3;\n")
+    text = print_module(compile_source(src, "n.wgsl")[0])
+    assert "@o\u0301" in text and "struct.S\u0301t" in text
+    assert print_module(parse_ir(text, "n.ir")) == text
