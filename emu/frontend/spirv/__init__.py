@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -142,6 +143,24 @@ def compile_source(source, file: str = "<input>", *, constants: dict | None = No
     return module, warnings
 
 
+def _disassembly_lines(insts, file) -> list[tuple[int, int]]:
+    """(line, column) of each instruction in `spirv-dis --no-header` output (one a line when no
+    string spans lines), columns where spirv-dis is installed."""
+    data = b"".join(struct.pack(f"<{len(i.words)}I", *i.words) for i in insts)
+    header = struct.pack("<5I", 0x07230203, 0x00010600, 0, 1 << 22, 0)
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d) / "m.spv"
+            p.write_bytes(header + data)
+            r = _run([tool("spirv-dis"), "--no-header", "--no-color", str(p)], "spirv-dis")
+        lines = _asm_lines(r.stdout) if r.returncode == 0 else []
+    except EmuError:
+        lines = []
+    if len(lines) != len(insts):
+        return [(k + 1, 1) for k in range(len(insts))]
+    return lines
+
+
 def _invalid(data: bytes, file: str, at, locate, exc: BaseException) -> BaseException:
     """An EmuError naming spirv-val's complaint where the module is invalid; else `exc` (a bug)."""
     from .module import describe
@@ -184,6 +203,9 @@ def _locator(insts, file, asm_locs, glsl: bool):
             cur = None
         i.line = cur
     by_index = {}
+    if asm_locs is None and not any(i.line for i in insts):
+        # a binary without debug lines: the instruction, as a line of the disassembly
+        asm_locs, file = _disassembly_lines(insts, file), f"spirv-dis --no-header {file}"
     for i in insts:
         if i.line is not None:
             by_index[i.index] = Loc(*i.line)

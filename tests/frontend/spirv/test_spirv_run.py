@@ -145,3 +145,53 @@ def test_unsupported_types_are_refused_clearly():
 def test_not_spirv():
     e = _error(b"\x01\x02\x03\x04" * 8, "junk.spv")
     assert "is not a SPIR-V module" in e.message
+
+
+OOB = """#version 450
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0) buffer B { uint y[4]; } b;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    b.y[i + 2u] = i;
+}
+"""
+
+
+def _oob_error(source, file) -> EmuError:
+    dev = emu.Device(bounds="strict")
+    mod = dev.create_shader_module(source, file)
+    pipe = dev.create_compute_pipeline(mod)
+    with pytest.raises(EmuError) as e:
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=16)}, (1, 1, 1))
+    assert "index 4 is out of bounds" in e.value.message and "lane 2" in e.value.where
+    return e.value
+
+
+def _glslang(tmp: Path, *flags) -> bytes:
+    from emu.frontend.spirv import _run, tool
+    (tmp / "oob.comp").write_text(OOB)
+    r = _run([tool("glslang"), "-V", "--target-env", "vulkan1.3", *flags, "-o", str(tmp / "o.spv"),
+              str(tmp / "oob.comp")], "glslang")
+    assert r.returncode == 0, r.stdout
+    return (tmp / "o.spv").read_bytes()
+
+
+def test_runtime_errors_name_the_glsl_line():
+    e = _oob_error(OOB, "oob.comp")
+    assert (e.loc.file, e.loc.line) == ("oob.comp", 6)
+
+
+def test_nonsemantic_debug_info_names_the_glsl_line(tmp_path):
+    data = _glslang(tmp_path, "-gVS")          # NonSemantic.Shader.DebugInfo.100, no OpLine
+    e = _oob_error(data.decode("utf-8", "surrogateescape"), "o.spv")
+    assert (e.loc.file, e.loc.line) == (str(tmp_path / "oob.comp"), 6)   # the path glslang was given
+
+
+def test_without_debug_info_the_instruction_is_named(tmp_path):
+    from emu.frontend.spirv import _run, tool
+    data = _glslang(tmp_path)
+    e = _oob_error(data.decode("utf-8", "surrogateescape"), "o.spv")
+    assert e.loc.file == "spirv-dis --no-header o.spv"
+    dis = _run([tool("spirv-dis"), "--no-header", str(tmp_path / "o.spv")], "spirv-dis").stdout.splitlines()
+    line = dis[e.loc.line - 1]
+    assert "OpAccessChain" in line and line[e.loc.col - 1] == "%"
