@@ -22,7 +22,8 @@ Tint's own verdict and by what it uses:
                  acceleration_structure/ray queries, var<immediate>, other chromium_experimental_*
                  or chromium_internal_* extensions
   in-scope       everything else (mixed-stage files as they are): the pass rate counts these.
-Crashes and timeouts are counted over every file, in scope or not.
+Crashes and timeouts are counted over every file, in scope or not. A Tint test's override values
+('// flags: --overrides a=1,b=2') are passed as `emu ir --override` would.
 """
 from __future__ import annotations
 
@@ -44,9 +45,20 @@ MEMORY_CAP = 6 << 30          # a worker allocating more than this fails (counte
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _TEXTURE = re.compile(r"\btexture_\w+|\bsampler(_comparison)?\b|\bexternal_texture\b")
 _EXPERIMENTAL = re.compile(
-    r"\btexel_buffer\b|\bbuffer\s*<|\bbinding_array\b|\bacceleration_structure\b|\bray_query\b"
+    r"\btexel_buffer\b|\bbuffer\s*[<;,>)]|\bbinding_array\b|\bacceleration_structure\b|\bray_query\b"
     r"|var\s*<\s*immediate\b|\bchromium_internal_\w+|\bchromium_experimental_(?!subgroup_matrix\b)\w+")
 _COMPUTE = re.compile(r"@\s*compute\b")
+_FLAGS = re.compile(r"^//\s*flags:(.*)$", re.M)
+
+
+def overrides_of(text: str) -> dict | None:
+    """The override values a Tint test runs with: its '// flags: --overrides a=1,b=2' line."""
+    for m in _FLAGS.finditer(text):
+        args = m.group(1).split()
+        if "--overrides" in args[:-1]:
+            pairs = args[args.index("--overrides") + 1].split(",")
+            return dict(p.split("=", 1) for p in pairs if "=" in p)
+    return None
 
 
 def tint_scope(path: pathlib.Path, text: str) -> str:
@@ -74,8 +86,8 @@ def bucket(message: str) -> str:
     m = message if message.startswith("unknown") else re.sub(r"'[^']*'", "'_'", message)
     m = re.sub(r"\b\d+\b", "N", m)
     while re.search(r"<[^<>]*>", m):
-        m = re.sub(r"<[^<>]*>", "<..>", m)
-    return m[:110]
+        m = re.sub(r"<[^<>]*>", "\0", m)
+    return m.replace("\0", "<..>")[:110]
 
 
 class _Timeout(Exception):
@@ -88,30 +100,34 @@ def _alarm(signum, frame):
 
 def compile_one(path: str, timeout: float) -> dict:
     from emu.api import compile_wgsl
-    from emu.errors import EmuError
+    from emu.errors import EmuError, InternalError
     from emu.isa.printer import print_module
     t0 = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         src = open(path, encoding="utf-8", errors="replace").read()
-        module, _ = compile_wgsl(src, path)
+        module, _ = compile_wgsl(src, path, constants=overrides_of(src))
         print_module(module)
-        r = {"class": "ok"}
+        outcome = None
     except _Timeout:
-        r = {"class": "timeout"}
-    except EmuError as e:
-        loc = e.loc
-        r = {"class": "rejected", "message": e.message, "bucket": bucket(e.message),
-             "where": f"{loc.line}:{loc.col}" if loc is not None else None}
-    except RecursionError:
-        r = {"class": "crash", "message": "RecursionError", "bucket": "RecursionError"}
+        outcome = "timeout"
     except BaseException as e:       # noqa: BLE001 - the runner's job is to catch what emu did not
-        import traceback
-        tb = traceback.extract_tb(e.__traceback__)[-1]
-        r = {"class": "crash", "message": f"{type(e).__name__}: {e}"[:300],
-             "bucket": f"{type(e).__name__} at {pathlib.Path(tb.filename).name}:{tb.lineno}"}
+        outcome = e
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+    if outcome is None:
+        r = {"class": "ok"}
+    elif outcome == "timeout":
+        r = {"class": "timeout"}
+    elif isinstance(outcome, EmuError) and not isinstance(outcome, InternalError):
+        loc = outcome.loc
+        r = {"class": "rejected", "message": outcome.message, "bucket": bucket(outcome.message),
+             "where": f"{loc.line}:{loc.col}" if loc is not None else None}
+    else:
+        import traceback
+        tb = traceback.extract_tb(outcome.__traceback__)[-1]
+        r = {"class": "crash", "message": f"{type(outcome).__name__}: {outcome}"[:300],
+             "bucket": f"{type(outcome).__name__} at {pathlib.Path(tb.filename).name}:{tb.lineno}"}
     r["seconds"] = round(time.monotonic() - t0, 3)
     return r
 
