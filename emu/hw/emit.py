@@ -55,7 +55,7 @@ _ATOMIC_NAMES = {op: name for name, op in ATOMIC_FNS.items()}
 _BARRIERS = {"workgroup": "workgroupBarrier", "storage": "storageBarrier", "texture": "textureBarrier"}
 _SCALAR_OPS = {"add": "subgroupMatrixScalarAdd", "sub": "subgroupMatrixScalarSubtract",
                "mul": "subgroupMatrixScalarMultiply"}
-_SUBGROUP_BUILTINS = ("subgroup_invocation_id", "subgroup_size", "subgroup_id")
+_SUBGROUP_BUILTINS = ("subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 _PREDECLARED = frozenset(
     ["bool", "f16", "f32", "i32", "u32", "array", "atomic", "ptr", "bitcast", "select", "arrayLength"]
     + [f"vec{n}" for n in (2, 3, 4)] + [f"vec{n}{s}" for n in (2, 3, 4) for s in "fhiu"]

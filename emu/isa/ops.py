@@ -42,7 +42,7 @@ SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add",
                 "shuffle_xor", "shuffle_up", "shuffle_down", "ballot", "elect", "all", "any",
                 "quad_broadcast")
 INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
-          "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
+          "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 COOP_SCALAR_OPS = ("add", "sub", "mul")
 LAYOUTS = ("row_major", "col_major")
 

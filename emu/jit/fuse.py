@@ -66,7 +66,7 @@ ERR_OOB, ERR_FALLBACK = 1, 2
 _NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_"}
 _ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False"}
 _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
-           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id")
+           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 
 
 # Ops the fusion JIT declines (the interpreter runs pipelines that use them): _Gen.inst has a
@@ -645,6 +645,8 @@ class _Gen:
             pre.append(f"in_subgroup_id = np.uint32(local // {sg})")
         if "subgroup_size" in need:
             pre.append(f"in_subgroup_size = np.uint32({sg})")
+        if "num_subgroups" in need:
+            pre.append(f"in_num_subgroups = np.uint32({-(-self.pipe.layout.wg_count // sg)})")
         wgpre = [p for p in pre if p.startswith("in_workgroup_id")]
         pre = [p for p in pre if not p.startswith("in_workgroup_id")]
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]

@@ -344,6 +344,8 @@ class Pipeline:
                     "subgroup_invocation_id": (local % sg).astype(np.uint32),
                     "subgroup_size": np.full(lane.size, sg, np.uint32),
                     "subgroup_id": (local // sg).astype(np.uint32),
+                    # the subgroups a workgroup has: its invocations, rounded up to whole subgroups
+                    "num_subgroups": np.full(lane.size, -(-self.layout.wg_count // sg), np.uint32),
                 }}
         return geo
 

@@ -181,3 +181,14 @@ def test_result_struct_ir_round_trips():
     text = print_module(m)
     assert "global @pm : struct.__modf_result_f32 private = [0x0.0p+0, -0x1.0000000000000p+0]" in text
     assert print_module(parse_ir(text, "r.ir")) == text
+
+
+# -- num_subgroups, workgroupUniformLoad of an atomic, inferred zero values -------------------------
+
+@pytest.mark.parametrize("sg", [4, 8, 32])
+def test_num_subgroups_atomic_uniform_load_and_inferred_zeros(sg):
+    out = run("builtin_misc", {(0, 0): 80, (0, 1): 80}, (1, 1, 1), dev=emu.Device(subgroup_size=sg))
+    i = np.arange(20)
+    n = -(-20 // sg)
+    np.testing.assert_array_equal(out[(0, 0)].read(np.uint32), n * 1000 + (i // sg) * 100)
+    np.testing.assert_array_equal(out[(0, 1)].read(np.float32), np.full(20, 210.0, np.float32))

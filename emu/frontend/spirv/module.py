@@ -28,7 +28,7 @@ SPACES = {"StorageBuffer": "storage", "Uniform": "uniform", "Workgroup": "workgr
 BUILTINS = {"GlobalInvocationId": "global_invocation_id", "LocalInvocationId": "local_invocation_id",
             "LocalInvocationIndex": "local_invocation_index", "WorkgroupId": "workgroup_id",
             "NumWorkgroups": "num_workgroups", "SubgroupLocalInvocationId": "subgroup_invocation_id",
-            "SubgroupSize": "subgroup_size", "SubgroupId": "subgroup_id"}
+            "SubgroupSize": "subgroup_size", "SubgroupId": "subgroup_id", "NumSubgroups": "num_subgroups"}
 ROLES = {0: "A", 1: "B", 2: "C"}     # MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR
 SUBGROUP_SCOPE = 3
 CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess",

@@ -68,7 +68,9 @@ def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
         if not isinstance(p.type, PointerType) or p.type.space != "workgroup":
             lw.err(e, "workgroupUniformLoad needs a pointer into workgroup memory")
         lw.b.emit("barrier", kind="workgroup")
-        v = lw.b.op("load", [p.v], p.type.pointee)
+        t = p.type.pointee
+        # of an atomic: its value, read atomically
+        v = lw.b.op("atomic", [p.v], t.elem, fn="load") if isinstance(t, AtomicType) else lw.b.op("load", [p.v], t)
         lw.b.emit("barrier", kind="workgroup")
         return Val(v)
     if name == "arrayLength":

@@ -9,7 +9,7 @@ from ...isa.types import (MAX_VALUE_BYTES, ArrayType, CoopMatrixType, MatrixType
                           Type, VOID, VectorType, contains, is_constructible, scalar_of)
 from . import ast as A
 from .builtins_table import call_builtin_values, coop_construct, lower_builtin
-from .types import MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
+from .types import ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
 from .values import (Const, Val, _Partial, _is_type_name, _np_dtype, _num_name, _pylist,
                      _scalar_or_none, _tn, _unify_types, _zero)
 
@@ -146,6 +146,9 @@ class CallLowering:
         return Val(self.b.op("construct", [self.materialize(c, c.type if not is_abstract(c.type) else None) for c in comps], t))
 
     def infer_partial(self, p: "_Partial", args, e) -> Type:
+        if not args and p.name != "array":
+            # the zero value: vecN() is a vecN<abstract-int>, matCxR() a matCxR<abstract-float>
+            return VectorType(ABSTRACT_INT, p.n) if p.name.startswith("vec") else MatrixType(p.n, p.rows, ABSTRACT_FLOAT)
         if not args:
             self.err(e, f"{p.name}(...) without arguments needs its type written out",
                      hint=f"write {p.name}<f32>(...)")

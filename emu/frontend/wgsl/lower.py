@@ -498,7 +498,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                     want = BUILTIN_VALUES.get(bname)
                     if want is None:
                         self.err(p, f"@builtin({bname}) is not a compute-shader input")
-                    if bname in ("subgroup_invocation_id", "subgroup_size", "subgroup_id"):
+                    if bname in ("subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups"):
                         self.subgroup_use(p, f"@builtin({bname})")
                     if t != want:
                         self.err(p.type, f"@builtin({bname}) has type {want}, not {t}")

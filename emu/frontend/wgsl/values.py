@@ -50,7 +50,7 @@ SWIZZLE = {c: i for i, c in enumerate("xyzw")} | {c: i for i, c in enumerate("rg
 BUILTIN_VALUES = {"global_invocation_id": VectorType(U32, 3), "local_invocation_id": VectorType(U32, 3),
                   "local_invocation_index": U32, "workgroup_id": VectorType(U32, 3),
                   "num_workgroups": VectorType(U32, 3), "subgroup_invocation_id": U32,
-                  "subgroup_size": U32, "subgroup_id": U32}
+                  "subgroup_size": U32, "subgroup_id": U32, "num_subgroups": U32}
 COOP_EXTS = ("wgpu_cooperative_matrix", "chromium_experimental_subgroup_matrix")
 
 
