@@ -8,9 +8,10 @@ is kept here. Without a folder it says so and exits 0.
 
 Kernels: mul_mat_subgroup_matrix (f16 weights x f32 activations, f16 subgroup-matrix
 accumulators, the float VEC and SCALAR variants, ragged M/N/K so the select()-guarded loads run
-past the tile edges), rms_norm (the one-invocation-per-row version with `override wg_size`).
+past the tile edges), rms_norm (the one-invocation-per-row version with `override wg_size`),
+binary (add/sub/mul/div, f32 and f16, with ggml's broadcast by repetition).
 The bound each is held to is its own arithmetic's: f16 accumulation for the matmul (one f16
-rounding per multiply-add), f32 for the norm.
+rounding per multiply-add), f32 for the norm, one rounding for the element-wise ops.
 """
 from __future__ import annotations
 
@@ -146,6 +147,32 @@ def rms_norm(folder: Path, dev, ne0: int, ne1: int, ne2: int, rng, wg_size: int 
     return float(err.max()), bool((err <= bound + 1e-30).all()), warnings
 
 
+def binary(folder: Path, dev, op: str, dtype: str, shape_a, shape_b, rng, wg_size: int = 256):
+    """binary.wgsl with TYPE_<T>, OP_<op>, WG_SIZE: dst = a (op) b with b broadcast by repetition
+    (ggml's modulo indexing), contiguous tensors, ne[0] first, one invocation per element."""
+    defs = defines_of([f"TYPE_{dtype.upper()}", f"OP_{op.upper()}", f"WG_SIZE={wg_size}u"])
+    text = preprocess(folder / "binary.wgsl", defs, folder)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(text, "binary.wgsl"))
+    dt = np.float32 if dtype == "f32" else np.float16
+    a = rng.standard_normal(shape_a[::-1]).astype(dt)           # numpy order: ne3, ne2, ne1, ne0
+    b = (rng.standard_normal(shape_b[::-1]) + (3 if op == "div" else 0)).astype(dt)
+    sa = [1, shape_a[0], shape_a[0] * shape_a[1], shape_a[0] * shape_a[1] * shape_a[2]]
+    sb = [1, shape_b[0], shape_b[0] * shape_b[1], shape_b[0] * shape_b[1] * shape_b[2]]
+    params = np.array([a.size, 0, 0, 0, 0, 0, *sa, *sb, *shape_a[:3], *shape_b], np.uint32)
+    dst = dev.create_buffer(size=a.nbytes)
+    warnings = dev.dispatch(pipe, {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dst,
+                                   (0, 3): dev.create_buffer(params)}, (-(-a.size // wg_size), 1, 1))
+    got = dst.read(dt).reshape(a.shape)
+    reps = [x // y for x, y in zip(a.shape, b.shape)]
+    bb = np.tile(b, reps)
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
+    ref = fn(a.astype(np.float64), bb.astype(np.float64))
+    err = np.abs(got.astype(np.float64) - ref)
+    # one rounding of the exact result (IEEE): half an ulp of the type
+    half_ulp = np.abs(ref) * (2.0 ** -24 if dtype == "f32" else 2.0 ** -11) + (1e-45 if dtype == "f32" else 6e-8)
+    return float(err.max()), bool((err <= half_ulp).all()), warnings
+
+
 def main(argv) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", nargs="?", help="llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders, fetched")
@@ -164,7 +191,10 @@ def main(argv) -> int:
              lambda: mul_mat_subgroup_matrix(folder, dev, 160, 136, 96, True, rng)),
             ("mul_mat_subgroup_matrix (SCALAR, M=72 N=40 K=50)",
              lambda: mul_mat_subgroup_matrix(folder, dev, 72, 40, 50, False, rng)),
-            ("rms_norm (ne0=512, 3 x 50 rows)", lambda: rms_norm(folder, dev, 512, 50, 3, rng))):
+            ("rms_norm (ne0=512, 3 x 50 rows)", lambda: rms_norm(folder, dev, 512, 50, 3, rng)),
+            *((f"binary {op} {t} (a 96x7x3, b 96x1x3 broadcast)",
+               (lambda op=op, t=t: binary(folder, dev, op, t, (96, 7, 3, 1), (96, 1, 3, 1), rng)))
+              for op in ("add", "sub", "mul", "div") for t in ("f32", "f16"))):
         try:
             err, within, warnings = run()
             rows.append((name, "yes", f"{err:.3e}", "yes" if within else "NO",
