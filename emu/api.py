@@ -11,41 +11,128 @@ buffers bound by (group, binding), and dispatch. numpy in, numpy out.
 """
 from __future__ import annotations
 
+import re
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import HostError
+from .errors import ArgumentError, EmuError, HostError
 from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
 from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
-from .isa.types import ArrayType, StructType, Type
+from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type, VectorType
 from .memory.memory import Region
 from .frontend.spirv.module import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
 
 
+class DtypeWarning(UserWarning):
+    """Data bound with a numpy dtype that is not the WGSL element type: its bytes are taken as
+    they are (float32 data bound to array<f16> reads as two f16 per float)."""
+
+
+def element_layout(t: Type):
+    """(scalar type name, shape, padded row width) of a WGSL type that is an n-dimensional array
+    of one scalar type: array<f32, 8> -> ('f32', (8,), None), array<array<f16, 4>, 2> -> ('f16',
+    (2, 4), None), array<vec4<u32>> -> ('u32', (-1, 4), None), array<vec3<f32>> -> ('f32', (-1, 3),
+    4) (each vec3 sits in 4 lanes). None for structs, bools and anything else."""
+    if isinstance(t, AtomicType):
+        t = t.elem
+    if isinstance(t, ScalarType):
+        return None if t.name == "bool" else (t.name, (), None)
+    if isinstance(t, VectorType):
+        return None if t.elem.name == "bool" else (t.elem.name, (t.n,), None)
+    if isinstance(t, MatrixType):
+        return None if t.rows == 3 else (t.elem.name, (t.cols, t.rows), None)
+    if isinstance(t, ArrayType):
+        inner = element_layout(t.elem)
+        if inner is None or inner[2] is not None:
+            return None
+        name, shape, _ = inner
+        count = -1 if t.count is None else t.count
+        if isinstance(t.elem, VectorType) and t.elem.n == 3 and t.stride == 4 * t.elem.elem.size:
+            return name, (count, 3), 4
+        if t.stride != t.elem.size:
+            return None
+        return name, (count,) + shape, None
+    return None
+
+
 class Buffer:
-    """Device memory: bytes, readable as any dtype."""
+    """Device memory: bytes, readable as any dtype. A buffer made from a numpy array remembers
+    its dtype and shape; one bound to a WGSL variable remembers that type (see ``read``)."""
 
     def __init__(self, nbytes: int, data: bytes | np.ndarray | None = None, label: str = ""):
         self.label = label
         self.size = int(nbytes)
         self._region: Region | None = None
         self.data = np.zeros(self.size, np.uint8)
+        self._array = (data.dtype, data.shape) if isinstance(data, np.ndarray) else None
+        self._wgsl: Type | None = None             # the type of the variable it was last bound to
         if data is not None:
             raw = np.frombuffer(np.ascontiguousarray(data).tobytes() if isinstance(data, np.ndarray)
                                 else bytes(data), np.uint8)
             self.data[: raw.size] = raw
 
-    def read(self, dtype=np.uint8) -> np.ndarray:
-        n = self.size // np.dtype(dtype).itemsize * np.dtype(dtype).itemsize
-        return self.data[:n].view(dtype).copy()
+    def read(self, dtype=None, shape=None) -> np.ndarray:
+        """The contents as ``dtype``, flat, or shaped as ``shape`` (one entry may be -1).
+        ``read()`` alone: the WGSL element type of the variable the buffer was last bound to,
+        shaped as that type is (array<array<f32, 64>, 64> -> (64, 64), array<vec4<f32>> -> (n, 4));
+        for a runtime-sized array, or a buffer never bound, the dtype and shape of the numpy array
+        it was made from; else bytes."""
+        from .numerics.dtypes import NP
+        layout = element_layout(self._wgsl) if self._wgsl is not None else None
+        natural_shape = dtype is None
+        if dtype is None:
+            dtype = NP[layout[0]] if layout else (self._array[0] if self._array else np.uint8)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise ArgumentError(f"Buffer.read: {dtype!r} is not a numpy dtype",
+                                  hint="give e.g. numpy.float32") from None
+        flat = self.data[: self.size // dtype.itemsize * dtype.itemsize].view(dtype).copy()
+        if shape is None and not natural_shape:
+            return flat                             # read(dtype): flat, as asked
+        natural = None
+        if layout and NP[layout[0]] == dtype:
+            if layout[2]:                          # vec3 elements: drop the padding lane
+                flat = flat[: flat.size // layout[2] * layout[2]].reshape(-1, layout[2])[:, :3].reshape(-1)
+            natural = layout[1]
+        elif self._array and self._array[0] == dtype and int(np.prod(self._array[1])) <= flat.size:
+            natural = self._array[1]
+        want = shape if shape is not None else natural
+        if want is None or want == ():
+            return flat if want is None or flat.size != 1 else flat.reshape(())
+        return _shaped(flat, tuple(want), self, dtype, explicit=shape is not None)
 
     def write(self, data, offset: int = 0):
         raw = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
         if offset + raw.size > self.size:
             raise HostError(f"writing {raw.size} bytes at offset {offset} overflows the {self.size}-byte buffer")
         self.data[offset: offset + raw.size] = raw
+
+
+def _shaped(flat: np.ndarray, shape: tuple, buf: Buffer, dtype, explicit: bool) -> np.ndarray:
+    try:
+        shape = tuple(int(n) for n in shape)
+    except (TypeError, ValueError):
+        raise ArgumentError(f"Buffer.read: shape {shape!r} is not a tuple of whole numbers") from None
+    known = int(np.prod([n for n in shape if n != -1]))
+    if shape.count(-1) > 1 or any(n < -1 for n in shape):
+        raise ArgumentError(f"Buffer.read: shape {shape} may have one -1 and no other negative size")
+    if -1 in shape:
+        if known == 0:
+            return flat[:0].reshape(tuple(0 if n == -1 else n for n in shape))
+        shape = tuple(flat.size // known if n == -1 else n for n in shape)
+    count = int(np.prod(shape))
+    if count > flat.size:
+        raise ArgumentError(f"Buffer.read: shape {shape} needs {count} elements of {dtype}, but the "
+                              f"{buf.size}-byte buffer{' ' + repr(buf.label) if buf.label else ''} holds {flat.size}",
+                              hint="give a shape that fits, or read another dtype")
+    if not explicit and count != flat.size and -1 not in shape:
+        return flat
+    return flat[:count].reshape(shape)
 
 
 class ShaderModule:
@@ -79,26 +166,55 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
     return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset)
 
 
+# The hints of emu's errors name command-line flags; Python callers get the API's names.
+_PYTHON_HINTS = (
+    (re.compile(r"choose one with --entry NAME"), "give create_compute_pipeline(..., entry_point=NAME)"),
+    (re.compile(r"pass one of those names to --entry"), "give one of those names as entry_point"),
+    (re.compile(r"check the name in --override NAME=VALUE"), "check the names in constants={...}"),
+    (re.compile(r"--override (\w+)=VALUE"), r"constants={'\1': VALUE}"),
+    (re.compile(r"--bounds strict \(Python: bounds=\"strict\"\)"), 'Device(..., bounds="strict")'),
+    (re.compile(r"--bounds strict"), 'Device(..., bounds="strict")'),
+    (re.compile(r"--max-steps N"), "Device(..., max_steps=N)"),
+    (re.compile(r"raise --timeout"), "raise Device(..., timeout=SECONDS)"),
+    (re.compile(r"--subgroup-size"), "Device(..., subgroup_size=N)"),
+    (re.compile(r"--buffer (\d+):(\d+)=FILE\.npy"), r"bindings={(\1, \2): buffer}"),
+    (re.compile(r"--push-constants FILE \(raw bytes or a \.npy array\)"), "bindings={PUSH_CONSTANTS: buffer}"),
+)
+
+
+def python_hint(hint: str | None) -> str | None:
+    for pattern, repl in _PYTHON_HINTS:
+        if hint:
+            hint = pattern.sub(repl, hint)
+    return hint
+
+
 class Device:
+    """A virtual GPU of one profile. ``hints``: 'python' (errors' hints name this API) or 'cli'
+    (they name emu's command-line flags; what the `emu` command uses)."""
+
     def __init__(self, profile: str = "reference", subgroup_size: int | None = None, *,
                  bounds: str = "webgpu", max_steps: int | None = None, jobs: int | None = None, tracer=None,
-                 timeout: float | None = None, progress=None, race_check: bool = True):
+                 timeout: float | None = None, progress=None, race_check: bool = True, hints: str = "python"):
         """`bounds`: "webgpu" (default) runs out-of-bounds accesses as a WebGPU implementation does
         and reports each site once (the warnings `dispatch` returns); "strict" stops at the first
         with an error. `race_check`: report data races on workgroup memory and overlapping
         cooperative stores (default) or run them as lockstep does."""
         from .profiles import load_profile
-        self.profile = load_profile(profile) if isinstance(profile, str) else profile
-        sg = subgroup_size or self.profile.default_subgroup_size
-        if sg < 4 or sg > 128 or sg & (sg - 1):
-            raise HostError(f"subgroup size {sg} is not a power of two from 4 to 128",
-                            hint="use --subgroup-size 4, 8, 16, 32, 64 or 128")
-        if not self.profile.supports_subgroup_size(sg):
-            raise HostError(f"profile '{self.profile.name}' does not run subgroups of {sg} invocations "
-                            f"(it supports {', '.join(map(str, self.profile.subgroup_sizes))})",
-                            hint="drop --subgroup-size or pick a size the profile supports")
+        self.hints = hints
+        with self._errors({}):
+            self.profile = load_profile(profile) if isinstance(profile, str) else profile
+            sg = subgroup_size or self.profile.default_subgroup_size
+            if not isinstance(sg, int) or sg < 4 or sg > 128 or sg & (sg - 1):
+                raise HostError(f"subgroup size {sg!r} is not a power of two from 4 to 128",
+                                hint="use --subgroup-size 4, 8, 16, 32, 64 or 128")
+            if not self.profile.supports_subgroup_size(sg):
+                raise HostError(f"profile '{self.profile.name}' does not run subgroups of {sg} invocations "
+                                f"(it supports {', '.join(map(str, self.profile.subgroup_sizes))})",
+                                hint="drop --subgroup-size or pick a size the profile supports")
         from .memory.bounds import check_bounds_option
-        self.options = Options(subgroup_size=sg, bounds=check_bounds_option(bounds), tracer=tracer)
+        with self._errors({}):
+            self.options = Options(subgroup_size=sg, bounds=check_bounds_option(bounds), tracer=tracer)
         if max_steps is not None:
             if int(max_steps) < 1:
                 raise HostError(f"--max-steps {max_steps}: must be a positive number of steps",
@@ -114,13 +230,35 @@ class Device:
         import os
         self.jobs = self.options.jobs = max(1, int(jobs) if jobs else (os.cpu_count() or 1))
 
+    @contextmanager
+    def _errors(self, sources: dict):
+        """emu's errors leave with their source (str() shows the line and a caret, as the CLI
+        prints them) and, for Python callers, hints in Python terms."""
+        try:
+            yield
+        except EmuError as e:
+            if e.sources is None:
+                e.sources = sources
+            if self.hints == "python":
+                e.hint = python_hint(e.hint)
+            raise
+
     @property
     def subgroup_size(self) -> int:
         return self.options.subgroup_size
 
-    def create_shader_module(self, code: str, file: str = "<input>", strict: bool = False) -> ShaderModule:
-        module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True)
-        self._for_device(module)
+    def create_shader_module(self, code: str, file: str | None = None, strict: bool = False, *,
+                             label: str | None = None, compilation_hints=()) -> ShaderModule:
+        """WGSL text -> a module for this device. ``file`` (or wgpu's ``label``) names it in messages."""
+        file = file or label or "<input>"
+        if isinstance(code, (bytes, bytearray)) and file.lower().endswith(".spv"):
+            code = bytes(code).decode("utf-8", "surrogateescape")     # a SPIR-V binary, as the CLI passes it
+        if not isinstance(code, str):
+            raise ArgumentError(f"create_shader_module: code must be WGSL text (a str), not {type(code).__name__}",
+                                  hint="read the file first: create_shader_module(open(path).read(), path)")
+        with self._errors({file: code}):
+            module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True)
+            self._for_device(module)
         return ShaderModule(module, code, file, warnings)
 
     def _for_device(self, module) -> None:
@@ -132,37 +270,141 @@ class Device:
         from .isa.verify import verify
         verify(module, self.profile, self.subgroup_size)
 
-    def create_compute_pipeline(self, module: ShaderModule, entry_point: str | None = None,
-                                constants: dict | None = None) -> ComputePipeline:
+    def create_compute_pipeline(self, module: ShaderModule | None = None, entry_point: str | None = None,
+                                constants: dict | None = None, *, compute: dict | None = None,
+                                layout="auto", label: str = "") -> ComputePipeline:
+        """A pipeline of ``module``'s entry point with override ``constants``; wgpu's spelling,
+        ``compute={'module': m, 'entry_point': ..., 'constants': {...}}``, works too."""
+        if compute is not None:
+            module = compute.get("module", module)
+            entry_point = compute.get("entry_point", entry_point)
+            constants = compute.get("constants", constants)
+        if not isinstance(module, ShaderModule):
+            raise ArgumentError(f"create_compute_pipeline: expected a module from create_shader_module, "
+                                  f"got {type(module).__name__}")
+        if layout != "auto":
+            raise ArgumentError("create_compute_pipeline: emu's Python API lays out bindings itself "
+                                  "(layout='auto'); explicit layouts are emu.wgpu's")
         ir, constants = module.ir, dict(constants or {})
-        if ir.needs_constants and (constants or ir.unset_overrides):
-            # overrides size types here: lower the shader again with this pipeline's values
-            ir, _ = compile_wgsl(module.source, module.file, constants=constants)
-            self._for_device(ir)
-            constants = {}
-        return ComputePipeline(module, Pipeline(ir, entry_point, constants, self.profile, self.options))
+        with self._errors({module.file: module.source}):
+            if ir.needs_constants and (constants or ir.unset_overrides):
+                # overrides size types here: lower the shader again with this pipeline's values
+                ir, _ = compile_wgsl(module.source, module.file, constants=constants)
+                self._for_device(ir)
+                constants = {}
+            return ComputePipeline(module, Pipeline(ir, entry_point, constants, self.profile, self.options))
 
-    def create_buffer(self, data=None, *, size: int | None = None, label: str = "") -> Buffer:
+    def create_buffer(self, data=None, *, size: int | None = None, label: str = "", usage=None) -> Buffer:
+        """A buffer holding ``data`` (a numpy array or bytes), or ``size`` zero bytes, or ``data``
+        followed by zeros up to ``size``. (``usage`` is accepted as wgpu's and not needed.)"""
         if data is not None and not isinstance(data, (bytes, bytearray, memoryview, np.ndarray)):
-            raise HostError(f"buffer data must be a numpy array or bytes, not {type(data).__name__}")
-        nbytes = size if size is not None else (np.asarray(data).nbytes if isinstance(data, np.ndarray) else len(data))
-        return Buffer(nbytes, data, label)
+            raise ArgumentError(f"create_buffer: data must be a numpy array or bytes, not {type(data).__name__}",
+                                  hint="convert it with numpy.asarray(data, dtype=...)")
+        have = None if data is None else (data.nbytes if isinstance(data, np.ndarray) else memoryview(data).nbytes)
+        if size is None and have is None:
+            raise ArgumentError("create_buffer: give data or size", hint="e.g. create_buffer(size=4096)")
+        if size is not None:
+            if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+                raise ArgumentError(f"create_buffer: size {size!r} must be a whole number of bytes, 0 or more")
+            if have is not None and size < have:
+                raise ArgumentError(f"create_buffer: size {size} is smaller than the data ({have} bytes)",
+                                      hint="leave size out to take the data's size")
+        return Buffer(int(size) if size is not None else have, data, label)
 
     def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups) -> list:
-        """Run the grid; returns the run's warnings (each out-of-bounds site once, as EmuError
-        with severity "warning"; empty when there were none)."""
-        try:
-            groups = tuple(int(g) for g in (tuple(groups) + (1, 1, 1))[:3])
-        except (TypeError, ValueError):
-            raise HostError(f"dispatch size {groups!r} must be up to three whole numbers") from None
-        if any(g < 0 for g in groups):
-            raise HostError(f"dispatch size {groups} must not be negative")
-        if 0 in groups:
-            return []
+        """Run ``groups`` = (x, y, z) workgroups (or x alone) with ``bindings`` {(group, binding):
+        Buffer or numpy array}; an array bound to a writable variable receives the results.
+        Returns the run's warnings (each out-of-bounds site once, as EmuError with severity
+        "warning"; empty when there were none)."""
+        if not isinstance(pipeline, ComputePipeline):
+            raise ArgumentError(f"dispatch: expected a pipeline from create_compute_pipeline, got "
+                                  f"{type(pipeline).__name__}")
+        groups = dispatch_size(groups)
         pipe = pipeline.pipeline
-        regions = bind(pipe.module, pipe.entry, bindings)
-        with jit.notice.for_profile(self.profile.name):
-            return pipe.dispatch(groups, regions)
+        sources = {pipeline.module.file: pipeline.module.source}
+        with self._errors(sources):
+            buffers, arrays = as_buffers(pipe.module, bindings)
+            if 0 in groups:
+                return []
+            regions = bind(pipe.module, pipe.entry, buffers)
+            with jit.notice.for_profile(self.profile.name):
+                warned = pipe.dispatch(groups, regions)
+            for key, arr in arrays.items():
+                arr.reshape(-1).view(np.uint8)[:] = buffers[key].data[: arr.nbytes]
+            for w in warned:                   # their hints already name both spellings
+                w.sources = w.sources or sources
+            return warned
+
+
+def dispatch_size(groups) -> tuple[int, int, int]:
+    """(x, y, z) from an int or a sequence of one to three whole numbers, or an error saying why."""
+    shown = repr(groups)
+    if isinstance(groups, (int, np.integer)) and not isinstance(groups, bool):
+        groups = (groups,)
+    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__len__"):
+        raise ArgumentError(f"dispatch size {shown}: expected workgroup counts (x, y, z), e.g. (4, 1, 1)",
+                              hint="give a tuple of whole numbers" + (", not a string" if isinstance(groups, str) else ""))
+    groups = tuple(groups)
+    if not 1 <= len(groups) <= 3:
+        raise ArgumentError(f"dispatch size {shown}: {len(groups)} numbers; a dispatch has one to three (x, y, z)")
+    for g in groups:
+        if isinstance(g, bool) or not (isinstance(g, (int, np.integer)) or (isinstance(g, float) and g.is_integer())):
+            raise ArgumentError(f"dispatch size {shown}: {g!r} is not a whole number of workgroups")
+    groups = tuple(int(g) for g in groups) + (1,) * (3 - len(groups))
+    if any(g < 0 for g in groups):
+        raise ArgumentError(f"dispatch size {groups} must not be negative")
+    return groups              # the device's limit per dimension: Pipeline.dispatch checks it
+
+
+def as_buffers(module: Module, bindings) -> tuple[dict, dict]:
+    """Check the bindings against the module's declarations: ({key: Buffer}, {key: array bound
+    to a writable variable, to receive the result})."""
+    if not isinstance(bindings, dict):
+        raise ArgumentError(f"bindings must be a dict {{(group, binding): buffer}}, not {type(bindings).__name__}")
+    declared = {(g.group, g.binding): g for g in module.globals if g.group is not None}
+    names = ", ".join(f"({k[0]}, {k[1]}) '{g.name}'" for k, g in sorted(declared.items())) or "none"
+    buffers, arrays = {}, {}
+    for key, value in bindings.items():
+        if (not isinstance(key, tuple) or len(key) != 2
+                or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in key)):
+            raise ArgumentError(f"binding key {key!r}: expected (group, binding), two whole numbers",
+                                  hint=f"the shader declares {names}")
+        key = (int(key[0]), int(key[1]))
+        g = declared.get(key)
+        if g is None:
+            raise ArgumentError(f"binding key {key}: the shader declares no @group({key[0]}) @binding({key[1]})",
+                                  hint=f"the shader declares {names}")
+        if isinstance(value, np.ndarray):
+            buf = Buffer(value.nbytes, value)
+            if g.space == "storage" and g.access != "read":
+                if not (value.flags.c_contiguous and value.flags.writeable):
+                    raise ArgumentError(f"binding {key} ('{g.name}', written by the shader): the numpy array must "
+                                          f"be contiguous and writable to receive the results",
+                                          hint="pass numpy.ascontiguousarray(a), or an emu Buffer")
+                arrays[key] = value
+        elif isinstance(value, Buffer):
+            buf = value
+        else:
+            raise ArgumentError(f"binding {key} ('{g.name}'): expected an emu Buffer or a numpy array, got "
+                                  f"{type(value).__name__}", hint="make one with device.create_buffer(data)")
+        _check_dtype(g, buf, key)
+        buf._wgsl = g.type
+        buffers[key] = buf
+    return buffers, arrays
+
+
+def _check_dtype(g, buf: Buffer, key) -> None:
+    from .numerics.dtypes import NP
+    layout = element_layout(g.type)
+    if layout is None or buf._array is None or buf._array[0] == np.uint8:
+        return                                   # bytes are bytes
+    have, want = buf._array[0], NP[layout[0]]
+    packed = layout[0] in ("i32", "u32") and (have.itemsize < 4 or have.kind in "iu")
+    if have != want and not packed:            # narrower data packed into 32-bit words is WGSL's way
+        warnings.warn(DtypeWarning(
+            f"binding {key}: {have} data is bound to '{g.name}' ({g.type}), whose elements are "
+            f"{layout[0]}: the bytes are taken as they are (convert with .astype(numpy.{want.name}))"),
+            stacklevel=4)
 
 
 def min_binding_size(t: Type) -> int:

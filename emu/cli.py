@@ -122,7 +122,7 @@ def cmd_run(args, sources) -> int:
     src = sources[args.shader] = _read_source(args.shader)
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
-    dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps,
+    dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps, hints="cli",
                  tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=_progress(),
                  race_check=args.race_check)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)

@@ -55,7 +55,7 @@ def run_demo(profile: str = "nvidia-h200", size: int = 128, out=sys.stdout) -> i
     exact = a.astype(np.float64) @ b.astype(np.float64)
     ok = True
     for name, block in (("gemm_dawn.wgsl", 32), ("gemm_wgpu.wgsl", 16)):
-        dev = Device(profile)
+        dev = Device(profile, hints="cli")
         mod = dev.create_shader_module(_source(name), f"emu/examples/{name}")
         pipe = dev.create_compute_pipeline(mod, constants={"M": size, "N": size, "K": size})
         bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b),

@@ -5,7 +5,9 @@ on the device (workgroup, subgroup, lane) when that applies, and the fix.
     ├── WgslError             a WGSL shader the front end rejects, located in its source
     ├── HostError             bad input from the host program or the command line
     │   ├── UsageError        a command line that cannot be parsed (exit status 2)
-    │   └── InvalidArgument   a bad argument to the Python API (also a ValueError, as callers expect)
+    │   ├── InvalidArgument   a bad argument to emu.wgpu or emu.numerics (a ValueError, str() the bare
+    │   │                     message, as callers of those expect)
+    │   └── ArgumentError     a bad argument to emu.Device (a ValueError, str() the whole message)
     └── HwError               what the real WebGPU implementation refused (also a RuntimeError)
 
 Other layers subclass these (VerifyError, ProfileError, EmitError, ...); spans and the rendering
@@ -52,8 +54,10 @@ class EmuError(Exception):
             out += f"\n   hint: {self.hint}"
         return out
 
+    sources: dict | None = None      # {file: text} of the shader, set where the error leaves emu's API
+
     def __str__(self) -> str:
-        return self.format()
+        return self.format(self.sources)
 
 
 class _PlainStr:
@@ -73,6 +77,11 @@ class UsageError(_PlainStr, HostError):
 
 class InvalidArgument(_PlainStr, HostError, ValueError):
     """A bad argument to the Python API (emu.wgpu, emu.numerics): still a ValueError."""
+
+
+class ArgumentError(HostError, ValueError):
+    """A bad argument to emu's own Python API (emu.Device, Buffer): str() is the whole message,
+    hint included, as the CLI prints it (also a ValueError)."""
 
 
 class HwError(_PlainStr, EmuError, RuntimeError):

@@ -630,7 +630,7 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
     # -- the emulator ----------------------------------------------------------------------------
     trace = _CoopStoreTrace()
     try:
-        dev = Device(prof, sg, bounds=bounds, max_steps=max_steps, tracer=trace)
+        dev = Device(prof, sg, bounds=bounds, max_steps=max_steps, tracer=trace, hints="cli")
         mod = dev.create_shader_module(source, file)
         pipe = dev.create_compute_pipeline(mod, fn.name, {k: v for k, v in (overrides or {}).items()})
         handles = {k: dev.create_buffer(np.frombuffer(v, np.uint8).copy()) if v else dev.create_buffer(size=0)

@@ -30,7 +30,7 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
         bounds = os.environ.get("EMU_BOUNDS", "").strip().lower() or "webgpu"
         steps = os.environ.get("EMU_MAX_STEPS", "").strip()
         self._emu = Device(adapter._profile, _subgroup_size(adapter._profile), bounds=bounds,
-                           max_steps=int(steps) if steps else None)
+                           max_steps=int(steps) if steps else None, hints="cli")   # _from_emu rewrites them
         self._queue = GPUQueue("", self)
         self._destroyed = False
 

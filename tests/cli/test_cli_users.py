@@ -89,3 +89,16 @@ def test_run_bundled_kernel_from_stdin_equals_by_name(tmp_path):
     a, b = np.load(tmp_path / "a.npy").astype(np.float32), np.load(tmp_path / "b.npy").astype(np.float32)
     assert np.array_equal(c1.view(np.uint32), c2.view(np.uint32))
     np.testing.assert_allclose(c1.reshape(32, 32), a @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_cli_hints_name_flags_python_hints_name_the_api(tmp_path):
+    """The same mistake, two audiences: the CLI's hint names its flag, the Python API's its argument."""
+    shader = tmp_path / "two.wgsl"
+    shader.write_text("@compute @workgroup_size(1) fn a() { }\n@compute @workgroup_size(1) fn b() { }\n")
+    rc, _, err = cli("run", shader, "--dispatch", "1")
+    assert rc == 1 and "hint: choose one with --entry NAME" in err
+    import pytest
+    dev = emu.Device()
+    with pytest.raises(emu.EmuError) as ei:
+        dev.create_compute_pipeline(dev.create_shader_module(shader.read_text(), str(shader)))
+    assert ei.value.hint == "give create_compute_pipeline(..., entry_point=NAME)"

@@ -97,7 +97,7 @@ def test_out_of_bounds_names_buffer_index_lane_and_place():
     assert where(e) == ("rt.wgsl", 6, 16)
     assert "index 8" in e.message and "8 elements" in e.message and "buffer 'a'" in e.message
     assert "workgroup (1, 0, 0)" in e.where and "lane 1" in e.where
-    assert "--bounds strict" in e.hint
+    assert 'Device(..., bounds="strict")' in e.hint and "--" not in e.hint   # the Python API's hint; the CLI's names --bounds
 
 
 def test_out_of_bounds_robust_clamps():
@@ -159,7 +159,7 @@ def test_runaway_loop_hits_max_steps():
     with pytest.raises(emu.EmuError) as ei:
         _dispatch(HANG, {(0, 0): 8}, max_steps=1000)
     assert ei.value.loc.file == "rt.wgsl" and ei.value.loc.line in (6, 7)
-    assert "step limit (1000" in ei.value.message and "--max-steps" in ei.value.hint
+    assert "step limit (1000" in ei.value.message and "Device(..., max_steps=N)" in ei.value.hint
 
 
 def test_missing_buffer_binding():
