@@ -309,6 +309,19 @@ def _start_row(s, i, cf, cli, cei, prm, RC, xn, xm, xe, xl, ok, rowbad, colbad):
         ok[j] = not (rbad or colbad[j] or sp)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _store_row(i, o, bits, ok):
+    """Row i's result bits into o where they are final; True where some element needs the
+    reference kernel."""
+    need = False
+    for j in range(bits.shape[0]):
+        if ok[j]:
+            o[i, j] = bits[j]
+        else:
+            need = True
+    return need
+
+
 @njit(cache=True, nogil=True)
 def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
                 xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC, VE, VS):
@@ -455,11 +468,7 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
                 xm[j] = m_ if c_ == FINITE else np.int64(0)
                 xe[j] = e_
                 xl[j] = e_ - fb
-        for j in range(N):
-            if ok[j]:
-                o[i, j] = bits[j]
-            else:
-                need_ref = True
+        need_ref |= _store_row(i, o, bits, ok)
     return need_ref
 
 
@@ -535,11 +544,7 @@ def _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, 
                 bits[j] = round_bits(np.int64(1), -Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
             else:
                 bits[j] = round_bits(ZERO64, Sj, base, eb, fb, RNE64, ZERO64, ZERO64)
-        for j in range(N):
-            if ok[j]:
-                o[i, j] = bits[j]
-            else:
-                need_ref = True
+        need_ref |= _store_row(i, o, bits, ok)
     return need_ref
 
 

@@ -60,39 +60,38 @@ def _quotient(x, y):
 
 
 @njit(**_inl)
+def _div(x, y):
+    """WGSL integer x / y on int64 operands: x / 0 == x, else truncated toward zero."""
+    return x if y == 0 else _quotient(x, y)
+
+
+@njit(**_inl)
+def _rem(x, y):
+    """WGSL integer x % y on int64 operands: x % 0 == 0, else the dividend's sign."""
+    return np.int64(0) if y == 0 else x - _quotient(x, y) * y
+
+
+@njit(**_inl)
 def div_i32(a, b):
     x = np.int64(a)
-    y = np.int64(b)
-    if y == 0 or (x == -2147483648 and y == -1):
-        return np.int32(x)
-    return np.int32(_quotient(x, y))
+    if x == -2147483648 and b == -1:
+        return np.int32(x)                 # MIN / -1 == MIN
+    return np.int32(_div(x, np.int64(b)))
 
 
 @njit(**_inl)
 def rem_i32(a, b):
-    x = np.int64(a)
-    y = np.int64(b)
-    if y == 0:
-        return np.int32(0)
-    return np.int32(x - _quotient(x, y) * y)
+    return np.int32(_rem(np.int64(a), np.int64(b)))
 
 
 @njit(**_inl)
 def div_u32(a, b):
-    x = np.int64(a)
-    y = np.int64(b)
-    if y == 0:
-        return np.uint32(x)
-    return np.uint32(x // y)
+    return np.uint32(_div(np.int64(a), np.int64(b)))
 
 
 @njit(**_inl)
 def rem_u32(a, b):
-    x = np.int64(a)
-    y = np.int64(b)
-    if y == 0:
-        return np.uint32(0)
-    return np.uint32(x - (x // y) * y)
+    return np.uint32(_rem(np.int64(a), np.int64(b)))
 
 
 # f32 -> integer clamps: the same bounds as scalar.convert (compile-time constants here)
@@ -101,21 +100,22 @@ _U32_LO, _U32_HI = float_bounds_for_int("u32", "f32")
 
 
 @njit(**_inl)
-def f32_to_i32(x):
+def _trunc_clamp(x, lo, hi):
+    """trunc(x) clamped to [lo, hi], NaN to 0 (as float64)."""
     t = np.trunc(np.float64(x))
     if t != t:
-        return np.int32(0)
-    t = min(max(t, _I32_LO), _I32_HI)
-    return np.int32(np.int64(t))
+        return 0.0
+    return min(max(t, lo), hi)
+
+
+@njit(**_inl)
+def f32_to_i32(x):
+    return np.int32(np.int64(_trunc_clamp(x, _I32_LO, _I32_HI)))
 
 
 @njit(**_inl)
 def f32_to_u32(x):
-    t = np.trunc(np.float64(x))
-    if t != t:
-        return np.uint32(0)
-    t = min(max(t, _U32_LO), _U32_HI)
-    return np.uint32(np.int64(t))
+    return np.uint32(np.int64(_trunc_clamp(x, _U32_LO, _U32_HI)))
 
 
 @njit(**_inl)

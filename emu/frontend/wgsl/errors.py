@@ -6,15 +6,3 @@ from ...diagnostic import (ERROR, INFO, LINE_BREAK_RE, NOTE, WARNING, Diagnostic
                            SourceSpan, format_diagnostic, source_line, split_lines)
 from ...errors import WgslError  # noqa: F401
 
-__all__ = [
-    "SourceSpan",
-    "Diagnostic",
-    "WgslError",
-    "ERROR",
-    "WARNING",
-    "INFO",
-    "NOTE",
-    "format_diagnostic",
-    "source_line",
-    "split_lines",
-]
