@@ -409,3 +409,23 @@ def test_wgpu_dialect_cooperative_matrix_needs_its_feature():
     run(device, p, [bind(device, p, *bufs)], grid=(n // 16, n // 16))
     C = np.frombuffer(device.queue.read_buffer(bufs[2]), np.float32).reshape(n, n)
     assert np.allclose(C, A.astype(np.float64) @ B.astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+def test_internal_error_is_one_gpu_internal_error(device, monkeypatch):
+    """A bug of emu's (an exception that is not an EmuError) is one GPUInternalError message with
+    the shader location, not a traceback of emu's insides."""
+    from emu.scheduler import handlers
+
+    def broken(batch, inst, mask, frame):
+        raise ZeroDivisionError("a planted bug")
+    monkeypatch.setitem(handlers.HANDLERS, "binary", broken)
+    monkeypatch.setenv("EMU_JIT", "0")
+    p = pipe(device, "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                     "@compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) "
+                     "{ o[i] = i * 3u; }\n", label="k.wgsl")
+    buf = device.create_buffer(size=16, usage=BU.STORAGE)
+    with pytest.raises(wgpu.GPUInternalError) as e:
+        run(device, p, [bind(device, p, buf)])
+    text = str(e.value)
+    assert text.startswith("k.wgsl:2:89: error: internal error: ZeroDivisionError: a planted bug")
+    assert "please report" in text and "lane 0" in text

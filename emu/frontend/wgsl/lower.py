@@ -165,6 +165,15 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             t = self.type(m.type)
             al = self.const_int(m.align) if m.align is not None else None
             sz = self.const_int(m.size) if m.size is not None else None
+            if al is not None and (al < 1 or al & (al - 1)):
+                self.err(m.align, f"@align({al}) of '{m.name}' is not a power of two", hint="e.g. @align(16)")
+            try:
+                natural = t.size
+            except TypeError:                   # a runtime-sized array: no size to compare
+                natural = None
+            if sz is not None and (sz < 1 or (natural is not None and sz < natural)):
+                self.err(m.size, f"@size({sz}) of '{m.name}' is smaller than its type {t} ({natural} bytes)",
+                         hint=f"give at least @size({natural})")
             members.append(Member(m.name, t, al, sz))
         st = self.not_too_deep(StructType(d.name, tuple(members)), d)
         self.m.structs.append(st)
