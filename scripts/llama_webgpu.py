@@ -9,9 +9,11 @@ is kept here. Without a folder it says so and exits 0.
 Kernels: mul_mat_subgroup_matrix (f16 weights x f32 activations, f16 subgroup-matrix
 accumulators, the float VEC and SCALAR variants, ragged M/N/K so the select()-guarded loads run
 past the tile edges), rms_norm (the one-invocation-per-row version with `override wg_size`),
-binary (add/sub/mul/div, f32 and f16, with ggml's broadcast by repetition).
+binary (add/sub/mul/div, f32 and f16, with ggml's broadcast by repetition), unary (abs, neg,
+relu, sqr, sqrt, exp, tanh, sigmoid, silu, gelu; f32 and f16).
 The bound each is held to is its own arithmetic's: f16 accumulation for the matmul (one f16
-rounding per multiply-add), f32 for the norm, one rounding for the element-wise ops.
+rounding per multiply-add), f32 for the norm, one rounding for the binary ops,
+8 ulps for the unary ones.
 """
 from __future__ import annotations
 
@@ -173,6 +175,39 @@ def binary(folder: Path, dev, op: str, dtype: str, shape_a, shape_b, rng, wg_siz
     return float(err.max()), bool((err <= half_ulp).all()), warnings
 
 
+UNARY = {   # op: (float64 reference, input range)
+    "abs": (np.abs, 4), "neg": (np.negative, 4), "relu": (lambda x: np.maximum(x, 0), 4),
+    "sqr": (np.square, 4), "sqrt": (np.sqrt, None), "exp": (np.exp, 4), "tanh": (np.tanh, 4),
+    "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), 6), "silu": (lambda x: x / (1 + np.exp(-x)), 6),
+    "gelu": (lambda x: 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3))), 4),
+}
+
+
+def unary(folder: Path, dev, op: str, dtype: str, shape, rng, wg_size: int = 256):
+    """unary.wgsl with TYPE_<T> (f32 when absent), the op's define and WG_SIZE, contiguous, one
+    invocation per element. Held to 8 ulps of the type at the scale of the larger of input and
+    result (the profile's exp/tanh/sqrt and the kernel's own formula each round a few times)."""
+    defs = defines_of(([f"TYPE_{dtype.upper()}"] if dtype == "f16" else []) + [op.upper(), f"WG_SIZE={wg_size}u"])
+    text = preprocess(folder / "unary.wgsl", defs, folder)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(text, "unary.wgsl"))
+    dt = np.float32 if dtype == "f32" else np.float16
+    fn, span = UNARY[op]
+    x = (rng.random(shape[::-1]) * 9 if span is None else (rng.random(shape[::-1]) * 2 - 1) * span).astype(dt)
+    st = [1, shape[0], shape[0] * shape[1], shape[0] * shape[1] * shape[2]]
+    params = np.array([x.size, 0, 0, *st, *shape[:3]], np.uint32)
+    dst = dev.create_buffer(size=x.nbytes)
+    warnings = dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): dst, (0, 2): dev.create_buffer(params)},
+                            (-(-x.size // wg_size), 1, 1))
+    got = dst.read(dt).reshape(x.shape).astype(np.float64)
+    ref = fn(x.astype(np.float64))
+    eps = 2.0 ** -23 if dtype == "f32" else 2.0 ** -10
+    err = np.abs(got - ref)
+    # relative to the larger of the result and the input: gelu's 1 + tanh(...) cancels for
+    # negative inputs, so its error is the input's scale times a few ulps, not the result's
+    scale = np.maximum(np.maximum(np.abs(ref), np.abs(x.astype(np.float64))), 2.0 ** -6)
+    return float(err.max()), bool((err <= 8 * eps * scale).all()), warnings
+
+
 def main(argv) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", nargs="?", help="llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders, fetched")
@@ -194,7 +229,9 @@ def main(argv) -> int:
             ("rms_norm (ne0=512, 3 x 50 rows)", lambda: rms_norm(folder, dev, 512, 50, 3, rng)),
             *((f"binary {op} {t} (a 96x7x3, b 96x1x3 broadcast)",
                (lambda op=op, t=t: binary(folder, dev, op, t, (96, 7, 3, 1), (96, 1, 3, 1), rng)))
-              for op in ("add", "sub", "mul", "div") for t in ("f32", "f16"))):
+              for op in ("add", "sub", "mul", "div") for t in ("f32", "f16")),
+            *((f"unary {op} {t} (64x5x2)", (lambda op=op, t=t: unary(folder, dev, op, t, (64, 5, 2, 1), rng)))
+              for op in UNARY for t in ("f32", "f16"))):
         try:
             err, within, warnings = run()
             rows.append((name, "yes", f"{err:.3e}", "yes" if within else "NO",
