@@ -37,6 +37,9 @@ from .mma_kernels import (decode, round_bits, bitlen,
                                     P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL, P_OVF_INF,
                                     P_FLUSH_IN, P_FLUSH_OUT, ZERO64, RNE64)
 
+# the kernel's pieces are called only from compiled code: no Python or cfunc wrapper to compile
+_piece = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
 _NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
 _POS = np.int64(1 << 40)        # ... and above every real one (for minima)
 _NEG32 = np.int32(-(1 << 28))   # the same in the 32-bit lanes (two of them still fit an int32)
@@ -169,7 +172,7 @@ def _fast_decode(x, eb, fb, fmask, bias, fl):
     return -((x >> (eb + fb)) & 1), m, e, special
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _decode_rows(R, Fm, Fe, Fp, Fn, bad, eb, fb, fmask, bias, fl):
     """Branch-free decode of raw bits R[block, row, kk] into the fast form; bad[row] |= an
     infinity or NaN in that row."""
@@ -194,7 +197,7 @@ def _decode_rows(R, Fm, Fe, Fp, Fn, bad, eb, fb, fmask, bias, fl):
                 bad[r] = True
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _decode32(R, Fm, Fe, Fn, bad, eb, fb, fmask, bias, fl, pre, cols):
     """_decode_rows into 32-bit lanes for the fused form, branch-free: Fm = magnitude << pre,
     Fe = exponent (_NEG32 for a zero), Fn = sign (0/-1), same layout as R. An infinity or NaN
@@ -237,7 +240,7 @@ def _use32(prm) -> bool:
 # The pieces of _subgroup, each called once per subgroup with its arrays one by one (pieces
 # called per row, or arrays passed in tuples, made the kernel two to five times slower when tried).
 
-@njit(cache=True, nogil=True)
+@_piece
 def _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32):
     """The raw bits of subgroup s's A and B, cut into blocks of L along K (padded with zeros):
     RA[block, i, kk] and, B transposed, RB[block, j, kk] ([block, k, j] for the 32-bit path).
@@ -264,11 +267,12 @@ def _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32):
                     RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
-                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32):
+                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32, wide):
     """RA, RB into the fast form (signed significand, exponent, ...): FA*, FB*, or GA*, GB* for
-    the 32-bit path; rowbad[i] / colbad[j] where a row of A / column of B holds a special."""
+    the 32-bit path; rowbad[i] / colbad[j] where a row of A / column of B holds a special.
+    wide None: only the 32-bit path is compiled (see _run)."""
     M = rowbad.shape[0]
     N = colbad.shape[0]
     ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
@@ -283,7 +287,7 @@ def _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
     if use32:
         _decode32(RA, GAm, GAe, GAn, rowbad, ieb, ifb, fmask, bias, fl, F - fin2, False)
         _decode32(RB, GBm, GBe, GBn, colbad, ieb, ifb, fmask, bias, fl, np.int64(0), True)
-    else:
+    elif wide is not None:
         _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
         _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
 
@@ -322,9 +326,10 @@ def _store_row(i, o, bits, ok):
     return need
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
-                xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC, VE, VS):
+                xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC, VE, VS,
+                wide):
     """Fused models, row by row and block by block: the block's products cut toward zero at the
     block's alignment 2^q (q = max(emax, xe) - F) and summed, C's (the running accumulator's) term
     added, and the result rounded: branch-free over the columns where it is a normal number in
@@ -363,29 +368,30 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
                 for j in range(N):
                     S[j] = np.int64(VS[j])
             # per column: q = max(emaxp, xe) - F; each product's term is cut at 2^q
-            for j in range(N if not use32 else 0):
-                em = _NEG
-                for k in range(L):
-                    e = FAe[bi, i, k] + FBe[bi, j, k]
-                    em = e if e > em else em
-                emax[j] = em
-                q = em
-                if xm[j] != 0 and xe[j] > q:
-                    q = xe[j]
-                lo = q - F + fin2
-                emin[j] = lo
-                Sj = np.int64(0)
-                for k in range(L):
-                    sh = FAe[bi, i, k] + FBe[bi, j, k] - lo
-                    p = FAm[bi, i, k] * FBm[bi, j, k]      # exact signed product
-                    ng = p >> 63
-                    m = (p ^ ng) - ng
-                    ls = sh if sh > 0 else 0
-                    rs = -sh if sh < 0 else 0
-                    rs = rs if rs < 63 else 63
-                    t = (m << ls) >> rs                      # |term|, cut toward zero
-                    Sj += (t ^ ng) - ng
-                S[j] = Sj
+            if wide is not None:             # (not compiled for the 32-bit path alone)
+                for j in range(N if not use32 else 0):
+                    em = _NEG
+                    for k in range(L):
+                        e = FAe[bi, i, k] + FBe[bi, j, k]
+                        em = e if e > em else em
+                    emax[j] = em
+                    q = em
+                    if xm[j] != 0 and xe[j] > q:
+                        q = xe[j]
+                    lo = q - F + fin2
+                    emin[j] = lo
+                    Sj = np.int64(0)
+                    for k in range(L):
+                        sh = FAe[bi, i, k] + FBe[bi, j, k] - lo
+                        p = FAm[bi, i, k] * FBm[bi, j, k]      # exact signed product
+                        ng = p >> 63
+                        m = (p ^ ng) - ng
+                        ls = sh if sh > 0 else 0
+                        rs = -sh if sh < 0 else 0
+                        rs = rs if rs < 63 else 63
+                        t = (m << ls) >> rs                      # |term|, cut toward zero
+                        Sj += (t ^ ng) - ng
+                    S[j] = Sj
             # the common case, branch-free over j: C's term, then a normal result
             nslow = np.int64(0)
             for j in range(N):
@@ -472,7 +478,7 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
     return need_ref
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn, xn, xm, xe, xl,
                 emax, emin, S, bits, ok, rowbad, colbad, RC):
     """The exact model, row by row: one rounding of the exact sum, in one int64 where it fits
@@ -548,9 +554,9 @@ def _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, 
     return need_ref
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-              scr32, use32, RC, VE, VS):
+              scr32, use32, RC, VE, VS, wide):
     """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
     aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
     Returns True where some element needs the reference kernel (the caller recomputes the
@@ -562,21 +568,26 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     rowbad, colbad, ok, fast = bvec
     _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32)
     _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
-                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32)
+                     GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32, wide)
     if prm[P_KIND] == K_FUSED:
         return _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
                            xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC,
-                           VE, VS)
+                           VE, VS, wide)
+    if wide is None:
+        return True                 # not reached: wide is None only for a fused model
     return _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn, xn, xm, xe,
                        xl, emax, emin, S, bits, ok, rowbad, colbad, RC)
 
 
 @njit(cache=True, nogil=True)
-def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, use32, t0, t1):
+def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, use32, wide,
+         t0, t1):
     """D = A*B + C for subgroups sgs[t0:t1], reading and writing through the lane maps: (li, ei)
     give each operand element's owner slot, (ri, ci) each output slot's element (ovalid: the
     slot holds one). Same bits as to_matrix -> mma_kernels -> to_fragments. use32:
-    _use32(prm), the 32-bit row path (taken only where N == L == 16 too)."""
+    _use32(prm), the 32-bit row path (taken only where N == L == 16 too). wide None: the
+    32-bit path is all a run needs, and numba compiles only it (branches on `wide is None` are
+    pruned before typing), a third of the kernel's cold compile; any other value: every path."""
     M, Kd = ali.shape
     N = bli.shape[1]
     L = Kd if prm[P_KIND] == K_EXACT else max(1, min(prm[P_L], Kd))
@@ -593,6 +604,10 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
     bvec = (np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_),
             np.zeros(N, np.bool_))
     use32 = use32 and N == _V and L == _V
+    if wide is None and not use32:
+        for t in range(t0, t1):
+            need[t] = True                  # not reached (_dispatch checks): the reference kernel
+        return
     b32 = bmk if use32 else (1, 1, 1)
     n32 = (NB, L, N) if use32 else (1, 1, 1)
     scr32 = (np.empty(b32, np.int32), np.empty(b32, np.int32), np.empty(b32, np.int32),
@@ -607,7 +622,7 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
     for t in range(t0, t1):
         s = sgs[t]
         if _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-                     scr32, use32, RC, VE, VS):
+                     scr32, use32, RC, VE, VS, wide):
             need[t] = True
         for ln in range(lanes):
             for e in range(E):
@@ -677,7 +692,11 @@ def _dispatch(args, n, jobs):
     # the lane maps as unsigned indices: numba then drops the negative-index wrap-around of
     # every gather and scatter (they are never negative: lanemap.LaneMap)
     args = args[:4] + tuple(x.astype(np.uint64) for x in args[4:12]) + args[12:]
-    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, _use32(args[-2]), grain=64)
+    prm, use32 = args[-2], _use32(args[-2])
+    Kd, N = args[4].shape[1], args[6].shape[1]
+    only32 = use32 and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
+    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
+               grain=64)
 
 
 _PRM: dict = {}
