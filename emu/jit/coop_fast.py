@@ -13,6 +13,9 @@ from numba import njit
 
 from ..isa.types import ArrayType
 from ..memory import coop as mcoop
+from ..numerics.dtypes import NP
+from ..numerics import mma_fast
+from ..scheduler.coop import lane_map, matrix_model
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -74,7 +77,6 @@ def load(ex, inst, ptr, offset, stride, subgroups, mask):
     plan = _plan(ex, inst, ptr, t, offset, stride, subgroups, mask)
     if plan is None:
         return None
-    from ..numerics.dtypes import NP
     dt = np.dtype(NP[t.elem.name])
     sg = ex.opts.subgroup_size
     E = plan[3].shape[1]
@@ -102,8 +104,6 @@ def store(ex, inst, ptr, offset, value, stride, subgroups, mask):
 def mma(ex, inst, a, b, c, subgroups):
     """A cooperative multiply-add straight on fragments (emu/numerics/mma_fast.py), without
     building matrices; None where that kernel does not apply."""
-    from ..numerics import mma_fast
-    from ..scheduler.coop import lane_map, matrix_model
     ta, tb, tc = (x.type for x in inst.args)
     return mma_fast.frag_mma(matrix_model(ex, ta, tc), a, b, c,
                              [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import EmuError
+from ..errors import EmuError, HostError
 
 BOUNDS = ("webgpu", "strict")
 DEFAULT_BOUNDS = "webgpu"
@@ -21,7 +21,6 @@ STRICT_HINT = "--bounds strict (Python: bounds=\"strict\") stops at the first ou
 
 def check_bounds_option(value: str) -> str:
     if value not in BOUNDS:
-        from ..errors import HostError
         raise HostError(f"bounds must be one of {', '.join(BOUNDS)}, not {value!r}",
                         hint="webgpu: run out-of-bounds accesses as WebGPU does and report them; "
                              "strict: stop at the first")

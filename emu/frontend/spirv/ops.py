@@ -10,6 +10,7 @@ from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType
                           with_scalar)
 from .grammar import Instruction, load
 from .module import SUBGROUP_SCOPE, BuiltinVar
+from ...isa.types import VOID, TupleType
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
 BINARY = {
@@ -542,7 +543,6 @@ class OpLowering:
     def op_FunctionCall(self, i):
         args = [self.val(x, i) for x in i.ops[1:]]
         rt = self.info.types[i.type_id]
-        from ...isa.types import VOID
         inst = self.b.emit("call", args, rt if rt != VOID else VOID, callee=self.fn_names[i.ops[0]])
         return inst.result
 
@@ -577,7 +577,6 @@ class OpLowering:
         if op == "OpAtomicCompareExchange":
             value = self.as_sign(self.val(i.ops[4], i), "", s)
             cmp = self.as_sign(self.val(i.ops[5], i), "", s)
-            from ...isa.types import TupleType
             tt = TupleType(f"__atomic_compare_exchange_result_{s}", (("old_value", s), ("exchanged", BOOL)))
             r = self.b.op("atomic", [p, cmp, value], tt, fn="compare_exchange_weak")
             return self.define(i.result, self.b.op("extract", [r], s, path=[0]))

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ...errors import EmuError, note_location
+from ...isa import uniformity
+from ...isa.ops import OPS
 
 
 def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
@@ -55,8 +57,6 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
 
 def _uniformity_warnings(module, warnings: list) -> None:
     """Warn where Tint's uniformity analysis would reject a cooperative-matrix operation."""
-    from ...isa import uniformity
-    from ...isa.ops import OPS
     if not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
         return
     for finding in uniformity.check(module):

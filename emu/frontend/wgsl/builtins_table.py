@@ -15,6 +15,8 @@ from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
 from .values import (ATOMIC_FNS, QUAD_SWAPS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
                      _scalar_or_none, _tn)
+from ...isa.types import NoScalarType
+from ...numerics import builtins as nb
 
 # `lw` below is the Lowerer (lower.py), which reaches these functions through calls.py
 
@@ -47,7 +49,6 @@ FIXED = {
 
 
 def lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
-    from ...isa.types import NoScalarType
     try:
         return _lower_builtin(lw, e, statement)
     except NoScalarType as x:
@@ -206,7 +207,6 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
         rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
         if isinstance(args[0], Const):
             # a constant expression: folded with the device's numerics, a constant struct
-            from ...numerics import builtins as nb
             c = lw.convert_const(args[0], t, node)
             parts = nb.call(name, scalar_of(t).name, np.asarray([c.value], _np_dtype(scalar_of(t))))
             return Const(rt, [_pylist(p)[0] for p in parts])
@@ -285,7 +285,6 @@ def _common(lw, name, args, node):
 
 
 def _emit(lw: Lowerer, name, t, vals, rt, node):
-    from ...numerics import builtins as nb
     if all(isinstance(v, Const) for v in vals):
         s = scalar_of(t)
         ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name

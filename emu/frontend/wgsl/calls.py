@@ -12,6 +12,7 @@ from .builtins_table import call_builtin_values, coop_construct, lower_builtin
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, VEC_RE, can_convert, concrete, is_abstract, unify
 from .values import (Const, Val, _Partial, _is_type_name, _np_dtype, _num_name, _pylist,
                      _scalar_or_none, _tn, _unify_types, _zero)
+from ...numerics import scalar as ns
 
 
 class CallLowering:
@@ -184,7 +185,6 @@ class CallLowering:
         if src == t:
             return v
         if isinstance(v, Const):
-            from ...numerics import scalar as ns
             arr = np.asarray(v.value, dtype=_np_dtype(scalar_of(src)))
             out = ns.convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)
             return Const(t, _pylist(out))

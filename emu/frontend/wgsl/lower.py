@@ -24,6 +24,9 @@ from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, Val, _freeze, _map,
                      _name, _returns, _span, _tn, loc_of)
+from ...isa.types import MAX_COMPOSITE_DEPTH, composite_depth
+from ...isa.constants import coerce_scalar
+from ...numerics.dtypes import NP
 
 
 class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
@@ -148,7 +151,6 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         return r
 
     def not_too_deep(self, t, node):
-        from ...isa.types import MAX_COMPOSITE_DEPTH, composite_depth
         if composite_depth(t) > MAX_COMPOSITE_DEPTH:
             self.err(node, f"{t if len(str(t)) < 80 else str(t)[:80] + '...'} nests arrays, structs and "
                            f"vectors {composite_depth(t)} levels deep; emu allows {MAX_COMPOSITE_DEPTH} "
@@ -207,7 +209,6 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if t is None or not isinstance(t, ScalarType):
             self.err(d, f"override '{d.name}' needs a scalar type", hint=f"write 'override {d.name}: u32 = ...;'")
         if given is not None:
-            from ...isa.constants import coerce_scalar
             default = coerce_scalar(t, given, f"override '{d.name}'")
         o = Override(d.name, t, oid, default, loc_of(d))
         self.m.overrides.append(o)
@@ -444,7 +445,6 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                          hint="WGSL rejects constants out of range of their type")
             return x
         if t.is_float:
-            from ...numerics.dtypes import NP
             v = float(np.asarray(float(x), np.float64).astype(NP[t.name]))
             if np.isinf(v) and np.isfinite(float(x)):
                 self.err(node, f"{x} is out of range of {t}")

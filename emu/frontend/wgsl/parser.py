@@ -24,6 +24,7 @@ from typing import Optional
 from . import ast
 from .errors import SourceSpan, WgslError
 from .lexer import EOF, FLOAT, IDENT, INT, KEYWORD, SYM, TEMPLATE_END, TEMPLATE_START, Token, tokenize
+from ...errors import note_location
 
 __all__ = ["parse", "parse_expression", "Parser", "MAX_NESTING"]
 
@@ -56,7 +57,6 @@ def parse(source: str, file: str = "<input>") -> ast.Module:
     except WgslError:
         raise
     except Exception as e:
-        from ...errors import note_location
         note_location(e, parser.tok.span)
         raise
 

@@ -16,6 +16,8 @@ from ...isa.types import (ArrayType, BOOL, MatrixType, PointerType, ScalarType, 
 from . import ast as A
 from .names import ATOMIC_FNS, BIN_OPS, COMPOUND, QUAD_SWAPS, SUBGROUP_FNS  # noqa: F401  (re-exported)
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, MAT_RE, SHORTHANDS, VEC_RE, WGSL_SCALARS, unify
+from ...numerics.dtypes import NP
+from ...numerics import scalar as ns
 
 
 @dataclass
@@ -163,7 +165,6 @@ def _returns(stmts) -> bool:
 
 def _round_fraction(v: Fraction, t: ScalarType) -> float:
     """Round an exact literal value to f32/f16, to nearest even, in one step."""
-    from ...numerics.dtypes import NP
     if v == 0:
         return 0.0
     f = float(v)                  # nearest f64
@@ -177,7 +178,6 @@ def _round_fraction(v: Fraction, t: ScalarType) -> float:
 
 
 def _np_dtype(s: ScalarType):
-    from ...numerics.dtypes import NP
     if s is ABSTRACT_INT:
         return object
     if s is ABSTRACT_FLOAT:
@@ -202,7 +202,6 @@ def _np_unary(fn, t, x):
         return _map(x, lambda v: -v if fn == "neg" else ~v)
     if s is ABSTRACT_FLOAT:
         return _map(x, lambda v: -v)
-    from ...numerics import scalar as ns
     return _pylist(ns.unary(fn, s.name, np.asarray(x, _np_dtype(s))))
 
 
@@ -210,7 +209,6 @@ def _np_binary(fn, t, a, b, lw, node):
     s = scalar_of(t)
     if s is ABSTRACT_INT or s is ABSTRACT_FLOAT:
         return _map2(a, b, lambda x, y: _abstract_binary(fn, s, x, y, lw, node))
-    from ...numerics import scalar as ns
     if fn in ("div", "rem") and s.is_int and np.any(np.asarray(b) == 0):
         lw.err(node, "integer division by zero in a constant expression")
     res = ns.binary(fn, s.name, np.asarray(a, _np_dtype(s)), np.asarray(b, _np_dtype(s)))
@@ -266,5 +264,4 @@ def _np_shift(fn, t, a, b, lw, node):
     bits = 32
     if np.any(np.asarray(b) >= bits):
         lw.err(node, f"shift amount {b} must be less than {bits} in a constant expression")
-    from ...numerics import scalar as ns
     return _pylist(ns.binary(fn, s.name, np.asarray(a, _np_dtype(s)), np.asarray(b, np.uint32)))
