@@ -167,8 +167,10 @@ def cmd_run(args, sources) -> int:
 
 def _typed_output(buf, t):
     """The buffer's contents with the element type the WGSL declares (composites as bytes)."""
-    from .isa.types import ArrayType, AtomicType, ScalarType, VectorType
+    from .isa.types import ArrayType, AtomicType, ScalarType, StructType, VectorType
     from .numerics.dtypes import NP
+    if isinstance(t, StructType) and len(t.members) == 1 and isinstance(t.members[0].type, ArrayType):
+        t = t.members[0].type       # a GLSL buffer block holding one array: that array's elements
     elem = t.elem if isinstance(t, ArrayType) else t
     if isinstance(elem, AtomicType):
         elem = elem.elem
