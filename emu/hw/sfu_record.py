@@ -221,3 +221,101 @@ def load_sfu(z, seed):
         if f"{name}/bits" in z:
             out[name] = (None, z[f"{name}/bits"], None)
     return out
+
+
+# ------------------------------------------------------------------ the second session: whole tables
+
+TABLE_BANDS = {   # the reduced arguments not covered above, whole
+    "sqrt": [(0x3F800000, 16 * M)],
+    "lg2": [(0x3F000000, 8 * M), (0x40000000, 8 * M), (0x3E800000, 8 * M), (0x40800000, 8 * M),
+            (0x5F800000, 8 * M), (0x1F800000, 8 * M)],
+}
+SIN_SCALE = np.float32(0.15915493667125701904)     # FMUL.RZ before MUFU.SIN/COS
+
+
+def rz_mul_scale(x):
+    """RZ(x * 0.15915494f) in f32, as the driver's FMUL.RZ computes it."""
+    p = x.astype(np.float64) * np.float64(SIN_SCALE)
+    r = p.astype(np.float32)
+    over = np.abs(r.astype(np.float64)) > np.abs(p)
+    return np.where(over, np.nextafter(r, np.float32(0)), r).astype(np.float32)
+
+
+def _cells(x):
+    return np.floor(np.mod(rz_mul_scale(x).astype(np.float64), 1.0) * 2 ** 25).astype(np.int64)
+
+
+def sin_inputs():
+    """(x, q): one f32 x per reachable cell q of MUFU.SIN's 2^-25 revolution grid, q in [0, 2^25):
+    from x < 2 pi, then the cells only a revolution later reaches (r in [1, 2): q a multiple of 4)."""
+    xa, qa = _sin_pass(0)
+    have = np.zeros(1 << 25, bool)
+    have[qa] = True
+    xb, qb = _sin_pass(1)
+    new = ~have[qb]
+    return np.concatenate([xa, xb[new]]), np.concatenate([qa, qb[new]])
+
+
+def _sin_pass(turn):
+    q = np.arange(1 << 25, dtype=np.int64)
+    if turn:
+        q = q[q % 4 == 0]
+    x = (((q + 0.5) * 2.0 ** -25 + turn) / np.float64(SIN_SCALE)).astype(np.float32)
+    got = _cells(x)
+    for step in (1, -1, 2, -2):
+        miss = got != q
+        if not miss.any():
+            break
+        y = x[miss].view(np.uint32).astype(np.int64) + step
+        xs = y.astype(np.uint32).view(np.float32)
+        g2 = _cells(xs)
+        fix = g2 == q[miss]
+        idx = np.flatnonzero(miss)[fix]
+        x[idx], got[idx] = xs[fix], g2[fix]
+    ok = got == q
+    return x[ok], q[ok]
+
+
+def record_tables(seed=1, log=print):
+    """({name: encoded}, summary) for sqrt, lg2 (whole bands) and sin/cos (every reachable cell)."""
+    import cupy as cp
+    saved, summary = {}, {}
+    for name, ptx in (("sqrt", PRIMS["sqrt"]), ("lg2", PRIMS["lg2"]), ("sin", PRIMS["sin"]), ("cos", PRIMS["cos"])):
+        src = _HELPERS + f"""
+extern "C" __global__ void run(const float* x, float* out, long long n) {{
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {{ float y; asm("{ptx} %0, %1;" : "=f"(y) : "f"(x[i])); out[i] = y; }}
+}}
+"""
+        k = cp.RawModule(code=src).get_function("run")
+        if name in TABLE_BANDS:
+            x = np.concatenate([np.arange(b, b + n, dtype=np.uint64).astype(np.uint32) for b, n in TABLE_BANDS[name]]).view(np.float32)
+        else:
+            x, q = sin_inputs()
+            summary[f"{name}_cells"] = int(x.size)
+        d = cp.asarray(x)
+        o = cp.empty_like(d)
+        k(((x.size + 255) // 256,), (256,), (d, o, np.int64(x.size)))
+        bits = cp.asnumpy(o).view(np.uint32)
+        enc = encode(bits, ref_bits(name, x), True)
+        for f, v in enc.items():
+            saved[f"T{name}/{f}"] = v
+        summary[name] = {"n": int(x.size), "exceptions": int(enc["xi"].size)}
+        log(f"  table {name}: {summary[name]}")
+    return saved, summary
+
+
+def table_inputs(name):
+    if name in TABLE_BANDS:
+        return np.concatenate([np.arange(b, b + n, dtype=np.uint64).astype(np.uint32) for b, n in TABLE_BANDS[name]]).view(np.float32)
+    return sin_inputs()[0]
+
+
+def load_tables(z):
+    out = {}
+    for name in ("sqrt", "lg2", "sin", "cos"):
+        if f"T{name}/d" in z:
+            x = table_inputs(name)
+            bits, bad = decode({k: z[f"T{name}/{k}"] for k in ("d", "xi", "xv", "crc")}, ref_bits(name, x), True)
+            out[name] = (x, bits, bad)
+    return out
