@@ -1,7 +1,7 @@
 """NVIDIA's special function unit (MUFU) as measured on an H200, and the instruction sequences the
 driver emits around it for WGSL builtins.
 
-    ex2(x), rcp(x), rsq(x)            MUFU.EX2 / MUFU.RCP / MUFU.RSQ (flush-to-zero forms), f32 bits
+    ex2(x), lg2(x), rcp(x), rsq(x), sqrt(x), sin(x), cos(x)    f32 in, f32 out (flush-to-zero forms)
 
 Each unit is a rule plus one measured table over its reduced argument:
 * EX2: the input is turned into fixed point with 23 fraction bits, truncating |x| (a negative
@@ -12,6 +12,14 @@ Each unit is a rule plus one measured table over its reduced argument:
   subnormal results flush to +-0.
 * RSQ: 1/sqrt(x) = 2^-(e div 2) * Q[e mod 2, mantissa] (Q measured over [1, 4)); negative inputs
   give NaN, -0 and negative subnormals -inf.
+* SQRT: like RSQ, sqrt(x) = 2^(e div 2) * Q'[e mod 2, mantissa]; sqrt(-0) = -0.
+* LG2: the unit adds the exponent to a fixed-point log2 of the mantissa and truncates toward zero;
+  a negative sum is read through its one's complement, so it lands on the largest float strictly
+  below |e| - P. P is the measured result over [1, 2) (log2(1) = 0 exactly); for e = -1 where
+  the result is smaller than 1/2, the measured [0.5, 1) values stand (more bits than P holds).
+* SIN/COS (after the driver's FMUL.RZ by 1/(2 pi)): the revolution's fraction is cut to 25 bits
+  (|r|, the sign reapplied for sin); one measured table F over the 2^25 cells gives
+  sin(q) = F[q], cos(q) = F[q + 2^23].
 NaN inputs give the canonical NaN 0x7FFFFFFF. The tables are stored as the difference (in units in
 the last place) from the correctly rounded value, in ``data/nvidia_sfu.npz``, checked by CRC when
 loaded. The builtins WGSL needs are sequences of these (emu.numerics.gpu_builtins).
@@ -37,26 +45,43 @@ def table_reference(name: str) -> np.ndarray:
         if name == "rcp":      # 1/m, m in [1, 2)
             m = (np.arange(1 << 23, dtype=np.uint32) | np.uint32(0x3F800000)).view(np.float32)
             return (np.float32(1) / m).view(np.uint32)
-        if name == "rsq":      # 1/sqrt(x), x in [1, 4)
-            x = np.arange(0x3F800000, 0x3F800000 + (1 << 24), dtype=np.uint32).view(np.float32)
-            return (1.0 / np.sqrt(x.astype(np.float64))).astype(np.float32).view(np.uint32)
+        if name in ("rsq", "sqrt"):      # over [1, 4)
+            x = np.arange(0x3F800000, 0x3F800000 + (1 << 24), dtype=np.uint32).view(np.float32).astype(np.float64)
+            return (1.0 / np.sqrt(x) if name == "rsq" else np.sqrt(x)).astype(np.float32).view(np.uint32)
+        if name in ("lg2", "lg2_neg1"):     # log2(m), m in [1, 2); lg2_neg1: log2(m / 2)
+            m = (np.arange(1 << 23, dtype=np.uint32) | np.uint32(0x3F800000)).view(np.float32).astype(np.float64)
+            return np.log2(m if name == "lg2" else m / 2).astype(np.float32).view(np.uint32)
+        if name == "sin":      # sin(2 pi q / 2^25), q < 2^25: one revolution in MUFU.SIN's cells
+            q = np.arange(1 << 25, dtype=np.float64)
+            return np.sin(q * (2 * np.pi / (1 << 25))).astype(np.float32).view(np.uint32)
     raise KeyError(name)
 
 
+UNKNOWN = np.uint32(0xFFFFFFFF)     # a cell no f32 input reaches
+
+
 def encode_table(name: str, bits: np.ndarray) -> dict:
+    """int8 steps from the reference (-128: the exact bits are in the exception list, -127: unknown)."""
+    bits = bits.astype(np.uint32)
     d = bits.astype(np.int64) - table_reference(name).astype(np.int64)
-    assert np.abs(d).max() < 128, name
-    return {f"{name}/d": d.astype(np.int8), f"{name}/crc": np.uint32(zlib.crc32(bits.astype(np.uint32).tobytes()))}
+    unknown = bits == UNKNOWN
+    big = (np.abs(d) > 126) & ~unknown
+    d8 = np.where(unknown, -127, np.where(big, -128, d)).astype(np.int8)
+    return {f"{name}/d": d8, f"{name}/xi": np.flatnonzero(big).astype(np.uint32), f"{name}/xv": bits[big],
+            f"{name}/crc": np.uint32(zlib.crc32(bits.tobytes()))}
 
 
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
+    """A measured table (uint32 bits; UNKNOWN where no input reaches), rebuilt and CRC-checked."""
     if not os.path.exists(_DATA):
         raise FileNotFoundError(f"{_DATA}: the measured special-function tables are missing (reinstall emu)")
     with np.load(_DATA) as z:
-        d, crc = z[f"{name}/d"], int(z[f"{name}/crc"])
+        d, xi, xv, crc = (z[f"{name}/{k}"] for k in ("d", "xi", "xv", "crc"))
     bits = (table_reference(name).astype(np.int64) + d).astype(np.uint32)
-    if zlib.crc32(bits.tobytes()) != crc:
+    bits[d == -127] = UNKNOWN
+    bits[xi] = xv
+    if zlib.crc32(bits.tobytes()) != int(crc):
         raise RuntimeError(f"{_DATA}: table {name} does not rebuild to the measured values (CRC); "
                            f"this numpy's float64 {name} differs from the one it was stored against")
     bits.setflags(write=False)
@@ -117,3 +142,74 @@ def rsq(x) -> np.ndarray:
     out = np.where((s == 1) & (E != 0) & (out != 0x7FFFFFFF), 0x7FFFFFFF, out)
     out = np.where((s == 1) & (E == 0), 0xFF800000, out)
     return out.astype(np.uint32).view(np.float32)
+
+
+def _rz32(v):
+    r = v.astype(np.float32)
+    over = np.abs(r.astype(np.float64)) > np.abs(v)
+    return np.where(over, np.nextafter(r, np.float32(0)), r).astype(np.float32)
+
+
+def lg2(x) -> np.ndarray:
+    """MUFU.LG2 (lg2.approx.ftz.f32); returns f32."""
+    s, E, m = _parts(x)
+    e = (E - 127).astype(np.float64)
+    p = table("lg2")[m].view(np.float32).astype(np.float64)
+    with np.errstate(all="ignore"):
+        pos = _rz32(e + p)
+        a = -e - p
+        r = _rz32(a)
+    r = np.where(r.astype(np.float64) == a, np.nextafter(r, np.float32(0)), r)
+    out = np.where(e >= 0, pos, -r).astype(np.float32).view(np.uint32)
+    neg1 = table("lg2_neg1")[m]
+    out = np.where((e == -1) & (neg1 != UNKNOWN), neg1, out)
+    out = np.where(E == 0, 0xFF800000, out)
+    out = np.where(E == 255, np.where(m == 0, 0x7F800000, 0x7FFFFFFF), out)
+    out = np.where((s == 1) & (E != 0), 0x7FFFFFFF, out)
+    return out.astype(np.uint32).view(np.float32)
+
+
+def sqrt(x) -> np.ndarray:
+    """MUFU.SQRT (sqrt.approx.ftz.f32); returns f32."""
+    s, E, m = _parts(x)
+    ue = E - 127
+    odd = ue & 1
+    t = table("sqrt")[m + (odd << 23)].astype(np.int64)
+    e = ((t >> 23) & 0xFF) + ((ue - odd) >> 1)
+    out = np.where(e >= 255, 0x7F800000, (np.clip(e, 0, 254) << 23) | (t & 0x7FFFFF))
+    out = np.where(E == 0, s << 31, out)
+    out = np.where(E == 255, np.where(m == 0, 0x7F800000, 0x7FFFFFFF), out)
+    out = np.where((s == 1) & (E != 0), 0x7FFFFFFF, out)
+    return out.astype(np.uint32).view(np.float32)
+
+
+SIN_SCALE = np.float32(0.15915493667125701904)     # the driver's FMUL.RZ before MUFU.SIN/COS
+
+
+def revolutions(x) -> np.ndarray:
+    """RZ(|x| * 0.15915494f) in f32 (subnormal x as 0): MUFU.SIN/COS's argument."""
+    _, E, _ = _parts(x)
+    ax = np.where(E == 0, np.float32(0), np.abs(np.asarray(x, np.float32))).astype(np.float32)
+    with np.errstate(all="ignore"):
+        return _rz32(ax.astype(np.float64) * np.float64(SIN_SCALE))
+
+
+def _sincos(x, quarter):
+    s, E, _ = _parts(x)
+    r = revolutions(x).astype(np.float64)
+    fin = np.isfinite(r)
+    q = (np.floor(np.mod(np.where(fin, r, 0.0), 1.0) * (1 << 25)).astype(np.int64) + quarter) % (1 << 25)
+    out = table("sin")[q].astype(np.int64)
+    if not quarter:
+        out = out ^ (s << 31)
+    return np.where(fin, out, 0x7FFFFFFF).astype(np.uint32).view(np.float32)
+
+
+def sin(x) -> np.ndarray:
+    """sin.approx.ftz.f32: MUFU.SIN(RZ(x / 2pi))."""
+    return _sincos(x, 0)
+
+
+def cos(x) -> np.ndarray:
+    """cos.approx.ftz.f32: MUFU.COS(RZ(x / 2pi))."""
+    return _sincos(x, 1 << 23)
