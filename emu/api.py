@@ -263,10 +263,10 @@ class Device:
 
     def _for_device(self, module) -> None:
         """Make the IR what this device runs, and check the device can run it."""
-        if self.profile.fp_contract == "mul-add":
+        if self.profile.fp_contract in ("mul-add", "mul-add-f16"):
             # the device's compiler fuses a multiply feeding an add: round once, as it does
             from .isa.contract import contract_fma
-            contract_fma(module)
+            contract_fma(module, f16=self.profile.fp_contract == "mul-add-f16")
         from .isa.verify import verify
         verify(module, self.profile, self.subgroup_size)
 

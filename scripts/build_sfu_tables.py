@@ -56,6 +56,11 @@ both = F[q] != sfu.UNKNOWN
 assert np.array_equal(F[q][both], T["sin"][1][both]), "sin(q) != cos(q - 2^23) somewhere"
 F[q] = T["sin"][1]
 out.update(sfu.encode_table("sin", F))
+# MUFU.TANH.F16 over all f16 inputs (CUDA's tanh.approx.f16), against np.tanh rounded to f16
+x16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
+with np.errstate(all="ignore"):
+    ref16 = np.tanh(x16).astype(np.float16).view(np.uint16).astype(np.int64)
+out["tanh_f16/d16"] = (S["tanh_f16"][1].astype(np.int64) - ref16).astype(np.int32)
 dest = ROOT / "emu" / "numerics" / "data" / "nvidia_sfu.npz"
 np.savez_compressed(dest, **out)
 print(dest, dest.stat().st_size, "bytes; sin cells known:", int((F != sfu.UNKNOWN).sum()))

@@ -4,8 +4,9 @@
     emu diff SHADER.wgsl --dispatch X[,Y,Z] [--entry E] [--buffer G:B=FILE.npy]...
              [--random-inputs SEED] [--profile auto|NAME] [--backend dawn|wgpu] [--ulp N]
              [--report FILE.json] [--override N=V]...
-    emu record [--out DIR]
+    emu record [--out DIR] [--builtins [--scale X] [--only KEY]]
     emu fit VECTORS... [--profile NAME] [--out PROFILE.json] [--report FILE.json]
+    emu fit --builtins RECORDINGS... [--profile P1,P2] [--limit N]
 
 Exit status: 0 success (diff: identical, or within --ulp; fit: a model reproduces every vector);
 1 differences, a shader/host/hardware error, or vectors no model explains; 2 bad usage.
@@ -51,7 +52,11 @@ def register(sub, device_args) -> None:
     r.add_argument("--seed", type=int, default=1234)
     r.add_argument("--trials", type=int, default=256, help="trials (workgroups) per float key")
     r.add_argument("--int-trials", type=int, default=512, help="trials per integer key")
-    r.add_argument("--only", default="", help="only configs whose A type contains this (f16, u8, ...)")
+    r.add_argument("--only", default="", help="only configs whose A type contains this (f16, u8, ...); "
+                   "with --builtins: only cases whose key contains this (f32/exp, f16/, ...)")
+    r.add_argument("--builtins", action="store_true",
+                   help="record every WGSL numeric builtin and operator instead (emu/hw/builtins_record.py)")
+    r.add_argument("--scale", type=float, default=1.0, help="with --builtins: inputs per f32 case, times 2^20")
     r.set_defaults(func=cmd_record)
 
     f = sub.add_parser("fit", help="check a profile against recorded MMA vectors, or fit one that reproduces them")
@@ -60,6 +65,11 @@ def register(sub, device_args) -> None:
     f.add_argument("--out", default=None, metavar="PROFILE.json", help="write a profile that reproduces the vectors")
     f.add_argument("--report", default=None, metavar="FILE.json", help="write the full result as JSON")
     f.add_argument("--subsample", type=int, default=12, help="trials per key used by the search (default 12)")
+    f.add_argument("--builtins", action="store_true",
+                   help="the vectors are builtin recordings (emu record --builtins): report per builtin which "
+                        "scalar model (the profiles in --profile, comma separated; default reference,nvidia-h200) "
+                        "reproduces them")
+    f.add_argument("--limit", type=int, default=65536, help="with --builtins: results replayed per case")
     f.add_argument("--no-pin-check", action="store_true",
                    help="skip listing the parameters the vectors do not pin down")
     f.set_defaults(func=cmd_fit)
@@ -112,6 +122,19 @@ def cmd_diff(args, sources) -> int:
 def cmd_record(args, sources) -> int:
     from .record import record_vectors
     from .runner import HwError
+    if args.builtins:
+        from .builtins_record import record_builtins
+        try:
+            summary = record_builtins(args.out, seed=args.seed, scale=args.scale, only=args.only)
+        except HwError as e:
+            print(f"emu: error: {e}", file=sys.stderr)
+            return 1
+        errors = [k for k, v in summary["runs"].items() if "error" in v]
+        for k in errors:
+            print(f"  {k}: {summary['runs'][k]['error'][:300]}", file=sys.stderr)
+        print(f"wrote {sum(map(len, summary['files'].values()))} files and builtins.json to {args.out} "
+              f"({len(summary['runs']) - len(errors)} cases recorded, {len(errors)} failed)")
+        return 1 if errors else 0
     try:
         summary = record_vectors(args.out, seed=args.seed, trials=args.trials, int_trials=args.int_trials,
                                  only=args.only)
@@ -126,7 +149,40 @@ def cmd_record(args, sources) -> int:
 
 # ---------------------------------------------------------------------------------------- fit
 
+def cmd_fit_builtins(args) -> int:
+    """Per builtin case: which scalar model reproduces the recorded results."""
+    from .builtins_eval import compare
+    from .builtins_record import load_compact, load_recording
+    rec = {}
+    for v in args.vectors:
+        if os.path.isdir(v):
+            rec.update({k: (a, r, b) for k, (a, r, b) in load_recording(v)[1].items() if a is not None})
+        else:
+            rec.update({k: (a, r, None) for k, (a, r) in load_compact(v).items()})
+    names = (args.profile or "reference,nvidia-h200").split(",")
+    rows = {p: compare(rec, p, limit=args.limit) for p in names}
+    print(f"{len(rec)} builtin cases from {', '.join(args.vectors)}; equal results per profile "
+          f"(first {args.limit} of each case)")
+    print(f"  {'case':<24}" + "".join(f"{p:>22}" for p in names) + "   reproduced by")
+    allok = True
+    for k in rec:
+        cells, who = [], []
+        for p in names:
+            r = rows[p].get(k, {"n": 0, "equal": 0})
+            cells.append(f"{r['equal']:>10}/{r['n']:<11}")
+            if r["n"] and r["equal"] == r["n"]:
+                who.append(p)
+        allok &= bool(who)
+        print(f"  {k:<24}" + "".join(cells) + "   " + (", ".join(who) or "no model"))
+    if args.report:
+        with open(args.report, "w") as fh:
+            json.dump(rows, fh, indent=1, default=str)
+    return 0 if allok else 1
+
+
 def cmd_fit(args, sources) -> int:
+    if args.builtins:
+        return cmd_fit_builtins(args)
     from ..profiles import load_profile
     from .fit import check_profile, fit_vectors, load_vectors, profile_doc
     vecs = load_vectors(args.vectors)

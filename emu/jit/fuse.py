@@ -856,6 +856,10 @@ def compile_pipeline(pipe) -> Kernel | None:
     """The pipeline's entry point as a Kernel, or None when the interpreter must run it."""
     if pipe.opts.tracer is not None or os.environ.get("EMU_JIT", "1") == "0":
         return None
+    if getattr(pipe.profile, "scalar", "ieee") != "ieee":
+        # the generated code is IEEE arithmetic; a measured scalar model (emu.numerics.nvidia)
+        # runs in the interpreter, which calls it
+        return None
     gen = _Gen(pipe)
     try:
         source = gen.build()

@@ -194,15 +194,24 @@ def revolutions(x) -> np.ndarray:
         return _rz32(ax.astype(np.float64) * np.float64(SIN_SCALE))
 
 
-def _sincos(x, quarter):
+def _sincos(x, quarter, r=None):
     s, E, _ = _parts(x)
-    r = revolutions(x).astype(np.float64)
+    r = (revolutions(x) if r is None else np.abs(np.asarray(r, np.float32))).astype(np.float64)
     fin = np.isfinite(r)
     q = (np.floor(np.mod(np.where(fin, r, 0.0), 1.0) * (1 << 25)).astype(np.int64) + quarter) % (1 << 25)
     out = table("sin")[q].astype(np.int64)
     if not quarter:
         out = out ^ (s << 31)
     return np.where(fin, out, 0x7FFFFFFF).astype(np.uint32).view(np.float32)
+
+
+def sin_rev(r) -> np.ndarray:
+    """MUFU.SIN of an argument already in revolutions (f32)."""
+    return _sincos(r, 0, r)
+
+
+def cos_rev(r) -> np.ndarray:
+    return _sincos(r, 1 << 23, r)
 
 
 def sin(x) -> np.ndarray:
@@ -213,3 +222,17 @@ def sin(x) -> np.ndarray:
 def cos(x) -> np.ndarray:
     """cos.approx.ftz.f32: MUFU.COS(RZ(x / 2pi))."""
     return _sincos(x, 1 << 23)
+
+
+@lru_cache(maxsize=None)
+def table_f16(name: str) -> np.ndarray:
+    """A measured f16 unit (uint16 bits over all 65,536 inputs), stored against the f16 rounding
+    of the float64 function; tanh_f16: MUFU.TANH.F16."""
+    with np.load(_DATA) as z:
+        d = z[f"{name}/d16"].astype(np.int64)
+    x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
+    with np.errstate(all="ignore"):
+        ref = np.tanh(x).astype(np.float16).view(np.uint16).astype(np.int64)
+    bits = (ref + d).astype(np.uint16)
+    bits.setflags(write=False)
+    return bits

@@ -56,7 +56,11 @@ STRIDE_UNITS = ("array_element", "matrix_element")
 OOB_BEHAVIORS = ("error", "h200-rebase", "zero", "clamp")
 # How the device's shader compiler treats a float multiply feeding an add: kept apart ("none",
 # two roundings) or contracted into one fused multiply-add ("mul-add", emu.isa.contract).
-FP_CONTRACT = ("none", "mul-add")
+FP_CONTRACT = ("none", "mul-add", "mul-add-f16")     # mul-add-f16: f32 and f16 alike
+# The scalar arithmetic and builtins outside the matrix unit: correctly rounded IEEE ("ieee",
+# emu.numerics.scalar/builtins) or NVIDIA's driver on its special function unit ("nvidia-sfu",
+# emu.numerics.nvidia: flush-to-zero f32, canonical NaNs, the SFU's measured approximations).
+SCALAR_MODELS = ("ieee", "nvidia-sfu")
 EVIDENCE_LEVELS = {"measured": "data", "published": "citation", "assumption": "reason"}
 EVIDENCE_FIELDS = ("configs", "subgroup_sizes", "lane_maps", "numerics", "stride_unit_8bit", "oob_behavior")
 SCOPES = ("subgroup",)
@@ -161,6 +165,7 @@ class Profile:
     source: str = ""
     fp_contract: str = "none"
     limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType(dict(DEFAULT_LIMITS)))
+    scalar: str = "ieee"
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -399,7 +404,7 @@ def _as_int(v) -> int:
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
-                 "limits")
+                 "limits", "scalar")
 # Device limits checked at dispatch (WebGPU's names). A profile may give its device's own; these
 # defaults are those of a desktop GPU through Dawn (and of emu's wgpu adapter).
 DEFAULT_LIMITS = {
@@ -453,6 +458,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     stride = ctx.string(doc["stride_unit_8bit"], "stride_unit_8bit", STRIDE_UNITS)
     oob = ctx.string(doc["oob_behavior"], "oob_behavior", OOB_BEHAVIORS)
     contract = ctx.string(doc.get("fp_contract", "none"), "fp_contract", FP_CONTRACT)
+    scalar = ctx.string(doc.get("scalar", "ieee"), "scalar", SCALAR_MODELS)
     evidence = _parse_evidence(ctx, doc["evidence"], "evidence", required=EVIDENCE_FIELDS)
     limits = dict(DEFAULT_LIMITS)
     raw_limits = doc.get("limits", {})
@@ -518,7 +524,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
-        fp_contract=contract, limits=MappingProxyType(limits),
+        fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -570,7 +576,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract")
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

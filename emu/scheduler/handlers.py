@@ -10,6 +10,7 @@ from ..isa.types import (ArrayType, CoopMatrixType, MatrixType, StructType, Tupl
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins
+from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
 from ..numerics import reduce as nreduce
@@ -323,15 +324,22 @@ def h_swizzle(ex, inst, mask, frame):
 
 # -- arithmetic: all in numerics -----------------------------------------------------------------
 
+def _num(ex, which):
+    """The profile's scalar model: emu.numerics.scalar/builtins (IEEE) or emu.numerics.nvidia."""
+    if ex.pipe.profile.scalar == "nvidia-sfu":
+        return nnvidia
+    return nscalar if which == "scalar" else nbuiltins
+
+
 @handler("unary")
 def h_unary(ex, inst, mask, frame):
-    return nscalar.unary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, frame.vals[inst.args[0].id])
+    return _num(ex, "scalar").unary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, frame.vals[inst.args[0].id])
 
 
 @handler("binary")
 def h_binary(ex, inst, mask, frame):
     a, b = frame.vals[inst.args[0].id], frame.vals[inst.args[1].id]
-    return nscalar.binary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, a, b)
+    return _num(ex, "scalar").binary(inst.attrs["fn"], scalar_of(inst.args[0].type).name, a, b)
 
 
 @handler("select")
@@ -343,7 +351,7 @@ def h_select(ex, inst, mask, frame):
 @handler("convert")
 def h_convert(ex, inst, mask, frame):
     src = scalar_of(inst.args[0].type).name
-    return nscalar.convert(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
+    return _num(ex, "scalar").convert(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
 
 
 @handler("bitcast")
@@ -357,7 +365,7 @@ def h_bitcast(ex, inst, mask, frame):
 def h_builtin(ex, inst, mask, frame):
     args = _args(ex, inst, frame)
     ty = scalar_of(inst.args[0].type).name if inst.args else scalar_of(inst.type).name
-    return nbuiltins.call(inst.attrs["fn"], ty, *args)
+    return _num(ex, "builtins").call(inst.attrs["fn"], ty, *args)
 
 
 # -- subgroups -----------------------------------------------------------------------------------

@@ -1,0 +1,320 @@
+"""The scalar arithmetic and WGSL builtins of NVIDIA's Vulkan driver on an H200 (profile field
+``scalar: "nvidia-sfu"``), each a rule measured on the device (tests/data/hw/h200/builtins_*.npz).
+
+    binary(op, ty, a, b), unary(op, ty, a), convert(x, src, dst), call(name, ty, *args)
+
+take and return what emu.numerics.scalar / emu.numerics.builtins do, and differ from them so:
+* f32 flushes subnormals to zero (keeping the sign) on the way in and out of every arithmetic
+  operation and builtin (min/max/clamp and the bit-exact ones that move no value excepted);
+  f16 keeps its subnormals.
+* Every NaN an operation produces is the canonical NaN, 0x7FFFFFFF (f16: 0x7FFF).
+* The builtins are the instruction sequences the driver emits around the special function unit
+  (emu.numerics.sfu): exp2 = EX2, exp = EX2(x * log2(e)), log2 = LG2, log = LG2(x) * ln 2,
+  inverseSqrt = RSQ, sqrt = SQRT, sin/cos = SIN/COS(RZ(x / 2pi)), tan = sin * RCP(cos),
+  pow(x, y) = EX2(y * LG2(x)), x / y = x * RCP(y), tanh as CUDA's tanhf (EX2 and RCP for
+  |x| >= 0.6, an odd polynomial below).
+Anything not named here is the IEEE result of emu.numerics.builtins with those two rules applied.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import builtins as _ieee
+from . import dtypes, sfu
+from . import scalar as _scalar
+from .scalar import as_type
+
+_NAN = {"f32": np.uint32(0x7FFFFFFF), "f16": np.uint16(0x7FFF)}
+L2E = np.float32(1.4426950408889634)
+LN2 = np.float32(0.6931471805599453)
+
+
+# ---- the two rules --------------------------------------------------------------------------
+
+def ftz(x, ty):
+    """f32 subnormals as signed zeros (other types unchanged)."""
+    x = as_type(x, ty)
+    if ty != "f32":
+        return x
+    u = x.view(np.uint32)
+    return np.where((u & 0x7F800000) == 0, u & np.uint32(0x80000000), u).astype(np.uint32).view(np.float32)
+
+
+def canon(r, ty):
+    """Every NaN as the canonical NaN of its type."""
+    r = np.asarray(r)
+    if ty not in _NAN:
+        return r
+    r = as_type(r, ty)
+    bt = dtypes.BITS[ty]
+    u = r.view(bt)
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(r.astype(np.float32))
+    return np.where(nan, _NAN[ty], u).astype(bt).view(dtypes.NP[ty])
+
+
+def _out(r, ty):
+    return canon(ftz(r, ty), ty) if ty in _NAN else np.asarray(r)
+
+
+def _f(x, ty):
+    return ftz(as_type(x, ty), ty)
+
+
+def _mul(a, b):            # FMUL.FTZ
+    with np.errstate(all="ignore"):
+        return _out(np.multiply(ftz(a, "f32"), ftz(b, "f32"), dtype=np.float32), "f32")
+
+
+def _add(a, b):
+    with np.errstate(all="ignore"):
+        return _out(np.add(ftz(a, "f32"), ftz(b, "f32"), dtype=np.float32), "f32")
+
+
+def _fma(a, b, c):
+    return _out(_ieee.call("fma", "f32", ftz(a, "f32"), ftz(b, "f32"), ftz(c, "f32")), "f32")
+
+
+# ---- operators ------------------------------------------------------------------------------
+
+def binary(op, ty, a, b):
+    if ty not in _NAN or op in ("eq", "ne", "lt", "le", "gt", "ge"):
+        return _scalar.binary(op, ty, a, b)
+    if ty == "f32" and op == "rem":          # fma(-b, trunc(a * rcp(b)), a)
+        q = np.trunc(_mul(as_type(a, ty), sfu.rcp(_f(b, ty))))
+        return _fma(_scalar.unary("neg", ty, _f(b, ty)), q, as_type(a, ty))
+    if ty == "f32" and op == "div":
+        return _mul(as_type(a, ty), sfu.rcp(_f(b, ty)))
+    if ty == "f16" and op == "div":
+        return _hmul(a, _hz(sfu.rcp(_w(b))))
+    return _out(_scalar.binary(op, ty, _f(a, ty), _f(b, ty)), ty)
+
+
+def unary(op, ty, a):
+    if ty in _NAN and op == "neg":
+        return _out(_scalar.unary(op, ty, _f(a, ty)), ty)
+    return _scalar.unary(op, ty, a)
+
+
+def convert(x, src, dst):
+    if src in _NAN and dst in ("i32", "u32"):
+        return _to_int(_f(x, src), src, dst)
+    r = _scalar.convert(_f(x, src) if src in _NAN else x, src, dst)
+    return _out(r, dst) if dst in _NAN else r
+
+
+# ---- builtins -------------------------------------------------------------------------------
+
+def _via_f32(fn, *args):
+    """An f16 builtin the driver evaluates in f32: widen, the f32 sequence, round to f16 once."""
+    from .rounding import f32_to_f16, widen_to_f32
+    r = fn(*(widen_to_f32(as_type(a, "f16"), "f16") for a in args))
+    return canon(f32_to_f16(np.asarray(r, np.float32)), "f16")
+
+
+def _tanh(x):
+    """CUDA's tanhf, which the driver's tanh is: 1 - 2 / (EX2(2|x| log2 e) + 1) for |x| >= 0.6
+    (1 from 9.0109), else x + x^3 * p(x^2)."""
+    x = ftz(x, "f32")
+    ax = np.abs(x)
+    e = sfu.ex2(_mul(ax, _c(0x4038AA3B)))
+    big = _fma(sfu.rcp(_add(e, np.float32(1))), np.float32(-2), np.float32(1))
+    big = np.where(ax >= _c(0x41102CB4), np.float32(1), big)
+    big = np.copysign(big, x).astype(np.float32)
+    x2 = _mul(x, x)
+    p = _fma(_c(0x3C80F082), x2, _c(0xBD563CAE))
+    p = _fma(p, x2, _c(0x3E085941))
+    p = _fma(p, x2, _c(0xBEAAA9ED))
+    p = _fma(p, x2, np.float32(0))
+    small = _fma(p, x, x)
+    return _out(np.where(ax >= _c(0x3F19999A), big, small), "f32")
+
+
+def _c(bits):
+    return np.uint32(bits).view(np.float32)
+
+
+_F32 = {
+    "exp2": lambda x: sfu.ex2(x),
+    "exp": lambda x: sfu.ex2(_mul(x, L2E)),
+    "log2": lambda x: sfu.lg2(x),
+    "log": lambda x: _mul(sfu.lg2(x), LN2),
+    "inverseSqrt": lambda x: sfu.rsq(x),
+    "sqrt": lambda x: sfu.sqrt(x),
+    "sin": lambda x: sfu.sin(x),
+    "cos": lambda x: sfu.cos(x),
+    "tan": lambda x: _mul(sfu.sin(x), sfu.rcp(sfu.cos(x))),
+    "tanh": _tanh,
+    "pow": lambda x, y: sfu.ex2(_mul(y, sfu.lg2(x))),
+}
+
+
+# f16: half arithmetic (HMUL, RN) around the unit's f16 forms, which truncate their f32 result
+def _h(x):
+    return as_type(x, "f16")
+
+
+def _w(x):
+    from .rounding import widen_to_f32
+    return widen_to_f32(_h(x), "f16")
+
+
+def _hz(r):
+    """An SFU result to f16 as its .F16 forms give it: truncated toward zero; 2^16 and beyond: inf."""
+    r = np.asarray(r, np.float32)
+    with np.errstate(all="ignore"):
+        t = r.astype(np.float16)
+        over = (np.abs(t.astype(np.float32)) > np.abs(r)) & np.isfinite(t)
+        t = np.where(over, np.nextafter(t, np.float16(0)), t)
+        t = np.where(np.abs(r) >= 65536, np.copysign(np.float16(np.inf), r), t)
+    return canon(t.astype(np.float16), "f16")
+
+
+def _hrn(r):
+    from .rounding import f32_to_f16
+    return canon(f32_to_f16(np.asarray(r, np.float32)), "f16")
+
+
+def _hmul(a, b):
+    with np.errstate(all="ignore"):
+        return canon((_w(a) * _w(b)).astype(np.float16), "f16")
+
+
+def _hc(v):
+    return np.float16(v)
+
+
+def _h_sin(x, quarter):
+    r = _w(_hmul(x, _hc(0.15915494309189535)))
+    return _hz(sfu.sin_rev(r) if not quarter else sfu.cos_rev(r))
+
+
+def _h_tanh(x):
+    """MUFU.TANH.F16: a measured table over all 65,536 inputs."""
+    return sfu.table_f16("tanh_f16")[_h(x).view(np.uint16)].view(np.float16)
+
+
+_F16 = {
+    "exp2": lambda x: _hz(sfu.ex2(_w(x))),
+    "exp": lambda x: _hz(sfu.ex2(_w(_hmul(x, _hc(1.4426950408889634))))),
+    "log2": lambda x: _hrn(sfu.lg2(_w(x))),
+    "log": lambda x: _hmul(_hz(sfu.lg2(_w(x))), _hc(0.6931471805599453)),
+    "inverseSqrt": lambda x: _hz(sfu.rsq(_w(x))),
+    "sqrt": lambda x: _hz(sfu.sqrt(_w(x))),
+    "sin": lambda x: _h_sin(x, False),
+    "cos": lambda x: _h_sin(x, True),
+    "tan": lambda x: _hmul(_h_sin(x, False), _hz(sfu.rcp(_w(_h_sin(x, True))))),
+    "tanh": _h_tanh,
+    "pow": lambda x, y: _hz(sfu.ex2(_w(_hmul(y, _hz(sfu.lg2(_w(x))))))),
+    "degrees": lambda x: _hmul(x, _hc(57.29577951308232)),
+    "radians": lambda x: _hmul(x, _hc(0.017453292519943295)),
+}
+_F32["degrees"] = lambda x: _mul(x, np.float32(57.29577951308232))
+_F32["radians"] = lambda x: _mul(x, np.float32(0.017453292519943295))
+# bit-exact builtins that the driver does not flush (FMNMX, FRND)
+_NO_FTZ = frozenset({"min", "max", "clamp", "floor", "ceil", "round", "trunc", "select"})
+
+
+def _dot_order(n):
+    """The driver's dot product: y*y first, then fma x, z, w (measured on vec2/3/4)."""
+    return (1, 0) + tuple(range(2, n))
+
+
+def _dot(ty, a, b):
+    a, b = as_type(a, ty), as_type(b, ty)
+    n = a.shape[-1]
+    o = _dot_order(n)
+    if ty == "f32":
+        r = _mul(a[..., o[0]], b[..., o[0]])
+        for k in o[1:]:
+            r = _fma(a[..., k], b[..., k], r)
+        return r
+    r = _hmul(a[..., o[0]], b[..., o[0]])
+    for k in o[1:]:
+        r = canon(_ieee.call("fma", "f16", a[..., k], b[..., k], r), "f16")
+    return r
+
+
+def _length(ty, e, vector=None):
+    e = as_type(e, ty)
+    if not (e.ndim >= 2 if vector is None else vector):
+        return call("abs", ty, e)
+    d = _dot(ty, e, e)
+    return sfu.sqrt(d) if ty == "f32" else _hz(sfu.sqrt(_w(d)))
+
+
+def _normalize(ty, e):
+    e = as_type(e, ty)
+    d = _dot(ty, e, e)
+    if ty == "f32":
+        return _mul(e, sfu.rsq(d)[..., None])
+    return _hmul(e, _hz(sfu.rsq(_w(d)))[..., None])
+
+
+def _distance(ty, a, b, vector=None):
+    d = binary("sub", ty, a, b)
+    return _length(ty, d, vector)
+
+
+def _mix(ty, a, b, t):
+    """fma(t, b - a, a)."""
+    return canon(_ieee.call("fma", ty, *(ftz(v, ty) for v in _ieee._lanes((t, binary("sub", ty, b, a), a)))), ty) \
+        if ty == "f16" else _fma(*_ieee._lanes((t, binary("sub", ty, b, a), a)))
+
+
+def _fract(ty, x):
+    """x - floor(x), floor not flushed (so fract(-subnormal) = 1)."""
+    return binary("sub", ty, x, _ieee.call("floor", ty, x))
+
+
+def _to_int(x, src, dst):
+    """NaN converts to the low end of the clamped range (f32 -> i32: -2^31; f16 -> i32: -65504)."""
+    r = _scalar.convert(x, src, dst)
+    lo = _scalar.convert(np.asarray(-np.inf, dtypes.NP[src]), src, dst)
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(np.asarray(as_type(x, src)).astype(np.float32))
+    return np.where(nan, lo, r).astype(r.dtype)
+
+
+def _sign(ty, x):
+    """(x > 0) - (x < 0): sign(-0) = +0, sign(NaN) = 0."""
+    v = _w(x) if ty == "f16" else ftz(x, ty)
+    with np.errstate(invalid="ignore"):
+        r = np.where(v > 0, 1.0, np.where(v < 0, -1.0, 0.0))
+    return r.astype(dtypes.NP[ty])
+
+
+def _step(ty, edge, x):
+    """x < edge ? 0 : 1 (a NaN on either side gives 1)."""
+    e, v = (_w(edge), _w(x)) if ty == "f16" else (ftz(edge, ty), ftz(x, ty))
+    with np.errstate(invalid="ignore"):
+        return np.where(v < e, 0.0, 1.0).astype(dtypes.NP[ty])
+
+
+_VEC = {"dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
+        "fract": _fract}
+
+
+def call(name, ty, *args, **kw):
+    if ty == "f32" and name in _F32:
+        return _out(_F32[name](*(as_type(a, ty) for a in args)), ty)
+    if ty == "f16" and name in _F16:
+        return canon(_F16[name](*args), ty)
+    if ty in _NAN and name in _VEC:
+        return _out(_VEC[name](ty, *args, **kw), ty)
+    if ty in _NAN and name == "sign":
+        return _sign(ty, args[0])
+    if ty in _NAN and name == "step":
+        return _step(ty, *args)
+    if name == "quantizeToF16":           # NaN passes through unchanged; f16 subnormals flush
+        x = as_type(args[0], "f32")
+        r = _ieee.call(name, ty, ftz(x, "f32"))
+        r = np.where(np.abs(r) < np.float32(2.0 ** -14), np.copysign(np.float32(0), r), r)
+        return np.where(np.isnan(x), x, r).astype(np.float32)
+    if ty in _NAN and name in _NO_FTZ:
+        return canon(_ieee.call(name, ty, *args, **kw), ty)
+    r = _ieee.call(name, ty, *(_f(a, ty) if ty in _NAN and np.asarray(a).dtype == dtypes.NP[ty] else a
+                               for a in args), **kw)
+    if isinstance(r, tuple):
+        return tuple(_out(x, ty) if x.dtype == dtypes.NP.get(ty) else x for x in r)
+    return _out(r, ty) if r.dtype == dtypes.NP.get(ty) else r
