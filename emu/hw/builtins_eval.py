@@ -26,10 +26,10 @@ def _is_nan(bits, t):
 
 def run_emu(case, arrays, profile: str, limit: int | None = None):
     """The case's shader on the emulator: [output bits] for the first `limit` inputs."""
-    import emu
+    from ..api import Device
     n = len(arrays[0]) // (int(case.args[0][1]) if case.args[0][0] == "v" else 1)
     m = n if limit is None else min(n, limit)
-    dev = emu.Device(profile)
+    dev = Device(profile)
     pipe = dev.create_compute_pipeline(dev.create_shader_module(shader(case), f"{case.key}.wgsl"))
     bufs = {}
     for j, (a, x) in enumerate(zip(case.args, arrays)):
