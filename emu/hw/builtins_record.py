@@ -521,8 +521,8 @@ def record_builtins(out_dir: str, *, seed: int = 1, scale: float = 1.0, only: st
     return summary
 
 
-def load_recording(folder: str):
-    """{key: (inputs, [output bits], bad mask)} from what record_builtins wrote."""
+def load_recording(folder: str, keys=None):
+    """{key: (inputs, [output bits], bad mask)} from what record_builtins wrote (only `keys`)."""
     with open(os.path.join(folder, "builtins.json")) as f:
         summary = json.load(f)
     seed, scale = summary["seed"], summary["scale"]
@@ -533,7 +533,7 @@ def load_recording(folder: str):
             with np.load(os.path.join(folder, fname)) as f:
                 z.update({k: f[k] for k in f.files})
         for case in CASES:
-            if case.ty != ty or f"{case.key}/0/d" not in z:
+            if case.ty != ty or f"{case.key}/0/d" not in z or (keys is not None and case.key not in keys):
                 continue
             n, arrays = case_inputs(case, seed, scale)
             res, bad = [], np.zeros(n, bool)

@@ -85,6 +85,9 @@ def binary(op, ty, a, b):
         return _fma(_scalar.unary("neg", ty, _f(b, ty)), q, as_type(a, ty))
     if ty == "f32" and op == "div":
         return _mul(as_type(a, ty), sfu.rcp(_f(b, ty)))
+    if ty == "f16" and op == "rem":
+        q = np.trunc(_hmul(a, _hz(sfu.rcp(_w(b))))).astype(np.float16)
+        return canon(_ieee.call("fma", "f16", _scalar.unary("neg", ty, _h(b)), q, _h(a)), ty)
     if ty == "f16" and op == "div":
         return _hmul(a, _hz(sfu.rcp(_w(b))))
     return _out(_scalar.binary(op, ty, _f(a, ty), _f(b, ty)), ty)
@@ -291,7 +294,65 @@ def _step(ty, edge, x):
         return np.where(v < e, 0.0, 1.0).astype(dtypes.NP[ty])
 
 
-_VEC = {"dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
+def _ops(ty):
+    """(mul, fma, sub, rcp) as the driver emits them for ty."""
+    if ty == "f32":
+        return _mul, _fma, lambda a, b: binary("sub", ty, a, b), sfu.rcp
+    hfma = lambda a, b, c: canon(_ieee.call("fma", "f16", a, b, c), "f16")  # noqa: E731
+    return _hmul, hfma, lambda a, b: binary("sub", ty, a, b), lambda x: _hz(sfu.rcp(_w(x)))
+
+
+def _cross(ty, a, b):
+    """fma(a.y, b.z, -(a.z * b.y)) and its rotations."""
+    mul, fma, _, _ = _ops(ty)
+    a, b = as_type(a, ty), as_type(b, ty)
+    comp = [fma(a[..., i], b[..., j], unary("neg", ty, mul(a[..., j], b[..., i])))
+            for i, j in ((1, 2), (2, 0), (0, 1))]
+    return np.stack(comp, axis=-1)
+
+
+def _reflect(ty, i, n):
+    """fma(-2 * dot(n, i), n, i)."""
+    mul, fma, _, _ = _ops(ty)
+    i, n = as_type(i, ty), as_type(n, ty)
+    k = mul(np.asarray(-2, dtypes.NP[ty]), _dot(ty, n, i))[..., None]
+    return fma(k, n, i)
+
+
+def _smoothstep(ty, e0, e1, x):
+    """t = clamp((x - e0) * rcp(e1 - e0), 0, 1) (NaN-ignoring); t * t * fma(-2, t, 3)."""
+    mul, fma, sub, rcp = _ops(ty)
+    e0, e1, x = _ieee._lanes((as_type(e0, ty), as_type(e1, ty), as_type(x, ty)))
+    t = mul(sub(x, e0), rcp(sub(e1, e0)))
+    one, zero = np.asarray(1, dtypes.NP[ty]), np.asarray(0, dtypes.NP[ty])
+    t = _ieee.call("min", ty, _ieee.call("max", ty, t, zero), one)
+    return mul(mul(t, t), fma(np.asarray(-2, dtypes.NP[ty]), t, np.asarray(3, dtypes.NP[ty])))
+
+
+def _modf(ty, x):
+    """(x - trunc(x), trunc(x)); a zero fraction (and that of +-inf) keeps the sign of x."""
+    x = _f(x, ty)
+    t = _ieee.call("trunc", ty, x)
+    fr = binary("sub", ty, x, t)
+    z = np.copysign(np.zeros((), dtypes.NP[ty]), x).astype(dtypes.NP[ty])
+    with np.errstate(invalid="ignore"):
+        fr = np.where((fr == 0) | np.isinf(x), z, fr).astype(dtypes.NP[ty])
+    return canon(fr, ty), canon(t, ty)
+
+
+def _unpack_norm(name, e):
+    """f32(field) * (1 / (2^b - 1)) -- the driver multiplies by the rounded reciprocal; snorm
+    clamps below at -1."""
+    u = as_type(e, "u32")
+    w, cnt = (8, 4) if "4x8" in name else (16, 2)
+    v = np.stack([(u >> np.uint32(w * k)) & np.uint32((1 << w) - 1) for k in range(cnt)], -1).astype(np.int64)
+    if "snorm" in name:
+        v = (v ^ (1 << (w - 1))) - (1 << (w - 1))
+        return np.maximum(_mul(v.astype(np.float32), np.float32(1.0 / ((1 << (w - 1)) - 1))), np.float32(-1))
+    return _mul(v.astype(np.float32), np.float32(1.0 / ((1 << w) - 1)))
+
+
+_VEC = {"cross": _cross, "reflect": _reflect, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
         "fract": _fract}
 
 
@@ -300,6 +361,12 @@ def call(name, ty, *args, **kw):
         return _out(_F32[name](*(as_type(a, ty) for a in args)), ty)
     if ty == "f16" and name in _F16:
         return canon(_F16[name](*args), ty)
+    if name == "unpack2x16float":
+        return canon(_ieee.call(name, ty, *args), "f32")
+    if name in ("unpack4x8snorm", "unpack4x8unorm", "unpack2x16snorm", "unpack2x16unorm"):
+        return _unpack_norm(name, args[0])
+    if ty in _NAN and name == "modf":
+        return _modf(ty, args[0])
     if ty in _NAN and name in _VEC:
         return _out(_VEC[name](ty, *args, **kw), ty)
     if ty in _NAN and name == "sign":
