@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 
 OUT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "h200-out")
 OUT.mkdir(parents=True, exist_ok=True)
-SEED, SCALE = 3, float(os.environ.get("H200_SCALE", "1.0"))
+SEED, SCALE = int(os.environ.get("H200_SEED", "3")), float(os.environ.get("H200_SCALE", "1.0"))
 T0 = time.time()
 
 

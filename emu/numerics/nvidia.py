@@ -12,7 +12,11 @@ take and return what emu.numerics.scalar / emu.numerics.builtins do, and differ 
   (emu.numerics.sfu): exp2 = EX2, exp = EX2(x * log2(e)), log2 = LG2, log = LG2(x) * ln 2,
   inverseSqrt = RSQ, sqrt = SQRT, sin/cos = SIN/COS(RZ(x / 2pi)), tan = sin * RCP(cos),
   pow(x, y) = EX2(y * LG2(x)), x / y = x * RCP(y), tanh as CUDA's tanhf (EX2 and RCP for
-  |x| >= 0.6, an odd polynomial below).
+  |x| >= 0.6, an odd polynomial below), sinh/cosh = (exp(x) -+ exp(-x)) * 0.5; dot products
+  y*y first then fma x, z, w; length = SQRT(dot), normalize = v * RSQ(dot), mix = fma(t, b - a, a).
+* f16 is half arithmetic around the unit's .F16 forms, which truncate (exp2, exp, sqrt,
+  inverseSqrt, sin, cos, tan, pow, 1/x); log2, sinh, cosh round the f32 result to nearest;
+  tanh is MUFU.TANH.F16, a measured table over all 65,536 inputs.
 Anything not named here is the IEEE result of emu.numerics.builtins with those two rules applied.
 """
 from __future__ import annotations
@@ -212,6 +216,15 @@ _F16 = {
     "degrees": lambda x: _hmul(x, _hc(57.29577951308232)),
     "radians": lambda x: _hmul(x, _hc(0.017453292519943295)),
 }
+def _exp(x):
+    return sfu.ex2(_mul(x, L2E))
+
+
+_F32["sinh"] = lambda x: _mul(np.float32(0.5), _add(_exp(x), unary("neg", "f32", _exp(unary("neg", "f32", x)))))
+_F32["cosh"] = lambda x: _mul(np.float32(0.5), _add(_exp(x), _exp(unary("neg", "f32", x))))
+# f16 forms evaluated through the f32 sequence and rounded to nearest once (measured)
+for _name in ("sinh", "cosh"):
+    _F16[_name] = (lambda f: lambda x: _hrn(f(_w(x))))(_F32[_name])
 _F32["degrees"] = lambda x: _mul(x, np.float32(57.29577951308232))
 _F32["radians"] = lambda x: _mul(x, np.float32(0.017453292519943295))
 # bit-exact builtins that the driver does not flush (FMNMX, FRND)
@@ -352,6 +365,18 @@ def _unpack_norm(name, e):
     return _mul(v.astype(np.float32), np.float32(1.0 / ((1 << w) - 1)))
 
 
+def _pack_norm(name, e):
+    """rint(clamp(e, lo, 1) * (2^(b-1) - 1 or 2^b - 1)): the product rounded in f32, then to the
+    nearest even integer; the clamp ignores NaN (NaN packs as lo)."""
+    w = 8 if "4x8" in name else 16
+    snorm = "snorm" in name
+    lo, scale = (-1.0, (1 << (w - 1)) - 1) if snorm else (0.0, (1 << w) - 1)
+    c = np.fmin(np.float32(1), np.fmax(np.float32(lo), as_type(e, "f32"))).astype(np.float32)
+    r = np.rint(_mul(c, np.float32(scale)).astype(np.float64)).astype(np.int64) & ((1 << w) - 1)
+    sh = (np.arange(r.shape[-1]) * w).astype(np.int64)
+    return np.bitwise_or.reduce((r << sh).astype(np.uint64), axis=-1).astype(np.uint32)
+
+
 _VEC = {"cross": _cross, "reflect": _reflect, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
         "fract": _fract}
 
@@ -361,6 +386,8 @@ def call(name, ty, *args, **kw):
         return _out(_F32[name](*(as_type(a, ty) for a in args)), ty)
     if ty == "f16" and name in _F16:
         return canon(_F16[name](*args), ty)
+    if name in ("pack4x8snorm", "pack4x8unorm", "pack2x16snorm", "pack2x16unorm"):
+        return _pack_norm(name, args[0])
     if name == "unpack2x16float":
         return canon(_ieee.call(name, ty, *args), "f32")
     if name in ("unpack4x8snorm", "unpack4x8unorm", "unpack2x16snorm", "unpack2x16unorm"):
