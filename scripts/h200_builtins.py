@@ -16,7 +16,6 @@ import pathlib
 import subprocess
 import sys
 import time
-import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -36,7 +35,7 @@ def say(*a):
 
 
 from emu.hw import adapters  # noqa: E402
-from emu.hw.builtins_record import load_recording, record_builtins  # noqa: E402
+from emu.hw.builtins_record import load_recording, record_builtins, save_parts  # noqa: E402
 from emu.hw.sfu_record import _f16_src, _kernel_src, PRIMS, record_sfu  # noqa: E402
 
 info, why = adapters.available("dawn")
@@ -48,7 +47,7 @@ _, rec = load_recording(str(OUT))
 dawn = {k: (v[0], v[1]) for k, v in rec.items() if v[0] is not None}
 saved, summary, raw = record_sfu(seed, dawn, log=say)
 # the WGSL builtin over the same dense bands as the PTX approximation: where do they differ?
-from emu.hw.builtins_record import Case, run_case  # noqa: E402
+from emu.hw.builtins_record import Case  # noqa: E402
 bands = {}
 for fn, prim in (("exp2(a)", "ex2"), ("log2(a)", "lg2"), ("inverseSqrt(a)", "rsq"), ("1.0 / a", "rcp"),
                  ("sin(a)", "sin"), ("cos(a)", "cos"), ("sqrt(a)", "sqrt"), ("tanh(a)", "tanh")):
@@ -73,16 +72,7 @@ for fn, prim in (("exp2(a)", "ex2"), ("log2(a)", "lg2"), ("inverseSqrt(a)", "rsq
 if bands:
     np.savez_compressed(OUT / "bands.npz", **bands)
 summary["seed"] = seed
-parts, part, size = [], {}, 0
-for k in list(saved) + [None]:
-    if k is not None:
-        part[k] = saved[k]
-        size += len(zlib.compress(np.ascontiguousarray(saved[k]).tobytes(), 1))
-    if part and (k is None or size > (14 << 20)):
-        name = f"sfu_{len(parts)}.npz"
-        np.savez_compressed(OUT / name, **part)
-        parts.append(name)
-        part, size = {}, 0
+parts = save_parts(saved, str(OUT), "sfu")
 summary["files"] = parts
 with open(OUT / "sfu.json", "w") as f:
     json.dump(summary, f, indent=1)

@@ -23,7 +23,7 @@ import json
 import os
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -457,6 +457,22 @@ CONST_VALUES = {"f32": (0.1, 0.3, 0.7, 1.1, 1.7, 2.3, 3.1, 5.5, 9.9, 13.7, 0.012
                 "f16": (0.1, 0.3, 0.7, 1.1, 1.7, 2.3, 3.1, 5.5, 7.9, 0.0123)}
 
 
+def save_parts(arrays: dict, out_dir: str, prefix: str, part_bytes: int = 14 << 20) -> list:
+    """np.savez_compressed into PREFIX_0.npz, PREFIX_1.npz... of about part_bytes each (what comes back
+    from a device machine has a size limit per file); returns the file names."""
+    part, size, names = {}, 0, []
+    for k in list(arrays) + [None]:
+        if k is not None:
+            part[k] = arrays[k]
+            size += len(zlib.compress(np.ascontiguousarray(arrays[k]).tobytes(), 1))
+        if part and (k is None or size > part_bytes):
+            name = f"{prefix}_{len(names)}.npz"
+            np.savez_compressed(os.path.join(out_dir, name), **part)
+            names.append(name)
+            part, size = {}, 0
+    return names
+
+
 def record_builtins(out_dir: str, *, seed: int = 1, scale: float = 1.0, only: str = "", log=print,
                     run=None, max_seconds: float = 1e9, part_bytes: int = 13 << 20) -> dict:
     """Record every case; writes builtins_{f16,f32}.npz and builtins.json into out_dir."""
@@ -501,19 +517,7 @@ def record_builtins(out_dir: str, *, seed: int = 1, scale: float = 1.0, only: st
             runs[f"{ty}/const"] = {"n": nconst}
         except Exception as e:
             runs[f"{ty}/const"] = {"error": f"{type(e).__name__}: {e}"[:2000]}
-    files = {}
-    for ty, arrays in saved.items():       # parts of about part_bytes compressed each
-        part, size, names = {}, 0, []
-        for k in list(arrays) + [None]:
-            if k is not None:
-                part[k] = arrays[k]
-                size += len(zlib.compress(np.ascontiguousarray(arrays[k]).tobytes(), 1))
-            if part and (k is None or size > part_bytes):
-                path = os.path.join(out_dir, f"builtins_{ty}_{len(names)}.npz")
-                np.savez_compressed(path, **part)
-                names.append(os.path.basename(path))
-                part, size = {}, 0
-        files[ty] = names
+    files = {ty: save_parts(arrays, out_dir, f"builtins_{ty}", part_bytes) for ty, arrays in saved.items()}
     summary = {"seed": seed, "scale": scale, "files": files, "runs": runs,
                "toggles": os.environ.get("EMU_DAWN_TOGGLES", ""), "seconds": round(time.time() - t_start, 1)}
     with open(os.path.join(out_dir, "builtins.json"), "w") as f:
