@@ -192,3 +192,18 @@ def test_num_subgroups_atomic_uniform_load_and_inferred_zeros(sg):
     n = -(-20 // sg)
     np.testing.assert_array_equal(out[(0, 0)].read(np.uint32), n * 1000 + (i // sg) * 100)
     np.testing.assert_array_equal(out[(0, 1)].read(np.float32), np.full(20, 210.0, np.float32))
+
+
+# -- swizzle assignment, b--b ----------------------------------------------------------------------
+
+def test_swizzle_assignment_and_split_decrement():
+    out = run("swizzle_assign", {(0, 0): 32, (0, 1): 8}, (1, 1, 1))
+    assert out[(0, 0)].read(np.uint32).reshape(2, 4).tolist() == [[12, 7, 198, 4], [10, 20, 33, 40]]
+    assert out[(0, 1)].read(np.int32).tolist() == [6, 12]
+
+
+def test_swizzle_assignment_refuses_a_repeated_component():
+    src = "@compute @workgroup_size(1)\nfn main() {\n  var v = vec2f();\n  v.xx = vec2f(1.0);\n}\n"
+    with pytest.raises(EmuError) as e:
+        emu.Device().create_shader_module(src, "s.wgsl")
+    assert str(e.value).startswith("s.wgsl:4:3: error: cannot assign to a swizzle that names a component twice")

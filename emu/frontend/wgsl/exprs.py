@@ -11,7 +11,7 @@ from ...isa.types import (ArrayType, BOOL, F16, F32, I32, MatrixType, PointerTyp
                           with_scalar)
 from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
-from .values import (BIN_OPS, BUILTIN_VALUES, Const, NeedsConstants, Ref, SWIZZLE, Val, _flatten,
+from .values import (BIN_OPS, BUILTIN_VALUES, Const, NeedsConstants, Ref, SWIZZLE, SwizzleRef, Val, _flatten,
                      _np_binary, _np_shift, _np_unary, _round_fraction, _scalar_or_none, _splat,
                      _tn, loc_of)
 
@@ -288,14 +288,34 @@ class ExpressionLowering:
             sets = set(e.member) <= set("xyzw") or set(e.member) <= set("rgba")
             if None in comps or not sets or any(c >= t.n for c in comps) or len(comps) > 4:
                 self.err(e, f"'.{e.member}' is not a valid swizzle of {t}")
+            if isinstance(base, SwizzleRef):        # v.zyx.xy: components of the vector in memory
+                base, comps = base.ref, [base.comps[c] for c in comps]
             if len(comps) == 1:
                 return self.component(base, comps[0], t.elem, e)
+            if isinstance(base, Ref):
+                return SwizzleRef(base, comps)
             v = self.value(base)
             rt = VectorType(t.elem, len(comps))
             if isinstance(v, Const):
                 return Const(rt, [v.value[c] for c in comps])
             return Val(self.b.op("swizzle", [v.v], rt, components=comps))
         self.err(e, f"{_tn(t)} has no members", hint="members exist on structs and vectors")
+
+    def swizzle_index(self, base: SwizzleRef, e: A.IndexExpr) -> Ref:
+        """v.zyx[i]: component zyx[i] of the vector in memory."""
+        t = base.type
+        idx = self.value(self.expr(e.index))
+        s = _scalar_or_none(idx.type)
+        if not isinstance(idx.type, ScalarType) or s is None or not s.is_int:
+            self.err(e.index, f"an index must be i32 or u32, not {_tn(idx.type)}")
+        if isinstance(idx, Const):
+            if not 0 <= int(idx.value) < t.n:
+                self.err(e.index, f"index {idx.value} is out of bounds for {_tn(t)}")
+            return self.component(base.ref, base.comps[int(idx.value)], t.elem, e)
+        table = self.b.op("const", [], VectorType(U32, t.n), value=list(base.comps))
+        which = self.b.op("extract", [table, idx.v], U32, path=[-1])
+        p = base.ref.ptype
+        return Ref(self.b.op("access", [base.ref.ptr, which], PointerType(p.space, t.elem, p.access), path=[-1]))
 
     def component(self, base, idx: int, t: Type, node):
         if isinstance(base, Ref):
@@ -309,6 +329,8 @@ class ExpressionLowering:
         base = self.expr(e.base)
         if isinstance(base, Val) and isinstance(base.type, PointerType):
             base = Ref(base.v)
+        if isinstance(base, SwizzleRef):
+            return self.swizzle_index(base, e)
         t = base.type
         if isinstance(t, ArrayType):
             et, count = t.elem, t.count

@@ -22,7 +22,7 @@ from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, UNSUPPORTE
 from .calls import CallLowering
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
-from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, Val, _freeze, _map,
+from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
                      _name, _returns, _span, _tn, loc_of)
 from ...isa.types import MAX_COMPOSITE_DEPTH, composite_depth
 from ...isa.constants import coerce_scalar
@@ -474,6 +474,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         """`e` as an rvalue: references are loaded; constants stay constants."""
         if isinstance(e, Ref):
             return Val(self.emit_load(e))
+        if isinstance(e, SwizzleRef):
+            return Val(self.b.op("swizzle", [self.emit_load(e.ref)], e.type, components=list(e.comps)))
         return e
 
     def typed_value(self, node, t: Type | None):

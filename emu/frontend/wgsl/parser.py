@@ -838,6 +838,7 @@ class Parser:
             return e
         e = self._multiplicative_rest(lhs)
         while True:
+            self._split_decrement()
             t = self.tok
             if t.kind == SYM and t.text in _ADD:
                 self.advance()
@@ -848,6 +849,15 @@ class Parser:
         if t.kind == SYM and t.text in _SHIFT:
             self._mixing_error(e, t)
         return e
+
+    def _split_decrement(self) -> None:
+        """'--' after an operand is a subtraction of a negation ('b--b' is b - (-b)), as in Tint:
+        split the token in two."""
+        t = self.tok
+        if t.kind == SYM and t.text == "--":
+            first = Token(SYM, "-", t.offset, t.line, t.col, t.file, t.gap)
+            second = Token(SYM, "-", t.offset + 1, t.line, t.col + 1, t.file, False)
+            self.toks[self.i:self.i + 1] = [first, second]
 
     def _multiplicative_rest(self, e: ast.Expr) -> ast.Expr:
         while True:

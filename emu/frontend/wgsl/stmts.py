@@ -6,7 +6,7 @@ from ...isa.types import (AtomicType, BOOL, CoopMatrixType, I32, PointerType, Sc
                           is_constructible)
 from . import ast as A
 from .types import ABSTRACT_INT, concrete, is_abstract
-from .values import COMPOUND, Const, Ref, Val, _tn, loc_of
+from .values import COMPOUND, Const, Ref, SwizzleRef, Val, _tn, loc_of
 
 
 class StatementLowering:
@@ -85,6 +85,8 @@ class StatementLowering:
                 return
             return
         target = self.expr(s.lhs)
+        if isinstance(target, SwizzleRef):
+            return self.assign_swizzle(s, target)
         root = A.strip_parens(s.lhs)
         while isinstance(root, (A.MemberExpr, A.IndexExpr)):
             root = A.strip_parens(root.base)
@@ -106,6 +108,24 @@ class StatementLowering:
             rhs = self.binary_values(COMPOUND[s.op], Val(self.emit_load(target)),
                                      self.value(self.expr(s.rhs)), s)
         self.b.emit("store", [target.ptr, self.coerce(rhs, target.type, s.rhs)])
+
+    def assign_swizzle(self, s: A.AssignStmt, target: SwizzleRef):
+        """v.zy = e (or v.zy += e): the value first, then each component stored in turn."""
+        p = target.ref.ptype
+        if p.access == "read":
+            self.err(s.lhs, f"cannot assign through a read-only reference ({p.space}, read)",
+                     hint="declare the buffer var<storage, read_write>")
+        if len(set(target.comps)) != len(target.comps):
+            self.err(s.lhs, "cannot assign to a swizzle that names a component twice")
+        t = target.type
+        if s.op == "=":
+            rhs = self.typed_value(s.rhs, t)
+        else:
+            rhs = self.binary_values(COMPOUND[s.op], self.value(target), self.value(self.expr(s.rhs)), s)
+        v = self.coerce(rhs, t, s.rhs)
+        for k, c in enumerate(target.comps):
+            ptr = self.b.op("access", [target.ref.ptr], PointerType(p.space, t.elem, p.access), path=[c])
+            self.b.emit("store", [ptr, self.b.op("extract", [v], t.elem, path=[k])])
 
     def s_IncDecStmt(self, s: A.IncDecStmt):
         target = self.expr(s.target)

@@ -36,6 +36,18 @@ class Val:
 
 
 @dataclass
+class SwizzleRef:
+    """Several components of a vector in memory (`v.zy`): read as a swizzle of the loaded vector,
+    assigned component by component."""
+    ref: Ref
+    comps: list[int]
+
+    @property
+    def type(self) -> Type:
+        return VectorType(self.ref.type.elem, len(self.comps))
+
+
+@dataclass
 class Ref:
     ptr: Value
 
