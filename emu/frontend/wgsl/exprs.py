@@ -293,7 +293,7 @@ class ExpressionLowering:
             if len(comps) == 1:
                 return self.component(base, comps[0], t.elem, e)
             if isinstance(base, Ref):
-                return SwizzleRef(base, comps)
+                return SwizzleRef(base, comps, loc_of(e))
             v = self.value(base)
             rt = VectorType(t.elem, len(comps))
             if isinstance(v, Const):
@@ -326,11 +326,23 @@ class ExpressionLowering:
         return Val(self.b.op("extract", [base.v], t, path=[idx]))
 
     def e_IndexExpr(self, e: A.IndexExpr):
-        base = self.expr(e.base)
+        return self.index(self.expr(e.base), e)
+
+    def target(self, e):
+        """An assignment's left side: as an expression, except that an element of a swizzle of a
+        variable (v.zyx[i]) is that component of the variable."""
+        e = A.strip_parens(e)
+        if isinstance(e, A.IndexExpr):
+            return self.index(self.expr(e.base), e, assigned=True)
+        return self.expr(e)
+
+    def index(self, base, e: A.IndexExpr, assigned: bool = False):
         if isinstance(base, Val) and isinstance(base.type, PointerType):
             base = Ref(base.v)
         if isinstance(base, SwizzleRef):
-            return self.swizzle_index(base, e)
+            if assigned:
+                return self.swizzle_index(base, e)
+            base = self.value(base)
         t = base.type
         if isinstance(t, ArrayType):
             et, count = t.elem, t.count

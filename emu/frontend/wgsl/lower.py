@@ -475,7 +475,11 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if isinstance(e, Ref):
             return Val(self.emit_load(e))
         if isinstance(e, SwizzleRef):
-            return Val(self.b.op("swizzle", [self.emit_load(e.ref)], e.type, components=list(e.comps)))
+            saved, self.b.loc = self.b.loc, e.loc
+            try:
+                return Val(self.b.op("swizzle", [self.emit_load(e.ref)], e.type, components=list(e.comps)))
+            finally:
+                self.b.loc = saved
         return e
 
     def typed_value(self, node, t: Type | None):

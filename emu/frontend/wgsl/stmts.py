@@ -84,7 +84,7 @@ class StatementLowering:
             if isinstance(e, Const):
                 return
             return
-        target = self.expr(s.lhs)
+        target = self.target(s.lhs)
         if isinstance(target, SwizzleRef):
             return self.assign_swizzle(s, target)
         root = A.strip_parens(s.lhs)
@@ -128,7 +128,7 @@ class StatementLowering:
             self.b.emit("store", [ptr, self.b.op("extract", [v], t.elem, path=[k])])
 
     def s_IncDecStmt(self, s: A.IncDecStmt):
-        target = self.expr(s.target)
+        target = self.target(s.target)
         if not isinstance(target, Ref) or not isinstance(target.type, ScalarType) or not target.type.is_int:
             self.err(s.target, f"{s.op} needs an integer variable")
         new = self.binary_values("+" if s.op == "++" else "-", Val(self.emit_load(target)),

@@ -41,6 +41,7 @@ class SwizzleRef:
     assigned component by component."""
     ref: Ref
     comps: list[int]
+    loc: Loc | None = None      # of the swizzle: where its load and swizzle are, when it is read
 
     @property
     def type(self) -> Type:
