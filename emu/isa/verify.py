@@ -140,6 +140,9 @@ class _Verifier:
         a, b = i.args[0].type, i.args[1].type
         fn = i.attrs["fn"]
         self.vocabulary(i, "fn", BINARY_OPS)
+        from .types import MatrixType, ScalarType, VectorType
+        if not all(isinstance(x, (ScalarType, VectorType, MatrixType, CoopMatrixType)) for x in (a, b)):
+            self.fail(i, f"binary '{fn}' of {a} and {b}: operands are numbers, vectors or matrices")
         if fn in ("shl", "shr"):
             if width(a) != width(b) or scalar_of(b) != U32:
                 self.fail(i, f"shift of {a} by {b}: the amount must be u32 of the same width")

@@ -34,6 +34,8 @@ def load_npy(path: str, what: str) -> tuple[np.ndarray, list[EmuError]]:
                 from None
         if dtype.hasobject:
             raise bad("it holds Python objects, not numbers")
+        if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            raise bad(f"its header gives the shape {shape!r}: sizes are whole numbers, 0 or more")
         count = 1
         for n in shape:
             count *= int(n)

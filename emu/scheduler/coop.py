@@ -95,7 +95,8 @@ def h_coop_store(ex, inst, mask, frame):
         return
     sg = ex.opts.subgroup_size
     addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
-    frags = value.reshape(-1, sg, value.shape[-1])[subgroups]
+    # as the matrix's element type: a value built without one (an 'undef') may be held wider
+    frags = value.reshape(-1, sg, value.shape[-1])[subgroups].astype(NP[t.elem.name], copy=False)
     keep = (addr >= 0) & lm.valid[None]
     rows = np.broadcast_to(mcoop.region_rows(ptr, sg, subgroups)[:, None, None], addr.shape)
     raw = ptr.region.data

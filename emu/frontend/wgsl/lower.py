@@ -302,6 +302,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if not args:
                 self.err(te, "array needs an element type", hint="write array<f32, N> or array<f32>")
             elem = self.type(args[0])
+            if (isinstance(elem, ArrayType) and elem.count is None) or \
+                    getattr(elem, "runtime_array", None) is not None:    # e.g. array<array<u32>, 3>
+                self.err(te, f"the elements of an array need a fixed size; {elem} is runtime-sized",
+                         hint="only the outermost array of a storage buffer may be runtime-sized")
             count = None
             if len(args) > 1:
                 self.in_type += 1
@@ -378,6 +382,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         elem = self.matrix_elem(te.args[0])
         cols = self.const_int(te.args[1], what="matrix columns")
         rows = self.const_int(te.args[2], what="matrix rows")
+        if rows < 1 or cols < 1:
+            self.err(te, f"a subgroup matrix of {cols} columns and {rows} rows: sizes must be positive")
         role = {"left": "A", "right": "B", "result": "C"}[kind]
         return CoopMatrixType(rows, cols, elem, role)
 
@@ -552,6 +558,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if not sizes:
                 self.err(d, "a compute entry point needs @workgroup_size",
                          hint="add @workgroup_size(64) (or x, y, z) before 'fn'")
+            if len(sizes) > 3:
+                self.err(d, f"@workgroup_size takes 1 to 3 sizes (x, y, z), not {len(sizes)}",
+                         hint="write @workgroup_size(x), (x, y) or (x, y, z)")
             wg = tuple([self.workgroup_dim(s) for s in sizes] + [1] * (3 - len(sizes)))
         fn = Function(d.name, params, self.ret_type, body, d.stage, wg, builtins, loc_of(d))
         self.block_stmts(d.body.body)
