@@ -19,8 +19,9 @@ Tint's own verdict and by what it uses:
   no-compute     Tint takes it, but it has no @compute entry point (graphics only)
   textures       uses textures or samplers (emu runs compute over buffers)
   experimental   uses Chromium-only experimental types: texel_buffer, buffer<...>, binding_array,
-                 acceleration_structure/ray queries, var<immediate>, other chromium_experimental_*
-                 or chromium_internal_* extensions
+                 acceleration_structure/ray queries, var<immediate>, print(...) (the
+                 chromium_print language feature), other chromium_experimental_* or
+                 chromium_internal_* extensions
   in-scope       everything else (mixed-stage files as they are): the pass rate counts these.
 Crashes and timeouts are counted over every file, in scope or not. A Tint test's override values
 ('// flags: --overrides a=1,b=2') are passed as `emu ir --override` would.
@@ -46,7 +47,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _TEXTURE = re.compile(r"\btexture_\w+|\bsampler(_comparison)?\b|\bexternal_texture\b")
 _EXPERIMENTAL = re.compile(
     r"\btexel_buffer\b|\bbuffer\s*[<;,>)]|\bbinding_array\b|\bacceleration_structure\b|\bray_query\b"
-    r"|var\s*<\s*immediate\b|\bchromium_internal_\w+|\bchromium_experimental_(?!subgroup_matrix\b)\w+")
+    r"|var\s*<\s*immediate\b|\bprint\s*\(|\bchromium_internal_\w+|\bchromium_experimental_(?!subgroup_matrix\b)\w+")
 _COMPUTE = re.compile(r"@\s*compute\b")
 _FLAGS = re.compile(r"^//\s*flags:(.*)$", re.M)
 
@@ -61,9 +62,9 @@ def overrides_of(text: str) -> dict | None:
     return None
 
 
-def tint_scope(path: pathlib.Path, text: str) -> str:
+def tint_scope(path: pathlib.Path, text: str, tint: bool = True) -> str:
     code = _COMMENT.sub(" ", text)
-    expected = sorted(path.parent.glob(path.name + ".expected.*"))
+    expected = sorted(path.parent.glob(path.name + ".expected.*")) if tint else []
     if expected and all(_first_line(e) == "SKIP: FAILED" for e in expected):
         return "tint-invalid"
     if _EXPERIMENTAL.search(code):
@@ -203,6 +204,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("folder")
     ap.add_argument("--tint", action="store_true", help="scope files by Tint's expectation files (see above)")
+    ap.add_argument("--scope", action="store_true",
+                    help="scope by what files use (no-compute, textures, experimental) without Tint's verdict")
     ap.add_argument("--jsonl", help="write one JSON line per file here")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per file (default 20)")
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
@@ -218,7 +221,7 @@ def main(argv=None) -> int:
         files = [p for p in files if args.only in str(p)]
     scopes = {}
     for p in files:
-        scopes[p] = tint_scope(p, p.read_text(errors="replace")) if args.tint else "in-scope"
+        scopes[p] = tint_scope(p, p.read_text(errors="replace"), args.tint) if args.tint or args.scope else "in-scope"
     t0 = time.monotonic()
     results = run_all([str(p) for p in files], args.jobs, args.timeout, progress=True)
     wall = time.monotonic() - t0
