@@ -46,27 +46,27 @@ def uninstall_hook(directory: str | None = None) -> str | None:
     return None
 
 
-def _usage(code=2):
-    print(__doc__.strip(), file=sys.stderr if code else sys.stdout)
-    sys.exit(code)
+def build_parser():
+    """The launcher's options; everything from the program (or -m MODULE) on is the program's."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m emu.wgpu", description=__doc__.strip().splitlines()[0],
+                                 usage=__doc__.split("\n\n", 1)[1].rstrip())
+    ap.add_argument("--profile", help="the device profile emu's adapter emulates (else EMU_PROFILE)")
+    for opt, what in (("--install-hook", "write emu_wgpu.pth: then EMU_WGPU=1 selects emu's adapter"),
+                      ("--uninstall-hook", "remove emu_wgpu.pth"),
+                      ("--boot-dir", "print the folder of the sitecustomize start-up hook"),
+                      ("--info", "print the adapter emu would hand out")):
+        ap.add_argument(opt, action="append_const", const=opt, dest="actions", default=[], help=what)
+    ap.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",
+                    help="run a module as a program, with its arguments")
+    ap.add_argument("program", nargs=argparse.REMAINDER, metavar="program.py ARGS",
+                    help="the program and its arguments (unchanged)")
+    return ap
 
 
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    profile, actions = None, []
-    while argv and argv[0].startswith("-") and argv[0] != "-m":
-        opt = argv.pop(0)
-        if opt in ("-h", "--help"):
-            _usage(0)
-        elif opt == "--profile" and argv:
-            profile = argv.pop(0)
-        elif opt.startswith("--profile="):
-            profile = opt.split("=", 1)[1]
-        elif opt in ("--install-hook", "--uninstall-hook", "--boot-dir", "--info"):
-            actions.append(opt)
-        else:
-            print(f"emu.wgpu: unknown option {opt}", file=sys.stderr)
-            _usage()
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    profile, actions = args.profile, args.actions
     for opt in actions:
         if opt == "--install-hook":
             print(f"installed {install_hook()}: EMU_WGPU=1 now selects emu's adapter for this interpreter")
@@ -90,8 +90,11 @@ def main(argv=None):
             for c in _install.adapter_properties(a).get("subgroup_matrix_configs", []):
                 print(f"  subgroup matrix: {c}")
             return 0
+    if args.module is not None and not args.module:
+        build_parser().error("-m needs a module name")
+    argv = ["-m"] + args.module if args.module else args.program
     if not argv:
-        _usage()
+        build_parser().error("give the program to run (program.py ARGS or -m MODULE ARGS)")
     if profile:
         os.environ["EMU_PROFILE"] = profile
     if os.environ.get("EMU_PROFILE"):
@@ -106,8 +109,6 @@ def main(argv=None):
     from . import install
     install()
     if argv[0] == "-m":
-        if len(argv) < 2:
-            _usage()
         sys.argv = argv[1:]
         runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
     else:

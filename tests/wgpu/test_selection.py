@@ -220,3 +220,17 @@ except ModuleNotFoundError as e:
         "True emu.wgpu._fallback",
         "wgpudawn.backends.dawn.extras.create_surface() is a native extra of the real binding",
         "after uninstall: No module named 'wgpu'"]
+
+
+def test_launcher_options_stop_at_the_program(tmp_path):
+    """argparse with REMAINDER: what follows the program (or -m MODULE) is the program's, options
+    included; the launcher's own mistakes end in a usage message and exit 2."""
+    (tmp_path / "echo.py").write_text("import sys; print(sys.argv[1:])\n")
+    run = lambda *a: subprocess.run([sys.executable, "-m", "emu.wgpu", *a], capture_output=True, text=True,
+                                    timeout=120, env=clean_env(), cwd=tmp_path)
+    r = run("--profile", "apple-m1", "echo.py", "--profile", "x", "-m", "y")
+    assert r.returncode == 0 and r.stdout.strip() == "['--profile', 'x', '-m', 'y']", r.stderr
+    r = run("--bogus", "echo.py")
+    assert r.returncode == 2 and "error: unrecognized arguments: --bogus" in r.stderr and "Traceback" not in r.stderr
+    r = run()
+    assert r.returncode == 2 and "error: give the program to run" in r.stderr
