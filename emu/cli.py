@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a compute shader on the virtual device")
-    shader_args(r, "bind the raw bytes of a .npy array to @group(G) @binding(B)")
+    shader_args(r, "bind the raw bytes of a .npy array to @group(G) @binding(B); "
+                   "zeros:SHAPE:DTYPE (e.g. zeros:64x64:f32) binds zeros")
     r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
                    help="write that binding's final contents as .npy")
     _device_args(r)

@@ -69,7 +69,10 @@ def load_arrays(bindings, module=None) -> dict:
     by_key = {(g.group, g.binding): g for g in module.globals if g.group is not None} if module else {}
     for key, path in bindings:
         what = f"--buffer {key[0]}:{key[1]}"
-        arrays[key], warnings = load_npy(path, what)
+        if path.startswith("zeros:"):
+            arrays[key], warnings = zeros_spec(path, what), []
+        else:
+            arrays[key], warnings = load_npy(path, what)
         g = by_key.get(key)
         if g is not None:
             elem = _elem_scalar(g.type)
@@ -78,6 +81,24 @@ def load_arrays(bindings, module=None) -> dict:
         for w in warnings:
             print(w.format(), file=sys.stderr)
     return arrays
+
+
+def zeros_spec(text: str, what: str) -> np.ndarray:
+    """`zeros:SHAPE:DTYPE` (e.g. zeros:64x64:f32): an array of zeros, so that an output buffer
+    needs no file. DTYPE is a WGSL scalar name (f32 f16 i32 u32 ...) or a numpy one (float32)."""
+    from .numerics.dtypes import NP
+    _, shape_text, dtype_text = (text.split(":") + ["", ""])[:3]
+    try:
+        shape = tuple(int(n) for n in shape_text.split("x"))
+        if any(n < 0 for n in shape) or text.count(":") != 2:
+            raise ValueError
+        dtype = NP.get(dtype_text) or np.dtype(dtype_text)
+        if dtype.hasobject or dtype.kind not in "biuf":
+            raise TypeError
+    except (ValueError, TypeError):
+        raise UsageError(f"{what}={text}: expected zeros:SHAPE:DTYPE with SHAPE like 64x64 and DTYPE one of "
+                         f"f32 f16 i32 u32 (or a numpy name such as float32), e.g. zeros:64x64:f32") from None
+    return np.zeros(shape, dtype)
 
 
 def _elem_scalar(t):

@@ -33,7 +33,7 @@ def register(sub, device_args) -> None:
     e.set_defaults(func=cmd_emit)
 
     d = sub.add_parser("diff", help="run a shader on the emulator and on a real adapter; compare every output bit")
-    shader_args(d, "initial contents of @group(G) @binding(B): the raw bytes of a .npy array")
+    shader_args(d, "initial contents of @group(G) @binding(B): the raw bytes of a .npy array, or zeros:SHAPE:DTYPE")
     d.add_argument("--random-inputs", type=int, default=None, metavar="SEED",
                    help="random contents (of the declared types) for every binding not given with --buffer")
     d.add_argument("--elements", type=int, default=None,

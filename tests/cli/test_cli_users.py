@@ -102,3 +102,29 @@ def test_cli_hints_name_flags_python_hints_name_the_api(tmp_path):
     with pytest.raises(emu.EmuError) as ei:
         dev.create_compute_pipeline(dev.create_shader_module(shader.read_text(), str(shader)))
     assert ei.value.hint == "give create_compute_pipeline(..., entry_point=NAME)"
+
+
+ADD_ID = ("@group(0) @binding(0) var<storage, read_write> out: array<u32>;\n"
+          "@compute @workgroup_size(4) fn main(@builtin(global_invocation_id) id: vec3u) "
+          "{ out[id.x] = out[id.x] + id.x * 3u; }\n")
+
+
+def test_buffer_zeros_spec(tmp_path):
+    shader = tmp_path / "add.wgsl"
+    shader.write_text(ADD_ID)
+    for spec in ("zeros:8:u32", "zeros:2x4:uint32"):
+        rc, _, err = cli("run", shader, "--dispatch", "2", "--buffer", f"0:0={spec}", "--output", f"0:0={tmp_path}/o.npy")
+        assert (rc, err) == (0, ""), err
+        out = np.load(tmp_path / "o.npy")
+        assert out.dtype == np.uint32 and out.tolist() == [0, 3, 6, 9, 12, 15, 18, 21]
+
+
+def test_buffer_zeros_bad_spec_is_one_line(tmp_path):
+    shader = tmp_path / "add.wgsl"
+    shader.write_text(ADD_ID)
+    want = ("emu: error: --buffer 0:0={}: expected zeros:SHAPE:DTYPE with SHAPE like 64x64 and DTYPE one of "
+            "f32 f16 i32 u32 (or a numpy name such as float32), e.g. zeros:64x64:f32")
+    for spec in ("zeros:64x:f32", "zeros:8", "zeros:8:q7", "zeros:-1:f32", "zeros:8:f32:x"):
+        for cmd in ("run", "diff"):
+            rc, out, err = cli(cmd, shader, "--dispatch", "1", "--buffer", f"0:0={spec}")
+            assert (rc, out, err.splitlines()) == (2, "", [want.format(spec)]), (cmd, spec, err)
