@@ -292,7 +292,10 @@ class Device:
                 ir, _ = compile_wgsl(module.source, module.file, constants=constants)
                 self._for_device(ir)
                 constants = {}
-            return ComputePipeline(module, Pipeline(ir, entry_point, constants, self.profile, self.options))
+            pipeline = Pipeline(ir, entry_point, constants, self.profile, self.options)
+            from .isa.verify import verify
+            verify(ir, self.profile, self.subgroup_size, pipeline.entry)   # the device's rules for this entry point
+            return ComputePipeline(module, pipeline)
 
     def create_buffer(self, data=None, *, size: int | None = None, label: str = "", usage=None) -> Buffer:
         """A buffer holding ``data`` (a numpy array or bytes), or ``size`` zero bytes, or ``data``

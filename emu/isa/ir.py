@@ -132,6 +132,18 @@ class Module:
         return [f for f in self.functions if f.stage == "compute"]
 
 
+def reachable(module: Module, entry: Function) -> set[str]:
+    """Names of `entry` and of every function it calls, directly or not."""
+    seen, todo = set(), [entry]
+    while todo:
+        fn = todo.pop()
+        if fn.name in seen:
+            continue
+        seen.add(fn.name)
+        todo += [module.function(i.attrs["callee"]) for i in fn.walk() if i.op == "call"]
+    return seen
+
+
 def used_globals(module: Module, entry: Function) -> list:
     """Globals statically used by `entry` and the functions it calls (WebGPU's 'auto' layout)."""
     seen_fn, names = set(), []

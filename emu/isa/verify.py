@@ -6,7 +6,7 @@ Messages name the instruction's source location; an IR that fails here is a bug 
 from __future__ import annotations
 
 from ..errors import EmuError
-from .ir import Block, Function, Inst, Module
+from .ir import Block, Function, Inst, Module, reachable
 from .ops import ATOMIC_OPS, BARRIERS, BINARY_OPS, COOP_SCALAR_OPS, OPS, SUBGROUP_OPS, UNARY_OPS
 from .types import (BOOL, U32, VOID, CoopMatrixType, PointerType, scalar_of, width)
 
@@ -18,9 +18,18 @@ class VerifyError(EmuError):
     pass
 
 
-def verify(module: Module, profile=None, subgroup_size: int | None = None) -> None:
+def verify(module: Module, profile=None, subgroup_size: int | None = None, entry: Function | None = None) -> None:
+    """Structure for every function (WGSL's module errors); the device's rules (configurations,
+    subgroup size) only for the functions `entry` reaches, so that a module's other entry points
+    still run where one uses what the device lacks. Without `entry`: the module's only compute
+    entry point, or none where it has several (each pipeline then checks its own)."""
+    if entry is None:
+        eps = module.entry_points()
+        entry = eps[0] if len(eps) == 1 else None
+    on_device = reachable(module, entry) if entry is not None else set()
     v = _Verifier(module, profile, subgroup_size)
     for f in module.functions:
+        v.profile, v.sg = (profile, subgroup_size) if f.name in on_device else (None, None)
         v.function(f)
 
 
@@ -52,18 +61,7 @@ class _Verifier:
                           hint=f"use @workgroup_size({self.sg * max(1, f.workgroup_size[0] // self.sg)}, ...)")
 
     def uses_coop(self, f: Function) -> bool:
-        seen, todo = set(), [f]
-        while todo:
-            fn = todo.pop()
-            if fn.name in seen:
-                continue
-            seen.add(fn.name)
-            for i in fn.walk():
-                if OPS[i.op].cooperative:
-                    return True
-                if i.op == "call":
-                    todo.append(self.m.function(i.attrs["callee"]))
-        return False
+        return any(OPS[i.op].cooperative for name in reachable(self.m, f) for i in self.m.function(name).walk())
 
     def block(self, b: Block, defined: set, f: Function, loops: int, breakables: int):
         defined = set(defined)
