@@ -167,7 +167,12 @@ def cmd_run(args, sources) -> int:
 
 
 def _typed_output(buf, t):
-    """The buffer's contents with the element type the WGSL declares (composites as bytes)."""
+    """The buffer's contents with the element type and shape the WGSL declares (array<array<f32,
+    64>, 64> -> (64, 64); a runtime-sized array stays 1-D; composites as bytes)."""
+    from .api import element_layout
+    if element_layout(t) is not None:
+        buf._wgsl = t           # this entry point's variable, where several share the binding
+        return buf.read()       # Buffer.read gives the WGSL type's shape
     from .isa.types import ArrayType, AtomicType, ScalarType, StructType, VectorType
     from .numerics.dtypes import NP
     if isinstance(t, StructType) and len(t.members) == 1 and isinstance(t.members[0].type, ArrayType):

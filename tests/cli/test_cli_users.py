@@ -128,3 +128,19 @@ def test_buffer_zeros_bad_spec_is_one_line(tmp_path):
         for cmd in ("run", "diff"):
             rc, out, err = cli(cmd, shader, "--dispatch", "1", "--buffer", f"0:0={spec}")
             assert (rc, out, err.splitlines()) == (2, "", [want.format(spec)]), (cmd, spec, err)
+
+
+def test_output_has_the_wgsl_shape(tmp_path):
+    """array<array<f32, 4>, 3> is written as (3, 4); a runtime-sized array stays 1-D (above)."""
+    shader = tmp_path / "grid.wgsl"
+    shader.write_text("@group(0) @binding(0) var<storage, read_write> g: array<array<f32, 4>, 3>;\n"
+                      "@group(0) @binding(1) var<storage, read_write> v: array<vec2<i32>, 3>;\n"
+                      "@compute @workgroup_size(4, 3) fn main(@builtin(local_invocation_id) l: vec3u) {\n"
+                      "  g[l.y][l.x] = f32(l.y * 10u + l.x);\n"
+                      "  if (l.x == 0u) { v[l.y] = vec2<i32>(i32(l.y), -i32(l.y)); }\n}\n")
+    rc, _, err = cli("run", shader, "--dispatch", "1", "--output", f"0:0={tmp_path}/g.npy",
+                     "--output", f"0:1={tmp_path}/v.npy")
+    assert (rc, err) == (0, ""), err
+    g, v = np.load(tmp_path / "g.npy"), np.load(tmp_path / "v.npy")
+    assert g.dtype == np.float32 and g.tolist() == [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]
+    assert v.dtype == np.int32 and v.tolist() == [[0, 0], [1, -1], [2, -2]]
