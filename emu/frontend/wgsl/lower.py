@@ -317,6 +317,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                     self.err(args[1], f"array size must be positive, not {count}")
             return self.not_too_deep(ArrayType(elem, count), te)
         if name == "atomic":
+            if args and isinstance(v := self.type(args[0]), VectorType) and (v.n, v.elem) == (2, U32):
+                # WGSL's atomic_vec2u_min_max extension (atomicMin/atomicMax/atomicStore on vec2<u32>)
+                self.err(te, "atomic<vec2<u32>> (WGSL's 'atomic_vec2u_min_max' extension) is not supported by emu",
+                         hint="keep the value in two atomic<u32> (or one, where a 32-bit value is enough)")
             s = self.scalar_arg(te, args, 0)
             if s not in (I32, U32):
                 self.err(te, f"atomic<{s}> is not allowed: atomics hold i32 or u32")
