@@ -115,6 +115,8 @@ def _progress():
 
 
 def cmd_run(args, sources) -> int:
+    import time
+    started = time.perf_counter()
     from .api import Device
     bufs = [_binding(b, "--buffer") for b in args.buffer]
     outs = [_binding(o, "--output") for o in args.output]
@@ -123,8 +125,9 @@ def cmd_run(args, sources) -> int:
     src = sources[args.shader] = _read_source(args.shader)
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
+    note = _progress()
     dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps, hints="cli",
-                 tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=_progress(),
+                 tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=note,
                  race_check=args.race_check)
     mod = dev.create_shader_module(src, args.shader, strict=args.strict)
     for w in mod.warnings:
@@ -159,10 +162,17 @@ def cmd_run(args, sources) -> int:
     finally:
         if tracer is not None:
             tracer.end()
+    written = 0
     for key, path in outs:
         g = globals_by_key[key]
         arr = _typed_output(bound[key], g.type)
         np.save(path, arr)
+        written += arr.nbytes
+    if note is not None:        # a person is watching: say that it finished and what it did
+        groups = grid[0] * grid[1] * grid[2]
+        note(f"emu: ran '{pipe.pipeline.entry.name}' on {args.profile}: {groups} workgroup{'s' * (groups != 1)} "
+             f"({grid[0]}x{grid[1]}x{grid[2]}) in {time.perf_counter() - started:.2f} s, "
+             f"{written} bytes written to {len(outs)} output file{'s' * (len(outs) != 1)}")
     return 0
 
 

@@ -144,3 +144,16 @@ def test_output_has_the_wgsl_shape(tmp_path):
     g, v = np.load(tmp_path / "g.npy"), np.load(tmp_path / "v.npy")
     assert g.dtype == np.float32 and g.tolist() == [[0, 1, 2, 3], [10, 11, 12, 13], [20, 21, 22, 23]]
     assert v.dtype == np.int32 and v.tolist() == [[0, 0], [1, -1], [2, -2]]
+
+
+def test_run_summary_line_with_emu_progress(tmp_path, monkeypatch):
+    import re
+    shader = tmp_path / "add.wgsl"
+    shader.write_text(ADD_ID)
+    args = ("run", shader, "--dispatch", "2", "--buffer", "0:0=zeros:8:u32", "--output", f"0:0={tmp_path}/o.npy")
+    assert cli(*args)[2] == ""                       # not a terminal, no EMU_PROGRESS: silent
+    monkeypatch.setenv("EMU_PROGRESS", "1")
+    rc, out, err = cli(*args)
+    assert rc == 0 and out == ""
+    assert re.fullmatch(r"emu: ran 'main' on reference: 2 workgroups \(2x1x1\) in \d+\.\d\d s, "
+                        r"32 bytes written to 1 output file\n", err), err
