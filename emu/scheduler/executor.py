@@ -67,7 +67,9 @@ class Batch:
                 if (g.group, g.binding) in buffers:    # only those the entry point uses are bound
                     self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
             elif contains(g.type, CoopMatrixType):
-                self.globals[g.name] = Cell(g.type, self.zero(g.type))
+                # only the entry point's own: another's may use a configuration this device lacks
+                if g.name in pipe.used_names:
+                    self.globals[g.name] = Cell(g.type, self.zero(g.type))
             elif g.space == "workgroup":
                 self.globals[g.name] = Ptr(self.wg_mem, off, g.type, self.wg_of_lane,
                                            f"var<workgroup> '{g.name}'")
@@ -317,6 +319,7 @@ class Pipeline:
                 raise EmuError(f"no compute entry point named '{entry}' (the shader has: {names})",
                                hint="pass one of those names to --entry")
         _check_bindings(module, self.entry)
+        self.used_names = {g.name for g in used_globals(module, self.entry)}
         self.overrides = resolve_overrides(module, overrides)
         self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
         self.nvals = module_value_count(module)
