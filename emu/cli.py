@@ -47,6 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                    help="set an override (the IR then has its value where WGSL needs it as a constant)")
 
+    c = sub.add_parser("check", help="validate a shader for a device without running it: parse, the device's "
+                                     "configurations and limits, uniformity as Tint and naga judge it",
+                       epilog="Exit status 0: nothing to report; 1: an error, or warnings of what Tint or "
+                              "naga would reject (each with file:line:col).")
+    c.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel")
+    c.add_argument("--profile", default="reference", help="device profile name or profile file (see `emu profiles`)")
+    c.add_argument("--subgroup-size", type=int, default=None, help="subgroup size: a power of two 4..128")
+    c.add_argument("--entry", default=None, help="the entry point to check (default: every compute entry point)")
+    c.add_argument("--override", action="append", default=[], metavar="NAME=VALUE")
+
     sub.add_parser("profiles", help="list the device profiles")
     pr = sub.add_parser("props", help="a profile's cooperative-matrix configurations in both APIs' shapes")
     pr.add_argument("profile")
@@ -202,6 +212,26 @@ def _typed_output(buf, t):
     return buf.read(np.uint8)
 
 
+def cmd_check(args, sources) -> int:
+    """What `emu run` would refuse, and what Tint or naga would, without running: the module is
+    lowered (with naga/Tint differences and uniformity findings as warnings) and each entry point's
+    pipeline is made on the device, which verifies its matrix configurations and limits."""
+    from .api import Device
+    overrides = parse_overrides(args.override)
+    src = sources[args.shader] = _read_source(args.shader)
+    dev = Device(args.profile, args.subgroup_size, hints="cli")
+    mod = dev.create_shader_module(src, args.shader, strict=True)
+    for w in mod.warnings:
+        print(w.format(sources), file=sys.stderr)
+    entries = [args.entry] if args.entry else [f.name for f in mod.ir.entry_points()]
+    for entry in entries:
+        dev.create_compute_pipeline(mod, entry, overrides)
+    if mod.warnings:
+        return 1
+    print(f"{args.shader}: ok on {args.profile} ({', '.join(entries) or 'no entry points'})")
+    return 0
+
+
 def cmd_ir(args, sources) -> int:
     from .api import compile_wgsl
     from .isa.printer import print_module
@@ -257,4 +287,4 @@ def cmd_examples(args, sources) -> int:
 
 
 COMMANDS = {"examples": cmd_examples, "run": cmd_run, "ir": cmd_ir, "profiles": cmd_profiles, "props": cmd_props, "demo": cmd_demo,
-            "warmup": cmd_warmup}
+            "warmup": cmd_warmup, "check": cmd_check}

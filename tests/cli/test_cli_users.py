@@ -157,3 +157,27 @@ def test_run_summary_line_with_emu_progress(tmp_path, monkeypatch):
     assert rc == 0 and out == ""
     assert re.fullmatch(r"emu: ran 'main' on reference: 2 workgroups \(2x1x1\) in \d+\.\d\d s, "
                         r"32 bytes written to 1 output file\n", err), err
+
+
+def test_check_ok_bad_config_and_uniformity(tmp_path):
+    from emu.examples import kernel
+    dawn = kernel("gemm_dawn").read_text()
+    assert cli("check", "@gemm_dawn", "--profile", "nvidia-h200") == (0, "@gemm_dawn: ok on nvidia-h200 (main)\n", "")
+    assert cli("check", "@gemm_wgpu", "--profile", "nvidia-h200", "--entry", "main")[0] == 0
+    big = tmp_path / "big.wgsl"
+    big.write_text(dawn.replace("16, 16>", "32, 32>"))
+    rc, out, err = cli("check", big, "--profile", "nvidia-h200")
+    line = next(n for n, text in enumerate(dawn.splitlines(), 1) if "subgroup_matrix_result<f32, 16, 16>()" in text)
+    assert (rc, out) == (1, "") and err.splitlines()[0] == (
+        f"{big}:{line}:15: error: the device 'nvidia-h200' has no result (C) matrix of 32x32 f32")
+    # tile positions from local_invocation_index / subgroup_size: emu runs it, Tint rejects it
+    old = tmp_path / "old.wgsl"
+    old.write_text(dawn.replace("@builtin(subgroup_id) sg: u32,", "@builtin(local_invocation_index) lidx: u32,")
+                   .replace("  let subgroups = INVOCATIONS / sg_size;",
+                            "  let sg = lidx / sg_size;\n  let subgroups = INVOCATIONS / sg_size;"))
+    rc, out, err = cli("check", old, "--profile", "nvidia-h200")
+    assert (rc, out) == (1, "")
+    assert err.splitlines()[0] == (f"{old}:31:15: warning: the matrix constructor is in control flow that depends "
+                                   "on local_invocation_index, which is not uniform: Tint (Dawn, Chrome) rejects "
+                                   "this shader")
+    assert err.count(": warning: ") == 5 and "Traceback" not in err
