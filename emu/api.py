@@ -18,18 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ArgumentError, EmuError, HostError
+from .errors import ArgumentError, DtypeWarning, EmuError, HostError  # noqa: F401 (DtypeWarning: API name)
 from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
 from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
 from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type, VectorType
 from .memory.memory import Region
 from .frontend.spirv.module import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
-
-
-class DtypeWarning(UserWarning):
-    """Data bound with a numpy dtype that is not the WGSL element type: its bytes are taken as
-    they are (float32 data bound to array<f16> reads as two f16 per float)."""
 
 
 def element_layout(t: Type):
@@ -397,17 +392,16 @@ def as_buffers(module: Module, bindings) -> tuple[dict, dict]:
 
 
 def _check_dtype(g, buf: Buffer, key) -> None:
+    from .memory.npy import reinterpreted
     from .numerics.dtypes import NP
     layout = element_layout(g.type)
-    if layout is None or buf._array is None or buf._array[0] == np.uint8:
-        return                                   # bytes are bytes
+    if layout is None or buf._array is None or not reinterpreted(buf._array[0], layout[0]):
+        return
     have, want = buf._array[0], NP[layout[0]]
-    packed = layout[0] in ("i32", "u32") and (have.itemsize < 4 or have.kind in "iu")
-    if have != want and not packed:            # narrower data packed into 32-bit words is WGSL's way
-        warnings.warn(DtypeWarning(
-            f"binding {key}: {have} data is bound to '{g.name}' ({g.type}), whose elements are "
-            f"{layout[0]}: the bytes are taken as they are (convert with .astype(numpy.{want.name}))"),
-            stacklevel=4)
+    warnings.warn(DtypeWarning(
+        f"binding {key}: {have} data is bound to '{g.name}' ({g.type}), whose elements are "
+        f"{layout[0]}: the bytes are taken as they are (convert with .astype(numpy.{want.name}))"),
+        stacklevel=4)
 
 
 def min_binding_size(t: Type) -> int:

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from .cliargs import (STDIN, _binding, _device_args, _dispatch, _read_source, load_arrays,  # noqa: F401
                       parse_overrides, push_constants, shader_args)
-from .errors import EmuError, HostError, UsageError, internal_error
+from .errors import DtypeWarning, EmuError, HostError, UsageError, internal_error
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,7 +96,10 @@ def main(argv=None) -> int:
     sources: dict[str, str] = {}
     try:
         func = getattr(args, "func", None) or COMMANDS[args.cmd]
-        return func(args, sources)
+        with warnings.catch_warnings():
+            # --buffer files are checked when loaded (cliargs.load_arrays), with the flag named
+            warnings.simplefilter("ignore", DtypeWarning)
+            return func(args, sources)
     except UsageError as e:
         print(e.format(sources), file=sys.stderr)
         return 2

@@ -76,7 +76,7 @@ def load_arrays(bindings, module=None) -> dict:
         g = by_key.get(key)
         if g is not None:
             elem = _elem_scalar(g.type)
-            w = type_mismatch(arrays[key], elem and elem.name, elem and elem.size, what, g.name)
+            w = type_mismatch(arrays[key], elem and elem.name, what, g.name)
             warnings += [w] if w else []
         for w in warnings:
             print(w.format(), file=sys.stderr)

@@ -150,3 +150,9 @@ def note_location(exc: BaseException, loc, where: str | None = None) -> None:
             exc.emu_loc, exc.emu_where = loc, where
         except AttributeError:            # an exception type without a __dict__
             pass
+
+
+class DtypeWarning(UserWarning):
+    """Data bound with a numpy dtype that is not the WGSL element type: its bytes are taken as
+    they are (float32 data bound to array<f16> reads as two f16 per float). emu.api raises it for
+    Python callers; the CLI says the same in its own terms when it loads --buffer files."""

@@ -67,14 +67,22 @@ def _remaining(f) -> int:
     return end - here
 
 
-def type_mismatch(arr: np.ndarray, elem_name: str | None, elem_size: int | None, what: str, var: str):
+def reinterpreted(dtype: np.dtype, elem_name: str) -> bool:
+    """Whether binding host data of `dtype` to elements of `elem_name` reinterprets numbers (f64
+    data bound to array<u32>) rather than passing bytes: uint8 data is bytes, and integers of any
+    width packed into i32/u32 words are WGSL's way of holding 8- and 16-bit values. One rule for
+    the Python API's DtypeWarning and the CLI's --buffer warning."""
+    from ..numerics.dtypes import NP
+    want = NP.get(elem_name)
+    if want is None or dtype.names is not None or dtype == np.uint8 or dtype == want:
+        return False
+    return not (elem_name in ("i32", "u32") and (dtype.itemsize < 4 or dtype.kind in "iu"))
+
+
+def type_mismatch(arr: np.ndarray, elem_name: str | None, what: str, var: str):
     """A warning when a host array's numbers are not the kind the binding declares (f64 data bound
     to array<u32>: the bytes are reinterpreted, not converted), else None."""
-    if elem_name is None or arr.dtype.names is not None:
-        return None
-    kind = "f" if elem_name.startswith("f") else "i"
-    akind = "f" if arr.dtype.kind == "f" else "i" if arr.dtype.kind in "iub" else None
-    if akind is None or (akind == kind and arr.dtype.itemsize == elem_size):
+    if elem_name is None or not reinterpreted(arr.dtype, elem_name):
         return None
     return EmuError(f"{what}: the array holds {arr.dtype} but '{var}' is declared with {elem_name} "
                     f"elements; its bytes are bound as they are, not converted",
