@@ -648,20 +648,16 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
             return fail("host", e.format({file: source}))
         except HwError as e:
             return fail("adapter", str(e))
-        glob = {(g.group, g.binding): g for g in bound}
-        for k in outputs:
-            g = glob[k]
-            rep.bindings.append(compare_binding(k, g.name, g.type, emu_out[k], gpu_out[k], ulp, trace, first))
-        return rep
-    try:
-        rep.emitted_wgsl = emit(module, rep.dialect)
-    except EmuError as e:
-        return fail("emitter", e.format({file: source}))
-    try:
-        gpu_out = run_on_adapter(rep.emitted_wgsl, entry=fn.name, dispatch=dispatch, buffers=data,
-                                 outputs=outputs, overrides=ov, backend=backend)
-    except HwError as e:
-        return fail("adapter", str(e))
+    else:
+        try:
+            rep.emitted_wgsl = emit(module, rep.dialect)
+        except EmuError as e:
+            return fail("emitter", e.format({file: source}))
+        try:
+            gpu_out = run_on_adapter(rep.emitted_wgsl, entry=fn.name, dispatch=dispatch, buffers=data,
+                                     outputs=outputs, overrides=ov, backend=backend)
+        except HwError as e:
+            return fail("adapter", str(e))
 
     glob = {(g.group, g.binding): g for g in bound}
     for k in outputs:
