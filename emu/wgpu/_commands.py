@@ -104,7 +104,21 @@ class _Dispatch(_Cmd):
                 wb()
 
 
-class GPUCommandEncoder(GPUObjectBase, *binding_bases("GPUCommandEncoder")):
+class _DebugCommands:
+    """WebGPU's GPUDebugCommandsMixin, shared by the command and compute pass encoders: debug
+    groups and markers only label captures in a GPU debugger, which emu has none of."""
+
+    def push_debug_group(self, group_label: str) -> None:
+        pass
+
+    def pop_debug_group(self) -> None:
+        pass
+
+    def insert_debug_marker(self, marker_label: str) -> None:
+        pass
+
+
+class GPUCommandEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCommandEncoder")):
     """Records copies, clears and compute passes into a GPUCommandBuffer."""
 
     def __init__(self, label, device):
@@ -205,15 +219,6 @@ class GPUCommandEncoder(GPUObjectBase, *binding_bases("GPUCommandEncoder")):
     def resolve_query_set(self, *args, **kwargs):
         _unsupported("encoder.resolve_query_set()", "query sets")
 
-    def push_debug_group(self, group_label: str) -> None:
-        pass
-
-    def pop_debug_group(self) -> None:
-        pass
-
-    def insert_debug_marker(self, marker_label: str) -> None:
-        pass
-
     def finish(self, *, label: str = "") -> GPUCommandBuffer:
         if self._state == "locked":
             self._fail("finish() while a compute pass is still recording", hint="call pass.end() first")
@@ -226,7 +231,7 @@ class GPUCommandEncoder(GPUObjectBase, *binding_bases("GPUCommandEncoder")):
         return GPUCommandBuffer(label, self._device, self._commands)
 
 
-class GPUComputePassEncoder(GPUObjectBase, *binding_bases("GPUComputePassEncoder")):
+class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUComputePassEncoder")):
     """Records dispatches (bind groups and pipeline as set when each dispatch is recorded)."""
 
     def __init__(self, label, device, encoder: GPUCommandEncoder):
@@ -396,15 +401,6 @@ class GPUComputePassEncoder(GPUObjectBase, *binding_bases("GPUComputePassEncoder
         self._ended = True
         if self._encoder._state == "locked":
             self._encoder._state = "open"
-
-    def push_debug_group(self, group_label: str) -> None:
-        pass
-
-    def pop_debug_group(self) -> None:
-        pass
-
-    def insert_debug_marker(self, marker_label: str) -> None:
-        pass
 
     def set_immediates(self, *args, **kwargs):
         _unsupported("pass.set_immediates()", "immediate data")
