@@ -132,7 +132,7 @@ def compile_source(source, file: str = "<input>", *, constants: dict | None = No
     locate = _locator(insts, file, asm_locs, low.endswith(GLSL_SUFFIXES))
     info = None
     try:
-        info = ModuleInfo(insts, file, locate)
+        info = ModuleInfo(insts, file, locate, constants)
         module = lower_module(info, file, constants)
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         # the reader trusts what a valid module guarantees (ids of the right kinds, operand

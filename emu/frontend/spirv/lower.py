@@ -374,6 +374,11 @@ def lower_module(info: ModuleInfo, file: str, constants: dict | None) -> Module:
     module = Module(file=file)
     module.structs = list(info.structs)
     module.overrides = list({id(o): o for o in info.overrides.values()}.values())
+    if info.needs_constants:
+        # lowered for one pipeline's values: they become the defaults the pipeline resolves
+        module.needs_constants = True
+        for o in module.overrides:
+            o.default = info.host_value(o)
     used = set()
     module.globals = list(info.globals.values())
     fn_names: dict[int, str] = {}

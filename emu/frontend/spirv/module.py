@@ -67,8 +67,11 @@ class SpirvFunction:
 class ModuleInfo:
     """Everything outside function bodies, read in one pass over the instructions."""
 
-    def __init__(self, insts: list[Instruction], file: str, locate):
+    def __init__(self, insts: list[Instruction], file: str, locate, constants: dict | None = None):
         self.file, self.locate = file, locate
+        self.constants = dict(constants or {})   # host values of spec constants (by name or SpecId)
+        self.needs_constants = False             # a spec constant sizes a type: lowered per pipeline
+        self.spec_defaults: dict[int, object] = {}
         self.names: dict[int, str] = {}
         self.member_names: dict[tuple[int, int], str] = {}
         self.decos: dict[int, dict[str, list]] = {}
@@ -205,11 +208,16 @@ class ModuleInfo:
             return MatrixType(o[1], col.n, col.elem)
         if op == "OpTypeArray":
             elem = self.type(o[0], i)
-            n = self.consts.get(o[1])
-            if n is None:
-                self.fail(i, "an array whose length is a specialization constant is not supported yet",
-                          hint="give the array a literal length")
-            t = ArrayType(elem, int(n[1]))
+            if o[1] in self.consts:
+                n = int(self.consts[o[1]][1])
+            else:
+                # sized by a specialization constant: the module is lowered with the host's values
+                n = self.spec_value(o[1], i)
+                self.needs_constants = True
+            if n < 1:
+                self.fail(i, f"an array of length {n}", hint="an array's length must be positive; where "
+                          "specialization constants size it, set them with --spec-constant ID=VALUE")
+            t = ArrayType(elem, n)
             self._check_stride(i, t)
             return t
         if op == "OpTypeRuntimeArray":
@@ -229,13 +237,54 @@ class ModuleInfo:
             return ("fn", o[0], o[1:])
         if op == "OpTypeCooperativeMatrixKHR":
             elem = self.type(o[0], i)
-            scope, rows, cols, use = (self._int_const(x, i) for x in o[1:5])
+            if not all(x in self.consts for x in o[1:5]):
+                self.needs_constants = True     # sized by spec constants (llama.cpp's TM, TN, TK)
+            scope, rows, cols, use = (self.spec_value(x, i) for x in o[1:5])
             if scope != SUBGROUP_SCOPE:
                 self.fail(i, "cooperative matrices of workgroup scope are not supported yet (subgroup scope only)")
             return CoopMatrixType(rows, cols, elem, ROLES[use])
         self.fail(i, f"{op} is not supported by emu's SPIR-V front end",
                   hint="emu runs compute shaders over buffers; images, samplers and physical pointers "
                        "are not modelled")
+
+    def spec_value(self, id_: int, at: Instruction) -> int:
+        """The integer value of a (specialization) constant for this module's host values."""
+        if id_ in self.consts:
+            return int(self.consts[id_][1])
+        if id_ in self.overrides:
+            o = self.overrides[id_]
+            # unset, each declaration keeps its own default (glslang's local_size_x_id and a
+            # constant_id const of the same id differ)
+            v = self.host_value(o)
+            return int(self.spec_defaults.get(id_, v) if v is o.default else v)
+        e = self.spec_exprs.get(id_)
+        if e is None or e.opname != "OpSpecConstantOp":
+            self.fail(at, f"%{id_} must be an integer (specialization) constant here")
+        op = e.ops[0][2:] if e.ops[0].startswith("Op") else e.ops[0]
+        t = self.type(e.type_id, at)
+        args = [self.spec_value(x, at) for x in e.ops[1:]]
+        if op == "Select":
+            return args[1] if args[0] else args[2]
+        fn = SPEC_INT_OPS.get(op)
+        if fn is None or not isinstance(t, ScalarType) or not (t.is_int or t == BOOL):
+            self.fail(at, f"a specialization constant expression {op} sizes a type: emu evaluates "
+                          f"integer arithmetic, shifts, bit operations and comparisons there")
+        try:
+            r = int(fn(*args))
+        except ZeroDivisionError:
+            self.fail(at, f"the specialization constant expression {op} divides by zero")
+        if t == BOOL:
+            return int(bool(r))
+        r &= (1 << t.bits) - 1
+        return r - (1 << t.bits) if t.kind == "sint" and r >> (t.bits - 1) else r
+
+    def host_value(self, o: Override):
+        """The host's value of a spec constant (by name or SpecId), else its default."""
+        from ...isa.constants import coerce_scalar
+        for key in (o.name, str(o.id)):
+            if key in self.constants:
+                return coerce_scalar(o.type, self.constants[key], f"specialization constant '{o.name}'")
+        return o.default
 
     def _int_const(self, id_: int, at: Instruction) -> int:
         c = self.consts.get(id_)
@@ -325,6 +374,7 @@ class ModuleInfo:
         else:
             default = i.opname == "OpSpecConstantTrue"
         spec = self.decos.get(i.result, {}).get("SpecId")
+        self.spec_defaults[i.result] = default
         if spec is None:      # not settable: a constant
             self.consts[i.result] = (t, default)
             return
@@ -387,6 +437,29 @@ class ModuleInfo:
             name = f"{base}_{n}"
         self.global_names.add(name)
         self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i))
+
+
+def _tdiv(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+# OpSpecConstantOp's integer operations, for lengths of arrays (operands as read: signed for
+# signed types, the result wrapped to the result type)
+SPEC_INT_OPS = {
+    "IAdd": lambda a, b: a + b, "ISub": lambda a, b: a - b, "IMul": lambda a, b: a * b,
+    "UDiv": lambda a, b: (a % 2**32) // (b % 2**32), "SDiv": _tdiv,
+    "UMod": lambda a, b: (a % 2**32) % (b % 2**32), "SRem": lambda a, b: a - b * _tdiv(a, b),
+    "SMod": lambda a, b: a % b, "ShiftLeftLogical": lambda a, b: a << b,
+    "ShiftRightLogical": lambda a, b: (a % 2**32) >> b, "ShiftRightArithmetic": lambda a, b: a >> b,
+    "BitwiseAnd": lambda a, b: a & b, "BitwiseOr": lambda a, b: a | b, "BitwiseXor": lambda a, b: a ^ b,
+    "Not": lambda a: ~a, "SNegate": lambda a: -a, "IEqual": lambda a, b: a == b,
+    "INotEqual": lambda a, b: a != b, "ULessThan": lambda a, b: a < b, "SLessThan": lambda a, b: a < b,
+    "UGreaterThan": lambda a, b: a > b, "SGreaterThan": lambda a, b: a > b,
+    "ULessThanEqual": lambda a, b: a <= b, "SLessThanEqual": lambda a, b: a <= b,
+    "UGreaterThanEqual": lambda a, b: a >= b, "SGreaterThanEqual": lambda a, b: a >= b,
+    "UConvert": lambda a: a, "SConvert": lambda a: a,
+}
 
 
 def literal(t: Type, words: list, i: Instruction, info) -> object:
