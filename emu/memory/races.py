@@ -10,6 +10,13 @@ smallest WGSL scalar). For each granule the
 shadow keeps the last writer and the last reader (or "several readers") of the current barrier
 interval of its workgroup, as a stamp interval * 2048 + local invocation index, and the
 instruction that made each access. Atomics are not accesses here (they do not race each other).
+
+Within one subgroup two more things order accesses. A subgroupBarrier() orders everything before
+it against everything after it. A subgroup reduction (subgroupAdd/Max/.../Ballot/All/Any, whose
+result in every invocation depends on the value of every active one) orders a read before it
+against a write after it: the write cannot happen until every invocation has reached the
+reduction. That is how production kernels update a row's running maximum (every invocation
+reads it, subgroupMax, invocation 0 writes it back) without a workgroupBarrier().
 """
 from __future__ import annotations
 
@@ -21,10 +28,15 @@ _MANY = _LANE - 1               # "several invocations read it"
 
 
 class WorkgroupRaces:
-    def __init__(self, nwg: int, nbytes: int, wg_lanes: int, granule: int = GRANULE):
+    def __init__(self, nwg: int, nbytes: int, wg_lanes: int, granule: int = GRANULE, sg: int = 0):
         self.nwg, self.wg_lanes, self.granule = nwg, wg_lanes, granule
+        self.sg = sg or wg_lanes
+        self.nsg = wg_lanes // self.sg                  # subgroups per workgroup
         self.ngran = -(-nbytes // granule)
         self.interval = np.zeros(nwg, np.int64)
+        # per subgroup: reductions and subgroupBarrier()s (reduced), subgroupBarrier()s (synced)
+        self.reduced = np.zeros(nwg * self.nsg, np.int64)
+        self.synced = np.zeros(nwg * self.nsg, np.int64)
         self.sites: list = []                       # instructions, indexed by the *_site arrays
         self._site_ids: dict[int, int] = {}
         self.w = self.r = self.w_site = self.r_site = None
@@ -35,10 +47,20 @@ class WorkgroupRaces:
         self.r = np.full(n, -1, np.int64)
         self.w_site = np.zeros(n, np.int32)
         self.r_site = np.zeros(n, np.int32)
+        self.w_synced = np.zeros(n, np.int64)       # the writer's subgroupBarrier count
+        self.r_sg = np.full(n, -1, np.int64)        # the readers' subgroup, -1 for several
+        self.r_reduced = np.zeros(n, np.int64)      # the latest reader's reduction count
 
     def barrier(self, mask: np.ndarray) -> None:
         """A workgroupBarrier() reached by the lanes of `mask`: their workgroups start a new interval."""
         self.interval += mask.reshape(self.nwg, self.wg_lanes).any(axis=1)
+
+    def subgroup_sync(self, mask: np.ndarray, full: bool) -> None:
+        """A subgroup reduction (full=False) or subgroupBarrier() (full=True) by the lanes of `mask`."""
+        hit = mask.reshape(-1, self.sg).any(axis=1)     # workgroups are padded to whole subgroups
+        self.reduced += hit
+        if full:
+            self.synced += hit
 
     def _site(self, inst) -> int:
         k = self._site_ids.get(id(inst))
@@ -76,15 +98,21 @@ class WorkgroupRaces:
         lane = who % self.wg_lanes
         stamp = now * _LANE + lane
         site = self._site(inst)
-        # a write of another invocation in this interval races with this access
+        sg = who // self.sg                             # the subgroup, counted over the dispatch
+        synced, reduced = self.synced[sg], self.reduced[sg]
+        # a write of another invocation in this interval races with this access, unless a
+        # subgroupBarrier() of their common subgroup came between
         pw = self.w[key]
-        bad = (pw >= 0) & (pw // _LANE == now) & (pw % _LANE != lane)
+        bad = (pw >= 0) & (pw // _LANE == now) & (pw % _LANE != lane) & \
+            ~((sg == (who - lane + pw % _LANE) // self.sg) & (self.w_synced[key] < synced))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             return int(who[i]), int(pw[i]), self.sites[self.w_site[key[i]]], int(key[i] % self.ngran), True
         pr = self.r[key]
+        same = (pr >= 0) & (pr // _LANE == now)
         if write:
-            bad = (pr >= 0) & (pr // _LANE == now) & (pr % _LANE != lane)
+            # reads of others before a reduction (or subgroupBarrier) of their one subgroup are done
+            bad = same & (pr % _LANE != lane) & ~((self.r_sg[key] == sg) & (self.r_reduced[key] < reduced))
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 return int(who[i]), int(pr[i]), self.sites[self.r_site[key[i]]], int(key[i] % self.ngran), False
@@ -96,8 +124,16 @@ class WorkgroupRaces:
                 i = int(np.flatnonzero(dup)[0])
                 return int(who[i]), int(self.w[key[i]]), inst, int(key[i] % self.ngran), True
             self.w_site[key] = site
+            self.w_synced[key] = synced
             return None
-        shared = (pr >= 0) & (pr // _LANE == now) & (pr % _LANE != lane)
+        new_sg = np.where(same & (self.r_sg[key] != sg), -1, sg)
+        self.r_sg[key] = new_sg
+        mixed = self.r_sg[key] != new_sg        # two subgroups read it in this instruction
+        if mixed.any():
+            self.r_sg[key[mixed]] = -1
+        self.r_reduced[key] = np.where(same, self.r_reduced[key], -1)
+        np.maximum.at(self.r_reduced, key, reduced)
+        shared = same & (pr % _LANE != lane)
         new = np.where(shared, now * _LANE + _MANY, stamp)
         self.r[key] = new
         several = self.r[key] != new            # read by two invocations in this instruction

@@ -79,7 +79,8 @@ class Batch:
         if self.opts.race_check and layout.workgroup_bytes:
             from ..memory.races import WorkgroupRaces
             half = any(g.space == "workgroup" and _holds_f16(g.type) for g in pipe.module.globals)
-            self.races = WorkgroupRaces(nwg, layout.workgroup_bytes, self.wg_lanes, 2 if half else 4)
+            self.races = WorkgroupRaces(nwg, layout.workgroup_bytes, self.wg_lanes, 2 if half else 4,
+                                         self.opts.subgroup_size)
         self.steps = 0                  # instructions issued (all lanes at once)
         self.lane_steps = np.zeros(L, np.int64)     # loop steps per invocation (see Options)
         self.step_bound = 0             # >= every lane's count: the exact check runs only past the limit

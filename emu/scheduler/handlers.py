@@ -370,10 +370,16 @@ def h_builtin(ex, inst, mask, frame):
 
 # -- subgroups -----------------------------------------------------------------------------------
 
+# every active invocation's operand reaches every invocation's result (see emu/memory/races.py)
+SUBGROUP_REDUCTIONS = frozenset(("add", "mul", "min", "max", "and", "or", "xor", "all", "any", "ballot"))
+
+
 @handler("subgroup")
 def h_subgroup(ex, inst, mask, frame):
     args = _args(ex, inst, frame)
     ty = scalar_of(inst.args[0].type).name if inst.args else "bool"
+    if ex.races is not None and inst.attrs["fn"] in SUBGROUP_REDUCTIONS:
+        ex.races.subgroup_sync(mask, full=False)
     try:
         return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args)
     except nreduce.NonUniform as e:

@@ -107,6 +107,77 @@ def test_cli_option(tmp_path):
         assert ("data race" in err.getvalue()) == (rc_want == 1)
 
 
+# A running maximum per subgroup, as flash attention keeps one per row: every invocation of the
+# subgroup reads it, subgroupMax, invocation 0 writes it back. The write waits for the reduction,
+# which waits for every read: no race (32 invocations a subgroup, two subgroups, each its own
+# rows s, s + 2, s + 4, as the kernel's rows q_tile_row += num_subgroups).
+RUNNING_MAX = """enable subgroups;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+var<workgroup> best: array<u32, 6>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_id) s: u32,
+        @builtin(subgroup_invocation_id) l: u32) {
+  if (i < 6u) {
+    best[i] = 7u;
+  }
+  workgroupBarrier();
+  for (var row = s; row < 6u; row += 2u) {
+    let prev = best[row] + 1u;
+    let now = subgroupMax(max(prev, i * 7u % 61u + row));
+    if (l == 0u) {
+      best[row] = now;
+    }
+  }
+  workgroupBarrier();
+  o[i] = best[i / 32u + 4u];
+}
+"""
+
+
+def test_a_subgroup_reduction_orders_its_reads_before_a_later_write(monkeypatch):
+    dev = emu.Device("reference", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(RUNNING_MAX, "max.wgsl"))
+    out = dev.create_buffer(size=4 * 64)
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
+    want = [max(8, *(j * 7 % 61 + i // 32 + 4 for j in range(32 * (i // 32), 32 * (i // 32) + 32)))
+            for i in range(64)]
+    assert out.read(np.uint32).tolist() == want
+
+
+def test_the_reduction_does_not_order_another_subgroups_reads():
+    # soft_max's pattern: all read slot 0 after the last barrier, invocation 0 overwrites it
+    # before the next: subgroup 1's reads may come after (lavapipe runs it so and gets it wrong)
+    src = RUNNING_MAX.replace("best[row]", "best[0]")
+    dev = emu.Device("reference", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "max.wgsl"))
+    with pytest.raises(EmuError) as e:
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=4 * 64)}, (1, 1, 1))
+    assert str(e.value).splitlines()[0] == (
+        "max.wgsl:15:7: error: data race on var<workgroup> 'best' (byte 0): this write and a read by several "
+        "other invocations at max.wgsl:12:24, with no workgroupBarrier() between them (undefined behaviour "
+        "in WGSL)")
+
+
+def test_a_reduction_does_not_order_a_write_before_a_read():
+    # invocation 0 writes, subgroupAdd, the others read: no memory ordering is promised for that
+    src = """enable subgroups;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+var<workgroup> x: u32;
+@compute @workgroup_size(32)
+fn main(@builtin(local_invocation_index) i: u32) {
+  if (i == 0u) { x = 5u; }
+  let n = subgroupAdd(1u);
+  o[i] = x + n;
+}
+"""
+    dev = emu.Device("reference", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "raw.wgsl"))
+    with pytest.raises(EmuError) as e:
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=4 * 32)}, (1, 1, 1))
+    assert "raw.wgsl:8:12: error: data race on var<workgroup> 'x' (byte 0): this read and a write by " \
+           "invocation 0" in str(e.value)
+
+
 COOP = """enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<storage, read_write> d: array<f32>;
 @compute @workgroup_size(64)
