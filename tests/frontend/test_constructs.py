@@ -606,6 +606,28 @@ def test_subgroups_without_enable_warns_only_when_strict():
     assert (warned[0].loc.line, warned[0].loc.col) == (9, 9)   # the first @builtin(subgroup_...)
 
 
+def test_strict_warns_of_subgroup_ids_in_a_multi_dimensional_workgroup():
+    # ONNX Runtime's generated prelude takes @builtin(subgroup_invocation_id) in every program,
+    # its tiled MatMul with @workgroup_size(8, 8, 1): Dawn runs it, wgpu refuses it
+    src = """enable subgroups;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+@compute @workgroup_size(8, WY, 1)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_invocation_id) l: u32) {
+  o[i] = l;
+}
+"""
+    dev = emu.Device(subgroup_size=8)
+    warned = dev.create_shader_module(src.replace("WY", "8"), "s.wgsl", strict=True).warnings
+    assert [(w.message, w.loc.line, w.loc.col) for w in warned] == [
+        ("@builtin(subgroup_invocation_id) with a multi-dimensional @workgroup_size: Tint (Dawn, Chrome) "
+         "accepts this, naga (wgpu, Firefox) rejects it", 3, 1)]
+    assert dev.create_shader_module(src.replace("WY", "1"), "s.wgsl", strict=True).warnings == []
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src.replace("WY", "8"), "s.wgsl"))
+    out = dev.create_buffer(size=4 * 64)
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))              # it runs, as on Dawn
+    assert out.read(np.uint32).tolist() == [i % 8 for i in range(64)]
+
+
 # -- matmul, private, uniforms --------------------------------------------------------------------
 
 def test_matmul_naive():

@@ -566,6 +566,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.err(d, f"@workgroup_size takes 1 to 3 sizes (x, y, z), not {len(sizes)}",
                          hint="write @workgroup_size(x), (x, y) or (x, y, z)")
             wg = tuple([self.workgroup_dim(s) for s in sizes] + [1] * (3 - len(sizes)))
+            lane_ids = sorted({"subgroup_invocation_id", "subgroup_id"} & set(builtins.values()))
+            if self.strict and lane_ids and any(isinstance(s, int) and s > 1 for s in wg[1:]):
+                # naga's validator refuses these with a 2-D or 3-D workgroup; Tint accepts them
+                self.warn(d, f"@builtin({lane_ids[0]}) with a multi-dimensional @workgroup_size: Tint (Dawn, "
+                             f"Chrome) accepts this, naga (wgpu, Firefox) rejects it",
+                          hint="use a one-dimensional @workgroup_size(x) to run on every WebGPU implementation")
         fn = Function(d.name, params, self.ret_type, body, d.stage, wg, builtins, loc_of(d))
         self.block_stmts(d.body.body)
         if self.ret_type != VOID and not _returns(d.body.body):
