@@ -419,6 +419,10 @@ def min_binding_size(t: Type) -> int:
 def bind(module: Module, entry: Function, bindings: dict) -> dict:
     regions = {}
     for g in used_globals(module, entry):
+        if g.space == "handle":
+            raise HostError(f"the shader uses the {g.type} '{g.name}' (@group({g.group}) @binding({g.binding})): "
+                            f"emu lowers and checks textures and samplers but does not execute them yet",
+                            g.loc, hint="emu ir and emu check take the shader; run it on a real GPU (emu diff) for now")
         if g.space not in ("storage", "uniform"):
             continue
         key = (g.group, g.binding)

@@ -36,9 +36,9 @@ import numpy as np
 from ..errors import EmuError
 from ..isa.ir import Block, Function, Inst, Module, Value
 from ..isa.ops import ATOMIC, OP, OPS
-from ..frontend.wgsl.names import ATOMIC_FNS, BIN_OPS, COMPOUND, SUBGROUP_FNS
+from ..frontend.wgsl.names import ATOMIC_FNS, BIN_OPS, COMPOUND, SUBGROUP_FNS, TEXTURE_FNS
 from ..isa.types import (BOOL, ArrayType, AtomicType, CoopMatrixType, MatrixType, PointerType,
-                         ScalarType, StructType, TupleType, Type, VectorType, contains)
+                         ScalarType, StructType, TupleType, Type, VectorType, contains, is_handle)
 
 __all__ = ["emit", "emit_source", "EMIT_RULES", "EmitError", "DIALECTS", "canonical_ir",
            "dialect_of", "COOP_EXTENSION"]
@@ -207,6 +207,8 @@ class _Emitter:
             return f"ptr<{t.space}, {self.ty(t.pointee, inst)}{acc}>"
         if isinstance(t, CoopMatrixType):
             return self.coop_ty(t, inst)
+        if is_handle(t):
+            return str(t)       # the IR writes textures and samplers as WGSL does
         self.fail(inst, f"type {t} has no WGSL spelling")
 
     def coop_ty(self, t: CoopMatrixType, inst=None) -> str:
@@ -288,6 +290,8 @@ class _Emitter:
                 decl = f"@group({g.group}) @binding({g.binding}) var<storage, {g.access}>"
             elif g.space == "uniform":
                 decl = f"@group({g.group}) @binding({g.binding}) var<uniform>"
+            elif g.space == "handle":
+                decl = f"@group({g.group}) @binding({g.binding}) var"
             else:
                 decl = f"var<{g.space}>"
             text = f"{decl} {g.name}: {self.ty(g.type)}"
@@ -348,10 +352,14 @@ class _Emitter:
                 if isinstance(t, StructType):
                     self.used_names.add(t.name)
         # constants that must stay constant expressions in WGSL (Tint: subgroupBroadcast's lane)
+        # and a texture gather's component and a sampling offset
         for i in f.walk():
-            if i.op == OP.subgroup and i.attrs["fn"] == "broadcast" and len(i.args) == 2:
-                d = self.defs.get(i.args[1].id)
-                if d is not None and d.op == OP.const and len(self.uses[i.args[1].id]) == 1:
+            const_args = [i.args[1]] if i.op == OP.subgroup and i.attrs["fn"] == "broadcast" and len(i.args) == 2 \
+                else [a for a, r in zip(i.args, i.attrs["operands"]) if r in ("component", "offset")] \
+                if i.op == OP.texture else []
+            for a in const_args:
+                d = self.defs.get(a.id)
+                if d is not None and d.op == OP.const and len(self.uses[a.id]) == 1:
                     self.refs[d.result.id] = _Ref("inline", self.literal(d.type, d.attrs["value"], d))
                     self.skip.add(id(d))
         # `T()` for a zero-filled matrix (the front end lowers it to const 0 + coop_fill)
@@ -725,7 +733,21 @@ def r_undef(em, i):
 
 
 def r_global(em, i):
+    if is_handle(i.type):       # a texture or sampler: named where it is used (WGSL has no let of one)
+        em.refs[i.result.id] = _Ref("value", i.attrs["name"])
+        return
     em.let(i, f"&{i.attrs['name']}")
+
+
+_TEXTURE_NAMES = {v: k for k, v in TEXTURE_FNS.items()}
+
+
+def r_texture(em, i):
+    text = f"{_TEXTURE_NAMES[i.attrs['fn']]}({', '.join(em.val(a, i) for a in i.args)})"
+    if i.result is None:
+        em.line(text + ";")
+    else:
+        em.let(i, text)
 
 
 def r_var(em: _Emitter, i: Inst):
@@ -1058,7 +1080,7 @@ EMIT_RULES = {
     OP.continue_: r_continue, OP.break_if: r_break_if, OP.return_: r_return,
     OP.coop_fill: r_coop_fill, OP.coop_load: r_coop_load, OP.coop_store: r_coop_store,
     OP.coop_mma: r_coop_mma, OP.coop_mul: r_coop_mul, OP.coop_scalar: r_coop_scalar,
-    OP.coop_convert: r_coop_convert, OP.coop_length: r_coop_length,
+    OP.coop_convert: r_coop_convert, OP.coop_length: r_coop_length, OP.texture: r_texture,
 }
 
 

@@ -45,6 +45,13 @@ INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index
           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 COOP_SCALAR_OPS = ("add", "sub", "mul")
 LAYOUTS = ("row_major", "col_major")
+# `fn` of texture: WGSL's texture builtins that run in compute shaders
+TEXTURE_OPS = ("load", "store", "dimensions", "num_layers", "num_levels", "num_samples", "sample_level",
+               "sample_grad", "sample_compare_level", "gather", "gather_compare",
+               "sample_base_clamp_to_edge")
+# `operands` of texture: the role of each operand, in order
+TEXTURE_OPERANDS = ("texture", "sampler", "component", "coords", "array_index", "level", "sample_index",
+                    "ddx", "ddy", "depth_ref", "offset", "value")
 
 _OPS = [
     # values
@@ -86,6 +93,9 @@ _OPS = [
     # subgroups
     OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes", attrs=("fn",),
           effects=True),
+    # textures
+    OpDef("texture", (1, 7), None, "a texture builtin: `fn` names it, `operands` gives the role of "
+          "each operand (texture, sampler, coords, level, ...)", attrs=("fn", "operands"), effects=True),
     # calls and control flow
     OpDef("call", (0, None), None, "call a function of the module", attrs=("callee",),
           effects=True),
@@ -157,3 +167,4 @@ BINARY = Names("binary fn", BINARY_OPS)     # `fn` of binary
 UNARY = Names("unary fn", UNARY_OPS)        # `fn` of unary
 ATOMIC = Names("atomic fn", ATOMIC_OPS)     # `fn` of atomic
 SUBGROUP = Names("subgroup fn", SUBGROUP_OPS)   # `fn` of subgroup
+TEXTURE = Names("texture fn", TEXTURE_OPS)      # `fn` of texture

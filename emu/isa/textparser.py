@@ -21,8 +21,9 @@ from ..errors import EmuError
 from .ir import Block, Function, Global, Inst, Loc, Module, Override, Value
 from .ops import OP
 from .types import (ACCESS, ROLES, SCALARS, SPACES, VOID, ArrayType, AtomicType, CoopMatrixType,
-                    MatrixType, Member, PointerType, ScalarType, StructType, TupleType, Type,
-                    VectorType)
+                    MatrixType, Member, PointerType, SamplerType, ScalarType, STORAGE_ACCESS, StructType,
+                    TEXTURE_NAMES, TextureType, TupleType, Type, VectorType, is_handle)
+from ..numerics.texels import STORAGE_FORMATS
 
 
 class IRParseError(EmuError):
@@ -267,6 +268,32 @@ class _Line:
                 self.fail(f"unknown matrix role '{role}'", rt, hint="one of A, B, C")
             self.expect(">", "to close 'coopmat<'")
             return CoopMatrixType(rows, cols, e, role)
+        if name in ("sampler", "sampler_comparison"):
+            return SamplerType(name == "sampler_comparison")
+        if name in TEXTURE_NAMES:
+            kind, dim = TEXTURE_NAMES[name]
+            if kind == "storage":
+                self.expect("<", f"after '{name}'")
+                ft = self.peek()
+                fmt = self.ident("a texel format")
+                if fmt not in STORAGE_FORMATS:
+                    self.fail(f"unknown storage texel format '{fmt}'", ft, hint=f"one of {', '.join(STORAGE_FORMATS)}")
+                self.expect(",", "after the texel format")
+                at = self.peek()
+                access = self.ident("an access mode")
+                if access not in STORAGE_ACCESS:
+                    self.fail(f"unknown access mode '{access}'", at, hint=f"one of {', '.join(STORAGE_ACCESS)}")
+                self.expect(">", f"to close '{name}<'")
+                return TextureType(kind, dim, None, fmt, access)
+            if kind in ("depth", "depth_multisampled"):
+                return TextureType(kind, dim)
+            self.expect("<", f"after '{name}'")
+            st = self.peek()
+            s = self.scalar()
+            if s.name not in ("f32", "i32", "u32"):
+                self.fail(f"a texture's sampled type is f32, i32 or u32, not {s}", st)
+            self.expect(">", f"to close '{name}<'")
+            return TextureType(kind, dim, s)
         if name == "struct":
             self.expect(".", "after 'struct' (struct.NAME)")
             nt = self.peek()
@@ -490,10 +517,12 @@ class _Parser:
         ty = ln.type()
         st = ln.peek()
         space = ln.ident("an address space")
-        if space not in SPACES:
-            ln.fail(f"unknown address space '{space}'", st, hint=f"one of {', '.join(SPACES)}")
+        if space not in SPACES + ("handle",):
+            ln.fail(f"unknown address space '{space}'", st, hint=f"one of {', '.join(SPACES)}, handle")
+        if (space == "handle") != is_handle(ty):
+            ln.fail(f"a {ty} lives in the {'handle space' if is_handle(ty) else 'storage, uniform, workgroup or private space'}, not {space}", st)
         # The printer writes the access mode of storage buffers only; the others have one fixed.
-        access = "read" if space == "uniform" else "read_write"
+        access = "read" if space in ("uniform", "handle") else "read_write"
         if ln.peek().kind == "ident" and ln.peek().text in ACCESS:
             access = ln.next().text
         elif space == "storage":

@@ -236,6 +236,98 @@ class CoopMatrixType(Type):
         return f"coopmat<{self.elem}, {self.rows}x{self.cols}, {self.role}>"
 
 
+# Textures and samplers (WGSL's handle types): opaque values that name a bound resource.
+TEXTURE_DIMS = ("1d", "2d", "2d_array", "3d", "cube", "cube_array")
+TEXTURE_KINDS = ("sampled", "multisampled", "depth", "depth_multisampled", "storage")
+STORAGE_ACCESS = ("read", "write", "read_write")
+# WGSL's texture type names -> (kind, dimension)
+TEXTURE_NAMES = {
+    **{f"texture_{d}": ("sampled", d) for d in TEXTURE_DIMS},
+    "texture_multisampled_2d": ("multisampled", "2d"),
+    **{f"texture_depth_{d}": ("depth", d) for d in ("2d", "2d_array", "cube", "cube_array")},
+    "texture_depth_multisampled_2d": ("depth_multisampled", "2d"),
+    **{f"texture_storage_{d}": ("storage", d) for d in ("1d", "2d", "2d_array", "3d")},
+}
+
+
+@dataclass(frozen=True)
+class TextureType(Type):
+    """A texture binding: `sampled` is the component type of sampled and multisampled textures
+    (f32, i32, u32); storage textures have a texel `format` and an `access` mode."""
+    kind: str
+    dim: str
+    sampled: ScalarType | None = None
+    format: str | None = None
+    access: str | None = None
+
+    def __str__(self) -> str:
+        name = next(n for n, kd in TEXTURE_NAMES.items() if kd == (self.kind, self.dim))
+        if self.kind == "storage":
+            return f"{name}<{self.format}, {self.access}>"
+        return f"{name}<{self.sampled}>" if self.sampled is not None else name
+
+    @property
+    def texel(self) -> ScalarType:
+        """The component type of the vec4 (or the f32 of a depth texture) that reads give."""
+        if self.kind == "storage":
+            from ..numerics.texels import FORMATS
+            return SCALARS[FORMATS[self.format].sampled]
+        return self.sampled if self.sampled is not None else F32
+
+    @property
+    def depth(self) -> bool:
+        return self.kind in ("depth", "depth_multisampled")
+
+    @property
+    def arrayed(self) -> bool:
+        return self.dim.endswith("_array")
+
+    @property
+    def cube(self) -> bool:
+        return self.dim.startswith("cube")
+
+    @property
+    def multisampled(self) -> bool:
+        return self.kind in ("multisampled", "depth_multisampled")
+
+    @property
+    def coords(self) -> int:
+        """Components of a texel coordinate (a cube's: a direction of 3)."""
+        return {"1d": 1, "3d": 3}.get(self.dim, 3 if self.cube else 2)
+
+    @property
+    def size_components(self) -> int:
+        """Components of textureDimensions' result."""
+        return {"1d": 1, "3d": 3}.get(self.dim, 2)
+
+
+def texture_result(fn: str, t: TextureType) -> Type:
+    """The type a texture builtin gives for texture `t` (VOID: textureStore)."""
+    if fn in ("num_layers", "num_levels", "num_samples"):
+        return U32
+    if fn == "dimensions":
+        return U32 if t.size_components == 1 else VectorType(U32, t.size_components)
+    if fn == "store":
+        return VOID
+    if fn in ("load", "sample_level", "sample_compare_level") and t.depth or fn == "sample_compare_level":
+        return F32
+    if fn in ("gather_compare", "sample_grad", "sample_base_clamp_to_edge"):
+        return VectorType(F32, 4)
+    return VectorType(t.texel, 4)
+
+
+@dataclass(frozen=True)
+class SamplerType(Type):
+    comparison: bool = False
+
+    def __str__(self) -> str:
+        return "sampler_comparison" if self.comparison else "sampler"
+
+
+def is_handle(t: Type) -> bool:
+    return isinstance(t, (TextureType, SamplerType))
+
+
 @dataclass(frozen=True)
 class VoidType(Type):
     def __str__(self) -> str:

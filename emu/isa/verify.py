@@ -220,6 +220,47 @@ class _Verifier:
     def op_coop_scalar(self, i):
         self.vocabulary(i, "fn", COOP_SCALAR_OPS)
 
+    def op_texture(self, i):
+        from .ops import TEXTURE_OPERANDS, TEXTURE_OPS
+        from .types import (F32, I32, SamplerType, ScalarType, TextureType, VectorType, texture_result)
+        self.vocabulary(i, "fn", TEXTURE_OPS)
+        roles = i.attrs["operands"]
+        if not isinstance(roles, (list, tuple)) or len(roles) != len(i.args) or \
+                any(r not in TEXTURE_OPERANDS for r in roles) or len(set(roles)) != len(roles):
+            self.fail(i, f"texture operands {roles!r} must name each operand once, from {', '.join(TEXTURE_OPERANDS)}")
+        of = dict(zip(roles, (a.type for a in i.args)))
+        t = of.get("texture")
+        if not isinstance(t, TextureType):
+            self.fail(i, f"texture needs a texture operand, not {t}")
+        fn = i.attrs["fn"]
+        want = texture_result(fn, t)
+        if i.type != want:
+            self.fail(i, f"texture {fn} of a {t} gives {want}, not {i.type}")
+        sampling = fn.startswith(("sample", "gather"))
+        if sampling != ("sampler" in of) or "sampler" in of and of["sampler"] != SamplerType("compare" in fn):
+            self.fail(i, f"texture {fn} {'needs a sampler' + (' comparison' if 'compare' in fn else '') if sampling else 'takes no sampler'}")
+
+        def integer(x, n=1):
+            return (isinstance(x, ScalarType) if n == 1 else isinstance(x, VectorType) and x.n == n) \
+                and scalar_of(x).name in ("i32", "u32")
+        for role, x in of.items():
+            n = t.coords if role in ("coords", "ddx", "ddy", "offset") else 1
+            if role == "coords" and not sampling or role in ("array_index", "sample_index", "component") \
+                    or role == "level" and (not sampling or t.depth):
+                ok = integer(x, n)
+            elif role in ("coords", "ddx", "ddy", "level", "depth_ref"):
+                ok = x == (F32 if n == 1 else VectorType(F32, n))
+            elif role == "offset":
+                ok = integer(x, n) and scalar_of(x) == I32
+            elif role == "value":
+                ok = x == VectorType(t.texel, 4)
+            else:
+                continue
+            if not ok:
+                self.fail(i, f"texture {fn}: the {role} operand of a {t} cannot be {x}")
+        if t.arrayed != ("array_index" in of) and fn not in ("dimensions", "num_layers", "num_levels", "num_samples"):
+            self.fail(i, f"texture {fn} of a {t} {'needs' if t.arrayed else 'takes no'} array_index")
+
     def vocabulary(self, i, attr: str, names):
         if i.attrs.get(attr) not in names:
             self.fail(i, f"'{i.op}' {attr} {i.attrs.get(attr)!r} is not one of {', '.join(names)}")
@@ -253,6 +294,10 @@ class _Verifier:
         if g is None:
             self.fail(i, f"'global' names @{i.attrs['name']}, which the module does not declare",
                       hint="declare it with a 'global' line, or fix the name")
+        if g.space == "handle":
+            if i.type != g.type:
+                self.fail(i, f"'global' of the {g.type} @{g.name} gives the {g.type} itself, not {i.type}")
+            return
         if not isinstance(i.type, PointerType) or i.type.pointee != g.type or i.type.space != g.space:
             self.fail(i, f"'global' of @{g.name} ({g.space}, {g.type}) must give ptr<{g.space}, {g.type}, ...>, "
                          f"not {i.type}")

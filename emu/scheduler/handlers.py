@@ -15,6 +15,7 @@ from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
 from ..numerics import reduce as nreduce
 from . import coop as _coop  # noqa: F401  (registers the cooperative-matrix handlers)
+from . import textures as _textures  # noqa: F401  (registers the texture handler)
 from .coop import zero_fragments
 from .frame import Breakable, Frame
 from .registry import HANDLERS, handler  # noqa: F401  (HANDLERS re-exported)

@@ -56,7 +56,7 @@ COMPILE_ERRORS = [
      ["ptr<storage, i32, read_write>", "ptr<storage, i32, read>"]),
     ("missing @binding", "@group(0) var<storage, read> a: array<f32>;\n" + MAIN + "    _ = a[0];\n}", (1, 1),
      ["'a' needs @group and @binding"]),
-    ("texture", "@group(0) @binding(0) var t: texture_2d<f32>;\n" + MAIN + "}", (1, 30), ["not supported"]),
+    ("external texture", "@group(0) @binding(0) var t: texture_external;\n" + MAIN + "}", (1, 30), ["not supported"]),
     ("override without a value sizing an array", "override N: u32;\nvar<private> a: array<f32, N>;\n" + MAIN
      + "    a[0] = 1.0;\n}", (2, 28), ["override 'N' has no default and was not set"]),
     ("recursion", "fn f(x: i32) -> i32 { return f(x); }\n" + MAIN + "    _ = f(1);\n}", (1, 30), ["itself"]),

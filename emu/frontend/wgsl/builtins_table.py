@@ -17,6 +17,8 @@ from .values import (ATOMIC_FNS, QUAD_SWAPS, SUBGROUP_FNS, Const, Ref, Val, _nam
                      _scalar_or_none, _tn)
 from ...isa.types import NoScalarType
 from ...numerics import builtins as nb
+from .names import TEXTURE_FNS
+from .textures import IMPLICIT_LOD, lower_texture
 
 # `lw` below is the Lowerer (lower.py), which reaches these functions through calls.py
 
@@ -105,8 +107,8 @@ def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
         return _subgroup(lw, e, "shuffle_xor", mask=QUAD_SWAPS[name])
     if name in COOP_FNS:
         return COOP_FNS[name](lw, e)
-    if name in ("textureLoad", "textureStore", "textureSample", "textureDimensions"):
-        lw.err(e, f"'{name}': textures are not supported by emu (compute over buffers only)")
+    if name in TEXTURE_FNS or name in IMPLICIT_LOD:
+        return lower_texture(lw, e, statement)
     args = [lw.value(lw.expr(a)) for a in e.args]
     return call_builtin_values(lw, name, args, e)
 

@@ -87,6 +87,8 @@ class ExpressionLowering:
             g = thing
             if self.fn is None:
                 self.err(e, f"module-scope var '{e.name}' cannot be used in a constant expression")
+            if g.space == "handle":         # a texture or sampler: the value itself, no reference
+                return Val(self.b.op("global", [], g.type, name=g.name))
             ptr = self.b.op("global", [], PointerType(g.space, g.type, g.access), name=g.name)
             return Ref(ptr)
         if kind == "type":

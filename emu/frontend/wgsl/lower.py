@@ -15,11 +15,12 @@ from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Global, Module, NoCurrentBlock, Override, Value
 from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, MatrixType, Member,
                           PointerType, ScalarType, StructType, Type, U32, VOID, VectorType,
-                          contains_atomic, scalar_of, width)
+                          contains_atomic, is_handle, scalar_of, width)
 from . import ast as A
-from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, UNSUPPORTED_TYPES, VEC_RE,
+from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
                     WGSL_SCALARS, can_convert, concrete)
 from .calls import CallLowering
+from .textures import texture_type
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
@@ -222,7 +223,13 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             t = self.type(d.type) if d.type is not None else None
         finally:
             self.defer_unset = saved
-        if space not in ("private", "workgroup", "uniform", "storage"):
+        if is_handle(t) != (space == "handle"):
+            self.err(d, f"var<{space}> '{d.name}' cannot hold a {t}" if space != "handle" else
+                     f"module-scope var '{d.name}' needs an address space",
+                     hint="declare textures and samplers without an address space: "
+                          "@group(0) @binding(0) var t: texture_2d<f32>;" if space != "handle" else
+                     "write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
+        if space not in ("private", "workgroup", "uniform", "storage", "handle"):
             self.err(d, f"module-scope var '{d.name}' needs an address space",
                      hint="write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
         if d.access_mode is not None and (space != "storage" or d.access_mode not in ("read", "read_write")):
@@ -232,7 +239,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 hint="write var<storage, read> or var<storage, read_write>" if space == "storage"
                 else f"write var<{space}>")
         access = d.access_mode or ("read" if space in ("storage", "uniform") else "read_write")
-        if space == "uniform":
+        if space in ("uniform", "handle"):
             access = "read"
         init = None
         if d.init is not None:
@@ -247,7 +254,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if t is None:
             self.err(d, f"var '{d.name}' needs a type")
         group = binding = None
-        if space in ("storage", "uniform"):
+        if space == "handle" and d.init is not None:
+            self.err(d.init, "a texture or sampler cannot have an initializer")
+        if space in ("storage", "uniform", "handle"):
             if d.group is None or d.binding is None:
                 self.err(d, f"resource '{d.name}' needs @group and @binding attributes",
                          hint="write @group(0) @binding(N) before 'var'")
@@ -342,9 +351,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             return self.naga_coop_type(te)
         if name.startswith("subgroup_matrix_"):
             return self.dawn_coop_type(te)
-        if name.startswith(UNSUPPORTED_TYPES):
-            self.err(te, f"'{name}': textures and samplers are not supported by emu (compute-only)",
-                     hint="emu runs compute shaders over buffers; use storage buffers instead")
+        if name.startswith(HANDLE_TYPES):
+            return texture_type(self, te)
         r = self.resolve(name, te)
         if r is not None and r[0] == "type":
             if args:

@@ -26,3 +26,9 @@ ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", 
               "atomicXor": "xor", "atomicExchange": "exchange",
               "atomicCompareExchangeWeak": "compare_exchange_weak"}
 
+TEXTURE_FNS = {"textureLoad": "load", "textureStore": "store", "textureDimensions": "dimensions",
+               "textureNumLayers": "num_layers", "textureNumLevels": "num_levels",
+               "textureNumSamples": "num_samples", "textureSampleLevel": "sample_level",
+               "textureSampleGrad": "sample_grad", "textureSampleCompareLevel": "sample_compare_level",
+               "textureGather": "gather", "textureGatherCompare": "gather_compare",
+               "textureSampleBaseClampToEdge": "sample_base_clamp_to_edge"}

@@ -68,4 +68,4 @@ VEC_RE = re.compile(r"vec([234])$")
 WGSL_SCALARS = {"bool": BOOL, "i32": I32, "u32": U32, "f32": F32, "f16": F16}
 # Element types a cooperative matrix may have (bf16 only from front ends that can spell it).
 MATRIX_ELEMS = {"f16": F16, "f32": F32, "i32": I32, "u32": U32, "i8": I8, "u8": U8, "bf16": BF16}
-UNSUPPORTED_TYPES = ("texture_", "sampler")
+HANDLE_TYPES = ("texture_", "sampler")
