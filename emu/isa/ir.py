@@ -140,7 +140,8 @@ def reachable(module: Module, entry: Function) -> set[str]:
         if fn.name in seen:
             continue
         seen.add(fn.name)
-        todo += [module.function(i.attrs["callee"]) for i in fn.walk() if i.op == "call"]
+        # an unknown callee is the verifier's to report, with its location
+        todo += [f for i in fn.walk() if i.op == "call" and (f := module.function(i.attrs.get("callee")))]
     return seen
 
 

@@ -195,6 +195,30 @@ class _Verifier:
         dyn = sum(1 for s in i.attrs["path"] if s < 0)
         if dyn != len(i.args) - fixed:
             self.fail(i, f"'{i.op}' path has {dyn} dynamic indices but {len(i.args) - fixed} index operands")
+        for a in i.args[fixed:]:
+            self.integer(i, "index", a.type)
+
+    def integer(self, i, what: str, t):
+        """An index, offset or stride: one i32 or u32."""
+        from .types import I32
+        if t not in (I32, U32):
+            self.fail(i, f"'{i.op}' {what} must be i32 or u32, not {t}")
+
+    def op_construct(self, i):
+        from .types import ArrayType, MatrixType, ScalarType, StructType, VectorType
+        t, got = i.type, [a.type for a in i.args]
+        if isinstance(t, StructType):
+            ok = got == [m.type for m in t.members]
+        elif isinstance(t, ArrayType):
+            ok = t.count == len(got) and all(g == t.elem for g in got)
+        elif isinstance(t, (VectorType, MatrixType)):
+            n = t.n if isinstance(t, VectorType) else t.cols * t.rows
+            ok = all(isinstance(g, (ScalarType, VectorType)) and scalar_of(g) == t.elem for g in got) and (
+                sum(width(g) for g in got) == n or (isinstance(t, VectorType) and got == [t.elem]))
+        else:
+            ok = got == [t]
+        if not ok:
+            self.fail(i, f"construct of {t} from ({', '.join(map(str, got))})")
 
     def op_const(self, i):
         why = _const_mismatch(i.type, i.attrs["value"])
@@ -288,6 +312,8 @@ class _Verifier:
         dyn = sum(1 for s in i.attrs["path"] if s < 0)
         if dyn != len(i.args) - 1:
             self.fail(i, f"access path has {dyn} dynamic indices but {len(i.args) - 1} operands")
+        for a in i.args[1:]:
+            self.integer(i, "index", a.type)
 
     def op_global(self, i):
         g = self.m.global_(i.attrs["name"])
@@ -345,11 +371,19 @@ class _Verifier:
 
     def op_coop_load(self, i):
         self.matrices(i, i.type)
+        self.coop_operands(i, i.args[0], i.args[1:3])
         self.matrix_supported(i, i.type)
 
     def op_coop_store(self, i):
         self.matrices(i, i.args[2].type)
+        self.coop_operands(i, i.args[0], (i.args[1], i.args[3]))
         self.matrix_supported(i, i.args[2].type)
+
+    def coop_operands(self, i, ptr, offset_stride):
+        if not isinstance(ptr.type, PointerType):
+            self.fail(i, f"'{i.op}' needs a pointer, not {ptr.type}")
+        for what, a in zip(("offset", "stride"), offset_stride):
+            self.integer(i, what, a.type)
 
     def op_coop_fill(self, i):
         self.matrices(i, i.type)

@@ -140,7 +140,32 @@ def place(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask
                 hint="rows (row_major) or columns (col_major) would overlap; pass the leading "
                      "dimension of the matrix in memory")
     base = pointer_base(ptr, ex.opts.subgroup_size, subgroups) + off * word   # (S,)
+    if not small.any():
+        aligned(ex, inst, ptr, t, layout, major, word, base, stride_bytes, subgroups)
     return Placement(t, layout, lm, base, stride_bytes, not small.any())
+
+
+def aligned(ex, inst, ptr: Ptr, t: CoopMatrixType, layout: str, major: int, word: int, base, stride_bytes,
+            subgroups):
+    """Both dialects lower to Vulkan's OpCooperativeMatrixLoadKHR/StoreKHR (Dawn and naga), whose
+    pointer and stride must be multiples of the smaller of 16 bytes and one row's (column's)
+    natural alignment; otherwise the access is undefined, so it is an error."""
+    row = major * t.elem.size
+    need = min(16, row & -row)
+    bad = (base % need != 0) | (stride_bytes % need != 0)
+    if not bad.any():
+        return
+    s = int(np.flatnonzero(bad)[0])
+    what = "Store" if inst.op == "coop_store" else "Load"
+    b, st = int(base[s]), int(stride_bytes[s])
+    found = f"its start, byte {b}," if b % need else f"its stride, {st} bytes,"
+    step = f"{need // word} array elements" if need > word and need % word == 0 else f"{need} bytes"
+    ex.fail(inst, f"misaligned cooperative matrix {what.lower()}: {t} ({layout}) in {ptr.region.describe()}: "
+                  f"{found} is not a multiple of {need} bytes (the smaller of 16 and the "
+                  f"{'row' if layout == 'row_major' else 'column'}'s {row} bytes), as Vulkan's "
+                  f"OpCooperativeMatrix{what}KHR requires (Dawn and wgpu both use it)",
+            lanes_of(ex, subgroups[s]),
+            hint=f"make the offset and the stride multiples of {step}")
 
 
 # -- out of bounds ---------------------------------------------------------------------------------

@@ -36,6 +36,9 @@ def load_npy(path: str, what: str) -> tuple[np.ndarray, list[EmuError]]:
             raise bad("it holds Python objects, not numbers")
         if not isinstance(shape, tuple) or not all(isinstance(n, int) and n >= 0 for n in shape):
             raise bad(f"its header gives the shape {shape!r}: sizes are whole numbers, 0 or more")
+        if dtype.subdtype is not None:      # a header's '6i8': six i8 an element, as numpy.load reads it
+            dtype, sub = dtype.subdtype
+            shape = tuple(shape) + sub
         count = 1
         for n in shape:
             count *= int(n)

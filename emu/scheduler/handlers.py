@@ -400,6 +400,10 @@ def h_call(ex, inst, mask, frame):
         frame.vals[p.id] = frame.vals[a.id]
     callee = Frame(frame.vals, ex.lanes)
     ex.run_block(fn.body, mask, callee)
+    if inst.result is not None and (mask & ~callee.dead).any():
+        # WGSL's front end refuses such a function; IR text can still hold one
+        ex.fail(inst, f"@{fn.name} reached its end without returning a value", mask & ~callee.dead,
+                hint=f"end @{fn.name} with a return on every path")
     return callee.retval
 
 

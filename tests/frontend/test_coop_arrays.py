@@ -165,7 +165,9 @@ def test_dawn_relaxed_storage_offsets_and_strides_count_array_elements(store, el
     esize = np.dtype(dt).itemsize
     word = {"vec4<f32>": 16, "vec2<u32>": 8, "vec2<f16>": 4, "vec3<f32>": 16, "u32": 4, "vec4<f16>": 8}[store]
     slots = word // esize                       # matrix elements per array element
-    stride, off = 3 * -(-8 // slots), 2         # stride in array elements, >= one row
+    # stride and offset in array elements: a stride >= one row; both multiples of 16 bytes
+    # (Vulkan's alignment rule for cooperative loads and stores)
+    stride, off = 3 * -(-8 // slots), 2 * max(1, 16 // word)
     n = (off + 8 * stride) * slots
     flat = np.arange(n, dtype=np.float64).astype(dt)
     src = RELAXED.replace("STORE", store).replace("ELEM", elem).replace("OFF", f"{off}u").replace("STRIDE", f"{stride}u")

@@ -160,6 +160,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.fuzz.run", description=__doc__.splitlines()[0])
     ap.add_argument("--mutants", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--start", type=int, default=1, metavar="N",
+                    help="number of the first mutant: a long run in chunks (--start 1, 100001, ...) is the same "
+                         "run as one of their total length")
     ap.add_argument("--tint", default=None, metavar="DIR", help="a Tint corpus folder (test/tint)")
     ap.add_argument("--timeout", type=float, default=10.0, help="CPU seconds before an input counts as a hang")
     ap.add_argument("--targets", default="wgsl,ir,npy,trace")
@@ -170,8 +173,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, metavar="DIR", help="write one input per finding here")
     ap.add_argument("--report-every", type=float, default=60.0, metavar="S")
     args = ap.parse_args(argv)
-    if args.mutants < 0 or args.timeout <= 0:
-        ap.error("--mutants and --timeout must be positive")
+    if args.mutants < 0 or args.timeout <= 0 or args.start < 1:
+        ap.error("--mutants, --start and --timeout must be positive")
 
     def stop(signum, frame):            # kill -TERM (a background job ignores Ctrl-C): sum up
         raise KeyboardInterrupt
@@ -190,8 +193,8 @@ def main(argv=None) -> int:
     counts = {k: {"ok": 0, "error": 0} for k in chosen}
     hangs, slowest = 0, (0.0, None)
     t0 = last = time.time()
-    n = 0
-    for n in range(1, args.mutants + 1):
+    n = args.start - 1
+    for n in range(args.start, args.start + args.mutants):
         rng = random.Random(f"{args.seed}:{n}")
         kind = wheel[n % len(wheel)]
         data = mutant(kind, seeds[kind], rng)
@@ -217,9 +220,12 @@ def main(argv=None) -> int:
                 p.write_bytes(data) if isinstance(data, bytes) else p.write_text(data, errors="surrogatepass")
         if time.time() - last > args.report_every:
             last = time.time()
-            print(f"fuzz: {n} mutants, {n / (last - t0):.1f}/s, {len(findings)} findings", flush=True)
+            done = n - args.start + 1
+            print(f"fuzz: #{n}, {done} mutants, {done / (last - t0):.1f}/s, {len(findings)} findings", flush=True)
     elapsed = time.time() - t0
-    print(f"fuzz: done: {n} mutants in {elapsed:.0f} s ({n / max(elapsed, 1e-9):.1f}/s), seed {args.seed}")
+    done = n - args.start + 1
+    print(f"fuzz: done: {done} mutants (#{args.start}..#{n}) in {elapsed:.0f} s ({done / max(elapsed, 1e-9):.1f}/s), "
+          f"seed {args.seed}")
     for k in chosen:
         print(f"fuzz:   {k}: {counts[k]['ok']} ran, {counts[k]['error']} rejected with a message")
     print(f"fuzz:   slowest input {slowest[0]:.2f} s ({slowest[1]}); hangs over {args.timeout:g} s: {hangs}")

@@ -197,7 +197,29 @@ def test_ir_found():
                      ('{fn = "add"} : u32', '{fn = "add"} : vec2<u32>')):             # wrong result
         assert old in more
         assert check("ir", more.replace(old, new)) == "error", new
+    called = _ir_of("fn f() -> u32 { return 1u; }\n"
+                    "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                    "@compute @workgroup_size(1) fn main() { o[0] = f(); }\n")
+    assert check("ir", called) == "ok"
+    # a call of a function that is not there (was: AttributeError finding what the entry reaches)
+    assert check("ir", called.replace('{callee = "f"}', '{callee = "g"}')) == "error"
+    assert check("ir", called.replace('call {callee = "f"}', 'call')) == "error"     # (was: KeyError)
+    # the callee's return dropped: it reaches its end (was: None stored, TypeError in memory.py)
+    assert check("ir", called.replace("  return %0 ", "  ", 1)) == "error"
+    import re
+    vecs = _ir_of("@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+                  "@compute @workgroup_size(4) fn main(@builtin(local_invocation_id) l: vec3u) {\n"
+                  "  let v = vec3f(o[l.x], 2.0, 3.0); let p = vec2f(o[l.x], 1.0); o[l.x] = p.y + v.z; }\n")
+    assert check("ir", vecs) == "ok"
+    vec3 = re.search(r"(%\d+) = construct [^\n]*: vec3<f32>", vecs).group(1)
+    index = re.search(r"access (%\d+), (%\d+) \{path = \[-1\]\}", vecs)
+    for bad in (re.sub(r"construct [^:\n]*: vec2<f32>", f"construct {vec3} : vec2<f32>", vecs),  # was: ValueError
+                vecs.replace(index.group(0), f"access {index.group(1)}, %0 {{path = [-1]}}")):  # a vec3u index
+        assert bad != vecs
+        assert check("ir", bad) == "error", bad
     coop = _ir_of(COOP)
+    # a cooperative store through a number (was: AttributeError placing it)
+    assert check("ir", coop.replace("coop_store %4, %5", "coop_store %5, %5")) == "error"
     check("ir", coop)                        # (its buffer is too small: an error, said once)
     # a cooperative store of a vector (was: AttributeError in the profile's lane maps)
     bad = coop.replace("coop_load %0, %1, %2 {layout = \"row_major\"} : coopmat<f32, 8x8, C>",
@@ -206,7 +228,7 @@ def test_ir_found():
     assert check("ir", bad) == "error"
 
 
-def test_npy_found():
+def test_npy_found(tmp_path):
     from numpy.lib import format as npf
     b = io.BytesIO()
     npf.write_array_header_1_0(b, {"descr": "<f4", "fortran_order": False, "shape": (4,)})
@@ -219,3 +241,12 @@ def test_npy_found():
     ok = io.BytesIO()
     np.save(ok, np.arange(4, dtype=np.float32))
     assert check("npy", ok.getvalue()) == "ok"
+    # a subarray dtype in the header ('3<i8': three i8 an element; was: ValueError in reshape)
+    sub = io.BytesIO()
+    npf.write_array_header_1_0(sub, {"descr": "3<i8", "fortran_order": False, "shape": (2,)})
+    path = tmp_path / "sub.npy"
+    path.write_bytes(sub.getvalue() + np.arange(6, dtype="<i8").tobytes())
+    assert check("npy", path.read_bytes()) == "ok"
+    from emu.memory.npy import load_npy
+    arr, _ = load_npy(str(path), "--buffer 0:0")
+    assert arr.dtype == np.int64 and arr.shape == (2, 3) and arr.tolist() == [[0, 1, 2], [3, 4, 5]]

@@ -67,12 +67,14 @@ fn main() {{
     rng = np.random.default_rng(1)
     dev = emu.Device(p, sg)
     pipe_mod = dev.create_shader_module(src, "roundtrip.wgsl")
-    for extra in (0, 3):
+    for extra in (0, 3 * 16 // unit_bytes):
         # stride in its unit; the matrix's leading dimension (cols for row-major, rows for
-        # col-major) plus some slack so rows of the matrix do not touch
+        # col-major) plus some slack so rows of the matrix do not touch. Offset and slack keep
+        # the start and the stride multiples of 16 bytes (Vulkan's alignment rule; a misaligned
+        # access is an error, tests/reliability)
         lead = max(rows, cols)
         stride = -(-lead * esize // unit_bytes) + extra
-        off = 5
+        off = 16
         nbytes = off * word + stride * unit_bytes * lead + 64
         nbytes = -(-nbytes // 4) * 4
         data = rng.integers(0, 256, nbytes, dtype=np.uint8)
