@@ -147,6 +147,9 @@ WGSL_FOUND = {
                             "  let m = subgroupMatrixLoad<subgroup_matrix_right<u8, -1, 8>>(&o, 0u, false, 8u);\n}\n",
     # four or more workgroup sizes (was: compiled, printed as IR its parser rejects)
     "workgroup_size_of_four": "@compute @workgroup_size(1, 1, 1, 1) fn main() {}\n",
+    "float_rem_by_zero_constant": "@compute @workgroup_size(1) fn main() { var x = 3.0 % 0.0; }\n",
+    "bool_of_a_big_abstract_int": "var<private> b: bool = bool(2147483648);\n"
+                                  "@compute @workgroup_size(1) fn main() { b = !b; }\n",
     "huge_private_array": "var<private> p: array<u32, 100000000>;\n"
                           "@compute @workgroup_size(1) fn main() { p[0] = 1u; }\n",
 }
@@ -154,8 +157,27 @@ WGSL_FOUND = {
 
 @pytest.mark.parametrize("name", sorted(WGSL_FOUND))
 def test_wgsl_found(name):
-    ok = ("long_float_literal", "coop_store_of_a_zero_i8_matrix")
+    ok = ("long_float_literal", "coop_store_of_a_zero_i8_matrix", "bool_of_a_big_abstract_int")
     assert check("wgsl", WGSL_FOUND[name]) == ("ok" if name in ok else "error")
+
+
+def test_abstract_constants_fold_exactly():
+    """bool(e) of an abstract value is e != 0 at any size (was: OverflowError through i32); x % 0.0
+    is NaN, which WGSL refuses in a constant (was: ValueError from math.fmod)."""
+    import emu
+    from emu.errors import EmuError
+    dev = emu.Device("reference")
+    src = ("@group(0) @binding(0) var<storage, read_write> o: array<u32, 3>;\n"
+           "@compute @workgroup_size(1) fn main() {\n"
+           "  o[0] = select(0u, 1u, bool(2147483648)); o[1] = select(0u, 1u, bool(-9223372036854775807));\n"
+           "  o[2] = select(0u, 1u, any(vec2<bool>(vec2(0, 0)))); }\n")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "k.wgsl"))
+    o = dev.create_buffer(size=12)
+    dev.dispatch(pipe, {(0, 0): o}, (1, 1, 1))
+    assert o.read(np.uint32).tolist() == [1, 1, 0]
+    with pytest.raises(EmuError, match="infinity or NaN") as e:
+        dev.create_shader_module("@compute @workgroup_size(1) fn main() { var x = 3.0 % 0.0; }\n", "k.wgsl")
+    assert (e.value.loc.line, e.value.loc.col) == (1, 49)
 
 
 def _ir_of(src: str) -> str:

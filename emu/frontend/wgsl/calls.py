@@ -184,6 +184,9 @@ class CallLowering:
             return self.convert_const(v, t, node)
         if src == t:
             return v
+        if isinstance(v, Const) and is_abstract(src) and scalar_of(t).name == "bool":
+            # bool(e) of an abstract value is e != 0 at any magnitude (not through i32 or f32)
+            return Const(t, (np.asarray(v.value, dtype=_np_dtype(scalar_of(src))) != 0).astype(bool).tolist())
         if isinstance(v, Const):
             arr = np.asarray(v.value, dtype=_np_dtype(scalar_of(src)))
             out = ns.convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)

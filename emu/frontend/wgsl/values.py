@@ -253,8 +253,8 @@ def _abstract_binary(fn, s, x, y, lw, node):
         if s is ABSTRACT_INT:
             r = abs(x) % abs(y) * (1 if x >= 0 else -1)
         else:
-            import math
-            r = math.fmod(x, y)
+            import math      # x % 0 and inf % y are NaN (said as such by the caller), not a ValueError
+            r = math.fmod(x, y) if y != 0 and math.isfinite(x) else float("nan")
     elif fn == "and": r = x & y
     elif fn == "or": r = x | y
     elif fn == "xor": r = x ^ y
