@@ -115,7 +115,7 @@ WGSL_FOUND = {
     # a constant array nested deeper than emu holds (numpy's 64 dimensions)
     "nested_constant_arrays": "var<private> a = " + "array(" * 70 + "1" + ")" * 70 + ";\n"
                               "@compute @workgroup_size(1) fn main() { _ = a; }\n",
-    # a builtin folded over abstract integers beyond 32 bits
+    # a builtin folded over abstract integers beyond 32 bits (exact since: 1)
     "clamp_of_a_big_abstract_int": "@compute @workgroup_size(1) fn main() { var r = clamp(4294967296, 1, 1); }\n",
     # zero values of huge arrays (was: a Python list of 636 million zeros)
     "huge_zero_value": "@compute @workgroup_size(1) fn main() {\n"
@@ -157,7 +157,8 @@ WGSL_FOUND = {
 
 @pytest.mark.parametrize("name", sorted(WGSL_FOUND))
 def test_wgsl_found(name):
-    ok = ("long_float_literal", "coop_store_of_a_zero_i8_matrix", "bool_of_a_big_abstract_int")
+    ok = ("long_float_literal", "coop_store_of_a_zero_i8_matrix", "bool_of_a_big_abstract_int",
+          "clamp_of_a_big_abstract_int")
     assert check("wgsl", WGSL_FOUND[name]) == ("ok" if name in ok else "error")
 
 

@@ -130,6 +130,8 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
                 kind in "NS" and s == BOOL or kind == "S" and s.kind == "uint":
             what = {"F": "f32 or f16", "I": "i32 or u32", "N": "a number", "S": "a signed number"}[kind]
             lw.err(node, f"{name} needs {what}, not {_tn(t)}")
+        if kind == "I":
+            t = concrete(t)      # the bit functions take i32/u32 only: an abstract integer becomes i32
         return _emit(lw, name, t, [lw.coerce_keep(a, t, node) for a in args], t, node)
     if name in FIXED:
         params, rt = FIXED[name]
@@ -183,7 +185,7 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
         n = 3 if name == "extractBits" else 4
         if len(args) != n:
             lw.err(node, f"{name} takes {n} arguments")
-        t = _common(lw, name, args[: n - 2], node)
+        t = concrete(_common(lw, name, args[: n - 2], node))     # i32 or u32 only, as the bit functions
         if not scalar_of(t).is_int:
             lw.err(node, f"{name} needs integers, not {_tn(t)}")
         vals = [lw.coerce_keep(a, t, node) for a in args[: n - 2]] + \
@@ -289,6 +291,8 @@ def _common(lw, name, args, node):
 def _emit(lw: Lowerer, name, t, vals, rt, node):
     if all(isinstance(v, Const) for v in vals):
         s = scalar_of(t)
+        if s is ABSTRACT_INT and name in _EXACT:
+            return Const(rt, _abstract_int(lw, name, [v.value for v in vals], node))
         ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
         try:
             arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
@@ -304,6 +308,39 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         return Const(rt, value)
     args = [lw.materialize(v, concrete(v.type)) for v in vals]
     return Val(lw.b.op("builtin", args, concrete(rt), fn=name))
+
+
+_EXACT = ("abs", "sign", "min", "max", "clamp", "dot", "select")
+
+
+def _abstract_int(lw, name, vals, node):
+    """An abstract-integer builtin of constants, exactly (WGSL's abstract integers are 64-bit):
+    what does not fit 64 bits, and clamp's low above its high, are shader-creation errors."""
+    def fit(r):
+        if not -(1 << 63) <= r < (1 << 63):
+            lw.err(node, f"{name}(...) of abstract integers gives {r}, which does not fit in 64 bits",
+                   hint="WGSL's abstract integers are 64-bit; convert an argument to a concrete type")
+        return r
+
+    def clamp(e, low, high):
+        if low > high:
+            lw.err(node, f"clamp's low ({low}) is greater than its high ({high})")
+        return min(max(e, low), high)
+    if name == "dot":
+        acc = 0
+        for x, y in zip(*vals):
+            acc = fit(acc + fit(x * y))
+        return acc
+    if name == "select":
+        f, t, c = vals
+        return [b if k else a for a, b, k in zip(f, t, c if isinstance(c, list) else [c] * len(f))] \
+            if isinstance(f, list) else (t if c else f)
+    one = {"abs": lambda x: x if x == -(1 << 63) else abs(x),     # abs of the most negative is itself
+           "sign": lambda x: (x > 0) - (x < 0), "min": min, "max": max, "clamp": clamp}[name]
+
+    def each(*xs):
+        return [each(*c) for c in zip(*xs)] if isinstance(xs[0], list) else fit(one(*xs))
+    return each(*vals)
 
 
 def _conc(s):
