@@ -26,7 +26,8 @@ const uint SUBGROUPS = WG / 32;
 const uint ROWS = 2 * TM;                          // rows of D per workgroup
 const uint COLS = (SUBGROUPS / 2) * TILE_N;        // columns of D per workgroup
 const uint WT = TILE_N / TN;
-const uint STRIDE = TK / 2 + 2;                    // f16vec2 per staged row (padded)
+const uint STRIDE = TK / 2 + 4;                    // f16vec2 per staged row (padded by 16 bytes: a
+                                                   // matrix load needs rows at multiples of 16 bytes)
 shared f16vec2 sa[ROWS * STRIDE];
 shared f16vec2 sb[COLS * STRIDE];
 shared float stage[TM * TN * SUBGROUPS];
