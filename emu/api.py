@@ -313,11 +313,14 @@ class Device:
                                       hint="leave size out to take the data's size")
         return Buffer(int(size) if size is not None else have, data, label)
 
-    def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups) -> list:
+    def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups, *, cluster=None) -> list:
         """Run ``groups`` = (x, y, z) workgroups (or x alone) with ``bindings`` {(group, binding):
         Buffer or numpy array}; an array bound to a writable variable receives the results.
         Returns the run's warnings (each out-of-bounds site once, as EmuError with severity
-        "warning"; empty when there were none)."""
+        "warning"; empty when there were none). ``cluster``: an emu.cluster.Cluster to split the
+        workgroups over (the same results; a note first where it ran in one process, and why)."""
+        if cluster is not None:
+            return cluster.dispatch(self, pipeline, bindings, groups)
         if not isinstance(pipeline, ComputePipeline):
             raise ArgumentError(f"dispatch: expected a pipeline from create_compute_pipeline, got "
                                   f"{type(pipeline).__name__}")

@@ -36,6 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
                    help="write that binding's final contents as .npy")
     _device_args(r)
+    r.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
+                   help="split the workgroups over a Dask cluster: N worker processes here, or a scheduler's "
+                        "address (needs emu-gpu[cluster]); the results are the same bits")
+    r.add_argument("--shards", type=int, default=None, metavar="N",
+                   help="with --cluster: ranges of workgroups to split into (default: one per worker thread)")
     _plugin("emu.trace.cli").add_run_args(r)
 
     i = sub.add_parser("ir", help="print the shader's IR",
@@ -170,12 +175,22 @@ def cmd_run(args, sources) -> int:
             bound[key] = dev.create_buffer(size=g.type.size)
     if tracer is not None:
         tracer.begin(dev, mod, pipe, grid, args)
+    cluster = None
+    if args.cluster:
+        from .cluster import Cluster
+        cluster = Cluster(args.cluster)
     try:
-        for w in dev.dispatch(pipe, bound, grid):
+        if cluster is not None:
+            warned = cluster.dispatch(dev, pipe, bound, grid, shards=args.shards)
+        else:
+            warned = dev.dispatch(pipe, bound, grid)
+        for w in warned:
             print(w.format(sources), file=sys.stderr)
     finally:
         if tracer is not None:
             tracer.end()
+        if cluster is not None:
+            cluster.close()
     written = 0
     for key, path in outs:
         g = globals_by_key[key]

@@ -772,7 +772,8 @@ class Kernel:
         self.has_loops = gen.nloops > 0
         self.mod = None
 
-    def run(self, grid, regions: dict):
+    def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
+        """`workgroups`: (first, end) flat indices, the range to run (default: the whole grid)."""
         from ..numerics.dtypes import NP
         args = []
         datas = []
@@ -801,14 +802,15 @@ class Kernel:
                 self.pipe._jit = None
                 return 0
         gx, gy, gz = grid
-        total = gx * gy * gz
+        lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
+        total = end - lo
         lanes = total * self.pipe.layout.wg_count
         jobs = int(getattr(self.pipe.opts, "jobs", 1) or 1)
         if jobs > 1 and self.has_loops and total >= 2 and lanes >= 4096:
-            if self._parallel(total, lanes, jobs, grid, args):
+            if self._parallel(lo, total, lanes, jobs, grid, args):
                 return None
         err = np.zeros(3, np.int64)
-        self.mod.kernel(0, total, gx, gy, gz, self.pipe.opts.max_steps, err, *args)
+        self.mod.kernel(lo, end, gx, gy, gz, self.pipe.opts.max_steps, err, *args)
         if err[0] == 0:
             return None
         return int(err[1])
@@ -824,7 +826,7 @@ def _compile_now(self, args):
 Kernel._compile = _compile_now
 
 
-def _parallel_run(self, total, lanes, jobs, grid, args) -> bool:
+def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:
     """Run the dispatch on `jobs` threads; True if that gave the serial result. It does unless
     an invocation stopped (an error to report) or two invocations stored to one address (then the
     order would matter): the caller then runs it serially from the start, which is exact because
@@ -838,8 +840,8 @@ def _parallel_run(self, total, lanes, jobs, grid, args) -> bool:
 
     def chunk(c0, c1):
         for c in range(c0, c1):
-            a, z = total * c // chunks, total * (c + 1) // chunks
-            self.mod.run(a, z, 0, gx, gy, gz, self.pipe.opts.max_steps, errs[c], True, *sas, *args)
+            a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
+            self.mod.run(a, z, lo, gx, gy, gz, self.pipe.opts.max_steps, errs[c], True, *sas, *args)
     run_chunks(chunk, chunks, jobs)
     if errs[:, 0].any():
         return False

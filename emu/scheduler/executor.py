@@ -382,18 +382,21 @@ class Pipeline:
                             f"rounded up to 16 bytes); the device limit {name} is {lim[name]}",
                             entry.loc, hint="use smaller workgroup arrays")
 
-    def dispatch(self, grid: tuple[int, int, int], buffers: dict) -> list:
+    def dispatch(self, grid: tuple[int, int, int], buffers: dict, workgroups: tuple[int, int] | None = None) -> list:
         """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region. Returns the
-        warnings of the run: each out-of-bounds site once (memory/bounds.py)."""
+        warnings of the run: each out-of-bounds site once (memory/bounds.py). `workgroups` =
+        (first, end): only the workgroups of that range of flat indices (x fastest), as one
+        shard of a dispatch split over processes (emu/cluster) runs them."""
         self.check_limits(grid)
         from ..memory.bounds import BoundsLog
         self.bounds_log = BoundsLog()
-        self._run(grid, buffers)
+        self._run(grid, buffers, workgroups)
         return self.bounds_log.warnings()
 
-    def _run(self, grid, buffers):
+    def _run(self, grid, buffers, workgroups=None):
         self.grid = tuple(grid)
         total = grid[0] * grid[1] * grid[2]
+        lo, end = workgroups if workgroups is not None else (0, total)
         wg_lanes = self.layout.padded_size(self.opts.subgroup_size)
         per_batch = max(1, self.opts.batch_lanes // wg_lanes)
         # and no more private memory per batch than 256 MiB (big function arrays: smaller batches)
@@ -401,19 +404,19 @@ class Pipeline:
         if self.opts.race_check and self.layout.workgroup_bytes:
             # the race shadow takes 24 bytes per 2 bytes of workgroup memory: at most ~100 MB a batch
             per_batch = max(1, min(per_batch, (4 << 20) // max(1, self.layout.workgroup_bytes // 2)))
-        start = 0
+        start = lo
         self.clock = Clock(self.opts, total, per_batch)
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel
         # that stops (an error to report) hands over from the batch where it stopped
         if not hasattr(self, "_jit"):
             self._jit = fastpaths.compile_pipeline(self)
         if self._jit is not None:
-            stopped = self._jit.run(self.grid, buffers)
+            stopped = self._jit.run(self.grid, buffers, (lo, end))
             if stopped is None:
                 return
-            start = stopped // per_batch * per_batch
-        for first in range(start, total, per_batch):
-            batch = Batch(self, first, min(per_batch, total - first), buffers)
+            start = lo + (stopped - lo) // per_batch * per_batch
+        for first in range(start, end, per_batch):
+            batch = Batch(self, first, min(per_batch, end - first), buffers)
             self.clock.tick(batch)
             batch.run(self.entry)
 

@@ -20,6 +20,7 @@ LAYERS = [
     ["emu.jit"],
     ["emu.cliargs"],
     ["emu.api", "emu.trace", "emu.hw", "emu.demo"],
+    ["emu.cluster"],                  # dispatches and campaigns over Dask (the cluster extra)
     ["emu.wgpu"],
     ["emu.cli", "emu.__main__", "emu"],
 ]
