@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Commands that live with their subsystem: each module has register(subparsers, device_args),
 # adding parsers whose defaults set `func(args, sources) -> exit code`.
-_PLUGINS = ("emu.trace.cli", "emu.hw.cli")
+_PLUGINS = ("emu.trace.cli", "emu.hw.cli", "emu.cluster.cli")
 
 
 def _plugin(name):

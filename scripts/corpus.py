@@ -33,110 +33,21 @@ import json
 import multiprocessing as mp
 import os
 import pathlib
-import re
-import signal
 import sys
 import time
-from collections import Counter, defaultdict
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 MEMORY_CAP = 6 << 30          # a worker allocating more than this fails (counted as a crash)
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_TEXTURE = re.compile(r"\btexture_\w+|\bsampler(_comparison)?\b|\bexternal_texture\b")
-_EXPERIMENTAL = re.compile(
-    r"\btexel_buffer\b|\bbuffer\s*[<;,>)]|\bbinding_array\b|\bacceleration_structure\b|\bray_query\b"
-    r"|var\s*<\s*immediate\b|\bprint\s*\(|\bchromium_internal_\w+|\bchromium_experimental_(?!subgroup_matrix\b)\w+")
-_COMPUTE = re.compile(r"@\s*compute\b")
-_FLAGS = re.compile(r"^//\s*flags:(.*)$", re.M)
-
-
-def overrides_of(text: str) -> dict | None:
-    """The override values a Tint test runs with: its '// flags: --overrides a=1,b=2' line."""
-    for m in _FLAGS.finditer(text):
-        args = m.group(1).split()
-        if "--overrides" in args[:-1]:
-            pairs = args[args.index("--overrides") + 1].split(",")
-            return dict(p.split("=", 1) for p in pairs if "=" in p)
-    return None
-
-
-def tint_scope(path: pathlib.Path, text: str, tint: bool = True) -> str:
-    code = _COMMENT.sub(" ", text)
-    expected = sorted(path.parent.glob(path.name + ".expected.*")) if tint else []
-    if expected and all(_first_line(e) == "SKIP: FAILED" for e in expected):
-        return "tint-invalid"
-    if _EXPERIMENTAL.search(code):
-        return "experimental"
-    if _TEXTURE.search(code):
-        return "textures"
-    if not _COMPUTE.search(code):
-        return "no-compute"
-    return "in-scope"
-
-
-def _first_line(p: pathlib.Path) -> str:
-    with open(p, errors="replace") as f:
-        return f.readline().strip()
-
-
-def bucket(message: str) -> str:
-    """A rejection message with its particulars (numbers, type arguments; names unless the message
-    says what is unknown) blanked out."""
-    m = message if message.startswith("unknown") else re.sub(r"'[^']*'", "'_'", message)
-    m = re.sub(r"\b\d+\b", "N", m)
-    while re.search(r"<[^<>]*>", m):
-        m = re.sub(r"<[^<>]*>", "\0", m)
-    return m.replace("\0", "<..>")[:110]
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout()
-
-
-def compile_one(path: str, timeout: float) -> dict:
-    from emu.api import compile_wgsl
-    from emu.errors import EmuError, InternalError
-    from emu.isa.printer import print_module
-    t0 = time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        src = open(path, encoding="utf-8", errors="replace").read()
-        module, _ = compile_wgsl(src, path, constants=overrides_of(src))
-        print_module(module)
-        outcome = None
-    except _Timeout:
-        outcome = "timeout"
-    except BaseException as e:       # noqa: BLE001 - the runner's job is to catch what emu did not
-        outcome = e
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    if outcome is None:
-        r = {"class": "ok"}
-    elif outcome == "timeout":
-        r = {"class": "timeout"}
-    elif isinstance(outcome, EmuError) and not isinstance(outcome, InternalError):
-        loc = outcome.loc
-        r = {"class": "rejected", "message": outcome.message, "bucket": bucket(outcome.message),
-             "where": f"{loc.line}:{loc.col}" if loc is not None else None}
-    else:
-        import traceback
-        tb = traceback.extract_tb(outcome.__traceback__)[-1]
-        r = {"class": "crash", "message": f"{type(outcome).__name__}: {outcome}"[:300],
-             "bucket": f"{type(outcome).__name__} at {pathlib.Path(tb.filename).name}:{tb.lineno}"}
-    r["seconds"] = round(time.monotonic() - t0, 3)
-    return r
+# the classification, the scopes and the table are emu's (`emu campaign corpus` runs the same jobs on a
+# Dask cluster, resumable); this script is their one-machine pool
+from emu.cluster.jobs import bucket, compile_one, overrides_of, summary, tint_scope  # noqa: E402,F401
 
 
 def _worker(tasks, results, timeout):
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-    signal.signal(signal.SIGALRM, _alarm)
     sys.setrecursionlimit(20000)
     while True:
         item = tasks.get()
@@ -226,40 +137,12 @@ def main(argv=None) -> int:
     results = run_all([str(p) for p in files], args.jobs, args.timeout, progress=True)
     wall = time.monotonic() - t0
 
-    table = defaultdict(Counter)
-    buckets, crashes = Counter(), []
-    examples = {}
-    for p, r in zip(files, results):
-        s = scopes[p]
-        table[s][r["class"]] += 1
-        if s == "in-scope" and r["class"] == "rejected":
-            buckets[r["bucket"]] += 1
-            examples.setdefault(r["bucket"], f"{p.relative_to(root)}:{r.get('where')}")
-        if r["class"] in ("crash", "timeout"):
-            crashes.append((p, r))
+    records = [{"job": str(p.relative_to(root)), "scope": scopes[p], **r} for p, r in zip(files, results)]
     if args.jsonl:
         with open(args.jsonl, "w") as f:
-            for p, r in zip(files, results):
-                f.write(json.dumps({"file": str(p.relative_to(root)), "scope": scopes[p], **r}) + "\n")
-
-    classes = ("ok", "rejected", "crash", "timeout")
-    print(f"{len(files)} files under {root} in {wall:.0f} s")
-    print(f"{'scope':<14}" + "".join(f"{c:>10}" for c in classes) + f"{'total':>10}{'pass':>8}")
-    order = ("in-scope", "no-compute", "textures", "experimental", "tint-invalid")
-    for s in sorted(table, key=lambda s: order.index(s) if s in order else 99):
-        n = sum(table[s].values())
-        print(f"{s:<14}" + "".join(f"{table[s][c]:>10}" for c in classes) + f"{n:>10}"
-              + f"{100 * table[s]['ok'] / n:>7.1f}%")
-    tot = Counter()
-    for c in table.values():
-        tot.update(c)
-    print(f"{'all files':<14}" + "".join(f"{tot[c]:>10}" for c in classes) + f"{len(files):>10}")
-    if buckets:
-        print(f"\ntop rejection buckets (in scope), of {sum(buckets.values())}:")
-        for b, n in buckets.most_common(args.top):
-            print(f"{n:>6}  {b}\n        e.g. {examples[b]}")
-    for p, r in crashes:
-        print(f"{r['class'].upper()}: {p.relative_to(root)}: {r.get('message')} ({r.get('bucket')})")
+            for r in records:
+                f.write(json.dumps({"file": r["job"], **{k: v for k, v in r.items() if k != "job"}}) + "\n")
+    print(summary("corpus", records, f"{len(files)} files under {root} in {wall:.0f} s", args.top))
     return 0
 
 

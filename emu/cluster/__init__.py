@@ -46,6 +46,14 @@ def parse_spec(spec: str) -> tuple[str, object]:
                      f"scheduler address such as tcp://host:8786")
 
 
+def quiet() -> None:
+    """Dask's own log lines (and their tracebacks, on a connection lost) would bury emu's one message."""
+    import logging
+    for name in ["distributed", "tornado", *logging.root.manager.loggerDict]:
+        if name.split(".")[0] in ("distributed", "tornado"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 class Cluster:
     """A connection to a Dask cluster: `local:N` starts N worker processes of one thread each on
     this machine (closed with the Cluster); an address connects to a running scheduler."""
@@ -56,8 +64,7 @@ class Cluster:
         kind, arg = parse_spec(spec)
         self._local = None
         import logging
-        for name in ("distributed", "tornado"):      # Dask's own log lines would bury emu's
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+        quiet()
         try:
             if kind == "local":
                 self._local = dist.LocalCluster(n_workers=arg, threads_per_worker=threads, processes=True,

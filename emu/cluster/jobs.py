@@ -185,32 +185,34 @@ ORDER = ("in-scope", "no-compute", "textures", "experimental", "tint-invalid")
 
 
 def summary(kind: str, records: list[dict], title: str, top: int = 30) -> str:
-    """The corpus runner's table (rows: scope or group; columns: outcome classes; the pass rate),
-    then the top rejection buckets in scope and every crash and timeout."""
+    """The corpus runner's table (rows: scope, or the group a campaign gives; columns: outcome
+    classes; the pass rate), the top rejection buckets in scope, then every crash, timeout and
+    finding. `records` in job order (the table does not depend on the order jobs finished in)."""
     classes = CLASSES[kind]
+    width = {c: max(10, len(c) + 2) for c in classes}
     table, buckets, examples, bad = defaultdict(Counter), Counter(), {}, []
     for r in records:
-        s = r.get("scope", "all")
+        s = r.get("scope", "in-scope")
         table[s][r["class"]] += 1
-        if r["class"] in ("rejected", "different", "error") and s == "in-scope" and r.get("bucket"):
+        if s == "in-scope" and r["class"] in ("rejected", "different", "error") and r.get("bucket"):
             buckets[r["bucket"]] += 1
-            examples.setdefault(r["bucket"], f"{r['job']}:{r.get('where')}" if r.get("where") else r["job"])
+            examples.setdefault(r["bucket"], f"{r['job']}:{r.get('where')}")
         if r["class"] in ("crash", "timeout", "findings"):
             bad.append(r)
-    lines = [title, f"{'scope':<14}" + "".join(f"{c:>11}" for c in classes) + f"{'total':>10}{'pass':>8}"]
+    lines = [title, f"{'scope':<14}" + "".join(f"{c:>{width[c]}}" for c in classes) + f"{'total':>10}{'pass':>8}"]
     for s in sorted(table, key=lambda s: (ORDER.index(s) if s in ORDER else 99, s)):
         n = sum(table[s].values())
-        lines.append(f"{s:<14}" + "".join(f"{table[s][c]:>11}" for c in classes) + f"{n:>10}"
+        lines.append(f"{s:<14}" + "".join(f"{table[s][c]:>{width[c]}}" for c in classes) + f"{n:>10}"
                      + f"{100 * table[s][classes[0]] / n:>7.1f}%")
     tot = Counter()
     for c in table.values():
         tot.update(c)
-    lines.append(f"{'all':<14}" + "".join(f"{tot[c]:>11}" for c in classes) + f"{len(records):>10}")
+    lines.append(f"{'all files':<14}" + "".join(f"{tot[c]:>{width[c]}}" for c in classes) + f"{len(records):>10}")
     if buckets:
         lines.append(f"\ntop rejection buckets (in scope), of {sum(buckets.values())}:")
-        for b, n in sorted(buckets.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+        for b, n in buckets.most_common(top):
             lines.append(f"{n:>6}  {b}\n        e.g. {examples[b]}")
-    for r in sorted(bad, key=lambda r: r["job"]):
+    for r in bad:
         if r["class"] == "findings":
             for site, f in sorted(r["findings"].items()):
                 lines.append(f"FINDING: {r['job']}: {site} (first #{f['first']}): {f['message']}")

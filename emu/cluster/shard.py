@@ -308,14 +308,12 @@ def _run(cluster, spec, key, grid, parts, inputs, modes) -> list:
                                  key=f"emu-shard-{key}-{a}-{z}-{time.monotonic_ns()}")
                    for a, z in parts]
         return client.gather(futures)
-    except (OSError, TimeoutError) as e:
-        raise HostError(f"the cluster's scheduler ({cluster.spec}) went away during the dispatch ({type(e).__name__})",
-                        hint="start it again, or run without --cluster") from None
     except Exception as e:
-        if type(e).__name__ in ("CommClosedError", "CancelledError", "KilledWorker", "FutureCancelledError"):
-            raise HostError(f"the cluster ({cluster.spec}) stopped the dispatch: {type(e).__name__}: {e}",
-                            hint="start the scheduler and workers again, or run without --cluster") from None
-        raise
+        from .engine import gone
+        if not gone(e):
+            raise
+        raise HostError(f"the cluster's scheduler ({cluster.spec}) went away during the dispatch "
+                        f"({type(e).__name__})", hint="start it again, or run without --cluster") from None
 
 
 def _merge(results, parts, inputs, modes, names, grid):
