@@ -31,7 +31,7 @@ def corpus(folder: Path, copies: int = 3) -> list:
         for s in shaders:
             (folder / f"{i}_{s.name}").write_text(s.read_text())
     (folder / "bad.wgsl").write_text("@compute @workgroup_size(1) fn main( {\n")
-    (folder / "tex.wgsl").write_text("@group(0) @binding(0) var t: texture_2d<f32>;\n")
+    (folder / "tex.wgsl").write_text("@group(0) @binding(0) var t: texture_2d<f32>;\nfn f( {\n")
     return sorted(folder.rglob("*.wgsl"))
 
 
