@@ -17,6 +17,11 @@ take and return what emu.numerics.scalar / emu.numerics.builtins do, and differ 
 * f16 is half arithmetic around the unit's .F16 forms, which truncate (exp2, exp, sqrt,
   inverseSqrt, sin, cos, tan, pow, 1/x); log2, sinh, cosh round the f32 result to nearest;
   tanh is MUFU.TANH.F16, a measured table over all 65,536 inputs.
+* asin, acos, atan, atan2, asinh, acosh, atanh: CUDA 11 libdevice's sequences (polynomials and a
+  rational atan, log1p for the hyperbolics) with RCP/SQRT for its IEEE reciprocals and roots;
+  f16 evaluates them in f32 and rounds once. refract: fma(-(eta*eta), fma(-d, d, 1), 1) and
+  fma(eta, i, -(fma(eta, d, sqrt(k)) * n)). f16 vec4 dot: (x*x' fma w) + (y*y' fma z).
+* x % y: a NaN remainder carries the sign of x (f32), a zero remainder too (f16).
 Anything not named here is the IEEE result of emu.numerics.builtins with those two rules applied.
 """
 from __future__ import annotations
@@ -84,17 +89,28 @@ def _fma(a, b, c):
 def binary(op, ty, a, b):
     if ty not in _NAN or op in ("eq", "ne", "lt", "le", "gt", "ge"):
         return _scalar.binary(op, ty, a, b)
-    if ty == "f32" and op == "rem":          # fma(-b, trunc(a * rcp(b)), a)
+    if ty == "f32" and op == "rem":          # fma(-b, trunc(a * rcp(b)), a); a NaN takes a's sign
         q = np.trunc(_mul(as_type(a, ty), sfu.rcp(_f(b, ty))))
-        return _fma(_scalar.unary("neg", ty, _f(b, ty)), q, as_type(a, ty))
+        return _signed_like(_fma(_scalar.unary("neg", ty, _f(b, ty)), q, as_type(a, ty)), a, ty, "nan")
     if ty == "f32" and op == "div":
         return _mul(as_type(a, ty), sfu.rcp(_f(b, ty)))
     if ty == "f16" and op == "rem":
-        q = np.trunc(_hmul(a, _hz(sfu.rcp(_w(b))))).astype(np.float16)
-        return canon(_ieee.call("fma", "f16", _scalar.unary("neg", ty, _h(b)), q, _h(a)), ty)
+        q = np.trunc(_hmul(a, _hz(sfu.rcp(_w(b))))).astype(np.float16)      # a zero takes a's sign
+        return _signed_like(canon(_ieee.call("fma", "f16", _scalar.unary("neg", ty, _h(b)), q, _h(a)), ty), a, ty, "zero")
     if ty == "f16" and op == "div":
         return _hmul(a, _hz(sfu.rcp(_w(b))))
     return _out(_scalar.binary(op, ty, _f(a, ty), _f(b, ty)), ty)
+
+
+def _signed_like(r, a, ty, which):
+    """The remainder's NaNs (f32) or zeros (f16) carry the sign of the dividend (measured)."""
+    bt = np.dtype(dtypes.BITS[ty]).type
+    sign = bt(1 << (8 * np.dtype(bt).itemsize - 1))
+    u = np.asarray(r).view(bt)
+    mag = u & bt(sign - 1)
+    hit = mag > (0x7F800000 if ty == "f32" else 0x7C00) if which == "nan" else mag == 0
+    sa = np.broadcast_to(as_type(a, ty).view(bt) & sign, u.shape)
+    return np.where(hit, mag | sa, u).astype(bt).view(dtypes.NP[ty])
 
 
 def unary(op, ty, a):
@@ -227,12 +243,201 @@ for _name in ("sinh", "cosh"):
     _F16[_name] = (lambda f: lambda x: _hrn(f(_w(x))))(_F32[_name])
 _F32["degrees"] = lambda x: _mul(x, np.float32(57.29577951308232))
 _F32["radians"] = lambda x: _mul(x, np.float32(0.017453292519943295))
+
+
+# ---- inverse trigonometric and hyperbolic functions ------------------------------------------
+# The driver's sequences are those of CUDA 11's libdevice (asinf, acosf, atanf, atan2f, asinhf,
+# acoshf, atanhf; identified by replaying its PTX on the recorded vectors), with every IEEE
+# reciprocal, square root and division in them done by the special function unit: rcp = RCP,
+# sqrt = SQRT, division = x * RCP(y) with both scaled by 1/4 when |y| > 2^126. CUDA 13's versions
+# differ (other polynomials, refined square roots) and match fewer results.
+
+_PI, _PI_2 = _c(0x40490FDB), _c(0x3FC90FDB)
+
+
+def _i32(x):
+    return np.asarray(x, np.float32).view(np.int32).astype(np.int64)
+
+
+def _from_bits(b):
+    return (np.asarray(b, np.int64) & 0xFFFFFFFF).astype(np.uint32).view(np.float32)
+
+
+def _sub(a, b):
+    return _add(a, unary("neg", "f32", b))
+
+
+def _rz_add(a, b):
+    """a + b rounded toward zero (FADD.RZ): the float64 sum, corrected by its exact error."""
+    a, b = ftz(a, "f32").astype(np.float64), ftz(b, "f32").astype(np.float64)
+    with np.errstate(all="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)          # TwoSum: a + b = s + err exactly
+        r = s.astype(np.float32)
+        r64 = r.astype(np.float64)
+        over = (np.abs(r64) > np.abs(s)) | ((r64 == s) & (err != 0) & (np.sign(err) != np.sign(s)))
+        r = np.where(over & np.isfinite(s), np.nextafter(r, np.float32(0)), r)
+    return _out(r.astype(np.float32), "f32")
+
+
+def _rz_mul(a, b):
+    """a * b rounded toward zero (FMUL.RZ): the float64 product of two f32 is exact."""
+    with np.errstate(all="ignore"):
+        return _out(sfu._rz32(ftz(a, "f32").astype(np.float64) * ftz(b, "f32").astype(np.float64)), "f32")
+
+
+def _div_full(a, b):
+    """The division inside atan2: a * RCP(b), both scaled by 1/4 for |b| > 2^126."""
+    b = ftz(b, "f32")
+    k = np.where(np.abs(b) > np.float32(2.0 ** 126), np.float32(0.25), np.float32(1))
+    return _mul(_mul(a, sfu.rcp(_mul(b, k))), k)
+
+
+def _horner(x, coeffs):
+    p = np.full(np.shape(x), _c(coeffs[0]), np.float32)
+    for k in coeffs[1:]:
+        p = _fma(p, x, _c(k))
+    return p
+
+
+def _copysign_finite(r, x):
+    """The sign of x on r unless r is NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(r), r, np.copysign(r, ftz(x, "f32"))).astype(np.float32)
+
+
+def _log1p(t):
+    """log(1 + t): t + 1 split (from its rounded-toward-zero sum) into 2^e and f + 1 with f near 0
+    without losing t's low bits, log(1 + f) by a polynomial, e * ln 2 added by an fma."""
+    t = ftz(t, "f32")
+    e = (_i32(_rz_add(t, np.float32(1))) - 0x3F400000) & 0xFF800000
+    e = np.where(e >= 1 << 31, e - (1 << 32), e)
+    m = _from_bits(_i32(t) - e)
+    f = _add(_fma(np.float32(0.25), _from_bits(0x40800000 - e), np.float32(-1)), m)
+    k = _mul(e.astype(np.float32), _c(0x34000000))
+    p = _horner(f, (0xBD39BF78, 0x3DD80012, 0xBE0778E0, 0x3E146475, 0xBE2A68DD, 0x3E4CAF9E, 0xBE800042,
+                    0x3EAAAAE6, 0xBF000000))
+    r = _fma(k, LN2, _fma(_mul(f, p), f, f))
+    bits = t.view(np.uint32).astype(np.int64)
+    inf = np.float32(np.inf)
+    special = (bits >= 0x7F800000) & ~(_i32(t) < -1082130431)      # t < -1, +-inf, NaN
+    r = np.where(special, _fma(t, inf, inf), r)
+    r = np.where((bits >= 0x7F800000) & (t == 0), np.float32(-0.0), r)
+    return r.astype(np.float32)
+
+
+def _asin_poly(t):
+    s = _mul(t, t)
+    return _fma(_mul(s, _horner(s, (0x3D53F941, 0x3C94D2E9, 0x3D3F841F, 0x3D994929, 0x3E2AAB94))), t, t)
+
+
+def _asin_parts(x):
+    """(|x| > 0.57, asin of the reduced argument: |x|, or sqrt((1 - |x|) / 2) above 0.57)."""
+    a = np.abs(ftz(x, "f32"))
+    big = a > _c(0x3F11EB85)
+    t = np.where(big, sfu.sqrt(_mul(_sub(np.float32(1), a), np.float32(0.5))), a)
+    return big, _asin_poly(t.astype(np.float32))
+
+
+def _asin(x):
+    big, r = _asin_parts(x)
+    return _copysign_finite(np.where(big, _fma(np.float32(-2), r, _PI_2), r), x)
+
+
+def _acos(x):
+    big, r = _asin_parts(x)
+    r = np.where(big, _add(r, r), _sub(_PI_2, r))
+    return np.where(ftz(x, "f32") < 0, _sub(_PI, r), r).astype(np.float32)
+
+
+def _atan_ratio(t):
+    """atan(t), 0 <= t <= 1: t + t^3 P(t^2) / Q(t^2)."""
+    s = _mul(t, t)
+    n = _mul(t, _mul(s, _fma(_fma(s, _c(0xBF52C7EA), _c(0xC0B59883)), s, _c(0xC0D21907))))
+    d = _fma(_fma(_add(s, _c(0x41355DC0)), s, _c(0x41E6BD60)), s, _c(0x419D92C8))
+    return _fma(n, sfu.rcp(d), t)
+
+
+def _atan(x):
+    a = np.abs(ftz(x, "f32"))
+    with np.errstate(invalid="ignore"):
+        t = np.where(a > 1, sfu.rcp(a), a).astype(np.float32)
+        r = _atan_ratio(t)
+        return _copysign_finite(np.where(a > 1, _sub(_PI_2, r), r).astype(np.float32), x)
+
+
+def _atan2(y, x):
+    y, x = ftz(y, "f32"), ftz(x, "f32")
+    ay, ax = np.abs(y), np.abs(x)
+    xneg = x.view(np.uint32) >= 0x80000000
+    ysign = y.view(np.uint32) & np.uint32(0x80000000)
+    with np.errstate(invalid="ignore"):
+        r = _atan_ratio(_div_full(np.fmin(ay, ax), np.fmax(ay, ax)))
+        r = np.where(ay > ax, _sub(_PI_2, r), r)
+        r = np.where(xneg, _sub(_PI, r), r).astype(np.float32)
+        r = (r.view(np.uint32) | ysign).view(np.float32)
+        r = np.where(_add(ax, ay) <= np.inf, r, np.float32(np.nan))
+        zeros = np.where(xneg, _PI, np.float32(0)).view(np.uint32) | ysign
+        infs = np.where(xneg, _c(0x4016CBE4), _c(0x3F490FDB)).view(np.uint32) | ysign
+        r = np.where((ax == 0) & (ay == 0), zeros.view(np.float32), r)
+        r = np.where(np.isinf(ax) & np.isinf(ay), infs.view(np.float32), r)
+    return r.astype(np.float32)
+
+
+def _asinh(x):
+    """log1p(|x| + |x| / (1/|x| + sqrt(1/x^2 + 1))); above 2^126: LG2(|x|) * ln 2 + ln 2."""
+    a = np.abs(ftz(x, "f32"))
+    ia = sfu.rcp(a)
+    t = _fma(a, sfu.rcp(_add(ia, sfu.sqrt(_fma(ia, ia, np.float32(1))))), a)
+    with np.errstate(invalid="ignore"):
+        r = np.where(a > _c(0x7E800000), _add(LN2, _mul(sfu.lg2(a), LN2)), _log1p(t))
+    return _copysign_finite(r.astype(np.float32), x)
+
+
+def _acosh(x):
+    """log1p(d + sqrt(RZ(x * d) + d)), d = x - 1; d beyond 2^23 (or negative): log(d) + ln 2."""
+    x = ftz(x, "f32")
+    d = _add(x, np.float32(-1))
+    t = _add(d, sfu.sqrt(_add(_rz_mul(x, d), d)))
+    small = _log1p(t)
+    with np.errstate(invalid="ignore"):
+        tiny = d < np.float32(2.0 ** -126)
+        dd = np.where(tiny, _mul(d, np.float32(2.0 ** 23)), d).astype(np.float32)
+    e = (_i32(dd) - 0x3F2AAAAB) & 0xFF800000
+    e = np.where(e >= 1 << 31, e - (1 << 32), e)
+    f = _add(_from_bits(_i32(dd) - e), np.float32(-1))
+    k = _fma(e.astype(np.float32), _c(0x34000000), np.where(tiny, np.float32(-23), np.float32(0)).astype(np.float32))
+    p = _horner(f, (0xBE055027, 0x3E1039F6, 0xBDF8CDCC, 0x3E0F2955, 0xBE2AD8B9, 0x3E4CED0B, 0xBE7FFF22,
+                    0x3EAAAA78, 0xBF000000))
+    big = _fma(k, LN2, _fma(_mul(f, p), f, f))
+    inf = np.float32(np.inf)
+    big = np.where(dd.view(np.uint32) >= 0x7F800000, _fma(dd, inf, inf), big)
+    big = np.where(dd == 0, -inf, _add(big, LN2))
+    return np.where(d.view(np.uint32) > 0x4B000000, big, small).astype(np.float32)
+
+
+def _atanh(x):
+    """log1p(2|x| / (1 - |x|)) / 2 (2|x| * RCP(1 - |x|)), the sign of x."""
+    a = np.abs(ftz(x, "f32"))
+    m = _mul(a, _add(*(sfu.rcp(_sub(np.float32(1), a)),) * 2))
+    m = np.where(a > _c(0x7E800000), np.float32(-2), m).astype(np.float32)
+    return _copysign_finite(_mul(_log1p(m), np.float32(0.5)), x)
+
+
+for _name, _fn in (("asin", _asin), ("acos", _acos), ("atan", _atan), ("atan2", _atan2), ("asinh", _asinh),
+                   ("acosh", _acosh), ("atanh", _atanh)):
+    _F32[_name] = _fn
+    # f16: the f32 sequence on the widened inputs, rounded to nearest once (measured)
+    _F16[_name] = (lambda f: lambda *a: _hrn(f(*(_w(v) for v in a))))(_fn)
+
 # bit-exact builtins that the driver does not flush (FMNMX, FRND)
 _NO_FTZ = frozenset({"min", "max", "clamp", "floor", "ceil", "round", "trunc", "select"})
 
 
 def _dot_order(n):
-    """The driver's dot product: y*y first, then fma x, z, w (measured on vec2/3/4)."""
+    """The driver's dot product: y*y first, then fma x, z, w (measured on vec2/3/4; f16 vec4
+    differs, see _dot)."""
     return (1, 0) + tuple(range(2, n))
 
 
@@ -245,6 +450,11 @@ def _dot(ty, a, b):
         for k in o[1:]:
             r = _fma(a[..., k], b[..., k], r)
         return r
+    if n == 4:      # f16 vec4: (x*x', then fma w) + (y*y', then fma z), as two packed halves
+        hfma = lambda k, c: canon(_ieee.call("fma", "f16", a[..., k], b[..., k], c), "f16")  # noqa: E731
+        u = hfma(3, _hmul(a[..., 0], b[..., 0]))
+        v = hfma(2, _hmul(a[..., 1], b[..., 1]))
+        return binary("add", ty, u, v)
     r = _hmul(a[..., o[0]], b[..., o[0]])
     for k in o[1:]:
         r = canon(_ieee.call("fma", "f16", a[..., k], b[..., k], r), "f16")
@@ -332,6 +542,23 @@ def _reflect(ty, i, n):
     return fma(k, n, i)
 
 
+def _refract(ty, i, n, eta):
+    """k = fma(-(eta * eta), fma(-d, d, 1), 1) with d = dot(n, i); k < 0: 0, else
+    fma(eta, i, -(fma(eta, d, sqrt(k)) * n))."""
+    mul, fma, _, _ = _ops(ty)
+    i, n = as_type(i, ty), as_type(n, ty)
+    eta = as_type(eta, ty)
+    one = np.ones((), dtypes.NP[ty])
+    neg = lambda v: unary("neg", ty, v)  # noqa: E731
+    d = _dot(ty, n, i)
+    k = fma(neg(mul(eta, eta)), fma(neg(d), d, one), one)
+    root = sfu.sqrt(k) if ty == "f32" else _hz(sfu.sqrt(_w(k)))
+    w = fma(eta, d, root)[..., None]
+    with np.errstate(invalid="ignore"):
+        r = fma(np.asarray(eta)[..., None], i, neg(mul(w, n)))
+        return np.where((k < 0)[..., None], np.zeros((), dtypes.NP[ty]), r).astype(dtypes.NP[ty])
+
+
 def _smoothstep(ty, e0, e1, x):
     """t = clamp((x - e0) * rcp(e1 - e0), 0, 1) (NaN-ignoring); t * t * fma(-2, t, 3)."""
     mul, fma, sub, rcp = _ops(ty)
@@ -377,7 +604,7 @@ def _pack_norm(name, e):
     return np.bitwise_or.reduce((r << sh).astype(np.uint64), axis=-1).astype(np.uint32)
 
 
-_VEC = {"cross": _cross, "reflect": _reflect, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
+_VEC = {"cross": _cross, "reflect": _reflect, "refract": _refract, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
         "fract": _fract}
 
 

@@ -1,0 +1,34 @@
+"""Pieces of emu.numerics.nvidia checked against exact arithmetic (the recorded-vector replay in
+tests/profiles/test_h200_builtins.py checks the whole builtins)."""
+from fractions import Fraction
+
+import numpy as np
+
+from emu.numerics import nvidia
+
+
+def _rz(q: Fraction) -> np.float32:
+    """The f32 nearest q toward zero (normal range), by exact rational comparison."""
+    r = np.float32(float(q))
+    while abs(Fraction(float(r))) > abs(q):
+        r = np.nextafter(r, np.float32(0))
+    return r
+
+
+def test_rz_add_is_exact_for_far_apart_operands():
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal(400) * 2.0 ** rng.integers(-20, 20, 400)).astype(np.float32)
+    b = (rng.standard_normal(400) * 2.0 ** rng.integers(-60, 20, 400)).astype(np.float32)
+    b[:50] = -a[:50] * np.float32(1 + 2 ** -23)          # near cancellation
+    b[50:100] = np.float32(2.0 ** -40) * np.sign(-a[50:100])  # far below a's last bit
+    got = nvidia._rz_add(a, b)
+    want = [_rz(Fraction(float(x)) + Fraction(float(y))) for x, y in zip(a, b)]
+    assert got.view(np.uint32).tolist() == np.array(want, np.float32).view(np.uint32).tolist()
+
+
+def test_remainder_signs():
+    # f32: a NaN remainder takes the dividend's sign; f16: a zero remainder does
+    r = nvidia.binary("rem", "f32", np.float32([-1.5, 1.5]), np.float32([0.0, 0.0]))
+    assert r.view(np.uint32).tolist() == [0xFFFFFFFF, 0x7FFFFFFF]
+    h = nvidia.binary("rem", "f16", np.float16([-3.0, 3.0]), np.float16([1.5, 1.5]))
+    assert h.view(np.uint16).tolist() == [0x8000, 0x0000]
