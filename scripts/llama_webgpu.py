@@ -10,6 +10,9 @@ a folder it says so and exits 0.
 
 --hw also runs every kernel without subgroup matrices on the machine's WebGPU adapter (lavapipe
 here) through emu's hw backend, with the same bindings, checked against the same reference.
+On a GPU machine `--hw dawn --record gpu.npz` runs every kernel there (subgroup matrices too)
+and keeps each launch's inputs and output; `--against gpu.npz` then runs them on the profile and
+counts, per launch, the outputs identical bit for bit to that GPU's (the H200's: traces/hw/).
 
 Kernels: mul_mat_subgroup_matrix and mul_mat_reg_tile (f16 weights x f32 activations, f16
 accumulators, VEC and SCALAR, ragged M/N/K so the select()-guarded loads run past the tile
@@ -173,24 +176,48 @@ class Runner:
     kernels without subgroup matrices, with --hw) on the machine's WebGPU adapter through emu's
     hw backend (lavapipe here). Returns {backend: (output array, note)}."""
 
-    def __init__(self, dev, hw: str | None):
+    def __init__(self, dev, hw: str | None, record: bool = False, against: dict | None = None):
         self.dev, self.hw = dev, hw
+        self.record, self.against = record, against     # --record: keep launches; --against: compare
+        self.recorded, self.identical, self.launches = {}, [], 0
 
     def __call__(self, text, file, inputs: dict, groups, out_key, dtype, constants=None, matrices=False):
+        key = f"{self.launches}:{file}"
+        self.launches += 1
         bufs = {k: (self.dev.create_buffer(size=v) if isinstance(v, int) else self.dev.create_buffer(v))
                 for k, v in inputs.items()}
         pipe = self.dev.create_compute_pipeline(self.dev.create_shader_module(text, file), constants=constants)
         warnings = self.dev.dispatch(pipe, bufs, groups)
         res = {"emu": (bufs[out_key].read(dtype), f"{len(warnings)} out-of-bounds site(s)" if warnings else "")}
-        if self.hw and not matrices:
+        if self.against is not None:
+            self._compare(key, inputs, res["emu"][0])
+        if self.hw and (self.record or not matrices):
             from emu.hw.runner import HwError, run_on_adapter
             try:
                 got = run_on_adapter(text, dispatch=groups, buffers=inputs, outputs=[out_key],
                                      overrides=constants, backend=self.hw)
                 res[self.hw] = (np.frombuffer(got[out_key], dtype).copy(), "")
+                if self.record:
+                    self.recorded.update({f"{key}/in/{g}_{b}": np.asarray(v) for (g, b), v in inputs.items()
+                                          if not isinstance(v, int)})
+                    self.recorded[f"{key}/out"] = res[self.hw][0]
             except HwError as e:
                 res[self.hw] = (None, str(e).splitlines()[0])
         return res
+
+    def _compare(self, key, inputs, got):
+        if f"{key}/out" not in self.against:
+            return
+        for (g, b), v in inputs.items():
+            if isinstance(v, int):              # an output's size
+                continue
+            if not np.array_equal(np.asarray(v).view(np.uint8).ravel(), self.against[f"{key}/in/{g}_{b}"].view(np.uint8).ravel()):
+                raise SystemExit(f"{key}: input {g}:{b} is not the recording's (another seed or version of this script)")
+        gpu = self.against[f"{key}/out"]
+        bits = {2: np.uint16, 4: np.uint32}[gpu.dtype.itemsize]
+        same = int(np.sum(got.reshape(-1).view(bits)[: gpu.size] == gpu.view(bits)))
+        if not any(k == key for k, _, _ in self.identical):
+            self.identical.append((key, int(gpu.size), same))
 
 
 # -- the kernels: each returns (results, float64 reference, bound per element) ------------------
@@ -562,6 +589,8 @@ def main(argv) -> int:
     ap.add_argument("--hw", choices=("wgpu", "dawn"), help="also run the kernels without subgroup matrices "
                     "on this machine's WebGPU adapter (lavapipe here) through emu's hw backend")
     ap.add_argument("-k", dest="only", help="run only the kernels whose name contains this")
+    ap.add_argument("--record", metavar="NPZ", help="with --hw: keep every launch's inputs and the adapter's output")
+    ap.add_argument("--against", metavar="NPZ", help="count emu's outputs identical to a --record file's")
     args = ap.parse_args(argv)
     if not args.folder or not Path(args.folder).is_dir():
         print(f"llama_webgpu: {'no folder given' if not args.folder else args.folder + ' is not a folder'}; "
@@ -570,7 +599,11 @@ def main(argv) -> int:
     folder = Path(args.folder)
     dev = emu.Device(args.profile)
     quiet = emu.Device(args.profile, race_check=False)
-    run = Runner(dev, args.hw)
+    against = None
+    if args.against:
+        with np.load(args.against) as z:
+            against = {k: z[k] for k in z.files}
+    run = Runner(dev, args.hw, record=bool(args.record), against=against)
     rng = np.random.default_rng(0)
     rows, failed = [], False
     for name, thunk in cases(folder, run, rng):
@@ -609,6 +642,15 @@ def main(argv) -> int:
     print(f"{'':<52} (emu*: run again without the race check, after emu reported the kernel's data race)")
     for r in rows:
         print(f"{r[0]:<52} {r[1]:<5} {r[2]:<4} {r[3]:<10} {r[4]:<9} {r[5]}")
+    if args.record:
+        np.savez_compressed(args.record, **run.recorded)
+    if against is not None:
+        print(f"\n{'launch':<40} {'outputs':>8} {'identical':>10}  share")
+        for key, n, same in run.identical:
+            print(f"{key:<40} {n:>8} {same:>10}  {same / n:.4f}")
+        n, same = sum(r[1] for r in run.identical), sum(r[2] for r in run.identical)
+        print(f"{'all':<40} {n:>8} {same:>10}  {same / max(n, 1):.4f}  "
+              f"({sum(r[1] == r[2] for r in run.identical)} of {len(run.identical)} launches identical)")
     return 1 if failed else 0
 
 

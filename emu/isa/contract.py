@@ -5,7 +5,8 @@ Drivers differ in when they do; a profile that names a device whose compiler con
 does) applies this rewrite so that plain shader arithmetic rounds as that device's does. The rule
 here: an f32 add or subtract whose operand is an f32 multiply used nowhere else becomes `fma`,
 unless either is marked `exact` (GLSL's `precise`, SPIR-V's NoContraction); with ``f16=True``
-(NVIDIA's driver on an H200: measured, f16 `a * b + c` rounds once) f16 ones too.
+(NVIDIA's driver on an H200: measured, f16 `a * b + c` rounds once) f16 ones too, and the
+driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llama.cpp's rms_norm).
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ def contract_fma(module: Module, f16: bool = False) -> int:
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
+                if f16 and _reciprocal_sqrt(inst, defs, uses):      # rewritten in place
+                    out.append(inst)
+                    count += 1
+                    continue
                 new = _contract(inst, defs, uses, b, types, reassociate=f16)
                 if new is not None:
                     out.extend(new)
@@ -54,6 +59,18 @@ def _product(v, defs, uses):
             and not d.attrs.get("exact"):
         return d
     return None
+
+
+def _reciprocal_sqrt(inst: Inst, defs, uses) -> bool:
+    """f32 `1.0 / sqrt(x)` (the sqrt used only there) becomes `inverseSqrt(x)` in place."""
+    if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F32 or inst.attrs.get("exact"):
+        return False
+    one, root = (defs.get(a.id) for a in inst.args)
+    if one is None or one.op != "const" or one.attrs.get("value") != 1.0 or root is None \
+            or root.op != "builtin" or root.attrs["fn"] != "sqrt" or uses[inst.args[1].id] != 1:
+        return False
+    inst.op, inst.args, inst.attrs = "builtin", list(root.args), {"fn": "inverseSqrt"}
+    return True
 
 
 def _const_product(v, defs, uses):

@@ -21,7 +21,7 @@ take and return what emu.numerics.scalar / emu.numerics.builtins do, and differ 
   rational atan, log1p for the hyperbolics) with RCP/SQRT for its IEEE reciprocals and roots;
   f16 evaluates them in f32 and rounds once. refract: fma(-(eta*eta), fma(-d, d, 1), 1) and
   fma(eta, i, -(fma(eta, d, sqrt(k)) * n)). f16 vec4 dot: (x*x' fma w) + (y*y' fma z).
-* x % y: a NaN remainder carries the sign of x (f32), a zero remainder too (f16).
+* x % y: a zero remainder (and an f32 NaN one) carries the sign of x when x is a nonzero number.
 Anything not named here is the IEEE result of emu.numerics.builtins with those two rules applied.
 """
 from __future__ import annotations
@@ -89,28 +89,35 @@ def _fma(a, b, c):
 def binary(op, ty, a, b):
     if ty not in _NAN or op in ("eq", "ne", "lt", "le", "gt", "ge"):
         return _scalar.binary(op, ty, a, b)
-    if ty == "f32" and op == "rem":          # fma(-b, trunc(a * rcp(b)), a); a NaN takes a's sign
+    if ty == "f32" and op == "rem":          # fma(-b, trunc(a * rcp(b)), a); zeros, NaNs: a's sign
         q = np.trunc(_mul(as_type(a, ty), sfu.rcp(_f(b, ty))))
-        return _signed_like(_fma(_scalar.unary("neg", ty, _f(b, ty)), q, as_type(a, ty)), a, ty, "nan")
+        raw = _ieee.call("fma", "f32", _scalar.unary("neg", ty, _f(b, ty)), ftz(q, ty), _f(a, ty))
+        return _signed_like(_out(raw, ty), raw, a, ty)
     if ty == "f32" and op == "div":
         return _mul(as_type(a, ty), sfu.rcp(_f(b, ty)))
     if ty == "f16" and op == "rem":
         q = np.trunc(_hmul(a, _hz(sfu.rcp(_w(b))))).astype(np.float16)      # a zero takes a's sign
-        return _signed_like(canon(_ieee.call("fma", "f16", _scalar.unary("neg", ty, _h(b)), q, _h(a)), ty), a, ty, "zero")
+        raw = _ieee.call("fma", "f16", _scalar.unary("neg", ty, _h(b)), q, _h(a))
+        return _signed_like(canon(raw, ty), raw, a, ty)
     if ty == "f16" and op == "div":
         return _hmul(a, _hz(sfu.rcp(_w(b))))
     return _out(_scalar.binary(op, ty, _f(a, ty), _f(b, ty)), ty)
 
 
-def _signed_like(r, a, ty, which):
-    """The remainder's NaNs (f32) or zeros (f16) carry the sign of the dividend (measured)."""
+def _signed_like(r, raw, a, ty):
+    """The remainder's exact zeros and (f32) NaNs carry the sign of the dividend when the dividend
+    is a nonzero number (an f32 subnormal counts as zero; a NaN or zero dividend leaves them
+    positive); a result flushed to zero keeps its own sign. Measured: -4e11 % -1 is -0, -0 % 3
+    (f16) is +0, -NaN % 1 is 0x7FFFFFFF, -1.5 % 0 is 0xFFFFFFFF. ``raw``: the fma before flushing."""
     bt = np.dtype(dtypes.BITS[ty]).type
     sign = bt(1 << (8 * np.dtype(bt).itemsize - 1))
     u = np.asarray(r).view(bt)
-    mag = u & bt(sign - 1)
-    hit = mag > (0x7F800000 if ty == "f32" else 0x7C00) if which == "nan" else mag == 0
-    sa = np.broadcast_to(as_type(a, ty).view(bt) & sign, u.shape)
-    return np.where(hit, mag | sa, u).astype(bt).view(dtypes.NP[ty])
+    with np.errstate(invalid="ignore"):
+        hit = np.asarray(raw == 0) | (np.isnan(np.asarray(raw, np.float32)) if ty == "f32" else False)
+        av = _f(a, ty)
+        numeric = (av != 0) & ~np.isnan(av.astype(np.float32))
+    sa = np.broadcast_to(np.where(numeric, av.view(bt) & sign, 0), u.shape)
+    return np.where(hit, (u & bt(sign - 1)) | sa, u).astype(bt).view(dtypes.NP[ty])
 
 
 def unary(op, ty, a):
@@ -559,6 +566,13 @@ def _refract(ty, i, n, eta):
         return np.where((k < 0)[..., None], np.zeros((), dtypes.NP[ty]), r).astype(dtypes.NP[ty])
 
 
+def _face_forward(ty, e1, e2, e3):
+    """dot(e2, e3) < 0 ? e1 : -e1, with the driver's dot product."""
+    e1 = as_type(e1, ty)
+    with np.errstate(invalid="ignore"):
+        return np.where((_dot(ty, e2, e3) < 0)[..., None], e1, unary("neg", ty, e1)).astype(dtypes.NP[ty])
+
+
 def _smoothstep(ty, e0, e1, x):
     """t = clamp((x - e0) * rcp(e1 - e0), 0, 1) (NaN-ignoring); t * t * fma(-2, t, 3)."""
     mul, fma, sub, rcp = _ops(ty)
@@ -604,7 +618,7 @@ def _pack_norm(name, e):
     return np.bitwise_or.reduce((r << sh).astype(np.uint64), axis=-1).astype(np.uint32)
 
 
-_VEC = {"cross": _cross, "reflect": _reflect, "refract": _refract, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
+_VEC = {"cross": _cross, "reflect": _reflect, "refract": _refract, "faceForward": _face_forward, "smoothstep": _smoothstep, "dot": _dot, "length": _length, "normalize": _normalize, "distance": _distance, "mix": _mix,
         "fract": _fract}
 
 
@@ -627,10 +641,11 @@ def call(name, ty, *args, **kw):
         return _sign(ty, args[0])
     if ty in _NAN and name == "step":
         return _step(ty, *args)
-    if name == "quantizeToF16":           # NaN passes through unchanged; f16 subnormals flush
-        x = as_type(args[0], "f32")
+    if name == "quantizeToF16":           # NaN passes through unchanged; f16 subnormals flush;
+        x = as_type(args[0], "f32")      # beyond 65504 (not only from 65520) infinity
         r = _ieee.call(name, ty, ftz(x, "f32"))
         r = np.where(np.abs(r) < np.float32(2.0 ** -14), np.copysign(np.float32(0), r), r)
+        r = np.where(np.abs(x) > np.float32(65504), np.copysign(np.float32(np.inf), x), r)
         return np.where(np.isnan(x), x, r).astype(np.float32)
     if ty in _NAN and name in _NO_FTZ:
         return canon(_ieee.call(name, ty, *args, **kw), ty)

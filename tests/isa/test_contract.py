@@ -68,3 +68,27 @@ def test_rewrite_forms():
     assert np.float32(vals[0] * vals[1]) == vals[2]
     assert out[3] == np.float32(2 + 2.0 ** -10)           # (a*b rounded) + c
     assert out[4] == -(2.0 ** -24) and out[5] == 2.0 ** -24
+
+
+def test_h200_reciprocal_sqrt_is_one_rsq():
+    """1.0 / sqrt(x) runs as MUFU.RSQ on the H200 (llama.cpp's rms_norm, recorded through Dawn):
+    rewritten for that profile only, and only when the sqrt feeds nothing else."""
+    from emu.numerics import sfu
+    src = """@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  let s = sqrt(a[g.x]);
+  a[g.x + 64u] = 1.0 / sqrt(a[g.x]);
+  a[g.x + 128u] = 1.0 / s + s;
+}"""
+    x = np.random.default_rng(1).uniform(0.5, 8, 64).astype(np.float32)
+    out = {}
+    for prof in ("nvidia-h200", "reference"):
+        dev = emu.Device(prof)
+        buf = dev.create_buffer(np.concatenate([x, np.zeros(128, np.float32)]))
+        dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "r.wgsl")), {(0, 0): buf}, (1, 1, 1))
+        out[prof] = buf.read(np.float32)
+    assert out["nvidia-h200"][64:128].view(np.uint32).tolist() == sfu.rsq(x).view(np.uint32).tolist()
+    s = sfu.sqrt(x)
+    assert out["nvidia-h200"][128:].view(np.uint32).tolist() == (sfu.rcp(s) + s).astype(np.float32).view(np.uint32).tolist()
+    ieee = np.float32(1) / np.sqrt(x)                    # the reference profile: two IEEE roundings
+    assert out["reference"][64:128].view(np.uint32).tolist() == ieee.view(np.uint32).tolist()

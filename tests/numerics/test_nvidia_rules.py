@@ -27,8 +27,9 @@ def test_rz_add_is_exact_for_far_apart_operands():
 
 
 def test_remainder_signs():
-    # f32: a NaN remainder takes the dividend's sign; f16: a zero remainder does
-    r = nvidia.binary("rem", "f32", np.float32([-1.5, 1.5]), np.float32([0.0, 0.0]))
-    assert r.view(np.uint32).tolist() == [0xFFFFFFFF, 0x7FFFFFFF]
-    h = nvidia.binary("rem", "f16", np.float16([-3.0, 3.0]), np.float16([1.5, 1.5]))
-    assert h.view(np.uint16).tolist() == [0x8000, 0x0000]
+    # zero remainders (and f32 NaN ones) take the dividend's sign when it is a nonzero number
+    nan = np.uint32(0xFFC00000).view(np.float32)
+    r = nvidia.binary("rem", "f32", np.float32([-1.5, 1.5, -4e11, nan]), np.float32([0.0, 0.0, -1.0, 1.0]))
+    assert r.view(np.uint32).tolist() == [0xFFFFFFFF, 0x7FFFFFFF, 0x80000000, 0x7FFFFFFF]
+    h = nvidia.binary("rem", "f16", np.float16([-3.0, 3.0, -0.0]), np.float16([1.5, 1.5, 3.0]))
+    assert h.view(np.uint16).tolist() == [0x8000, 0x0000, 0x0000]
