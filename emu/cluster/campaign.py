@@ -108,13 +108,13 @@ def _serve(conn):
 _LOCAL = threading.local()
 
 
-def run_job(kind: str, job: str, params: dict, limit: float) -> dict:
-    """One job in this worker thread's sandbox (the Dask task)."""
+def run_jobs(kind: str, chunk: list, limit: float) -> list[dict]:
+    """Jobs [(job id, parameters)] one after another in this worker thread's sandbox (one Dask
+    task: a task per job would cost more in scheduling than a corpus file takes to compile)."""
     sb = getattr(_LOCAL, "sandbox", None)
     if sb is None:
         sb = _LOCAL.sandbox = Sandbox()
-    r = sb.run(kind, params, limit)
-    return {"job": job, **r}
+    return [{"job": job, **sb.run(kind, params, limit)} for job, params in chunk]
 
 
 # -- on the client --------------------------------------------------------------------------------
@@ -161,11 +161,11 @@ class Progress:
 
 
 def run(cluster, kind: str, jobs: list[tuple[str, dict, dict]], out: Path, limit: float,
-        stream=None, on_result=None) -> list[dict]:
+        stream=None, on_result=None, chunk: int | None = None) -> list[dict]:
     """Run `jobs` = [(job id, parameters, fields added to its record)] on `cluster`; returns the
     records of every job in the order given (those already in `out` and those run now).
-    `on_result(record, finished so far)` is called as each one is written."""
-    from distributed import wait
+    `on_result(record, finished so far)` is called as each one is written; `chunk`: jobs per
+    task at most (default 64; fewer where the jobs are few)."""
     done = read_results(out)
     todo = [(j, p, extra) for j, p, extra in jobs if j not in done]
     counts = Counter(done[j]["class"] for j, _, _ in jobs if j in done)
@@ -176,42 +176,46 @@ def run(cluster, kind: str, jobs: list[tuple[str, dict, dict]], out: Path, limit
     client = cluster.client
     extras = {j: extra for j, _, extra in todo}
     out.parent.mkdir(parents=True, exist_ok=True)
+    # chunks of jobs: a few per worker thread at least, so that the load stays even
+    size = max(1, min(chunk or 64, len(todo) // (4 * cluster.threads()) or 1))
+    chunks = [[(j, p) for j, p, _ in todo[i:i + size]] for i in range(0, len(todo), size)]
+    from distributed import as_completed
+    from .engine import gone
     with open(out, "a") as fh:
         if fh.tell() and not out.read_bytes().endswith(b"\n"):
             fh.write("\n")                        # a line cut short: the next record starts afresh
         try:
             tag = uuid.uuid4().hex[:12]             # keys unique to this run: Dask keeps results by key
-            pending = {client.submit(run_job, kind, j, p, limit, pure=False, key=f"emu-{kind}-{tag}-{i}")
-                       for i, (j, p, _) in enumerate(todo)}
-            while pending:
-                try:
-                    finished, pending = wait(pending, timeout=2.0, return_when="FIRST_COMPLETED")
-                except TimeoutError:
-                    finished = set()
-                if client.status not in ("running", "connecting"):
-                    raise OSError(f"client {client.status}")
-                for f in finished:
+            futures = [client.submit(run_jobs, kind, c, limit, pure=False, key=f"emu-{kind}-{tag}-{i}")
+                       for i, c in enumerate(chunks)]
+            for batch in as_completed(futures).batches():
+                for f in batch:
+                    if f.status == "cancelled":     # the connection to the scheduler was lost
+                        raise _Lost("the connection to it was lost")
                     if f.status == "error":
                         exc = f.exception()
-                        r = {"job": None, "class": "crash", "message": f"{type(exc).__name__}: {exc}"[:300],
-                             "bucket": f"task failed: {type(exc).__name__}"}
-                        r["job"] = _job_of(f, todo, tag)
+                        if gone(exc):
+                            raise exc
+                        rs = [{"job": j, "class": "crash", "message": f"{type(exc).__name__}: {exc}"[:300],
+                               "bucket": f"task failed: {type(exc).__name__}"} for j, _ in chunks[int(f.key.rsplit("-", 1)[1])]]
                     else:
-                        r = f.result()
-                    r.update(extras.get(r["job"], {}))
-                    done[r["job"]] = r
-                    counts[r["class"]] += 1
-                    fh.write(json.dumps(r, default=str) + "\n")
+                        rs = f.result()
+                    for r in rs:
+                        r.update(extras.get(r["job"], {}))
+                        done[r["job"]] = r
+                        counts[r["class"]] += 1
+                        fh.write(json.dumps(r, default=str) + "\n")
+                        if on_result is not None:
+                            fh.flush()
+                            on_result(r, len(done))
                     fh.flush()
-                    if on_result is not None:
-                        on_result(r, len(done))
-                progress.tick()
+                    progress.tick()
         except Exception as e:
-            from .engine import gone
             if not gone(e):
                 raise
             progress.tick(final=True)
-            raise HostError(f"the cluster's scheduler ({cluster.spec}) went away ({type(e).__name__}): "
+            why = str(e) if isinstance(e, _Lost) else type(e).__name__
+            raise HostError(f"the cluster's scheduler ({cluster.spec}) went away ({why}): "
                             f"{len(done)} of {len(jobs)} jobs finished, their results kept in {out}",
                             hint="start the scheduler again and run the same command: it skips the "
                                  "finished jobs") from None
@@ -219,9 +223,8 @@ def run(cluster, kind: str, jobs: list[tuple[str, dict, dict]], out: Path, limit
     return [done[j] for j, _, _ in jobs]
 
 
-def _job_of(future, todo, tag) -> str:
-    i = int(str(future.key).rsplit("-", 1)[1])
-    return todo[i][0]
+class _Lost(OSError):
+    """A task cancelled because the client lost its scheduler."""
 
 
 def exit_code(records: list[dict]) -> int:
