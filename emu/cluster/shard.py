@@ -196,11 +196,20 @@ def run_shard(spec: dict, key: str, grid, first: int, end: int, inputs: dict, mo
         if mode[0] == "atomic":
             out[k] = final.copy()
             continue
-        changed = final != init
-        edges = np.flatnonzero(np.diff(np.concatenate(([False], changed, [False])).astype(np.int8)))
-        out[k] = (edges[0::2], edges[1::2], final[changed])
+        out[k] = changed_runs(final, init)
     sites = list(pipe.pipeline.bounds_log.sites.values())
     return {"written": out, "sites": sites, "seconds": time.perf_counter() - t0}
+
+
+def changed_runs(final: np.ndarray, init: np.ndarray):
+    """(starts, ends, bytes) of the runs of bytes that differ between `final` and `init`."""
+    changed = final != init
+    if changed.size % 2 == 0:
+        # whole 2-byte units (f16, the smallest element a shader stores): an unchanged byte inside
+        # a written value (a float's zero low byte) then splits no run, and the runs stay few
+        changed = np.repeat(changed.reshape(-1, 2).any(axis=1), 2)
+    edges = np.flatnonzero(np.diff(np.concatenate(([False], changed, [False])).astype(np.int8)))
+    return edges[0::2], edges[1::2], final[changed]
 
 
 # -- on the client --------------------------------------------------------------------------------
@@ -326,32 +335,53 @@ def _merge(results, parts, inputs, modes, names, grid):
         if mode[0] == "atomic":
             merged[k] = _combine(mode[1], mode[2], init, [r["written"][k] for r in results])
             continue
+        runs = [r["written"][k] for r in results]
+        clash = _overlap(runs)
+        if clash is not None:
+            at, first, second = clash
+            g = names[k]
+            return None, EmuError(
+                f"data race between workgroups: workgroups {_wg(parts[first][0], grid)}..{_wg(parts[first][1] - 1, grid)} "
+                f"and {_wg(parts[second][0], grid)}..{_wg(parts[second][1] - 1, grid)} both wrote byte {at} of "
+                f"'{g.name}' (@group({g.group}) @binding({g.binding})) without atomics; the dispatch ran again in "
+                f"one process, whose result is one order of many the device may choose",
+                g.loc, severity="warning",
+                hint="let one workgroup write each element, or use atomics for shared counters")
         out = init.copy()
-        owner = np.full(init.size, -1, np.int32)
-        for s, r in enumerate(results):
-            starts, ends, data = r["written"][k]
-            if not starts.size:
-                continue
-            delta = np.zeros(init.size + 1, np.int32)
-            delta[starts] += 1            # runs are maximal: no start is another run's end
-            delta[ends] -= 1
-            mask = np.cumsum(delta[:-1]).astype(bool)
-            clash = mask & (owner >= 0)
-            if clash.any():
-                at = int(np.flatnonzero(clash)[0])
-                g = names[k]
-                other = parts[int(owner[at])]
-                return None, EmuError(
-                    f"data race between workgroups: workgroups {_wg(other[0], grid)}..{_wg(other[1] - 1, grid)} "
-                    f"and {_wg(parts[s][0], grid)}..{_wg(parts[s][1] - 1, grid)} both wrote byte {at} of '{g.name}' "
-                    f"(@group({g.group}) @binding({g.binding})) without atomics; the dispatch ran again in "
-                    f"one process, whose result is one order of many the device may choose",
-                    g.loc, severity="warning",
-                    hint="let one workgroup write each element, or use atomics for shared counters")
-            out[mask] = data
-            owner[mask] = s
+        for starts, ends, data in runs:
+            if starts.size <= 4096:             # few runs (contiguous tiles): copy slice by slice
+                at = 0
+                for a, z in zip(starts.tolist(), ends.tolist()):
+                    out[a:z] = data[at:at + z - a]
+                    at += z - a
+            else:                               # many: a mask of the run's bytes
+                delta = np.zeros(init.size + 1, np.int8)
+                delta[starts] = 1               # runs are maximal: no start is another run's end
+                delta[ends] = -1
+                out[np.cumsum(delta[:-1], dtype=np.int8).astype(bool)] = data
         merged[k] = out
     return merged, None
+
+
+def _overlap(runs: list):
+    """(byte, first range, second range) where runs of two ranges overlap, else None; each range's
+    runs are sorted and disjoint, so only runs of different ranges can meet."""
+    if sum(r[0].size for r in runs) == 0:
+        return None
+    starts = np.concatenate([r[0] for r in runs])
+    ends = np.concatenate([r[1] for r in runs])
+    who = np.concatenate([np.full(r[0].size, i) for i, r in enumerate(runs)])
+    order = np.argsort(starts, kind="stable")
+    starts, ends, who = starts[order], ends[order], who[order]
+    reach = np.maximum.accumulate(ends)
+    hit = np.flatnonzero(reach[:-1] > starts[1:])
+    if not hit.size:
+        return None
+    i = int(hit[0]) + 1
+    at = int(starts[i])
+    j = int(np.flatnonzero(ends[:i] > at)[0])        # the earlier run that covers it
+    first, second = sorted((int(who[j]), int(who[i])))
+    return at, first, second
 
 
 def _combine(kind: str, dtype: str, init: np.ndarray, finals: list) -> np.ndarray:
