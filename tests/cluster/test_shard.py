@@ -203,3 +203,26 @@ def test_cluster_spec_and_missing_engine_are_one_message(tmp_path):
     assert r.stderr.strip().splitlines() == [
         "emu: error: --cluster needs Dask's distributed, which is not installed",
         "   hint: install the extra: pip install 'emu-gpu[cluster]' (Dask's distributed)"]
+
+
+def test_merge_of_interleaved_writes_and_the_first_overlap():
+    """Two ranges writing every other 2-byte unit (10,000 runs each: the merge's mask path), then
+    one unit written by both."""
+    from emu.cluster.shard import _merge, changed_runs
+
+    class Var:
+        name, group, binding, loc = "out", 0, 0, None
+    init = np.zeros(40000, np.uint8)
+    full = np.random.default_rng(5).integers(1, 256, init.size, dtype=np.uint8)
+    unit = np.arange(init.size) // 2
+    finals = [np.where(unit % 2 == s, full, init) for s in (0, 1)]
+    runs = [{"written": {(0, 0): changed_runs(f, init)}} for f in finals]
+    assert runs[0]["written"][(0, 0)][0].size == 10000
+    merged, race = _merge(runs, [(0, 1), (1, 2)], {(0, 0): init}, {(0, 0): ("plain",)}, {(0, 0): Var}, (2, 1, 1))
+    assert race is None and merged[(0, 0)].tobytes() == full.tobytes()
+    finals[1][30000:30002] = 7                  # unit 15000 (range 0's) written by range 1 too
+    runs[1] = {"written": {(0, 0): changed_runs(finals[1], init)}}
+    merged, race = _merge(runs, [(0, 1), (1, 2)], {(0, 0): init}, {(0, 0): ("plain",)}, {(0, 0): Var}, (2, 1, 1))
+    assert merged is None
+    assert race.message.startswith("data race between workgroups: workgroups (0, 0, 0)..(0, 0, 0) and "
+                                   "(1, 0, 0)..(1, 0, 0) both wrote byte 30000 of 'out'")
