@@ -21,8 +21,9 @@ import numpy as np
 from .errors import ArgumentError, DtypeWarning, EmuError, HostError  # noqa: F401 (DtypeWarning: API name)
 from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
 from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
-from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type, VectorType
+from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, TextureType, Type, VectorType
 from .memory.memory import Region
+from .memory.textures import Sampler, Texture, TextureView, bind_handle
 from .frontend.spirv.module import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
 
@@ -313,6 +314,27 @@ class Device:
                                       hint="leave size out to take the data's size")
         return Buffer(int(size) if size is not None else have, data, label)
 
+    def create_texture(self, size, format: str = "rgba8unorm", *, dimension: str = "2d",
+                       mip_level_count: int = 1, sample_count: int = 1, label: str = "", usage=None) -> Texture:
+        """A texture of ``size`` = (width, height, depth or array layers), zero-filled. (``usage``
+        is accepted as wgpu's and not needed.)"""
+        return Texture(format, size, dimension, mip_level_count, sample_count, label)
+
+    def write_texture(self, texture: Texture, data, *, level: int = 0, origin=(0, 0, 0), size=None):
+        """Write ``data``'s bytes (texels of the texture's format, rows tightly packed) into a level."""
+        _is(texture, Texture, "write_texture", "a texture from create_texture")
+        texture.write(data, level, origin, size)
+
+    def read_texture(self, texture: Texture, *, level: int = 0) -> np.ndarray:
+        """A level's texels as numbers of the format's channel width (Texture.read)."""
+        _is(texture, Texture, "read_texture", "a texture from create_texture")
+        return texture.read(level)
+
+    def create_sampler(self, **descriptor) -> Sampler:
+        """A sampler: address_mode_u/v/w, mag_filter, min_filter, mipmap_filter, lod_min_clamp,
+        lod_max_clamp, compare (WebGPU's GPUSamplerDescriptor, with underscores)."""
+        return Sampler(**descriptor)
+
     def dispatch(self, pipeline: ComputePipeline, bindings: dict, groups, *, cluster=None) -> list:
         """Run ``groups`` = (x, y, z) workgroups (or x alone) with ``bindings`` {(group, binding):
         Buffer or numpy array}; an array bound to a writable variable receives the results.
@@ -339,6 +361,11 @@ class Device:
             for w in warned:                   # their hints already name both spellings
                 w.sources = w.sources or sources
             return warned
+
+
+def _is(x, cls, what: str, want: str):
+    if not isinstance(x, cls):
+        raise ArgumentError(f"{what}: expected {want}, got {type(x).__name__}")
 
 
 def dispatch_size(groups) -> tuple[int, int, int]:
@@ -379,6 +406,13 @@ def as_buffers(module: Module, bindings) -> tuple[dict, dict]:
         if g is None:
             raise ArgumentError(f"binding key {key}: the shader declares no @group({key[0]}) @binding({key[1]})",
                                   hint=f"the shader declares {names}")
+        if g.space == "handle":         # a texture or sampler variable
+            if not isinstance(value, (Texture, TextureView, Sampler)):
+                want = "a texture or texture view (device.create_texture)" if isinstance(g.type, TextureType) \
+                    else "a sampler (device.create_sampler)"
+                raise ArgumentError(f"binding {key} ('{g.name}', {g.type}): expected {want}, got {type(value).__name__}")
+            buffers[key] = value
+            continue
         if isinstance(value, np.ndarray):
             buf = Buffer(value.nbytes, value)
             if g.space == "storage" and g.access != "read":
@@ -423,9 +457,8 @@ def bind(module: Module, entry: Function, bindings: dict) -> dict:
     regions = {}
     for g in used_globals(module, entry):
         if g.space == "handle":
-            raise HostError(f"the shader uses the {g.type} '{g.name}' (@group({g.group}) @binding({g.binding})): "
-                            f"emu lowers and checks textures and samplers but does not execute them yet",
-                            g.loc, hint="emu ir and emu check take the shader; run it on a real GPU (emu diff) for now")
+            regions[(g.group, g.binding)] = bind_handle(g, bindings.get((g.group, g.binding)))
+            continue
         if g.space not in ("storage", "uniform"):
             continue
         key = (g.group, g.binding)

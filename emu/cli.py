@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from .cliargs import (STDIN, _binding, _device_args, _dispatch, _read_source, load_arrays,  # noqa: F401
-                      parse_overrides, push_constants, shader_args)
+                      load_textures, parse_overrides, push_constants, sampler_spec, shader_args, texture_args)
 from .errors import DtypeWarning, EmuError, HostError, UsageError, internal_error
 
 
@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a compute shader on the virtual device")
     shader_args(r, "bind the raw bytes of a .npy array to @group(G) @binding(B); "
                    "zeros:SHAPE:DTYPE (e.g. zeros:64x64:f32) binds zeros")
+    texture_args(r)
     r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
-                   help="write that binding's final contents as .npy")
+                   help="write that binding's final contents as .npy (a texture: level 0's texels)")
     _device_args(r)
     r.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="split the workgroups over a Dask cluster: N worker processes here, or a scheduler's "
@@ -154,6 +155,9 @@ def cmd_run(args, sources) -> int:
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
     bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, pipe.pipeline.module).items()}
     bound.update({key: dev.create_buffer(data) for key, data in push_constants(args.push_constants).items()})
+    bound.update(load_textures(dev, [_binding(t, "--texture") for t in args.texture], pipe.pipeline.module))
+    bound.update({key: dev.create_sampler(**sampler_spec(spec, f"--sampler {key[0]}:{key[1]}"))
+                  for key, spec in (_binding(s, "--sampler") for s in args.sampler)})
     # the pipeline's IR (overrides may size its bindings); where variables of several entry points
     # share a binding, the entry point's own
     from .isa.ir import used_globals
@@ -164,6 +168,11 @@ def cmd_run(args, sources) -> int:
         g = globals_by_key.get(key)
         if g is None:
             raise HostError(f"--output {key[0]}:{key[1]}: the shader declares no binding there")
+        if g.space == "handle":
+            if key not in bound:
+                raise HostError(f"--output {key[0]}:{key[1]}: give the texture '{g.name}' with --texture "
+                                f"(zeros:WxH for an empty one)", g.loc)
+            continue
         if key not in bound:
             from .isa.types import ArrayType, StructType
             if (isinstance(g.type, ArrayType) and g.type.count is None) or \
@@ -194,7 +203,7 @@ def cmd_run(args, sources) -> int:
     written = 0
     for key, path in outs:
         g = globals_by_key[key]
-        arr = _typed_output(bound[key], g.type)
+        arr = bound[key].read() if g.space == "handle" else _typed_output(bound[key], g.type)
         np.save(path, arr)
         written += arr.nbytes
     if note is not None:        # a person is watching: say that it finished and what it did

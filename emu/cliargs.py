@@ -172,3 +172,110 @@ def shader_args(p: argparse.ArgumentParser, buffer_help: str):
                    help="SPIR-V/GLSL specialization constant (constant_id) ID")
     p.add_argument("--push-constants", default=None, metavar="FILE",
                    help="SPIR-V/GLSL push-constant block contents: raw bytes, or a .npy array")
+
+
+# -- textures and samplers (--texture, --sampler) -------------------------------------------------
+
+def texture_args(p: argparse.ArgumentParser):
+    p.add_argument("--texture", action="append", default=[], metavar="G:B=FILE.npy[:FORMAT]",
+                   help="bind a texture made from a .npy array ((height, width[, channels]), layers or depth "
+                        "first; its bytes are the texels) to @group(G) @binding(B); FORMAT (rgba8unorm, "
+                        "r32float, ...) defaults to the storage texture's or to the array's dtype and channels; "
+                        "zeros:WxH[xD][:FORMAT] makes an empty one")
+    p.add_argument("--sampler", action="append", default=[], metavar="G:B=WORDS",
+                   help="bind a sampler: comma-separated nearest|linear (filters, mip levels included), "
+                        "clamp|repeat|mirror (address mode), a compare function (less, greater-equal, ...), "
+                        "e.g. --sampler 0:1=linear,clamp")
+
+
+# (dtype kind and size) -> format name stem per shader component type
+_FORMAT_STEMS = {("f", 4): "32float", ("f", 2): "16float", ("u", 1): "8unorm", ("i", 1): "8snorm",
+                 ("u", 2): "16unorm", ("i", 2): "16snorm"}
+_INT_STEMS = {1: "8", 2: "16", 4: "32"}
+_CHANNELS = {1: "r", 2: "rg", 4: "rgba"}
+
+
+def _default_format(arr: np.ndarray, t, what: str) -> str:
+    from .numerics.texels import FORMATS
+    if t.kind == "storage":
+        return t.format
+    if t.depth:
+        name = {"u2": "depth16unorm", "f4": "depth32float"}.get(f"{arr.dtype.kind}{arr.dtype.itemsize}")
+    else:
+        n = arr.shape[-1] if arr.ndim >= 2 and arr.shape[-1] in (2, 4) else 1
+        key = (arr.dtype.kind, arr.dtype.itemsize)
+        if t.sampled.name == "f32":
+            stem = _FORMAT_STEMS.get(key)
+        else:
+            sign = "uint" if t.sampled.name == "u32" else "sint"
+            stem = _INT_STEMS[arr.dtype.itemsize] + sign if arr.dtype.kind in "iu" else None
+        name = _CHANNELS[n] + stem if stem else None
+    if name not in FORMATS:
+        raise UsageError(f"{what}: cannot tell the texel format of a {arr.dtype} array for a {t}",
+                         hint=f"name it: {what}=FILE.npy:rgba8unorm (or another format)")
+    return name
+
+
+def load_textures(dev, specs, module) -> dict:
+    """--texture (key, spec) pairs as {key: Texture} for the module's texture variables."""
+    from .isa.types import TextureType
+    from .numerics.texels import FORMATS
+    by_key = {(g.group, g.binding): g for g in module.globals if g.group is not None}
+    out = {}
+    for key, spec in specs:
+        what = f"--texture {key[0]}:{key[1]}"
+        g = by_key.get(key)
+        if g is None or not isinstance(g.type, TextureType):
+            raise HostError(f"{what}: the shader declares no texture at @group({key[0]}) @binding({key[1]})"
+                            + (f" ('{g.name}' is {g.type})" if g is not None else ""))
+        t = g.type
+        dim = {"1d": "1d", "3d": "3d"}.get(t.dim, "2d")
+        head, _, fmt = spec.rpartition(":") if spec.rpartition(":")[2] in FORMATS else (spec, "", "")
+        if head.startswith("zeros:"):
+            try:
+                size = tuple(int(n) for n in head[len("zeros:"):].split("x"))
+            except ValueError:
+                raise UsageError(f"{what}={spec}: expected zeros:WIDTHxHEIGHT[xDEPTH][:FORMAT]") from None
+            fmt = fmt or (t.format if t.kind == "storage" else "rgba8unorm")
+            out[key] = dev.create_texture(size, fmt, dimension=dim, label=g.name)
+            continue
+        from .memory.npy import load_npy
+        arr, warnings = load_npy(head, what)
+        for w in warnings:
+            print(w.format(), file=sys.stderr)
+        fmt = fmt or _default_format(arr, t, what)
+        f = FORMATS[fmt]
+        per = len(f.channels) if len(set(f.bits)) == 1 and f.bits[0] in (8, 16, 32) else 1
+        texel_shape = arr.shape[:-1] if per > 1 else arr.shape
+        axes = {"1d": 1, "2d": 2, "3d": 3}.get(t.dim, 3)        # arrays and cubes: layers first
+        if per > 1 and (arr.ndim < 2 or arr.shape[-1] != per) or arr.dtype.itemsize * per != f.bytes \
+                or len(texel_shape) != axes:
+            shape = {1: "(width", 2: "(height, width", 3: "(layers or depth, height, width"}[axes]
+            raise HostError(f"{what}: a {arr.dtype} array of shape {arr.shape} does not hold {fmt} texels "
+                            f"({f.bytes} bytes each{f', {per} channels on the last axis' if per > 1 else ''}) "
+                            f"for a {t}", hint=f"save a {shape}{', channels' if per > 1 else ''}) array of the "
+                                               f"format's channel type, or name another format (FILE.npy:FORMAT)")
+        size = tuple(reversed(texel_shape))
+        tex = dev.create_texture(size, fmt, dimension=dim, label=g.name)
+        dev.write_texture(tex, arr)
+        out[key] = tex
+    return out
+
+
+def sampler_spec(text: str, what: str) -> dict:
+    """--sampler words -> create_sampler's descriptor."""
+    from .memory.textures import COMPARE
+    modes = {"clamp": "clamp-to-edge", "repeat": "repeat", "mirror": "mirror-repeat"}
+    d = {}
+    for w in text.split(","):
+        w = w.strip()
+        if w in ("nearest", "linear"):
+            d.update(mag_filter=w, min_filter=w, mipmap_filter=w)
+        elif w in modes:
+            d.update(address_mode_u=modes[w], address_mode_v=modes[w], address_mode_w=modes[w])
+        elif w in COMPARE:
+            d["compare"] = w
+        else:
+            raise UsageError(f"{what}={text}: '{w}' is not nearest, linear, clamp, repeat, mirror or a compare "
+                             f"function ({', '.join(COMPARE)})", hint="e.g. --sampler 0:1=linear,clamp")
+    return d

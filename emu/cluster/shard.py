@@ -89,6 +89,8 @@ def plan(pipe) -> Plan:
     for fn in fns.values():
         for i in fn.walk():
             targets = roots.get(i.args[0].id, set()) if i.args else set()
+            if i.op == "texture":
+                refuse("the entry point uses textures, which the cluster does not split yet", i)
             if i.op in ("load", "coop_load"):
                 for r in targets:
                     reads.setdefault(r, i)

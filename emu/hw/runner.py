@@ -28,7 +28,7 @@ from . import adapters
 from .adapters import HwError, HwUnavailable  # noqa: F401  (re-exported for callers)
 
 __all__ = ["run_on_adapter", "timed_dispatch", "available_adapter", "parse_bindings",
-           "compute_entry_points", "Binding", "HwError", "HwUnavailable"]
+           "compute_entry_points", "Binding", "HwTexture", "HwError", "HwUnavailable"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ class Binding:
     group: int
     binding: int
     name: str
-    space: str       # "storage", "uniform", or "handle" (textures, samplers: not supported here)
+    space: str       # "storage", "uniform", or "handle" (textures, samplers)
     access: str      # "read", "read_write" for storage; "read" for uniform; "" for handles
     type: str        # the declared type, as written
 
@@ -48,6 +48,38 @@ class Binding:
         if self.space == "uniform":
             return "uniform"
         return "storage" if self.access == "read_write" else "read-only-storage"
+
+
+@dataclass(frozen=True)
+class HwTexture:
+    """A texture to create on the adapter: `levels[l]` is mip level l's texels, tightly packed
+    (rows of width * texel bytes, then rows_per_image = height, then the next layer or slice)."""
+    format: str
+    size: tuple              # (width, height, depth or array layers)
+    levels: tuple            # bytes per level
+    dimension: str = "2d"    # the texture's: 1d 2d 3d
+    view: str | None = None  # the view's dimension (2d, 2d-array, cube, cube-array, 3d, 1d): the shader's
+
+
+_TEX_RE = re.compile(r"texture_(storage_|depth_|multisampled_|depth_multisampled_)?"
+                     r"(1d|2d_array|2d|3d|cube_array|cube)\s*(?:<\s*([^>]*)>)?")
+
+
+def texture_layout(typ: str, fmt: str, filterable: bool) -> tuple[str, dict]:
+    """The bind group layout entry ('texture' or 'storage_texture', its fields) of a WGSL texture type."""
+    m = _TEX_RE.fullmatch(typ.strip())
+    if m is None:
+        raise HwError(f"'{typ}' is not a texture type this runner binds")
+    kind, dim, args = m.group(1) or "", m.group(2), [a.strip() for a in (m.group(3) or "").split(",") if a.strip()]
+    view = dim.replace("_", "-")
+    if kind == "storage_":
+        access = {"write": "write-only", "read": "read-only", "read_write": "read-write"}[args[1]]
+        return "storage_texture", {"access": access, "format": args[0], "view_dimension": view}
+    if kind.startswith("depth"):
+        sample = "depth"
+    else:
+        sample = {"f32": "float" if filterable else "unfilterable-float", "i32": "sint", "u32": "uint"}[args[0]]
+    return "texture", {"sample_type": sample, "view_dimension": view, "multisampled": "multisampled" in kind}
 
 
 def _strip_comments(src: str) -> str:
@@ -164,6 +196,7 @@ class _Prepared:
     sizes: dict            # key -> the byte length the caller gave (unpadded)
     outputs: list
     dispatch: tuple
+    textures: dict = None  # key -> (the adapter's texture, HwTexture)
 
     def encode(self):
         try:
@@ -181,9 +214,27 @@ class _Prepared:
     def read_outputs(self) -> dict[tuple[int, int], bytes]:
         out = {}
         for key in self.outputs:
+            if key in (self.textures or {}):
+                out[key] = self.read_texture(*self.textures[key])
+                continue
             data = self.device.queue.read_buffer(self.buffers[key])
             out[key] = bytes(memoryview(data).cast("B")[: self.sizes[key]])
         return out
+
+    def read_texture(self, tex, t: HwTexture) -> bytes:
+        """Level 0's texels, tightly packed, through a buffer copy (rows padded to 256 bytes there)."""
+        w, h, d = _extent(t, 0)
+        row = w * _texel_bytes(t.format)
+        pitch = _round_up(row, 256)
+        BU = self.mod.BufferUsage
+        buf = self.device.create_buffer(size=pitch * h * d, usage=BU.COPY_DST | BU.COPY_SRC)
+        enc = self.device.create_command_encoder()
+        enc.copy_texture_to_buffer({"texture": tex, "mip_level": 0, "origin": (0, 0, 0)},
+                                   {"buffer": buf, "offset": 0, "bytes_per_row": pitch, "rows_per_image": h},
+                                   (w, h, d))
+        _submit_and_wait(self, enc.finish())
+        raw = np.frombuffer(bytes(memoryview(self.device.queue.read_buffer(buf)).cast("B")), np.uint8)
+        return raw.reshape(d * h, pitch)[:, :row].tobytes()
 
     def release(self):
         for b in self.buffers.values():
@@ -200,7 +251,8 @@ def _who(backend: str, adapter) -> str:
         return backend
 
 
-def _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, features) -> _Prepared:
+def _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, features, textures=None,
+             samplers=None) -> _Prepared:
     adapters.check_backend(backend)
     if not isinstance(source, str):
         raise HwError(f"source must be WGSL text (str), got {type(source).__name__}")
@@ -215,14 +267,19 @@ def _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, feat
                           f"variable (declared: {have})")
         if decls[key].space not in ("storage", "uniform"):
             raise HwError(f"buffer {key}: '{decls[key].name}' is a {decls[key].space} binding "
-                          f"({decls[key].type}); only storage and uniform buffers are supported")
+                          f"({decls[key].type}); give textures in textures= and samplers in samplers=")
+    textures, samplers = dict(textures or {}), dict(samplers or {})
+    for key in list(textures) + list(samplers):
+        if key not in decls or decls[key].space != "handle":
+            raise HwError(f"texture or sampler {key}: the shader declares no texture or sampler there")
     if outputs is None:
         outputs = sorted(k for k in buffers if decls[k].space == "storage" and decls[k].access == "read_write")
+        outputs += sorted(k for k in textures if "storage" in decls[k].type and "read>" not in decls[k].type.replace(" ", ""))
     else:
         outputs = [tuple(k) for k in outputs]
         for k in outputs:
-            if k not in buffers:
-                raise HwError(f"output {k}: no buffer was given for it")
+            if k not in buffers and k not in textures:
+                raise HwError(f"output {k}: no buffer or texture was given for it")
     entries_found = compute_entry_points(source)
     if entry is None:
         if len(entries_found) != 1:
@@ -258,12 +315,28 @@ def _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, feat
     except Exception as e:
         raise HwError(f"{who}: could not create the buffers: {e}") from None
 
-    n_groups = max([k[0] for k in buffers] + [-1]) + 1
+    handles, entries = {}, {}
+    try:
+        for key, t in sorted(textures.items()):
+            handles[key], entries[key] = _make_texture(mod, device, t, decls[key], samplers)
+        for key, desc in sorted(samplers.items()):
+            handles[key] = device.create_sampler(**desc)
+            kind = "comparison" if desc.get("compare") else \
+                "filtering" if "linear" in (desc.get("mag_filter"), desc.get("min_filter"), desc.get("mipmap_filter")) \
+                else "non-filtering"
+            entries[key] = ("sampler", {"type": kind})
+    except HwError:
+        raise
+    except Exception as e:
+        raise HwError(f"{who}: could not create the textures and samplers: {e}") from None
+    bound = sorted(set(buffers) | set(handles))
+    n_groups = max([k[0] for k in bound] + [-1]) + 1
     SS = mod.ShaderStage
     try:
         layouts = [device.create_bind_group_layout(entries=[
+            {"binding": k[1], "visibility": SS.COMPUTE, entries[k][0]: entries[k][1]} if k in entries else
             {"binding": k[1], "visibility": SS.COMPUTE, "buffer": {"type": decls[k].layout_type}}
-            for k in sorted(buffers) if k[0] == g]) for g in range(n_groups)]
+            for k in bound if k[0] == g]) for g in range(n_groups)]
         pipeline_layout = device.create_pipeline_layout(bind_group_layouts=layouts)
     except Exception as e:
         raise HwError(f"{who}: could not create the bind group layouts: {e}") from None
@@ -280,11 +353,50 @@ def _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, feat
         raise HwError(f"{who} could not create the compute pipeline for entry '{entry}':\n{e}{hint}") from None
     try:
         bind_groups = [device.create_bind_group(layout=layouts[g], entries=[
+            {"binding": k[1], "resource": _view(handles[k], textures[k]) if k in textures else handles[k]}
+            if k in handles else
             {"binding": k[1], "resource": {"buffer": gpu_buffers[k], "offset": 0, "size": gpu_buffers[k].size}}
-            for k in sorted(buffers) if k[0] == g]) for g in range(n_groups)]
+            for k in bound if k[0] == g]) for g in range(n_groups)]
     except Exception as e:
         raise HwError(f"{who}: could not create the bind groups: {e}") from None
-    return _Prepared(backend, mod, device, pipeline, bind_groups, gpu_buffers, sizes, outputs, dispatch)
+    return _Prepared(backend, mod, device, pipeline, bind_groups, gpu_buffers, sizes, outputs, dispatch,
+                     {k: (handles[k], textures[k]) for k in textures})
+
+
+def _texel_bytes(fmt: str) -> int:
+    from ..numerics.texels import FORMATS
+    if fmt not in FORMATS:
+        raise HwError(f"texture format '{fmt}' is not one emu knows")
+    return FORMATS[fmt].bytes
+
+
+def _make_texture(mod, device, t: HwTexture, decl, samplers):
+    """The adapter's texture for `t`, its levels written; and its bind group layout entry."""
+    from ..numerics.texels import FORMATS
+    TU = mod.TextureUsage
+    storage = "storage" in decl.type
+    filterable = FORMATS[t.format].filterable
+    kind, entry = texture_layout(decl.type, t.format, filterable)
+    usage = TU.COPY_DST | TU.COPY_SRC | (TU.STORAGE_BINDING if storage else TU.TEXTURE_BINDING)
+    tex = device.create_texture(size=tuple(t.size), format=t.format, usage=usage, dimension=t.dimension,
+                                mip_level_count=len(t.levels))
+    bpp = _texel_bytes(t.format)
+    for lv, data in enumerate(t.levels):
+        w, h, d = _extent(t, lv)
+        if len(data) != w * h * d * bpp:
+            raise HwError(f"texture level {lv}: {len(data)} bytes for {w}x{h}x{d} {t.format} texels")
+        device.queue.write_texture({"texture": tex, "mip_level": lv, "origin": (0, 0, 0)}, data,
+                                   {"offset": 0, "bytes_per_row": w * bpp, "rows_per_image": h}, (w, h, d))
+    return tex, (kind, entry)
+
+
+def _extent(t: HwTexture, level: int) -> tuple[int, int, int]:
+    w, h, d = t.size
+    return max(1, w >> level), max(1, h >> level), (max(1, d >> level) if t.dimension == "3d" else d)
+
+
+def _view(tex, t: HwTexture):
+    return tex.create_view(dimension=t.view) if t.view else tex.create_view()
 
 
 def _submit_and_wait(p: _Prepared, command_buffer) -> None:
@@ -301,7 +413,8 @@ def _submit_and_wait(p: _Prepared, command_buffer) -> None:
 def run_on_adapter(source: str, *, entry: str | None = None, dispatch=(1, 1, 1),
                    buffers: dict | None = None, outputs: list | None = None,
                    overrides: dict | None = None, backend: str = "wgpu",
-                   features=()) -> dict[tuple[int, int], bytes]:
+                   features=(), textures: dict | None = None,
+                   samplers: dict | None = None) -> dict[tuple[int, int], bytes]:
     """Run ``entry`` of a WGSL compute shader once on a real adapter; return buffers' bytes.
 
     source     WGSL text (either dialect; ``enable subgroups;`` is handled per backend).
@@ -315,12 +428,15 @@ def run_on_adapter(source: str, *, entry: str | None = None, dispatch=(1, 1, 1),
     backend    "wgpu" (wgpu-py on wgpu-native) or "dawn" (wgpudawn).
     features   extra device features (spec names, e.g. "subgroups", "shader-f16"); those that the
                source's ``enable`` directives need are added by themselves.
+    textures   {(group, binding): HwTexture}: textures to create, fill and bind (a storage texture
+               that the shader may write is an output: its level 0 comes back, tightly packed).
+    samplers   {(group, binding): wgpu's create_sampler keywords}.
 
     Returns {(group, binding): bytes}, each exactly as long as the data that was given for it.
     Raises HwUnavailable when the backend has no package or adapter, HwError when the
     implementation refuses the shader or the request (its message is included).
     """
-    p = _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, features)
+    p = _prepare(source, entry, dispatch, buffers, outputs, overrides, backend, features, textures, samplers)
     try:
         _submit_and_wait(p, p.encode())
         return p.read_outputs()

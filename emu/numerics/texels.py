@@ -76,6 +76,206 @@ _ALL = [
 ]
 FORMATS: dict[str, TexelFormat] = {f.name: f for f in _ALL}
 
+F32 = np.float32
+NORMALIZED_DECODE = ("exact", "mul-reciprocal")
+MIP_NEAREST = ("half-down", "half-up", "half-even")
+HALF_STORE = ("nearest-even", "toward-zero")
+HALF_FILTER = ("f32", "f16-nearest-away")
+UNORM8_FILTER = ("float", "fixed8")
+FIXED_ROUNDING = ("floor", "half-up")
+
+
+@dataclass(frozen=True)
+class TextureModel:
+    """What a device's texture unit does where WebGPU leaves room (a profile's `textures` field):
+    how unorm/snorm texels become f32 (correctly rounded, or c * f32(1/(2^n - 1))), how many
+    fractional bits of a texel coordinate form the linear weights and of the level of detail
+    blend two mip levels (None: f32's), how a nearest mip rounds a level exactly half way, and how
+    a store to an f16 channel rounds (Vulkan allows to nearest even or toward zero), whether
+    linear filtering of 8-bit unorm texels runs in f32 or in 8-bit fixed point, and how the
+    fixed-point fractions round (floor, or to nearest with halves up)."""
+    normalized_decode: str = "exact"
+    subtexel_bits: int | None = None
+    lod_bits: int | None = None
+    mip_nearest: str = "half-down"
+    half_store: str = "nearest-even"
+    unorm8_filter: str = "float"
+    subtexel_rounding: str = "half-up"      # how a coordinate's fraction becomes subtexel_bits bits
+    lod_rounding: str = "floor"             # and the level of detail's, lod_bits bits
+    half_filter: str = "f32"                # filtered f16 texels: kept in f32, or rounded to f16 (ties away)
+
+    def describe(self) -> str:
+        sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"
+        lod = "f32" if self.lod_bits is None else f"{self.lod_bits} fractional bits"
+        return (f"normalized texels {self.normalized_decode}, linear weights from {sub}, level of detail "
+                f"{lod}, nearest mip rounds {self.mip_nearest}, f16 stores round {self.half_store}, 8-bit unorm "
+                f"filtering in {self.unorm8_filter}")
+
+
+REFERENCE = TextureModel()
+
 # The formats WGSL's texture_storage_* may name (WGSL's texel formats: the core set, bgra8unorm
 # with the bgra8unorm-storage feature, the rest with texture-formats-tier1).
 STORAGE_FORMATS = tuple(n for n, f in FORMATS.items() if not f.srgb and not f.depth)
+
+
+# -- bytes <-> the numbers a shader sees -------------------------------------------------------
+
+def _channel_ints(fmt: TexelFormat, raw: np.ndarray) -> list[np.ndarray]:
+    """Each channel's bits as uint64, in memory order, from raw (..., fmt.bytes) uint8."""
+    if len(set(fmt.bits)) == 1 and fmt.bits[0] in (8, 16, 32):
+        word = np.dtype(f"<u{fmt.bits[0] // 8}")
+        v = np.ascontiguousarray(raw).view(word)
+        return [v[..., k].astype(np.uint64) for k in range(len(fmt.channels))]
+    packed = np.ascontiguousarray(raw).view("<u4")[..., 0].astype(np.uint64)     # rgb10a2, rg11b10
+    out, shift = [], 0
+    for b in fmt.bits:
+        out.append((packed >> np.uint64(shift)) & np.uint64((1 << b) - 1))
+        shift += b
+    return out
+
+
+def _pack(fmt: TexelFormat, chans: list[np.ndarray]) -> np.ndarray:
+    """Channel bits (uint64, memory order) -> raw (..., fmt.bytes) uint8."""
+    if len(set(fmt.bits)) == 1 and fmt.bits[0] in (8, 16, 32):
+        word = np.dtype(f"<u{fmt.bits[0] // 8}")
+        v = np.stack([c.astype(word) for c in chans], axis=-1)
+        return np.ascontiguousarray(v).view(np.uint8)
+    packed, shift = np.zeros(chans[0].shape, np.uint64), 0
+    for c, b in zip(chans, fmt.bits):
+        packed |= (c & np.uint64((1 << b) - 1)) << np.uint64(shift)
+        shift += b
+    return packed.astype("<u4")[..., None].view(np.uint8)
+
+
+def _ufloat_decode(bits: np.ndarray, mant: int) -> np.ndarray:
+    """Unsigned small floats (5-bit exponent, bias 15, `mant` mantissa bits, no sign) -> f64."""
+    e = (bits >> np.uint64(mant)).astype(np.int64)
+    f = (bits & np.uint64((1 << mant) - 1)).astype(np.float64)
+    normal = np.ldexp(1.0 + f / (1 << mant), e - 15)
+    sub = np.ldexp(f / (1 << mant), -14)
+    special = np.where(f == 0, np.inf, np.nan)
+    return np.where(e == 31, special, np.where(e == 0, sub, normal))
+
+
+def _ufloat_encode(x: np.ndarray, mant: int) -> np.ndarray:
+    """f32 -> unsigned small float bits, rounding to nearest even; negative values and -0 are 0,
+    values past the largest finite become infinity, NaN stays NaN."""
+    x = x.astype(np.float64)
+    out = np.zeros(x.shape, np.uint64)
+    pos = x > 0
+    m, e = np.frexp(np.where(pos & np.isfinite(x), x, 1.0))     # x = m * 2^e, m in [0.5, 1)
+    exp = e - 1 + 15                                            # biased exponent of 1.m form
+    # normal: scale the significand to mant bits; subnormal (exp <= 0): fixed step 2^(-14-mant)
+    q = np.where(exp > 0, np.rint(np.ldexp(m * 2.0, mant)), np.rint(np.ldexp(np.where(pos, x, 0.0), 14 + mant)))
+    normal_bits = np.where(q >= (2 << mant), ((exp + 1) << mant).astype(np.int64),
+                           (exp.astype(np.int64) << mant) + (q.astype(np.int64) - (1 << mant)))
+    sub_bits = q.astype(np.int64)                               # reaching 2^mant gives the first normal
+    bits = np.where(exp > 0, normal_bits, sub_bits)
+    bits = np.where(bits >= (31 << mant), 31 << mant, bits)     # overflow: infinity
+    out = np.where(pos & np.isfinite(x), bits, 0).astype(np.uint64)
+    out = np.where(np.isposinf(x), np.uint64(31 << mant), out)
+    out = np.where(np.isnan(x), np.uint64((31 << mant) | 1), out)
+    return out.astype(np.uint64)
+
+
+def _srgb_to_linear(u: np.ndarray) -> np.ndarray:
+    return np.where(u <= 0.04045, u / 12.92, ((u + 0.055) / 1.055) ** 2.4)
+
+
+def decode(fmt: TexelFormat, raw: np.ndarray, model: "TextureModel | None" = None) -> np.ndarray:
+    with np.errstate(all="ignore"):         # NaN and infinite texels convert as they are
+        return _decode(fmt, raw, model or REFERENCE)
+
+
+def encode(fmt: TexelFormat, values: np.ndarray, model: "TextureModel | None" = None) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return _encode(fmt, values, model or REFERENCE)
+
+
+def _to_half(x: np.ndarray, rounding: str) -> np.ndarray:
+    """f32 -> f16 bits: to nearest even, toward zero (finite values past 65504 give 65504), or
+    to nearest with ties away from zero."""
+    h = x.astype(np.float16)
+    if rounding == "toward-zero":
+        away = np.isfinite(x) & (np.abs(h.astype(np.float32)) > np.abs(x))
+        h = np.where(away, np.nextafter(h, np.float16(0)), h)
+    elif rounding == "nearest-away":
+        lo = np.where(np.abs(h.astype(np.float32)) > np.abs(x), np.nextafter(h, np.float16(0)), h)
+        hi = np.nextafter(lo, np.copysign(np.float16(np.inf), lo))
+        tie = np.isfinite(x) & (x.astype(np.float64) - lo == hi.astype(np.float64) - x) & (lo != x)
+        h = np.where(tie, hi, h)
+    return h.view(np.uint16)
+
+
+def filtered_half(x: np.ndarray) -> np.ndarray:
+    """A filtered value of f16 texels as a texture unit that filters in f16 returns it."""
+    with np.errstate(all="ignore"):
+        return _to_half(x.astype(np.float32), "nearest-away").view(np.float16).astype(np.float32)
+
+
+def normalized(c: np.ndarray, m: int, model: "TextureModel") -> np.ndarray:
+    """c / m as f32: correctly rounded ("exact"), or c * f32(1/m) as some drivers compute it."""
+    if model.normalized_decode == "mul-reciprocal":
+        return c.astype(np.float32) * F32(1 / m)
+    return (c.astype(np.float64) / m).astype(np.float32)   # one rounding: c/m in f64 is within 2^-53
+
+
+def _decode(fmt: TexelFormat, raw: np.ndarray, model: "TextureModel") -> np.ndarray:
+    """Texels as raw (..., fmt.bytes) uint8 -> (..., 4) of f32, i32 or u32 in rgba order, as a
+    shader reads them (textureLoad, and the texels filtering starts from)."""
+    chans = _channel_ints(fmt, raw)
+    vals = []
+    for c, b, name in zip(chans, fmt.bits, fmt.channels):
+        if fmt.kind == "unorm":
+            v = normalized(c.astype(np.int64), (1 << b) - 1, model)
+            if fmt.srgb and name != "a":
+                v = _srgb_to_linear(c.astype(np.float64) / ((1 << b) - 1))
+        elif fmt.kind == "snorm":
+            s = c.astype(np.int64) - ((c >> np.uint64(b - 1)).astype(np.int64) << b)
+            v = np.maximum(normalized(s, (1 << (b - 1)) - 1, model), F32(-1))
+        elif fmt.kind == "sint":
+            v = c.astype(np.int64) - ((c >> np.uint64(b - 1)).astype(np.int64) << b)
+        elif fmt.kind == "uint":
+            v = c
+        elif fmt.kind == "float":
+            # f16 widens exactly (NaN payloads kept, as the hardware's conversion does)
+            v = c.astype(np.uint16).view(np.float16).astype(np.float32) if b == 16 else c.astype(np.uint32).view(np.float32)
+        else:       # ufloat
+            v = _ufloat_decode(c, b - 5)
+        vals.append(v)
+    by_name = dict(zip(fmt.channels, vals))
+    dtype = np.dtype({"f32": np.float32, "i32": np.int32, "u32": np.uint32}[fmt.sampled])
+    shape = raw.shape[:-1]
+    out = np.zeros(shape + (4,), dtype)
+    out[..., 3] = 1
+    for k, name in enumerate("rgba"):
+        if name in by_name:
+            v = by_name[name]
+            out[..., k] = v if v.dtype == dtype else v.astype(np.float64).astype(dtype) if dtype.kind == "f" \
+                else v.astype(dtype)
+    return out
+
+
+def _encode(fmt: TexelFormat, values: np.ndarray, model: "TextureModel") -> np.ndarray:
+    """(..., 4) f32/i32/u32 in rgba order -> raw (..., fmt.bytes) uint8, as textureStore writes:
+    normalized formats clamp (NaN -> 0) and round to nearest even, integers keep their low bits,
+    f16 rounds as the model says (to nearest even by default)."""
+    chans = []
+    for name, b in zip(fmt.channels, fmt.bits):
+        x = values[..., "rgba".index(name)]
+        if fmt.kind == "unorm":         # the product in f32 (Vulkan's f * (2^b - 1)), then to nearest even
+            f = np.nan_to_num(np.clip(x.astype(np.float32), F32(0), F32(1)), nan=0.0)
+            c = np.rint(f * F32((1 << b) - 1)).astype(np.uint64)
+        elif fmt.kind == "snorm":
+            f = np.nan_to_num(np.clip(x.astype(np.float32), F32(-1), F32(1)), nan=0.0)
+            c = (np.rint(f * F32((1 << (b - 1)) - 1)).astype(np.int64) & ((1 << b) - 1)).astype(np.uint64)
+        elif fmt.kind in ("sint", "uint"):
+            c = (x.astype(np.int64) & ((1 << b) - 1)).astype(np.uint64)
+        elif fmt.kind == "float":
+            c = (_to_half(x.astype(np.float32), model.half_store) if b == 16
+                 else x.astype(np.float32).view(np.uint32)).astype(np.uint64)
+        else:
+            c = _ufloat_encode(x.astype(np.float32), b - 5)
+        chans.append(c)
+    return _pack(fmt, chans)

@@ -23,6 +23,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import EmuError
+from ..numerics.texels import FIXED_ROUNDING, HALF_FILTER, HALF_STORE, MIP_NEAREST, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
 from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
@@ -166,6 +167,8 @@ class Profile:
     fp_contract: str = "none"
     limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType(dict(DEFAULT_LIMITS)))
     scalar: str = "ieee"
+    # what the texture unit does where WebGPU leaves room (emu/numerics/texels.py)
+    textures: TextureModel = REFERENCE_TEXTURES
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -404,7 +407,7 @@ def _as_int(v) -> int:
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
-                 "limits", "scalar")
+                 "limits", "scalar", "textures")
 # Device limits checked at dispatch (WebGPU's names). A profile may give its device's own; these
 # defaults are those of a desktop GPU through Dawn (and of emu's wgpu adapter).
 DEFAULT_LIMITS = {
@@ -465,6 +468,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     ctx.keys(raw_limits, "limits", (), tuple(DEFAULT_LIMITS))
     for k, v in raw_limits.items():
         limits[k] = ctx.integer(v, f"limits.{k}")
+    textures = _parse_textures(ctx, doc.get("textures"))
 
     # numerics defaults
     num = doc["numerics"]
@@ -524,7 +528,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
-        fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar,
+        fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -572,11 +576,38 @@ def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
     return AdapterMatch(vid, tuple(names), backend)
 
 
+def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
+    """{"normalized_decode": "exact", "subtexel_bits": 8, "lod_bits": 8, "mip_nearest": "half-down",
+    "half_store": "nearest-even", "unorm8_filter": "float", "subtexel_rounding": "half-up",
+    "lod_rounding": "floor"}: each optional."""
+    if raw is None:
+        return REFERENCE_TEXTURES
+    ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
+                                     "unorm8_filter", "subtexel_rounding", "lod_rounding",
+                                     "half_filter"))
+    bits = {}
+    for k in ("subtexel_bits", "lod_bits"):
+        v = raw.get(k)
+        if v is not None:
+            ctx.integer(v, f"textures.{k}")
+            if not 1 <= v <= 23:
+                ctx.fail(f"textures.{k}", f"{v} fractional bits: expected 1 to 23", "or null for f32's")
+        bits[k] = v
+    decode = ctx.string(raw.get("normalized_decode", "exact"), "textures.normalized_decode", NORMALIZED_DECODE)
+    near = ctx.string(raw.get("mip_nearest", "half-down"), "textures.mip_nearest", MIP_NEAREST)
+    half = ctx.string(raw.get("half_store", "nearest-even"), "textures.half_store", HALF_STORE)
+    fixed = ctx.string(raw.get("unorm8_filter", "float"), "textures.unorm8_filter", UNORM8_FILTER)
+    sub = ctx.string(raw.get("subtexel_rounding", "half-up"), "textures.subtexel_rounding", FIXED_ROUNDING)
+    lod = ctx.string(raw.get("lod_rounding", "floor"), "textures.lod_rounding", FIXED_ROUNDING)
+    hf = ctx.string(raw.get("half_filter", "f32"), "textures.half_filter", HALF_FILTER)
+    return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf)
+
+
 def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Evidence]:
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar")
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "textures")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

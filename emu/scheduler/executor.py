@@ -66,6 +66,9 @@ class Batch:
             if g.space in ("storage", "uniform"):
                 if (g.group, g.binding) in buffers:    # only those the entry point uses are bound
                     self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
+            elif g.space == "handle":              # a texture view or a sampler
+                if (g.group, g.binding) in buffers:
+                    self.globals[g.name] = buffers[(g.group, g.binding)]
             elif contains(g.type, CoopMatrixType):
                 # only the entry point's own: another's may use a configuration this device lacks
                 if g.name in pipe.used_names:

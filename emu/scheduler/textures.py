@@ -1,12 +1,204 @@
-"""Executor handler of the `texture` op (textures and samplers bound to the pipeline)."""
+"""Executor handler of the `texture` op: textureLoad/Store and the size queries read and write
+the bound texture's levels (memory/textures.py); sampling and gathering go through
+numerics/sampling.py with the bound sampler and the profile's filtering model.
+
+Out of bounds (WebGPU): a load returns a texel of the texture (Dawn's robustness clamps the
+level, the array index and the coordinates, and so does emu), a store is dropped; each site is
+reported once after the dispatch, or stops the run with bounds="strict"."""
 from __future__ import annotations
 
-from ..errors import EmuError
+import numpy as np
+
+from ..isa.types import TextureType
+from ..numerics import texels
 from .registry import handler
+
+
+def _operands(inst, frame) -> dict:
+    return dict(zip(inst.attrs["operands"], (frame.vals[a.id] for a in inst.args)))
+
+
+def _lanes(v, lanes: int) -> np.ndarray:
+    return np.broadcast_to(np.asarray(v).astype(np.int64), (lanes,) + np.shape(v)[1:])
+
+
+class _Site:
+    """Clamping of one instruction's indices, with its out-of-bounds report."""
+
+    def __init__(self, ex, inst, view, mask):
+        self.ex, self.inst, self.view, self.mask = ex, inst, view, mask
+        self.bad = np.zeros(ex.lanes, np.bool_)
+
+    def clamp(self, v: np.ndarray, n) -> np.ndarray:
+        self.bad |= ((v < 0) | (v >= n)) & self.mask
+        return np.clip(v, 0, np.maximum(np.asarray(n) - 1, 0))
+
+    def report(self, store: bool) -> np.ndarray:
+        bad = self.bad
+        if bad.any():
+            what = f"{self.view.describe()} ({_binding(self.inst)})"
+            if self.ex.opts.bounds == "strict":
+                self.ex.fail(self.inst, f"texel coordinate, level or layer out of bounds in {what}", bad,
+                             hint="guard the access with textureDimensions/NumLevels/NumLayers; without "
+                                  "--bounds strict emu runs it as WebGPU does and reports the site")
+            done = "the stores were dropped, as WebGPU requires" if store else \
+                "clamped into the texture, as Dawn's robustness does (WebGPU allows any texel of it, or 0)"
+            self.ex.pipe.bounds_log.note(self.ex, self.inst, what, "texel access", done, bad, bad.sum())
+        return bad
+
+
+def _binding(inst) -> str:
+    v = inst.args[inst.attrs["operands"].index("texture")]
+    return f"'{v.name}'" if v.name else "the texture"
+
+
+def _texel_indices(ex, inst, ops, view, mask, t: TextureType):
+    """(level, layer, y, x) per lane, clamped, and the site that watched them."""
+    L = ex.lanes
+    site = _Site(ex, inst, view, mask)
+    tex = view.texture
+    lv = _lanes(ops.get("level", 0), L)
+    lv = site.clamp(lv, view.mip_level_count) + view.base_mip_level
+    c = _lanes(ops["coords"], L).reshape(L, -1)
+    ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]    # (L, 3)
+    x = site.clamp(c[:, 0], ext[:, 0])
+    y = site.clamp(c[:, 1], ext[:, 1]) if c.shape[1] > 1 else np.zeros(L, np.int64)
+    if t.dim == "3d":
+        layer = site.clamp(c[:, 2], ext[:, 2])
+    else:
+        layer = site.clamp(_lanes(ops.get("array_index", 0), L), view.layers) + view.base_array_layer
+    return lv, layer, y, x, site
+
+
+def _gather_raw(tex, lv, layer, y, x) -> np.ndarray:
+    out = np.empty((lv.size, tex.format.bytes), np.uint8)
+    for k in np.unique(lv):
+        sel = lv == k
+        out[sel] = tex.levels[int(k)][layer[sel], y[sel], x[sel]]
+    return out
 
 
 @handler("texture")
 def h_texture(ex, inst, mask, frame):
-    raise EmuError(f"'{inst.attrs['fn']}' of a texture: emu lowers and checks texture builtins but does "
-                   f"not execute them yet", inst.loc,
-                   hint="emu ir and emu check take the shader; run it on a real GPU (emu diff) for now")
+    ops = _operands(inst, frame)
+    view = ops["texture"]
+    t: TextureType = inst.args[inst.attrs["operands"].index("texture")].type
+    fn = inst.attrs["fn"]
+    L = ex.lanes
+    tex = view.texture
+    if fn == "load":
+        lv, layer, y, x, site = _texel_indices(ex, inst, ops, view, mask, t)
+        site.report(store=False)
+        vals = texels.decode(tex.format, _gather_raw(tex, lv, layer, y, x), ex.pipe.profile.textures)
+        return vals[:, 0].copy() if t.depth else vals
+    if fn == "store":
+        lv, layer, y, x, site = _texel_indices(ex, inst, ops, view, mask, t)
+        keep = mask & ~site.report(store=True)
+        raw = texels.encode(tex.format, np.asarray(ops["value"])[keep], ex.pipe.profile.textures)
+        for k in np.unique(lv[keep]):
+            sel = lv[keep] == k
+            tex.levels[int(k)][layer[keep][sel], y[keep][sel], x[keep][sel]] = raw[sel]
+        return None
+    if fn == "dimensions":
+        site = _Site(ex, inst, view, mask)
+        lv = site.clamp(_lanes(ops.get("level", 0), L), view.mip_level_count) + view.base_mip_level
+        site.report(store=False)
+        ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.uint32)[lv]
+        n = t.size_components
+        return ext[:, 0].copy() if n == 1 else np.ascontiguousarray(ext[:, :n])
+    if fn == "num_layers":
+        return np.full(L, view.layers, np.uint32)
+    if fn == "num_levels":
+        return np.full(L, view.mip_level_count, np.uint32)
+    if fn == "num_samples":
+        return np.full(L, tex.sample_count, np.uint32)
+    return _sample(ex, inst, ops, view, t, mask)
+
+
+# -- sampling ----------------------------------------------------------------------------------
+
+def _sample(ex, inst, ops, view, t: TextureType, mask):
+    """textureSampleLevel/Grad/CompareLevel/BaseClampToEdge, textureGather(Compare): the texels of
+    each lane's footprint on one or two levels, weighted (numerics/sampling.py)."""
+    from ..numerics import sampling as S
+    fn, smp, tex = inst.attrs["fn"], ops["sampler"], view.texture
+    model, L = ex.pipe.profile.textures, ex.lanes
+    coords = np.broadcast_to(np.asarray(ops["coords"], np.float32), (L, t.coords)).reshape(L, -1)
+    if t.cube:
+        face, s, tt = S.cube_face(coords)
+        norm, modes = [s, tt], ["clamp-to-edge"] * 2      # within the face (seamless edges: not modelled)
+        cube = np.clip(_lanes(ops.get("array_index", 0), L), 0, view.layers - 1)
+        layer = view.base_array_layer + 6 * cube + face
+    else:
+        norm = [coords[:, k] for k in range(coords.shape[1])]
+        modes = [smp.address_mode_u, smp.address_mode_v, smp.address_mode_w][:len(norm)]
+        layer = view.base_array_layer + np.clip(_lanes(ops.get("array_index", 0), L), 0, view.layers - 1)
+    offset = _lanes(ops["offset"], L).reshape(L, -1) if "offset" in ops else np.zeros((L, len(norm)), np.int64)
+    base = np.array(tex.extent(view.base_mip_level)[:len(norm)], np.float64)
+    gather = fn in ("gather", "gather_compare")
+    if fn == "sample_base_clamp_to_edge":
+        norm = [np.clip(n, np.float32(0.5 / e), np.float32(1 - 0.5 / e)) for n, e in zip(norm, base)]
+    if fn in ("sample_level",):
+        lod = np.broadcast_to(np.asarray(ops["level"], np.float32), (L,))
+    elif fn == "sample_grad":
+        ddx = np.broadcast_to(np.asarray(ops["ddx"], np.float32), (L, len(norm)))
+        ddy = np.broadcast_to(np.asarray(ops["ddy"], np.float32), (L, len(norm)))
+        lod = S.lod_from_gradients(ddx.reshape(L, -1), ddy.reshape(L, -1), base[None, :])
+    else:
+        lod = np.zeros(L, np.float32)       # level 0: compare, gather, base-clamp-to-edge
+    if fn in ("sample_level", "sample_grad"):
+        magnify, d0, d1, delta = S.mip_levels(lod, view.mip_level_count, smp.mipmap_filter,
+                                              smp.lod_min_clamp, smp.lod_max_clamp, model)
+    else:
+        magnify, d0, d1, delta = np.ones(L, bool), np.zeros(L, np.int64), np.zeros(L, np.int64), np.zeros(L, np.float32)
+    linear = np.ones(L, bool) if gather else \
+        np.where(magnify, smp.mag_filter == "linear", smp.min_filter == "linear")
+    ref = None
+    if "depth_ref" in ops:
+        ref = np.broadcast_to(np.asarray(ops["depth_ref"], np.float32), (L,))
+        if tex.format.kind == "unorm":          # a fixed-point depth format compares in [0, 1]
+            ref = np.clip(ref, np.float32(0), np.float32(1))
+    taps, ws, fixed = [], [], []
+    mips = [(d0, 1 - delta.astype(np.float64))] + ([(d1, delta.astype(np.float64))] if smp.mipmap_filter == "linear" and not gather else [])
+    # a texture unit that filters 8-bit unorm texels in 8-bit fixed point (the profile says)
+    fixed8 = model.unorm8_filter == "fixed8" and tex.format.kind == "unorm" and set(tex.format.bits) == {8} \
+        and not tex.format.srgb and ref is None and not gather
+    for d, wmip in mips:
+        lv = view.base_mip_level + d
+        ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]
+        axes = []
+        for k, (n, mode) in enumerate(zip(norm, modes)):
+            lin = S.footprint(n, ext[:, k], True, mode, offset[:, k], model)
+            near = S.footprint(n, ext[:, k], False, mode, offset[:, k], model)
+            axes.append(tuple(np.where(linear, a, b) for a, b in zip(lin, near)))
+        if fixed8:
+            corners = {}
+            for bits, _ in S.weights([a[2] for a in axes]):
+                idx = [axes[k][bit] for k, bit in enumerate(bits)]
+                y = idx[1] if len(idx) > 1 else np.zeros(L, np.int64)
+                raw = _gather_raw(tex, lv, idx[2] if t.dim == "3d" else layer, y, idx[0])
+                corners[bits] = np.rint(texels.decode(tex.format, raw).astype(np.float64) * 255).astype(np.int64)
+            fixed.append(S.fixed8_filter(corners, [a[2] for a in axes]))
+            continue
+        for bits, w in S.weights([a[2] for a in axes]):
+            idx = [axes[k][bit] for k, bit in enumerate(bits)]
+            x = idx[0]
+            y = idx[1] if len(idx) > 1 else np.zeros(L, np.int64)
+            z = idx[2] if t.dim == "3d" else layer
+            texel = texels.decode(tex.format, _gather_raw(tex, lv, z, y, x), model)
+            if ref is not None:
+                texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
+            taps.append((bits, texel))
+            ws.append(w * wmip)
+    if gather:
+        comp = int(np.asarray(ops.get("component", 0)).reshape(-1)[0])
+        corner = dict(taps)
+        # WGSL's order: (umin, vmax), (umax, vmax), (umax, vmin), (umin, vmin)
+        return np.stack([corner[b][:, comp] for b in ((0, 1), (1, 1), (1, 0), (0, 0))], axis=1)
+    if fixed8:
+        c = fixed[0] if len(fixed) == 1 else S.fixed8_lerp(fixed[0], fixed[1], delta)
+        return texels.normalized(c, 255, model)
+    out = S.blend([tx for _, tx in taps], ws)
+    if model.half_filter != "f32" and tex.format.kind == "float" and tex.format.bits[0] == 16:
+        out = texels.filtered_half(out)
+    return out[:, 0].copy() if t.depth or fn == "sample_compare_level" else out

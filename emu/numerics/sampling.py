@@ -1,0 +1,144 @@
+"""Texture filtering, as WebGPU specifies it (it follows Vulkan's "Texel Filtering" chapter):
+cube face selection, level of detail, texel footprints and address modes, weights, comparison.
+
+Everything works on per-lane numpy arrays; the executor fetches the texels. The per-vendor parts
+are the profile's `TextureModel` (emu/numerics/texels.py): how many fractional bits the hardware
+keeps of a texel coordinate before it forms the linear weights (sub-texel precision) and of the
+level of detail before it blends two mip levels, and how a nearest mip level rounds a level of
+detail that is exactly half way. The reference model keeps f32's bits and rounds half way down
+(Vulkan's ceil(d + 0.5) - 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .texels import F32, TextureModel
+
+
+def _quantize(x: np.ndarray, bits: int | None, rounding: str) -> np.ndarray:
+    """x to a multiple of 2^-bits, rounded down or to nearest with halves up (hardware keeps
+    fixed-point coordinates)."""
+    if bits is None:
+        return x
+    y = x.astype(np.float64) * (1 << bits)
+    return ((np.floor(y) if rounding == "floor" else np.floor(y + 0.5)) / (1 << bits)).astype(F32)
+
+
+# -- cube maps -------------------------------------------------------------------------------------
+
+def cube_face(d: np.ndarray):
+    """Direction (L, 3) -> (face, s, t): the face (WebGPU's layer order +X -X +Y -Y +Z -Z) of the
+    major axis (ties go to z, then y, as Vulkan implementations choose) and the face coordinates
+    in [0, 1] (Vulkan's table of sc, tc, ma)."""
+    x, y, z = (d[:, k].astype(F32) for k in range(3))
+    ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
+    use_z = (az >= ax) & (az >= ay)
+    use_y = ~use_z & (ay >= ax)
+    face = np.where(use_z, np.where(z >= 0, 4, 5), np.where(use_y, np.where(y >= 0, 2, 3), np.where(x >= 0, 0, 1)))
+    sc = np.choose(face, [-z, z, x, x, x, -x])
+    tc = np.choose(face, [-y, -y, z, -z, -y, -y])
+    ma = np.choose(face, [ax, ax, ay, ay, az, az])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = (F32(0.5) * (sc / ma + F32(1))).astype(F32)
+        t = (F32(0.5) * (tc / ma + F32(1))).astype(F32)
+    return face.astype(np.int64), s, t
+
+
+# -- levels of detail ---------------------------------------------------------------------------
+
+def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Vulkan's scale factor: lambda = log2(max(|ddx * size|, |ddy * size|)), the lengths
+    Euclidean, from gradients of normalised coordinates (L, n) and the base level's size (L, n)."""
+    gx = np.sqrt(np.sum((ddx.astype(np.float64) * size) ** 2, axis=1))
+    gy = np.sqrt(np.sum((ddy.astype(np.float64) * size) ** 2, axis=1))
+    with np.errstate(divide="ignore"):
+        return np.log2(np.maximum(gx, gy)).astype(F32)
+
+
+def mip_levels(lod: np.ndarray, levels: int, mipmap_filter: str, lod_min: float, lod_max: float,
+               model: TextureModel):
+    """(magnify, first level, second level, weight of the second) per lane for a level of detail."""
+    lam = np.clip(lod.astype(F32), F32(lod_min), F32(lod_max))
+    lam = np.where(np.isnan(lam), F32(lod_min), lam)
+    magnify = lam <= 0
+    q = levels - 1
+    d = _quantize(np.clip(lam, F32(0), F32(q)), model.lod_bits, model.lod_rounding)
+    if mipmap_filter == "nearest":
+        near = np.ceil(d + F32(0.5)) - 1 if model.mip_nearest == "half-down" else \
+            np.rint(d) if model.mip_nearest == "half-even" else np.floor(d + F32(0.5))
+        lv = np.clip(near, 0, q).astype(np.int64)
+        return magnify, lv, lv, np.zeros(lod.shape, F32)
+    lo = np.floor(d).astype(np.int64)
+    return magnify, lo, np.minimum(lo + 1, q), (d - np.floor(d)).astype(F32)
+
+
+# -- texel footprints ----------------------------------------------------------------------------
+
+def wrap(i: np.ndarray, size: np.ndarray, mode: str) -> np.ndarray:
+    """Integer texel coordinate -> inside [0, size): WebGPU's address modes."""
+    if mode == "repeat":
+        return np.mod(i, size)
+    if mode == "mirror-repeat":
+        t = np.mod(i, 2 * size)
+        return np.where(t >= size, 2 * size - 1 - t, t)
+    return np.clip(i, 0, size - 1)
+
+
+def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, model: TextureModel):
+    """For normalised coordinates `s` over `size` texels: (i0, i1, alpha), the texels (wrapped)
+    and the weight of i1; nearest: i0 == i1 and alpha 0."""
+    u = (s.astype(F32) * size.astype(F32)).astype(F32)
+    if not linear:
+        i = np.floor(u).astype(np.int64) + offset
+        w = wrap(i, size, mode)
+        return w, w, np.zeros(u.shape, F32)
+    a = _quantize((u - F32(0.5)).astype(F32), model.subtexel_bits, model.subtexel_rounding)
+    i0 = np.floor(a).astype(np.int64)
+    alpha = (a - np.floor(a)).astype(F32)
+    i0 = i0 + offset
+    return wrap(i0, size, mode), wrap(i0 + 1, size, mode), alpha
+
+
+def weights(alphas: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """The 2^n corner weights of n linear axes: ((bit of each axis), product of weights), in f64."""
+    out = [((), np.ones(alphas[0].shape, np.float64))] if alphas else [((), np.ones(1))]
+    for a in alphas:
+        a = a.astype(np.float64)
+        out = [(k + (0,), w * (1 - a)) for k, w in out] + [(k + (1,), w * a) for k, w in out]
+    return out
+
+
+def blend(texels: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:
+    """Sum of weighted texels (L, 4), accumulated exactly enough in f64 and rounded once to f32."""
+    acc = np.zeros(texels[0].shape, np.float64)
+    for t, w in zip(texels, ws):
+        acc += t.astype(np.float64) * w[:, None]
+    return acc.astype(F32)
+
+
+def compare(ref: np.ndarray, texel: np.ndarray, fn: str) -> np.ndarray:
+    """1.0 where `ref fn texel` holds (WebGPU's compare functions), else 0.0."""
+    r, t = ref.astype(F32), texel.astype(F32)
+    ok = {"never": np.zeros(r.shape, bool), "always": np.ones(r.shape, bool), "less": r < t,
+          "less-equal": r <= t, "greater": r > t, "greater-equal": r >= t, "equal": r == t,
+          "not-equal": r != t}[fn]
+    return ok.astype(F32)
+
+
+def fixed8_lerp(v0: np.ndarray, v1: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """8-bit fixed-point linear interpolation of channel integers (L, 4): weight round(a * 256),
+    (v0 * (256 - w) + v1 * w + 128) >> 8, as llvmpipe filters 8-bit unorm textures (measured)."""
+    w = np.rint(alpha.astype(np.float64) * 256).astype(np.int64)[:, None]
+    return (v0 * (256 - w) + v1 * w + 128) >> 8
+
+
+def fixed8_filter(corners: dict, alphas: list) -> np.ndarray:
+    """The corners of a linear footprint ({(bit per axis): ints (L, 4)}) reduced axis by axis, x first."""
+    for k, a in enumerate(alphas):
+        nxt = {}
+        for bits, v in corners.items():
+            if bits[k] == 0:
+                hi = corners[bits[:k] + (1,) + bits[k + 1:]]
+                nxt[bits[:k] + (0,) + bits[k + 1:]] = fixed8_lerp(v, hi, a)
+        corners = nxt
+    return next(iter(corners.values()))

@@ -1,0 +1,218 @@
+"""Our image kernels, each as one dispatch with its inputs, run the same way on the emulator and
+on a real adapter (emu.hw.runner): a separable blur with textureSampleLevel (both passes, linear
+filtering at half-texel offsets, from an rgba16float and from an rgba8unorm image), a
+storage-texture write of every format, a gather with an offset and a repeating sampler, a
+comparison sampler (textureSampleCompareLevel and textureGatherCompare), a cube lookup over
+directions on every face, and a mip-level blend. scripts/h200_textures.py runs the same cases on
+the H200 and records the outputs (tests/data/hw/h200/textures.npz)."""
+from __future__ import annotations
+
+import numpy as np
+
+from emu.hw.runner import HwTexture
+
+BLUR = """
+@group(0) @binding(0) var src: texture_2d<f32>;
+@group(0) @binding(1) var smp: sampler;
+@group(0) @binding(2) var dst: texture_storage_2d<rgba16float, write>;
+override VERTICAL: bool = false;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let size = textureDimensions(src);
+  if (any(id.xy >= size)) { return; }
+  let texel = 1.0 / vec2f(size);
+  let uv = (vec2f(id.xy) + 0.5) * texel;
+  let dir = select(vec2f(texel.x, 0.0), vec2f(0.0, texel.y), VERTICAL);
+  // 5 taps folded into 3 linear fetches: weights 6/16 at the centre, 5/16 at +-1.2 texels
+  var acc = textureSampleLevel(src, smp, uv, 0.0) * 0.375;
+  acc += textureSampleLevel(src, smp, uv + 1.2 * dir, 0.0) * 0.3125;
+  acc += textureSampleLevel(src, smp, uv - 1.2 * dir, 0.0) * 0.3125;
+  textureStore(dst, id.xy, acc);
+}
+"""
+
+STORE = """
+@group(0) @binding(0) var<storage, read> vals: array<VEC>;
+@group(0) @binding(1) var img: texture_storage_2d<FORMAT, write>;
+@compute @workgroup_size(8, 8)
+fn main(@builtin(local_invocation_id) id: vec3u) {
+  textureStore(img, id.xy, vals[id.y * 8u + id.x]);
+}
+"""
+
+GATHER = """
+@group(0) @binding(0) var t: texture_2d<u32>;
+@group(0) @binding(1) var f: texture_2d<f32>;
+@group(0) @binding(2) var s: sampler;
+@group(0) @binding(3) var<storage, read> uv: array<vec2f>;
+@group(0) @binding(4) var<storage, read_write> out: array<vec4u>;
+@group(0) @binding(5) var<storage, read_write> outf: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  out[id.x] = textureGather(1, t, s, uv[id.x], vec2i(-1, 2));
+  outf[id.x] = textureGather(3, f, s, uv[id.x]);
+}
+"""
+
+COMPARE = """
+@group(0) @binding(0) var d: texture_depth_2d;
+@group(0) @binding(1) var s: sampler_comparison;
+@group(0) @binding(2) var<storage, read> uvref: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let p = uvref[id.x];
+  let g = textureGatherCompare(d, s, p.xy, p.z);
+  out[2u * id.x] = g;
+  out[2u * id.x + 1u] = vec4f(textureSampleCompareLevel(d, s, p.xy, p.z), 0.0, 0.0, 0.0);
+}
+"""
+
+CUBE = """
+@group(0) @binding(0) var c: texture_cube<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> dir: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  out[id.x] = textureSampleLevel(c, s, dir[id.x].xyz, 0.0);
+}
+"""
+
+MIPS = """
+@group(0) @binding(0) var t: texture_2d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> uvl: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let p = uvl[id.x];
+  out[id.x] = textureSampleLevel(t, s, p.xy, p.z);
+}
+"""
+
+LINEAR = dict(mag_filter="linear", min_filter="linear")
+# The storage formats every WebGPU device writes (the core set; the r8/rg8/r16/rg16/rgb10a2/
+# rg11b10 formats need texture-formats-tier1, bgra8unorm needs bgra8unorm-storage)
+CORE_STORAGE = ("rgba8unorm", "rgba8snorm", "rgba8uint", "rgba8sint", "rgba16uint", "rgba16sint",
+                "rgba16float", "r32uint", "r32sint", "r32float", "rg32uint", "rg32sint", "rg32float",
+                "rgba32uint", "rgba32sint", "rgba32float")
+
+
+def _image(rng, h, w, dtype):
+    if dtype == np.uint8:
+        return rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    return rng.uniform(-2, 2, (h, w, 4)).astype(dtype)
+
+
+def _store_values(fmt: str, rng) -> np.ndarray:
+    """64 texels of values for `fmt`: in range, with the half-way cases of normalized formats."""
+    from emu.numerics.texels import FORMATS
+    f = FORMATS[fmt]
+    if f.kind in ("uint", "sint"):
+        hi = 1 << min(f.bits[0], 31)
+        lo = -(hi // 2) if f.kind == "sint" else 0
+        hi = hi // 2 if f.kind == "sint" else hi
+        v = rng.integers(lo, hi, (64, 4), dtype=np.int64)
+        return v.astype(np.int32 if f.kind == "sint" else np.uint32)
+    lo = -1.0 if f.kind == "snorm" else 0.0 if f.kind == "unorm" else -70000.0
+    hi = 1.0 if f.kind in ("unorm", "snorm") else 70000.0
+    v = rng.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), (64, 4)).astype(np.float32)
+    if f.kind in ("unorm", "snorm"):
+        m = 255 if f.kind == "unorm" else 127
+        ties = ((rng.integers(0, m, 16) + 0.5) / m).astype(np.float32)      # k + 0.5 after x * m in f32
+        v[:16, 0] = ties
+        v[16:32, 1] = np.array([0.5, 1 / 3, 2 / 3, 0.25, 0.75, 0.1, 0.9, 0.999, 0.001, 0, 1, -0.0, 0.6, 0.4, 0.2, 0.8],
+                               np.float32)
+    return v
+
+
+def cases():
+    """[(name, dict of run_on_adapter's arguments, profile knobs)], deterministic."""
+    rng = np.random.default_rng(20261201)
+    out = []
+    for name, dtype, fmt in (("blur_f16", np.float16, "rgba16float"), ("blur_unorm8", np.uint8, "rgba8unorm")):
+        img = _image(rng, 16, 32, dtype)      # power-of-two sizes: 1 / size is exact everywhere
+        for vertical in (False, True):
+            out.append((f"{name}_{'v' if vertical else 'h'}", dict(
+                source=BLUR, dispatch=(4, 2, 1), overrides={"VERTICAL": vertical},
+                textures={(0, 0): HwTexture(fmt, (32, 16, 1), (img.tobytes(),)),
+                          (0, 2): HwTexture("rgba16float", (32, 16, 1), (bytes(32 * 16 * 8),))},
+                samplers={(0, 1): LINEAR})))
+    for fmt in CORE_STORAGE:
+        v = _store_values(fmt, rng)
+        from emu.numerics.texels import FORMATS
+        f = FORMATS[fmt]
+        vec = {"f32": "vec4f", "i32": "vec4i", "u32": "vec4u"}[f.sampled]
+        out.append((f"store_{fmt}", dict(
+            source=STORE.replace("VEC", vec).replace("FORMAT", fmt), dispatch=(1, 1, 1),
+            buffers={(0, 0): v},
+            textures={(0, 1): HwTexture(fmt, (8, 8, 1), (bytes(64 * f.bytes),))})))
+    n = 256
+    uv = rng.uniform(-1.5, 2.5, (n, 2)).astype(np.float32)
+    uv[:64] = (np.floor(uv[:64] * 8) / 8 + 1 / 16).astype(np.float32)      # texel centres: exact footprints
+    texu = rng.integers(0, 1 << 32, (8, 8, 4), dtype=np.uint64).astype(np.uint32)
+    texf = rng.uniform(-1, 1, (8, 8, 4)).astype(np.float32)
+    out.append(("gather", dict(
+        source=GATHER, dispatch=(n // 64, 1, 1),
+        buffers={(0, 3): uv, (0, 4): np.zeros((n, 4), np.uint32), (0, 5): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba32uint", (8, 8, 1), (texu.tobytes(),)),
+                  (0, 1): HwTexture("rgba32float", (8, 8, 1), (texf.tobytes(),))},
+        samplers={(0, 2): dict(address_mode_u="repeat", address_mode_v="mirror-repeat")})))
+    depth = rng.integers(0, 1 << 16, (8, 8), dtype=np.uint16)
+    uvref = np.zeros((n, 4), np.float32)
+    # texel centres and half-texel points (weights 0, 1/2), references on and between the texels
+    uvref[:, :2] = ((rng.integers(0, 16, (n, 2)) + 0.5) / 16).astype(np.float32)
+    uvref[:, 2] = np.where(rng.random(n) < 0.5, depth.reshape(-1)[rng.integers(0, 64, n)] / 65535.0,
+                           rng.random(n)).astype(np.float32)
+    out.append(("compare", dict(
+        source=COMPARE, dispatch=(n // 64, 1, 1),
+        buffers={(0, 2): uvref, (0, 3): np.zeros((2 * n, 4), np.float32)},
+        textures={(0, 0): HwTexture("depth16unorm", (8, 8, 1), (depth.tobytes(),))},
+        samplers={(0, 1): dict(compare="less-equal", **LINEAR)})))
+    faces = rng.uniform(-1, 1, (6, 4, 4, 4)).astype(np.float32)
+    d = rng.normal(size=(n, 4)).astype(np.float32)
+    out.append(("cube", dict(
+        source=CUBE, dispatch=(n // 64, 1, 1),
+        buffers={(0, 2): d, (0, 3): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba32float", (4, 4, 6), (faces.tobytes(),), view="cube")},
+        samplers={(0, 1): {}})))
+    levels = [rng.uniform(0, 1, (max(1, 16 >> k), max(1, 16 >> k), 4)).astype(np.float16) for k in range(5)]
+    uvl = np.zeros((n, 4), np.float32)
+    uvl[:, :2] = ((rng.integers(0, 16, (n, 2)) + 0.5) / 16).astype(np.float32)
+    uvl[:, 2] = (rng.integers(0, 5 * 16, n) / 16).astype(np.float32)           # lods on a 1/16 grid
+    for mip in ("nearest", "linear"):
+        out.append((f"mips_{mip}", dict(
+            source=MIPS, dispatch=(n // 64, 1, 1),
+            buffers={(0, 2): uvl, (0, 3): np.zeros((n, 4), np.float32)},
+            textures={(0, 0): HwTexture("rgba16float", (16, 16, 1), tuple(x.tobytes() for x in levels))},
+            samplers={(0, 1): dict(mipmap_filter=mip)})))
+    return out
+
+
+def run_on_emu(case: dict, profile: str = "reference") -> dict:
+    """The case on the emulator: {(group, binding): bytes} of its outputs (what run_on_adapter returns)."""
+    import emu
+    from emu.frontend.wgsl import compile_source
+    dev = emu.Device(profile)
+    mod, _ = compile_source(case["source"], "case.wgsl")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(case["source"], "case.wgsl"), None,
+                                       case.get("overrides") or {})
+    bound = {k: dev.create_buffer(np.ascontiguousarray(v)) for k, v in case.get("buffers", {}).items()}
+    for k, t in case.get("textures", {}).items():
+        tex = dev.create_texture(t.size, t.format, dimension=t.dimension, mip_level_count=len(t.levels))
+        for lv, data in enumerate(t.levels):
+            dev.write_texture(tex, np.frombuffer(data, np.uint8), level=lv)
+        bound[k] = tex.create_view(dimension=t.view) if t.view else tex
+    for k, desc in case.get("samplers", {}).items():
+        bound[k] = dev.create_sampler(**desc)
+    dev.dispatch(pipe, bound, case["dispatch"])
+    out = {}
+    for g in mod.globals:
+        k = (g.group, g.binding)
+        if g.space == "storage" and g.access == "read_write" and k in bound:
+            out[k] = bound[k].read(np.uint8).tobytes()
+        elif g.space == "handle" and "storage" in str(g.type) and k in bound:
+            tex = bound[k] if hasattr(bound[k], "levels") else bound[k].texture
+            out[k] = np.ascontiguousarray(tex.levels[0]).tobytes()
+    return out

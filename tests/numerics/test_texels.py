@@ -1,0 +1,178 @@
+"""Texel formats (emu/numerics/texels.py): every bit pattern of the 8-, 10-, 11- and 16-bit
+channels decoded and encoded against exact rational arithmetic and WebGPU's rules."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from emu.numerics.texels import FORMATS, STORAGE_FORMATS, decode, encode
+
+
+def _f32_nearest(q: Fraction) -> np.float32:
+    """The f32 nearest to q (ties to even), from exact arithmetic."""
+    lo = np.float32(float(q))
+    cands = sorted({np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf))},
+                   key=lambda c: (abs(Fraction(float(c)) - q), int(np.float32(c).view(np.uint32)) & 1))
+    return cands[0]
+
+
+def _raw(fmt, chans):
+    """One texel's channel integers -> its bytes (little-endian, memory order)."""
+    f = FORMATS[fmt]
+    if len(set(f.bits)) == 1 and f.bits[0] in (8, 16, 32):
+        return np.array(chans, f"<u{f.bits[0] // 8}").view(np.uint8)
+    word, shift = 0, 0
+    for c, b in zip(chans, f.bits):
+        word |= (c & ((1 << b) - 1)) << shift
+        shift += b
+    return np.array([word], "<u4").view(np.uint8)
+
+
+@pytest.mark.parametrize("fmt,bits", [("r8unorm", 8), ("r16unorm", 16)])
+def test_unorm_decode_is_correctly_rounded_for_every_value(fmt, bits):
+    n = 1 << bits
+    raw = np.arange(n, dtype=f"<u{bits // 8}").view(np.uint8).reshape(n, -1)
+    got = decode(FORMATS[fmt], raw)[:, 0]
+    step = 1 if bits == 8 else 97          # 16 bits: every 97th value against exact arithmetic
+    for c in range(0, n, step):
+        assert got[c] == _f32_nearest(Fraction(c, n - 1)), c
+    assert (encode(FORMATS[fmt], decode(FORMATS[fmt], raw)) == raw).all()
+
+
+@pytest.mark.parametrize("fmt,bits", [("r8snorm", 8), ("r16snorm", 16)])
+def test_snorm_decode_every_value_and_minus_one_twice(fmt, bits):
+    n = 1 << bits
+    raw = np.arange(n, dtype=f"<u{bits // 8}").view(np.uint8).reshape(n, -1)
+    got = decode(FORMATS[fmt], raw)[:, 0]
+    m = (1 << (bits - 1)) - 1
+    for c in range(0, n, 1 if bits == 8 else 89):
+        s = c - n if c >= n // 2 else c
+        assert got[c] == max(_f32_nearest(Fraction(s, m)), np.float32(-1)), c
+    back = encode(FORMATS[fmt], got[:, None].repeat(4, 1))
+    most = np.ones(n, bool)
+    most[n // 2] = False                   # -2^(n-1) reads as -1, which writes as -(2^(n-1) - 1)
+    assert (back[most] == raw[most]).all()
+    assert back[n // 2].view(f"<i{bits // 8}")[0] == -m
+
+
+def test_normalized_writes_clamp_and_round_to_nearest_even():
+    v = np.array([[0.5, -1.0, 2.0, np.nan], [np.inf, -np.inf, 0.001, 0.25]], np.float32)
+    assert encode(FORMATS["rgba8unorm"], v).tolist() == [[128, 0, 255, 0], [255, 0, 0, 64]]
+    # 0.25 * 255 = 63.75 -> 64; 0.5 * 255 = 127.5 -> 128 (even); 0.255 -> 0; NaN -> 0
+    s = encode(FORMATS["rgba8snorm"], np.array([[0.5, -1.0, -2.0, np.nan]], np.float32)).view(np.int8)
+    assert s.tolist() == [[64, -127, -127, 0]]          # 63.5 -> 64 (even)
+    assert encode(FORMATS["rgba8unorm"], np.array([[0.5 / 255 * 3, 0, 0, 0]], np.float32))[0, 0] == 2  # 1.5 -> 2
+
+
+def test_f16_channels_every_pattern():
+    raw = np.arange(1 << 16, dtype="<u2").view(np.uint8).reshape(-1, 2)
+    got = decode(FORMATS["r16float"], raw)[:, 0]
+    want = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    finite = np.isfinite(want)
+    back = encode(FORMATS["r16float"], got[:, None].repeat(4, 1))
+    assert (back[finite] == raw[finite]).all()
+    # f32 -> f16 rounds to nearest even: 1 + 2^-11 (half way) -> 1.0, 1 + 3 * 2^-11 -> 1 + 2^-9
+    v = np.array([[1 + 2 ** -11, 1 + 3 * 2 ** -11, 70000.0, 0]], np.float32)
+    assert encode(FORMATS["rgba16float"], v).view("<u2")[0, :3].tolist() == [0x3C00, 0x3C02, 0x7C00]
+
+
+@pytest.mark.parametrize("chan,mant", [(0, 6), (2, 5)])
+def test_rg11b10ufloat_every_pattern(chan, mant):
+    n = 1 << (mant + 5)
+    chans = [[0, 0, 0] for _ in range(n)]
+    for c in range(n):
+        chans[c][chan] = c
+    raw = np.stack([_raw("rg11b10ufloat", ch) for ch in chans])
+    got = decode(FORMATS["rg11b10ufloat"], raw)[:, chan]
+    for c in range(n):
+        e, m = c >> mant, c & ((1 << mant) - 1)
+        want = (np.inf if m == 0 else np.nan) if e == 31 else \
+            float(Fraction(m, 1 << mant) * Fraction(2) ** -14) if e == 0 else \
+            float((1 + Fraction(m, 1 << mant)) * Fraction(2) ** (e - 15))
+        assert (np.isnan(got[c]) and np.isnan(want)) or got[c] == want, c
+    finite = np.isfinite(got)
+    back = encode(FORMATS["rg11b10ufloat"], decode(FORMATS["rg11b10ufloat"], raw))
+    assert (back[finite] == raw[finite]).all()
+    ones = encode(FORMATS["rg11b10ufloat"], np.array([[1.0, -3.0, 1e9, 0]], np.float32)).view("<u4")[0, 0]
+    assert (ones & 0x7FF, (ones >> 11) & 0x7FF, ones >> 22) == (15 << 6, 0, 31 << 5)   # 1.0, 0, inf
+
+
+def test_packed_and_ordered_formats():
+    raw = _raw("rgb10a2unorm", [1023, 0, 512, 2])
+    assert decode(FORMATS["rgb10a2unorm"], raw[None]).tolist() == [[1.0, 0.0, np.float32(512 / 1023), np.float32(2 / 3)]]
+    assert decode(FORMATS["rgb10a2uint"], raw[None]).tolist() == [[1023, 0, 512, 2]]
+    bgra = np.array([[10, 20, 30, 255]], np.uint8)              # bytes b, g, r, a
+    assert decode(FORMATS["bgra8unorm"], bgra).tolist() == [[np.float32(30 / 255), np.float32(20 / 255),
+                                                               np.float32(10 / 255), 1.0]]
+    assert (encode(FORMATS["bgra8unorm"], decode(FORMATS["bgra8unorm"], bgra)) == bgra).all()
+    # missing channels read as 0, alpha as 1; integers keep their low bits
+    assert decode(FORMATS["rg32sint"], np.array([[-5, 7]], "<i4").view(np.uint8)).tolist() == [[-5, 7, 0, 1]]
+    assert encode(FORMATS["r8uint"], np.array([[300, 0, 0, 0]], np.uint32)).tolist() == [[300 & 255]]
+
+
+def test_srgb_decode():
+    raw = np.array([[0, 128, 255, 128]], np.uint8)
+    got = decode(FORMATS["rgba8unorm-srgb"], raw)[0]
+    assert got[0] == 0 and got[2] == 1 and got[3] == np.float32(128 / 255)      # alpha stays linear
+    assert abs(float(got[1]) - 0.21586050011389926) < 2 ** -25
+
+
+def test_every_storage_format_round_trips_its_own_values():
+    rng = np.random.default_rng(7)
+    for name in STORAGE_FORMATS:
+        f = FORMATS[name]
+        raw = rng.integers(0, 256, (512, f.bytes), dtype=np.uint8)
+        vals = decode(f, raw)
+        again = decode(f, encode(f, vals))
+        same = (again == vals) | (np.isnan(again) & np.isnan(vals)) if vals.dtype.kind == "f" else again == vals
+        assert same.all(), name
+
+
+def test_device_models_of_the_texture_unit():
+    from emu.numerics import sampling as S
+    from emu.numerics.texels import TextureModel, _to_half, filtered_half, normalized
+    c = np.arange(256)
+    recip = normalized(c, 255, TextureModel(normalized_decode="mul-reciprocal"))
+    assert np.array_equal(recip, c.astype(np.float32) * np.float32(1 / 255))
+    assert int(np.sum(recip != normalized(c, 255, TextureModel()))) == 126   # as lavapipe differs (measured)
+    x = np.array([1 + 2 ** -11, -(1 + 2 ** -11), 1 + 3 * 2 ** -11, 70000.0, -70000.0, 1.9999], np.float32)
+    assert _to_half(x, "nearest-even").tolist() == [0x3C00, 0xBC00, 0x3C02, 0x7C00, 0xFC00, 0x4000]
+    assert _to_half(x, "toward-zero").tolist() == [0x3C00, 0xBC00, 0x3C01, 0x7BFF, 0xFBFF, 0x3FFF]
+    assert _to_half(x, "nearest-away").tolist() == [0x3C01, 0xBC01, 0x3C02, 0x7C00, 0xFC00, 0x4000]
+    assert filtered_half(np.array([1 + 2 ** -11], np.float32))[0] == np.float32(1 + 2 ** -10)
+    # 8-bit fixed-point lerp (llvmpipe): w = round(a * 256), (t0 (256 - w) + t1 w + 128) >> 8
+    got = S.fixed8_lerp(np.array([[10, 200, 0, 255]]), np.array([[250, 3, 128, 0]]), np.array([0.3], np.float32))
+    assert got.tolist() == [[(10 * 179 + 250 * 77 + 128) >> 8, (200 * 179 + 3 * 77 + 128) >> 8,
+                             (128 * 77 + 128) >> 8, (255 * 179 + 128) >> 8]]
+    # a nearest mip at k + 0.5, three ways; linear levels of detail with 8 bits, rounded down
+    lod = np.array([0.5, 1.5, 2.5, 2.49], np.float32)
+    for rule, want in (("half-down", [0, 1, 2, 2]), ("half-up", [1, 2, 3, 2]), ("half-even", [0, 2, 2, 2])):
+        _, lv, _, _ = S.mip_levels(lod, 4, "nearest", 0.0, 32.0, TextureModel(mip_nearest=rule))
+        assert lv.tolist() == want, rule
+    _, lo, hi, w = S.mip_levels(np.array([0.3], np.float32), 4, "linear", 0.0, 32.0, TextureModel(lod_bits=8))
+    assert (lo[0], hi[0], w[0]) == (0, 1, np.float32(76 / 256))
+    # linear weights with 8 bits, halves up (the H200): a * 256 = 1.5 -> 2
+    i0, i1, a = S.footprint(np.array([0.25 + 1.5 / 512], np.float32), np.array([2]), True, "clamp-to-edge",
+                            np.zeros(1, np.int64), TextureModel(subtexel_bits=8))
+    assert (i0[0], i1[0], a[0]) == (0, 1, np.float32(2 / 256))
+
+
+def test_profiles_carry_the_measured_texture_units():
+    from emu.profiles import load_profile
+    from emu.profiles.profile import ProfileError, _parse
+    h200, lp, ref = (load_profile(n).textures for n in ("nvidia-h200", "lavapipe", "reference"))
+    assert (h200.normalized_decode, h200.subtexel_bits, h200.lod_bits, h200.mip_nearest, h200.half_store,
+            h200.half_filter) == ("exact", 8, 8, "half-up", "toward-zero", "f16-nearest-away")
+    assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
+        ("mul-reciprocal", "fixed8", "half-even", "toward-zero")
+    assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
+    import json
+    from importlib import resources
+    doc = json.loads(resources.files("emu.profiles.data").joinpath("reference.json").read_text())
+    doc["textures"] = {"subtexel_bits": 40}
+    with pytest.raises(ProfileError, match="textures.subtexel_bits.*40 fractional bits"):
+        _parse(json.dumps(doc), "x.json", ())
+    doc["textures"] = {"mip_nearest": "sideways"}
+    with pytest.raises(ProfileError, match="textures.mip_nearest"):
+        _parse(json.dumps(doc), "x.json", ())
