@@ -9,7 +9,8 @@ from ..errors import EmuError, HostError, InvalidArgument
 from ._compat import binding_bases
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer
-from ._common import GPUObjectBase, _BU, _from_emu, _internal, _unsupported, _usage_names, _validation
+from ._common import GPUObjectBase, _BU, _from_emu, _get, _internal, _unsupported, _usage_names, _validation
+from . import _textures
 from ._pipeline import GPUComputePipeline, _binding_type, _min_size
 
 
@@ -62,7 +63,7 @@ class _Dispatch(_Cmd):
         self.pipeline, self.bindings, self.grid, self.indirect = pipeline, bindings, grid, indirect
 
     def buffers(self):
-        out = [b for b, _, _ in self.bindings.values()]
+        out = [b for b, _, _ in self.bindings.values() if isinstance(b, GPUBuffer)]
         if self.indirect is not None:
             out.append(self.indirect[0])
         return out
@@ -87,6 +88,9 @@ class _Dispatch(_Cmd):
         for g in p._used:
             key = (g.group, g.binding)
             buf, off, size = self.bindings[key]
+            if g.space == "handle":          # a texture (view) or sampler: emu's own, checked against the type
+                regions[key] = _textures.bind_handle(g, buf)
+                continue
             row, wb = buf._view(off, size, writable=g.space == "storage" and g.access != "read")
             regions[key] = Region(g.name, "buffer", 1, size, data=row, binding=key, access=g.access, space=g.space)
             if wb is not None:
@@ -102,6 +106,28 @@ class _Dispatch(_Cmd):
         finally:
             for wb in write_backs:
                 wb()
+
+
+class _TexelCopy(_Cmd):
+    """copy_buffer_to_texture / copy_texture_to_buffer, run at submit."""
+
+    def __init__(self, what, buf, layout, tex, level, origin, size, to_texture):
+        self.what, self.buf, self.layout, self.tex = what, buf, layout, tex
+        self.level, self.origin, self.size, self.to_texture = level, origin, size, to_texture
+
+    def buffers(self):
+        return [self.buf]
+
+    def describe(self):
+        return self.what
+
+    def run(self, device):
+        if self.to_texture:
+            _textures.write(self.tex, self.level, self.origin, self.size, self.buf._data, self.layout,
+                            self.what, aligned=True)
+        else:
+            _textures.read(self.tex, self.level, self.origin, self.size, self.layout, self.what,
+                           aligned=True, out=self.buf._data)
 
 
 class _DebugCommands:
@@ -207,14 +233,30 @@ class GPUCommandEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUComman
         else:
             self._commands.append(_Copy(source, so, destination, do, n))
 
-    def copy_buffer_to_texture(self, *args, **kwargs):
-        _unsupported("encoder.copy_buffer_to_texture()", "textures")
+    def copy_buffer_to_texture(self, source, destination, copy_size) -> None:
+        self._texel_copy("copy_buffer_to_texture", source, destination, copy_size, to_texture=True)
 
-    def copy_texture_to_buffer(self, *args, **kwargs):
-        _unsupported("encoder.copy_texture_to_buffer()", "textures")
+    def copy_texture_to_buffer(self, source, destination, copy_size) -> None:
+        self._texel_copy("copy_texture_to_buffer", destination, source, copy_size, to_texture=False)
+
+    def _texel_copy(self, what, buffer_info, texture_info, copy_size, to_texture: bool):
+        if not self._check_open(what):
+            return
+        buf = _get(buffer_info, "buffer")
+        if not isinstance(buf, GPUBuffer):
+            raise TypeError(f"{what}: 'buffer' must be an emu GPUBuffer, got {type(buf).__name__}")
+        tex, level, origin, size = _textures._copy_region(texture_info, copy_size, what)
+        need_b, need_t = (_BU.COPY_SRC, _textures._TU.COPY_DST) if to_texture else (_BU.COPY_DST, _textures._TU.COPY_SRC)
+        if not buf.usage & need_b:
+            self._fail(f"{what}: {buf._describe()} needs usage {_usage_names(need_b)}")
+            return
+        if not tex.usage & need_t:
+            self._fail(f"{what}: {tex._describe()} needs usage {'COPY_DST' if to_texture else 'COPY_SRC'}")
+            return
+        self._commands.append(_TexelCopy(what, buf, buffer_info, tex, level, origin, size, to_texture))
 
     def copy_texture_to_texture(self, *args, **kwargs):
-        _unsupported("encoder.copy_texture_to_texture()", "textures")
+        _unsupported("encoder.copy_texture_to_texture()", "texture-to-texture copies")
 
     def resolve_query_set(self, *args, **kwargs):
         _unsupported("encoder.resolve_query_set()", "query sets")
@@ -329,6 +371,9 @@ class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCo
         for g in p._used:
             bg, dyn = self._groups[g.group]
             buf, off, size = bg._bound[g.binding]
+            if g.space == "handle":
+                bindings[(g.group, g.binding)] = (buf, None, None)
+                continue
             off += dyn.get(g.binding, 0)
             need = _min_size(g)
             if size < need:
@@ -342,6 +387,8 @@ class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCo
         for i in range(len(layouts)):
             bg, _ = self._groups[i]
             for b, (buf, _, _) in bg._bound.items():
+                if not isinstance(buf, GPUBuffer):
+                    continue
                 usages.setdefault(id(buf), []).append((bg._layout._entries[b].type, f"@group({i}) @binding({b})", buf))
         for uses in usages.values():
             kinds = {u[0] for u in uses}

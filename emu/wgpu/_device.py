@@ -15,6 +15,7 @@ from ._pipeline import GPUComputePipeline, _auto_layout, _check_constants, _chec
 from ._promise import GPUPromise
 from ._queue import GPUQueue
 from ._shader import GPUShaderModule
+from . import _textures
 
 
 class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
@@ -112,11 +113,14 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
         for i, entry in enumerate(entries):
             binding = int(_get(entry, "binding"))
             visibility = _flag_value(_SS, _get(entry, "visibility", 0), "ShaderStage")
-            for kind, what in (("sampler", "samplers"), ("texture", "textures"),
-                               ("storage_texture", "storage textures"),
-                               ("external_texture", "external textures")):
-                if _get(entry, kind) is not None:
-                    _unsupported(f"create_bind_group_layout(entries[{i}].{kind})", what)
+            if _get(entry, "external_texture") is not None:
+                _unsupported(f"create_bind_group_layout(entries[{i}].external_texture)", "external textures")
+            handle = _handle_layout(entry)
+            if handle is not None:
+                if binding in norm:
+                    raise _validation(f"create_bind_group_layout: binding {binding} is given twice")
+                norm[binding] = _LayoutEntry(binding, visibility, handle, False, 0)
+                continue
             buf = _get(entry, "buffer")
             if buf is None:
                 raise InvalidArgument("Bind group layout entry did not contain field 'buffer', 'sampler', "
@@ -170,11 +174,25 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
                                   f"have (it has {sorted(layout._entries)})")
             if binding in bound:
                 raise _validation(f"{what}: binding {binding} is given twice")
+            if lay.type.startswith(("texture:", "storage_texture:", "sampler:")):
+                kind = lay.type.split(":")[0]
+                ok = isinstance(res, _textures.GPUSampler) if kind == "sampler" else \
+                    isinstance(res, (_textures.GPUTextureView, _textures.GPUTexture))
+                if not ok:
+                    raise _validation(f"{what}: entries[{i}] (binding {binding}) is a {kind.replace('_', ' ')} "
+                                      f"in the layout, not a {type(res).__name__}")
+                if kind != "sampler":
+                    tex = res if isinstance(res, _textures.GPUTexture) else res.texture
+                    need = _textures._TU.TEXTURE_BINDING if kind == "texture" else _textures._TU.STORAGE_BINDING
+                    if not tex.usage & need:
+                        raise _validation(f"{what}: entries[{i}] binds {tex._describe()} as a {kind.replace('_', ' ')}, "
+                                          f"which needs usage {'TEXTURE_BINDING' if kind == 'texture' else 'STORAGE_BINDING'}",
+                                          hint="create the texture with that usage")
+                bound[binding] = (res, None, None)
+                continue
             if isinstance(res, GPUBuffer):
                 buf, offset, size = res, 0, None
             elif res is None or not hasattr(res, "__getitem__"):
-                if type(res).__name__ in ("GPUSampler", "GPUTextureView", "GPUTexture"):
-                    _unsupported(f"create_bind_group(entries[{i}].resource={type(res).__name__})", "textures and samplers")
                 raise TypeError(f"Unexpected resource type {type(res)}")
             else:
                 buf = _get(res, "buffer")
@@ -228,7 +246,7 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
         except Exception as e:
             raise _internal(e, sources) from e
         from ..api import used_globals
-        used = [g for g in used_globals(module._emu.ir, pipe.pipeline.entry) if g.space in ("storage", "uniform")]
+        used = [g for g in used_globals(module._emu.ir, pipe.pipeline.entry) if g.space in ("storage", "uniform", "handle")]
         wg_bytes = sum(_round_up(g.type.size, 16) for g in used_globals(module._emu.ir, pipe.pipeline.entry)
                        if g.space == "workgroup" and hasattr(g.type, "size"))
         _check_pipeline_limits(self, pipe, used, wg_bytes, sources)
@@ -252,11 +270,11 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
         return GPUCommandEncoder(label, self)
 
     # -- not emulated -------------------------------------------------------------------------
-    def create_texture(self, **kwargs):
-        _unsupported("device.create_texture()", "textures")
+    def create_texture(self, **kwargs) -> "GPUTexture":
+        return _textures.create_texture(self, **kwargs)
 
-    def create_sampler(self, **kwargs):
-        _unsupported("device.create_sampler()", "samplers")
+    def create_sampler(self, **kwargs) -> "GPUSampler":
+        return _textures.create_sampler(self, **kwargs)
 
     def create_render_pipeline(self, **kwargs):
         _unsupported("device.create_render_pipeline()", "render pipelines")
@@ -288,6 +306,23 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
 
     def destroy(self) -> None:
         self._destroyed = True
+
+
+def _handle_layout(entry) -> str | None:
+    """A texture, storage texture or sampler layout entry as the layout's type string
+    ("texture:SAMPLE_TYPE:VIEW_DIM", "storage_texture:ACCESS:FORMAT:VIEW_DIM", "sampler:TYPE")."""
+    t = _get(entry, "texture")
+    if t is not None:
+        if _get(t, "multisampled", False):
+            _unsupported("create_bind_group_layout(texture.multisampled=True)", "multisampled textures")
+        return f"texture:{_get(t, 'sample_type', 'float')}:{_get(t, 'view_dimension', '2d')}"
+    t = _get(entry, "storage_texture")
+    if t is not None:
+        return f"storage_texture:{_get(t, 'access', 'write-only')}:{_get(t, 'format')}:{_get(t, 'view_dimension', '2d')}"
+    t = _get(entry, "sampler")
+    if t is not None:
+        return f"sampler:{_get(t, 'type', 'filtering')}"
+    return None
 
 
 def _enable_loc(code: str, ext: str, file: str):

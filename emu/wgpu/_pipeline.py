@@ -61,12 +61,58 @@ def _check_pipeline_limits(dev, pipe, used, wg_bytes, sources):
 
 
 def _binding_type(g) -> str:
+    """The layout entry type a variable needs (buffers: wgpu's buffer type; textures and samplers:
+    the string _device._handle_layout makes)."""
+    if g.space == "handle":
+        return _handle_type(g.type)
     if g.space == "uniform":
         return "uniform"
     return "storage" if g.access == "read_write" else "read-only-storage"
 
 
+def _handle_type(t) -> str:
+    from ..isa.types import TextureType
+    if not isinstance(t, TextureType):
+        return f"sampler:{'comparison' if t.comparison else 'filtering'}"
+    view = t.dim.replace("_", "-")
+    if t.kind == "storage":
+        access = {"write": "write-only", "read": "read-only", "read_write": "read-write"}[t.access]
+        return f"storage_texture:{access}:{t.format}:{view}"
+    sample = "depth" if t.depth else {"f32": "float", "i32": "sint", "u32": "uint"}[t.sampled.name]
+    return f"texture:{sample}:{view}"
+
+
+def _entry_text_of(t: str) -> str:
+    """A layout type string as the bind group layout entry's text."""
+    p = t.split(":")
+    if p[0] == "texture":
+        return f"'texture': {{'sample_type': '{p[1]}', 'view_dimension': '{p[2]}'}}"
+    if p[0] == "storage_texture":
+        return f"'storage_texture': {{'access': '{p[1]}', 'format': '{p[2]}', 'view_dimension': '{p[3]}'}}"
+    if p[0] == "sampler":
+        return f"'sampler': {{'type': '{p[1]}'}}"
+    return f"'buffer': {{'type': '{t}'}}"
+
+
+def _entry_text(g) -> str:
+    return _entry_text_of(_binding_type(g))
+
+
+def _handle_ok(have: str, want: str) -> bool:
+    """A layout entry that the shader's variable may use: the same, or a float texture declared
+    unfilterable, or a depth texture as a float one, or a filtering sampler declared non-filtering."""
+    if have == want:
+        return True
+    h, w = have.split(":"), want.split(":")
+    if h[0] == w[0] == "texture":
+        return h[2] == w[2] and (h[1], w[1]) in (("unfilterable-float", "float"), ("float", "depth"),
+                                                 ("unfilterable-float", "depth"))
+    return h[0] == w[0] == "sampler" and (h[1], w[1]) == ("non-filtering", "filtering")
+
+
 def _min_size(g) -> int:
+    if g.space == "handle":
+        return 0
     from ..api import min_binding_size
     return min_binding_size(g.type)
 
@@ -84,12 +130,17 @@ def _check_layout_matches(layout: "GPUPipelineLayout", used, sources):
             raise _validation(f"the bind group layout for group {g.group} has no binding {g.binding}, but the "
                               f"shader uses {where}", g.loc, sources=sources,
                               hint=f"add {{'binding': {g.binding}, 'visibility': wgpu.ShaderStage.COMPUTE, "
-                                   f"'buffer': {{'type': '{_binding_type(g)}'}}}}")
+                                   f"{_entry_text(g)}}}")
         if not e.visibility & _SS.COMPUTE:
             raise _validation(f"the layout entry for {where} is not visible to the compute stage",
                               g.loc, sources=sources, hint="add wgpu.ShaderStage.COMPUTE to its visibility")
         want = _binding_type(g)
-        ok = e.type == want or (want == "read-only-storage" and e.type == "storage")
+        ok = e.type == want or (want == "read-only-storage" and e.type == "storage") or \
+            (g.space == "handle" and _handle_ok(e.type, want))
+        if not ok and g.space == "handle":
+            raise _validation(f"the layout entry for {where} is {_entry_text_of(e.type)}, but the shader "
+                              f"declares a {g.type}", g.loc, sources=sources,
+                              hint=f"use {_entry_text(g)} in the bind group layout entry")
         if not ok:
             raise _validation(f"the layout entry for {where} has buffer type '{e.type}', but the shader "
                               f"declares a {want} binding", g.loc, sources=sources,

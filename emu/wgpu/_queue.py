@@ -11,6 +11,7 @@ from ._buffer import GPUBuffer
 from ._commands import GPUCommandBuffer
 from ._common import GPUObjectBase, _BU, _MM, _memoryview, _unsupported, _usage_names, _validation
 from ._promise import GPUPromise
+from . import _textures
 
 
 class GPUQueue(GPUObjectBase, *binding_bases("GPUQueue")):
@@ -92,11 +93,21 @@ class GPUQueue(GPUObjectBase, *binding_bases("GPUQueue")):
     def on_submitted_work_done(self):
         return self.on_submitted_work_done_sync()
 
-    def write_texture(self, *args, **kwargs):
-        _unsupported("queue.write_texture()", "textures")
+    def write_texture(self, destination, data, data_layout, size) -> None:
+        """Copy texels from ``data`` (laid out as ``data_layout`` says) into a texture region."""
+        tex, level, origin, size = _textures._copy_region(destination, size, "queue.write_texture")
+        if not tex.usage & _textures._TU.COPY_DST:
+            raise _validation(f"queue.write_texture: {tex._describe()} needs usage COPY_DST")
+        raw = np.frombuffer(_memoryview(data).cast("B"), np.uint8)
+        _textures.write(tex, level, origin, size, raw, data_layout, "queue.write_texture", aligned=False)
 
-    def read_texture(self, *args, **kwargs):
-        _unsupported("queue.read_texture()", "textures")
+    def read_texture(self, source, data_layout, size):
+        """The texels of a texture region, laid out as ``data_layout`` says (emu: at once)."""
+        tex, level, origin, size = _textures._copy_region(source, size, "queue.read_texture")
+        if not tex.usage & _textures._TU.COPY_SRC:
+            raise _validation(f"queue.read_texture: {tex._describe()} needs usage COPY_SRC")
+        return memoryview(_textures.read(tex, level, origin, size, data_layout, "queue.read_texture",
+                                         aligned=False)).cast("B")
 
     def copy_external_image_to_texture(self, *args, **kwargs):
         _unsupported("queue.copy_external_image_to_texture()", "textures")
