@@ -52,7 +52,8 @@ _COMPOUND = tuple(BIN_OPS[op] for op in COMPOUND.values())   # binary fns with a
 # WGSL spellings: the front end's tables read backwards, so both directions stay one table
 _SUBGROUP_NAMES = {op: name for name, op in SUBGROUP_FNS.items()}
 _ATOMIC_NAMES = {op: name for name, op in ATOMIC_FNS.items()}
-_BARRIERS = {"workgroup": "workgroupBarrier", "storage": "storageBarrier", "texture": "textureBarrier"}
+_BARRIERS = {"workgroup": "workgroupBarrier", "storage": "storageBarrier", "texture": "textureBarrier",
+             "subgroup": "subgroupBarrier"}
 _SCALAR_OPS = {"add": "subgroupMatrixScalarAdd", "sub": "subgroupMatrixScalarSubtract",
                "mul": "subgroupMatrixScalarMultiply"}
 _SUBGROUP_BUILTINS = ("subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")

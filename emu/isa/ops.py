@@ -36,7 +36,7 @@ COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 UNARY_OPS = ("neg", "not")
 ATOMIC_OPS = ("load", "store", "add", "sub", "max", "min", "and", "or", "xor", "exchange",
               "compare_exchange_weak")
-BARRIERS = ("workgroup", "storage", "texture")
+BARRIERS = ("workgroup", "storage", "texture", "subgroup")
 SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add", "exclusive_add",
                 "inclusive_mul", "exclusive_mul", "broadcast", "broadcast_first", "shuffle",
                 "shuffle_xor", "shuffle_up", "shuffle_down", "ballot", "elect", "all", "any",
@@ -71,7 +71,8 @@ _OPS = [
     OpDef("array_length", (1, 1), True, "element count of a runtime-sized array"),
     OpDef("atomic", (1, 3), True, "atomic read-modify-write through a pointer", attrs=("fn",),
           effects=True),
-    OpDef("barrier", (0, 0), False, "control and memory barrier of the workgroup", attrs=("kind",),
+    OpDef("barrier", (0, 0), False, "control and memory barrier of the workgroup (or subgroup)",
+          attrs=("kind",),
           effects=True),
     # composites
     OpDef("construct", (1, None), True,

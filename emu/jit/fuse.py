@@ -606,6 +606,8 @@ class _Gen:
     # -- the whole kernel ------------------------------------------------------------------
     def build(self) -> str:
         fn = self.entry
+        if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
+            raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
         body_start = len(self.lines)

@@ -191,20 +191,26 @@ def h_atomic(ex, inst, mask, frame):
 @handler("barrier")
 def h_barrier(ex, inst, mask, frame):
     # Lockstep execution already orders every access before the barrier ahead of every access
-    # after it; what remains to check is that the whole workgroup reached it together.
-    wg_mask = mask.reshape(ex.nwg, ex.wg_lanes)
-    live = ex.live.reshape(ex.nwg, ex.wg_lanes)
+    # after it; what remains to check is that the whole workgroup (for subgroupBarrier: the
+    # whole subgroup) reached it together.
+    kind = inst.attrs["kind"]
+    group = ex.opts.subgroup_size if kind == "subgroup" else ex.wg_lanes
+    wg_mask = mask.reshape(-1, group)
+    live = ex.live.reshape(-1, group)
     partial = wg_mask.any(axis=1) & (wg_mask != live).any(axis=1)
     if partial.any():
         w = int(np.flatnonzero(partial)[0])
         lanes = np.zeros(ex.lanes, np.bool_)
-        lanes[w * ex.wg_lanes:(w + 1) * ex.wg_lanes] = live[w] & ~wg_mask[w]
-        ex.fail(inst, f"{inst.attrs['kind']}Barrier reached by only some invocations of a workgroup "
+        lanes[w * group:(w + 1) * group] = live[w] & ~wg_mask[w]
+        what = "subgroup" if kind == "subgroup" else "workgroup"
+        ex.fail(inst, f"{kind}Barrier reached by only some invocations of a {what} "
                       f"(non-uniform control flow): undefined behaviour in WGSL", lanes,
                 hint="move the barrier out of the branch or loop whose condition differs between "
                      "invocations")
-    if ex.races is not None and inst.attrs["kind"] == "workgroup":
+    if ex.races is not None and kind == "workgroup":
         ex.races.barrier(mask)
+    elif ex.races is not None and kind == "subgroup":
+        ex.races.subgroup_sync(mask, full=True)
 
 
 # -- composites ----------------------------------------------------------------------------------

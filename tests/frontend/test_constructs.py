@@ -628,6 +628,28 @@ fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_invocation_id
     assert out.read(np.uint32).tolist() == [i % 8 for i in range(64)]
 
 
+def test_naga_ballot_without_a_predicate():
+    # naga's subgroupBallot(): the active invocations' mask, as subgroupBallot(true)
+    src = """@group(0) @binding(0) var<storage, read_write> o: array<vec4<u32>>;
+@compute @workgroup_size(8)
+fn main(@builtin(local_invocation_index) i: u32) {
+  if (i % 3u != 1u) {
+    o[i] = subgroupBallot();
+  }
+}
+"""
+    dev = emu.Device(subgroup_size=8)
+    warned = dev.create_shader_module(src, "b.wgsl", strict=True).warnings
+    assert [w.message for w in warned if "predicate" in w.message] == [
+        "subgroupBallot() without a predicate: naga accepts this, Tint (Dawn, Chrome) rejects it"]
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "b.wgsl"))
+    out = dev.create_buffer(size=16 * 8)
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
+    mask = sum(1 << i for i in range(8) if i % 3 != 1)
+    assert out.read(np.uint32).reshape(8, 4).tolist() == [[mask, 0, 0, 0] if i % 3 != 1 else [0] * 4
+                                                          for i in range(8)]
+
+
 # -- matmul, private, uniforms --------------------------------------------------------------------
 
 def test_matmul_naive():

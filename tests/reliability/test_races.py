@@ -178,6 +178,46 @@ fn main(@builtin(local_invocation_index) i: u32) {
            "invocation 0" in str(e.value)
 
 
+# naga's subgroupBarrier(): invocation 0 of each subgroup writes, the subgroup reads after it
+SUBGROUP_BARRIER = """enable subgroups;
+@group(0) @binding(0) var<storage, read_write> o: array<u32>;
+var<workgroup> x: array<u32, 2>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32, @builtin(subgroup_id) s: u32,
+        @builtin(subgroup_invocation_id) l: u32) {
+  if (l == 0u) {
+    x[s] = 10u + s;
+  }
+  subgroupBarrier();
+  o[i] = x[READ];
+}
+"""
+
+
+def test_subgroup_barrier_orders_a_subgroup():
+    dev = emu.Device("reference", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(SUBGROUP_BARRIER.replace("READ", "s"), "sb.wgsl"))
+    out = dev.create_buffer(size=4 * 64)
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
+    assert out.read(np.uint32).tolist() == [10 + i // 32 for i in range(64)]
+
+
+@pytest.mark.parametrize("change, message", [
+    (("READ", "1u - s"), "sb.wgsl:11:3: error: data race on var<workgroup> 'x' (byte 4): this read and a write "
+                         "by invocation 32"),                         # the other subgroup's slot
+    (("  subgroupBarrier();\n", "  if (l < 16u) { subgroupBarrier(); }\n"),
+     "sb.wgsl:10:18: error: subgroupBarrier reached by only some invocations of a subgroup (non-uniform "
+     "control flow): undefined behaviour in WGSL"),
+])
+def test_subgroup_barrier_misuse(change, message):
+    src = SUBGROUP_BARRIER.replace(*change).replace("READ", "s")
+    dev = emu.Device("reference", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "sb.wgsl"))
+    with pytest.raises(EmuError) as e:
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=4 * 64)}, (1, 1, 1))
+    assert str(e.value).splitlines()[0].startswith(message)
+
+
 COOP = """enable chromium_experimental_subgroup_matrix;
 @group(0) @binding(0) var<storage, read_write> d: array<f32>;
 @compute @workgroup_size(64)

@@ -61,8 +61,10 @@ def lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
 
 def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
     name = e.name
-    if name in ("workgroupBarrier", "storageBarrier", "textureBarrier"):
+    if name in ("workgroupBarrier", "storageBarrier", "textureBarrier", "subgroupBarrier"):
         _arity(lw, e, 0)
+        if name == "subgroupBarrier":          # naga's (wgpu's subgroup feature); not in Tint
+            lw.subgroup_use(e, name)
         lw.b.emit("barrier", kind=name[: -len("Barrier")])
         return None
     if name == "workgroupUniformLoad":
@@ -381,6 +383,12 @@ def _subgroup(lw: Lowerer, e, fn, mask: int | None = None):
     if fn == "elect":
         _arity(lw, e, 0)
         return Val(lw.b.op("subgroup", [], BOOL, fn=fn))
+    if fn == "ballot" and not e.args:
+        # naga's subgroupBallot(): of every active invocation (WGSL's needs the predicate)
+        if lw.strict:
+            lw.warn(e, "subgroupBallot() without a predicate: naga accepts this, Tint (Dawn, Chrome) rejects it",
+                    hint="write subgroupBallot(true) to run on every WebGPU implementation")
+        return Val(lw.b.op("subgroup", [lw.b.op("const", [], BOOL, value=True)], VectorType(U32, 4), fn=fn))
     two = fn in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "quad_broadcast")
     _arity(lw, e, 2 if two and mask is None else 1)
     v = lw.value(lw.expr(e.args[0]))
