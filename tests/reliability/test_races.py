@@ -200,6 +200,9 @@ def test_subgroup_barrier_orders_a_subgroup():
     out = dev.create_buffer(size=4 * 64)
     dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
     assert out.read(np.uint32).tolist() == [10 + i // 32 for i in range(64)]
+    warned = dev.create_shader_module(SUBGROUP_BARRIER.replace("READ", "s"), "sb.wgsl", strict=True).warnings
+    assert [(w.message, w.loc.line) for w in warned] == [
+        ("subgroupBarrier is naga's: Tint (Dawn, Chrome) has no such function", 10)]
 
 
 @pytest.mark.parametrize("change, message", [

@@ -65,6 +65,9 @@ def _lower_builtin(lw: Lowerer, e: A.CallExpr, statement: bool):
         _arity(lw, e, 0)
         if name == "subgroupBarrier":          # naga's (wgpu's subgroup feature); not in Tint
             lw.subgroup_use(e, name)
+            if lw.strict:
+                lw.warn(e, "subgroupBarrier is naga's: Tint (Dawn, Chrome) has no such function",
+                        hint="a workgroupBarrier() runs everywhere (it orders the whole workgroup)")
         lw.b.emit("barrier", kind=name[: -len("Barrier")])
         return None
     if name == "workgroupUniformLoad":
