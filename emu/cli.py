@@ -265,7 +265,15 @@ def cmd_ir(args, sources) -> int:
     from .isa.printer import print_module
     src = sources[args.shader] = _read_source(args.shader)
     module, warnings = compile_wgsl(src, args.shader, strict=args.strict,
-                                    constants=parse_overrides(args.override) or None)
+                                    constants=parse_overrides(args.override) or None, defer_unset=True)
+    for name in module.unset_overrides:
+        # WGSL lets a pipeline set it later; the IR needs a number where a type or a module-scope
+        # initializer uses it, and shows a placeholder there: say so
+        o = next(o for o in module.overrides if o.name == name)
+        warnings.append(EmuError(f"override '{name}' has no value (the module is lowered with its overrides' "
+                                 f"values, a type or a module-scope initializer needs them): this IR holds 1 "
+                                 f"in its place", o.loc,
+                                 hint=f"give it one with --override {name}=VALUE", severity="warning"))
     for w in warnings:
         print(w.format(sources), file=sys.stderr)
     sys.stdout.write(print_module(module, locs=not args.no_locs))

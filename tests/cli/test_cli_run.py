@@ -69,6 +69,29 @@ def test_ir_prints_the_module():
     assert out.startswith("module ") and "array_length" in out and "; " not in out
 
 
+def test_ir_of_an_override_without_a_value(tmp_path):
+    # naga's overrides input: an override with no default that a private initializer and another
+    # override's default use; WGSL leaves it to the pipeline, emu ir prints a placeholder and says so
+    (tmp_path / "o.wgsl").write_text("""override gain: f32;
+override twice = 2 * gain;
+var<private> g: f32 = gain * 10.0;
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(1)
+fn main() {
+  o[0] = g + twice;
+}
+""")
+    rc, out, err = cli("ir", tmp_path / "o.wgsl", "--no-locs")
+    assert rc == 0 and out.startswith("module ")
+    assert "override @gain : f32\n" in out and "override @twice : f32 = 0x1.0000000000000p+1\n" in out
+    assert err.splitlines()[0] == (
+        f"{tmp_path / 'o.wgsl'}:1:1: warning: override 'gain' has no value (the module is lowered with its "
+        "overrides' values, a type or a module-scope initializer needs them): this IR holds 1 in its place")
+    assert "hint: give it one with --override gain=VALUE" in err
+    rc, out, err = cli("ir", tmp_path / "o.wgsl", "--no-locs", "--override", "gain=3")
+    assert rc == 0 and err == "" and "override @twice : f32 = 0x1.8000000000000p+2\n" in out
+
+
 def test_strict_warns_on_stderr_but_succeeds(tmp_path):
     src = (SHADERS / "subgroups.wgsl").read_text().replace("enable subgroups;", "")
     (tmp_path / "s.wgsl").write_text(src)
