@@ -405,9 +405,13 @@ class _Verifier:
             return
         cfg = self.profile.find_config(a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
         if cfg is None:
+            shape = (a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
+            where = self.profile.where_else(lambda p: p.find_config(*shape) is not None,
+                                            f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
+                                            a.elem.is_int or c.elem.is_int)
             self.fail(i, f"the device '{self.profile.name}' has no matrix unit for "
                          f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
-                      hint=self.profile.describe_configs())
+                      hint=where + "\n" + self.profile.describe_configs())
 
     def matrix_supported(self, i, t: CoopMatrixType):
         if not isinstance(t, CoopMatrixType):
@@ -416,8 +420,10 @@ class _Verifier:
             return
         if self.profile.matrix_config(t) is None:
             what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
+            where = self.profile.where_else(lambda p: p.matrix_config(t) is not None,
+                                            f"a {what} matrix of {t.rows}x{t.cols} {t.elem}", t.elem.is_int)
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
-                      hint=self.profile.describe_configs())
+                      hint=where + "\n" + self.profile.describe_configs())
         self.coop_checked.add((t, id(self.profile)))
 
 

@@ -240,6 +240,15 @@ class Profile:
             self._cache[key] = lm
         return lm
 
+    def where_else(self, has, what: str, integer: bool = False) -> str:
+        """A hint's first line: the shipped profiles (other than this one) whose `has(profile)`
+        holds, or that none has `what` (then no profile runs the shader as written)."""
+        names = [n for n in list_profiles() if n not in (self.name, "reference") and has(load_profile(n))]
+        if names:
+            return f"profiles that have {what}: {', '.join(names)} (--profile NAME)"
+        why = " (their integer matrix units take 8-bit inputs to 32-bit sums)" if integer else ""
+        return f"no emu profile has {what}: none of the GPUs emu models has one{why}; `emu props NAME` lists each one's"
+
     def describe_configs(self) -> str:
         """A human list of the supported configs, used in 'unsupported config' errors."""
         sizes = ", ".join(map(str, self.subgroup_sizes))

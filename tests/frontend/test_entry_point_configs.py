@@ -70,3 +70,69 @@ def test_selecting_the_entry_point_with_a_missing_config_names_it():
     assert "M=16 N=16 K=16  f16 x f16 + f32 -> f32" in err.hint
     text = err.format({"two.wgsl": TWO_ENTRIES})
     assert "two.wgsl:23:13" in text and "Traceback" not in text
+
+
+# naga's integer inputs: 32-bit integer operands, or 8-bit accumulators. The H200's matrix unit
+# (traces of its Vulkan driver's configurations) takes u8/i8 to u32/i32 only, and so does every
+# GPU emu models: the hint says that no profile runs it, where one that does would be named.
+INT_MATRICES = """enable wgpu_cooperative_matrix;
+var<private> a: coop_mat16x16<ELEM, A>;
+var<private> b: coop_mat16x16<ELEM, B>;
+@group(0) @binding(0) var<storage, read_write> d: array<ACC>;
+@compute @workgroup_size(32)
+fn main() {
+  let c = coopLoad<coop_mat16x16<ACC, C>>(&d[0]);
+  coopStore(coopMultiplyAdd(a, b, c), &d[0]);
+}
+"""
+
+
+@pytest.mark.parametrize("elem, acc, first, where", [
+    ("i32", "i32", "has no matrix unit for i32xi32->i32 at M=16 N=16 K=16",
+     "no emu profile has i32xi32->i32 at M=16 N=16 K=16: none of the GPUs emu models has one (their integer "
+     "matrix units take 8-bit inputs to 32-bit sums); `emu props NAME` lists each one's"),
+    ("u32", "u32", "has no matrix unit for u32xu32->u32 at M=16 N=16 K=16",
+     "no emu profile has u32xu32->u32 at M=16 N=16 K=16: none of the GPUs emu models has one (their integer "
+     "matrix units take 8-bit inputs to 32-bit sums); `emu props NAME` lists each one's"),
+])
+def test_integer_matrices_no_device_has(elem, acc, first, where):
+    src = INT_MATRICES.replace("ELEM", elem).replace("ACC", acc)
+    dev = emu.Device("nvidia-h200")
+    with pytest.raises(EmuError) as e:
+        dev.create_compute_pipeline(dev.create_shader_module(src, "int.wgsl"))
+    assert e.value.message == f"the device 'nvidia-h200' {first}"
+    assert e.value.hint.splitlines()[0] == where
+    assert "M=16 N=16 K=32  i8 x i8 + i32 -> i32" in e.value.hint      # what it has instead
+
+
+def test_an_8_bit_accumulator_no_device_has():
+    src = """enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read_write> d: array<u32>;
+@compute @workgroup_size(32)
+fn main() {
+  let c = coopLoad<coop_mat16x16<i8, C>>(&d[0]);
+  coopStore(c, &d[0]);
+}
+"""
+    dev = emu.Device("nvidia-h200")
+    with pytest.raises(EmuError) as e:
+        dev.create_compute_pipeline(dev.create_shader_module(src, "i8.wgsl"))
+    assert (e.value.loc.line, e.value.loc.col) == (5, 11)
+    assert e.value.message == "the device 'nvidia-h200' has no result (C) matrix of 16x16 i8"
+    assert e.value.hint.splitlines()[0].startswith("no emu profile has a result (C) matrix of 16x16 i8: ")
+
+
+def test_a_shape_another_profile_has_is_named():
+    src = """enable f16;
+enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read_write> d: array<f16>;
+@compute @workgroup_size(32)
+fn main() {
+  coopStore(coopLoad<coop_mat16x8<f16, A>>(&d[0]), &d[0]);
+}
+"""
+    dev = emu.Device("nvidia-h200")
+    with pytest.raises(EmuError) as e:
+        dev.create_compute_pipeline(dev.create_shader_module(src, "r.wgsl"))
+    assert e.value.hint.splitlines()[0] == "profiles that have a left (A) matrix of 8x16 f16: intel-xe-hpg, " \
+                                           "intel-xe2 (--profile NAME)"
