@@ -216,10 +216,8 @@ class _Emitter:
         if self.d == "dawn":
             kind = {"A": "left", "B": "right", "C": "result"}[t.role]
             return f"subgroup_matrix_{kind}<{t.elem}, {t.cols}, {t.rows}>"
-        if t.rows != t.cols or t.rows not in (8, 16):
-            self.fail(inst, f"the wgpu dialect has only 8x8 and 16x16 cooperative matrices, not "
-                            f"{t.rows}x{t.cols} ({t})", hint="emit with --dialect dawn")
-        if t.elem.name not in ("f16", "f32", "i32", "u32"):
+        # naga spells any shape coop_mat{cols}x{rows} (its rectangular inputs: 16x8, 8x16, 16x32)
+        if t.elem.name not in ("f16", "f32", "i32", "u32", "i8", "u8"):
             self.fail(inst, f"the wgpu dialect has no {t.elem} cooperative matrices ({t})",
                       hint="emit with --dialect dawn")
         return f"coop_mat{t.cols}x{t.rows}<{t.elem}, {t.role}>"
@@ -337,21 +335,27 @@ class _Emitter:
         self.plans: dict[int, str] = {}      # id(store) -> statement written in its place
         self.uses: dict[int, list[Inst]] = {}
         self.defs: dict[int, Inst] = {}
-        self.used_names: set[str] = set()
-        for i in f.walk():
+        self.used_names: dict[str, int] = {}     # module-scope name -> its last use (program order)
+        self.order: dict[int, int] = {}           # id(inst) -> its place in program order
+        for n, i in enumerate(f.walk()):
+            self.order[id(i)] = n
             for a in i.args:
                 self.uses.setdefault(a.id, []).append(i)
             if i.result is not None:
                 self.defs[i.result.id] = i
             if i.op in (OP.global_, OP.override):
-                self.used_names.add(i.attrs["name"])
+                self.used_names[i.attrs["name"]] = n
             elif i.op == OP.call:
-                self.used_names.add(i.attrs["callee"])
+                self.used_names[i.attrs["callee"]] = n
             elif i.op == OP.builtin:
-                self.used_names.add(i.attrs["fn"])
+                self.used_names[i.attrs["fn"]] = n
             for t in [i.type] + [a.type for a in i.args]:
                 if isinstance(t, StructType):
-                    self.used_names.add(t.name)
+                    self.used_names[t.name] = n
+        for i in f.walk():                        # a global's name is spelled where its pointer is used
+            if i.op in (OP.global_, OP.override):
+                last = max((self.order[id(u)] for u in self.uses.get(i.result.id, [])), default=0)
+                self.used_names[i.attrs["name"]] = max(self.used_names[i.attrs["name"]], last)
         # constants that must stay constant expressions in WGSL (Tint: subgroupBroadcast's lane)
         # and a texture gather's component and a sampling offset
         for i in f.walk():
@@ -407,8 +411,10 @@ class _Emitter:
         self.line("}")
 
     # -- blocks and scopes -----------------------------------------------------------------------
-    def block(self, b: Block, can_nest: bool = True, tail=None):
-        frame = [set(), 0, can_nest]          # names declared here, extra braces opened, may nest
+    def block(self, b: Block, can_nest: bool = True, tail=None, tail_uses: frozenset = frozenset()):
+        """`tail` (a loop's continuing) is written after the block's own braces close; a fresh
+        scope may still open where nothing declared from there on is one of `tail_uses`."""
+        frame = [set(), 0, can_nest, tail_uses, b]     # names here, extra braces opened, may nest
         self.scopes.append(frame)
         saved = getattr(self, "cur", None)
         for idx, inst in enumerate(b.insts):
@@ -419,11 +425,11 @@ class _Emitter:
             if rule is None:
                 self.fail(inst, f"no emitter rule for the op '{inst.op}'")
             rule(self, inst)
-        if tail is not None:
-            tail()
         for _ in range(frame[1]):
             self.indent -= 1
             self.line("}")
+        if tail is not None:
+            tail()
         self.scopes.pop()
         self.cur = saved
 
@@ -432,10 +438,10 @@ class _Emitter:
         want = inst.attrs.get("name")
         frame = self.scopes[-1]
         ok = isinstance(want, str) and _IDENT.match(want) is not None and want not in _reserved() \
-            and not want.startswith("__") and want != "_" and want not in self.used_names \
+            and not want.startswith("__") and want != "_" and self.used_names.get(want, -1) < self.order[id(inst)] \
             and want not in _PREDECLARED and not want.startswith(self.P + "t")
         if ok and want in frame[0]:
-            if frame[2]:
+            if frame[2] or self._rest_unused_by_tail(frame):
                 self.line("{")          # a fresh scope holds the rest of the block
                 self.indent += 1
                 frame[1] += 1
@@ -445,6 +451,15 @@ class _Emitter:
         name = want if ok else f"{self.P}t{inst.result.id}"
         frame[0].add(name)
         return name
+
+    def _rest_unused_by_tail(self, frame) -> bool:
+        """Whether a loop's continuing uses nothing the rest of its body (from here) defines: then
+        a sibling's name can take a fresh scope that closes before the continuing."""
+        b, (_, at) = frame[4], self.cur
+        if self.cur[0] is not b or not frame[3]:
+            return self.cur[0] is b
+        defined = {x.result.id for inst in b.insts[at:] for x in inst.walk() if x.result is not None}
+        return not (defined & frame[3])
 
     # -- references ------------------------------------------------------------------------------
     def ref(self, v: Value, inst: Inst | None = None) -> _Ref:
@@ -961,7 +976,8 @@ def r_loop(em, i):
             em.block(cont)
             em.indent -= 1
             em.line("}")
-    em.block(body, can_nest=not cont.insts, tail=continuing)
+    uses = frozenset(a.id for top in cont.insts for x in top.walk() for a in x.args)
+    em.block(body, can_nest=not cont.insts, tail=continuing, tail_uses=uses)
     em.indent -= 1
     em.line("}")
 
