@@ -650,6 +650,37 @@ fn main(@builtin(local_invocation_index) i: u32) {
                                                           for i in range(8)]
 
 
+def test_huge_zero_valued_arrays_are_evaluated_lazily():
+    # Tint's corpus: array<i32, 636109182>()[0] (2.5 GB as a value) is a constant index into a
+    # zero value; emu holds it without its elements, and refuses only a dynamic index into it
+    src = """@group(0) @binding(0) var<storage, read_write> o: array<i32>;
+struct S { big: array<array<u32, 100000>, 100000>, x: f32 }
+@compute @workgroup_size(1)
+fn main() {
+  let a = array<i32, 636109182>()[0];
+  const b = array<array<u32, 100000>, 100000>()[3][7];
+  o[0] = a + 1;
+  o[1] = i32(b) + 2;
+  o[2] = i32(S().big[99999][5] + 3u) + i32(S().x);
+  INDEX
+}
+"""
+    import resource
+    dev = emu.Device()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src.replace("INDEX", ""), "z.wgsl"))
+    out = dev.create_buffer(np.full(4, 9, np.int32))
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
+    assert out.read(np.int32).tolist() == [1, 2, 3, 9]
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000      # KiB: no gigabytes
+    with pytest.raises(emu.EmuError) as e:
+        dev.create_shader_module(src.replace("INDEX", "o[3] = array<i32, 636109182>()[u32(o[0])];"), "z.wgsl")
+    assert (e.value.loc.line, e.value.loc.col) == (10, 10)
+    assert e.value.message == ("array<i32, 636109182> is a value of 2544436728 bytes; emu allows values up to "
+                               "1048576 bytes (a huge zero-valued array is evaluated only where a constant "
+                               "index picks an element)")
+
+
 # -- matmul, private, uniforms --------------------------------------------------------------------
 
 def test_matmul_naive():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...isa.ir import Function, Value
-from ...isa.types import (MAX_VALUE_BYTES, ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType,
+from ...isa.types import (ArrayType, CoopMatrixType, MatrixType, ScalarType, StructType,
                           Type, VOID, VectorType, contains, is_constructible, scalar_of)
 from . import ast as A
 from .builtins_table import call_builtin_values, coop_construct, lower_builtin
@@ -75,10 +75,7 @@ class CallLowering:
                 self.err(e, f"{t} has no zero value")
             if contains(t, CoopMatrixType):     # fragments exist only at run time
                 return Val(self.b.op("undef", [], t))
-            if t.size > MAX_VALUE_BYTES:        # a constant is a Python value: keep it small
-                self.err(e, f"{t}() is a value of {t.size} bytes; emu allows values up to "
-                            f"{MAX_VALUE_BYTES} bytes", hint="keep large arrays in storage buffers")
-            return Const(t, _zero(t))
+            return Const(t, _zero(t, e))      # a huge array's is held lazily (values.ZeroArray)
         if isinstance(t, ScalarType):
             if len(args) != 1:
                 self.err(e, f"{t}(...) takes one argument")

@@ -24,8 +24,8 @@ from .textures import texture_type
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
-                     _name, _returns, _span, _tn, loc_of)
-from ...isa.types import MAX_COMPOSITE_DEPTH, composite_depth
+                     _name, _returns, _span, _tn, lazy_site, loc_of)
+from ...isa.types import MAX_COMPOSITE_DEPTH, MAX_VALUE_BYTES, composite_depth
 from ...isa.constants import coerce_scalar
 from ...numerics.dtypes import NP
 
@@ -478,6 +478,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if isinstance(e, Val):
             return e.v
         ct = t if t is not None else concrete(e.type)
+        site = lazy_site(e.value)
+        if site is not None:
+            self.err(site if site is not True else None,
+                     f"{ct} is a value of {ct.size} bytes; emu allows values up to {MAX_VALUE_BYTES} bytes "
+                     f"(a huge zero-valued array is evaluated only where a constant index picks an element)",
+                     hint="index it with a constant, or keep large arrays in storage buffers")
         c = self.convert_const(e, ct, None) if ct != e.type else e
         return self.b.op("const", [], ct, value=_freeze(c.value))
 

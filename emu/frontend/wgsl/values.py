@@ -146,10 +146,44 @@ def _freeze(v):
     return list(v) if isinstance(v, tuple) else v
 
 
-def _zero(t):
+class ZeroArray:
+    """The zero value of an array too large to hold as a list (array<i32, 636109182>() would
+    take gigabytes): WGSL allows it, and a constant index into it is a zero element. It
+    becomes an IR value only through `materialize`, which refuses it (`lazy_site`)."""
+    __slots__ = ("elem", "count", "site")
+
+    def __init__(self, elem, count: int, site=None):
+        self.elem, self.count, self.site = elem, count, site
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, k):
+        if not isinstance(k, (int, np.integer)) or not 0 <= k < self.count:
+            raise IndexError(k)
+        return _copy(self.elem)
+
+
+def _copy(v):
+    return [_copy(x) for x in v] if isinstance(v, list) else v
+
+
+def lazy_site(v):
+    """The constructor of a ZeroArray inside constant value `v` (None when it holds none)."""
+    if isinstance(v, ZeroArray):
+        return v.site or True
+    if isinstance(v, list):
+        return next((s for s in map(lazy_site, v) if s is not None), None)
+    return None
+
+
+def _zero(t, site=None):
+    from ...isa.types import MAX_VALUE_BYTES
     if isinstance(t, StructType):
-        return [_zero(m.type) for m in t.members]
+        return [_zero(m.type, site) for m in t.members]
     if isinstance(t, ArrayType):
+        if t.size > MAX_VALUE_BYTES:
+            return ZeroArray(_zero(t.elem, site), t.count, site)
         return [_zero(t.elem) for _ in range(t.count)]
     if isinstance(t, MatrixType):
         return [[0.0] * t.rows for _ in range(t.cols)]
