@@ -116,6 +116,7 @@ class Module:
     needs_constants: bool = False
     # Overrides lowered as placeholders because no value was given yet (see compile_source).
     unset_overrides: list[str] = field(default_factory=list)
+    unset_sizes: list[str] = field(default_factory=list)     # those of them that size a type
     # (name, stage, loc) of the vertex/fragment entry points, which are not lowered
     graphics_entries: list[tuple] = field(default_factory=list)
 

@@ -85,8 +85,9 @@ fn main() {
     assert rc == 0 and out.startswith("module ")
     assert "override @gain : f32\n" in out and "override @twice : f32 = 0x1.0000000000000p+1\n" in out
     assert err.splitlines()[0] == (
-        f"{tmp_path / 'o.wgsl'}:1:1: warning: override 'gain' has no value (the module is lowered with its "
-        "overrides' values, a type or a module-scope initializer needs them): this IR holds 1 in its place")
+        f"{tmp_path / 'o.wgsl'}:1:1: warning: override 'gain' has no value (a module-scope initializer or "
+        "another override's default uses it, so the module is lowered with its overrides' values): this IR "
+        "holds 1 in its place")
     assert "hint: give it one with --override gain=VALUE" in err
     rc, out, err = cli("ir", tmp_path / "o.wgsl", "--no-locs", "--override", "gain=3")
     assert rc == 0 and err == "" and "override @twice : f32 = 0x1.8000000000000p+2\n" in out

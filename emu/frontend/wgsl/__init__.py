@@ -35,6 +35,7 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
             module = lw.run()
             module.needs_constants = True
             module.unset_overrides = list(lw.unset_overrides)
+            module.unset_sizes = list(lw.unset_sizes)
     except RecursionError:
         raise EmuError("the shader is nested too deeply to compile", None,
                        hint="split deeply nested expressions, types or calls into smaller parts") from None

@@ -75,6 +75,8 @@ class ExpressionLowering:
             if self.override_values is not None:
                 if thing.default is None and self.defer_unset:
                     self.unset_overrides.setdefault(thing.name, e)
+                    if self.in_type:
+                        self.unset_sizes.setdefault(thing.name, e)
                     return Const(thing.type, 1)
                 if thing.default is None:
                     self.err(e, f"override '{thing.name}' has no default and was not set",

@@ -40,6 +40,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         # each pipeline lowers again with its constants, where a missing one is the error.
         self.defer_unset = defer_unset
         self.unset_overrides: dict[str, object] = {}     # name -> first use (a node)
+        self.unset_sizes: dict[str, object] = {}         # those used in a type: name -> first such use
         self.m = Module(file=file, enables=list(tree.enabled))
         self.b = Builder()
         self.warnings: list[EmuError] = []
