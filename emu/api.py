@@ -162,6 +162,23 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
     return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset)
 
 
+def compile_for_ir(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
+    """What `emu ir` prints: compile_wgsl as a shader module is made (an override without a value
+    allowed), except that one sizing a type stays an error (the IR's shapes depend on it); each
+    one a module-scope initializer or another override's default needs gets a warning, since the
+    IR holds a placeholder for it."""
+    module, warnings = compile_wgsl(source, file, strict=strict, constants=constants, defer_unset=True)
+    if module.unset_sizes:
+        compile_wgsl(source, file, strict=strict, constants=constants)     # raises, naming it
+    for name in module.unset_overrides:
+        o = next(o for o in module.overrides if o.name == name)
+        warnings.append(EmuError(f"override '{name}' has no value (a module-scope initializer or another "
+                                 f"override's default uses it, so the module is lowered with its overrides' "
+                                 f"values): this IR holds 1 in its place", o.loc,
+                                 hint=f"give it one with --override {name}=VALUE", severity="warning"))
+    return module, warnings
+
+
 # The hints of emu's errors name command-line flags; Python callers get the API's names.
 _PYTHON_HINTS = (
     (re.compile(r"choose one with --entry NAME"), "give create_compute_pipeline(..., entry_point=NAME)"),

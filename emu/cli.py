@@ -261,22 +261,11 @@ def cmd_check(args, sources) -> int:
 
 
 def cmd_ir(args, sources) -> int:
-    from .api import compile_wgsl
+    from .api import compile_for_ir
     from .isa.printer import print_module
     src = sources[args.shader] = _read_source(args.shader)
-    constants = parse_overrides(args.override) or None
-    module, warnings = compile_wgsl(src, args.shader, strict=args.strict, constants=constants, defer_unset=True)
-    if module.unset_sizes:
-        # a type's shape depends on it: no placeholder would print the IR that runs
-        compile_wgsl(src, args.shader, strict=args.strict, constants=constants)     # raises, naming it
-    for name in module.unset_overrides:
-        # WGSL lets a pipeline set it later; the IR needs a number where a module-scope initializer
-        # uses it, and shows a placeholder there: say so
-        o = next(o for o in module.overrides if o.name == name)
-        warnings.append(EmuError(f"override '{name}' has no value (a module-scope initializer or another "
-                                 f"override's default uses it, so the module is lowered with its overrides' "
-                                 f"values): this IR holds 1 in its place", o.loc,
-                                 hint=f"give it one with --override {name}=VALUE", severity="warning"))
+    module, warnings = compile_for_ir(src, args.shader, strict=args.strict,
+                                      constants=parse_overrides(args.override) or None)
     for w in warnings:
         print(w.format(sources), file=sys.stderr)
     sys.stdout.write(print_module(module, locs=not args.no_locs))

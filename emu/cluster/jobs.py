@@ -88,7 +88,7 @@ def _alarm(signum, frame):
 def compile_one(path: str, timeout: float) -> dict:
     """The corpus job: compile one file, class the outcome (the time limit by SIGALRM: call it in
     a process's main thread)."""
-    from ..api import compile_wgsl
+    from ..api import compile_for_ir
     from ..errors import EmuError, InternalError
     from ..isa.printer import print_module
     t0 = time.monotonic()
@@ -96,7 +96,7 @@ def compile_one(path: str, timeout: float) -> dict:
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         src = open(path, encoding="utf-8", errors="replace").read()
-        module, _ = compile_wgsl(src, path, constants=overrides_of(src))
+        module, _ = compile_for_ir(src, path, constants=overrides_of(src))
         print_module(module)
         outcome = None
     except Timeout:
