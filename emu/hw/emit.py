@@ -231,6 +231,11 @@ class _Emitter:
             if t.name == "i32":
                 v = int(v)
                 return "i32(-2147483648)" if v == -(1 << 31) else f"{v}i"
+            if t.name == "u64":                 # naga's 64-bit literals
+                return f"{int(v)}lu"
+            if t.name == "i64":
+                v = int(v)
+                return "(-9223372036854775807li - 1li)" if v == -(1 << 63) else f"{v}li"
             if t.name in ("f32", "f16"):
                 if not math.isfinite(float(v)):
                     # WGSL const-expressions cannot be NaN or infinite (Tint rejects even

@@ -233,8 +233,8 @@ class _Line:
             self.expect("<", "after 'atomic'")
             st = self.peek()
             e = self.scalar()
-            if e.name not in ("i32", "u32"):
-                self.fail(f"atomics hold i32 or u32, not {e}", st)
+            if e.name not in ("i32", "u32", "i64", "u64"):
+                self.fail(f"atomics hold i32, u32, i64 or u64, not {e}", st)
             self.expect(">", "to close 'atomic<'")
             return AtomicType(e)
         if name == "ptr":

@@ -68,7 +68,9 @@ F16 = ScalarType("f16", "float", 16)
 BF16 = ScalarType("bf16", "float", 16)
 I8 = ScalarType("i8", "sint", 8)
 U8 = ScalarType("u8", "uint", 8)
-SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8)}
+I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
+U64 = ScalarType("u64", "uint", 64)
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
 STORAGE_ONLY = (BF16, I8, U8)
 
@@ -191,18 +193,18 @@ def _member_size(t: Type) -> int:
 
 @dataclass(frozen=True)
 class AtomicType(Type):
-    elem: ScalarType   # i32 or u32
+    elem: ScalarType   # i32 or u32 (naga: also i64, u64)
 
     def __str__(self) -> str:
         return f"atomic<{self.elem}>"
 
     @property
     def size(self) -> int:
-        return 4
+        return self.elem.size
 
     @property
     def align(self) -> int:
-        return 4
+        return self.elem.size
 
 
 # Address spaces and what a pointer into them may do.

@@ -1,7 +1,7 @@
 """Scalar type names of the project and their numpy representations.
 
 Every scalar type is named by a short string used across emu:
-'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8'.
+'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64' (naga's 64-bit integers).
 'bf16', 'i8' and 'u8' are not WGSL scalar types; they exist as component types of
 cooperative matrices and follow the same rules as their WGSL relatives
 (bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits).
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8')
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64')
 
 NP = {
     'bool': np.dtype(np.bool_),
@@ -26,6 +26,8 @@ NP = {
     'bf16': np.dtype(ml_dtypes.bfloat16),
     'i8': np.dtype(np.int8),
     'u8': np.dtype(np.uint8),
+    'i64': np.dtype(np.int64),
+    'u64': np.dtype(np.uint64),
 }
 
 # Unsigned integer dtype of the same width, for bit views (bool is one byte in numpy).
@@ -38,19 +40,21 @@ BITS = {
     'bf16': np.dtype(np.uint16),
     'i8': np.dtype(np.uint8),
     'u8': np.dtype(np.uint8),
+    'i64': np.dtype(np.uint64),
+    'u64': np.dtype(np.uint64),
 }
 
 SIZE = {name: NP[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16'})
-INTS = frozenset({'i32', 'u32', 'i8', 'u8'})
-SIGNED = frozenset({'i32', 'i8'})
-UNSIGNED = frozenset({'u32', 'u8'})
+INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i64', 'u64'})
+SIGNED = frozenset({'i32', 'i8', 'i64'})
+UNSIGNED = frozenset({'u32', 'u8', 'u64'})
 
 # Bit width of the integer types.
-WIDTH = {'i32': 32, 'u32': 32, 'i8': 8, 'u8': 8}
-INT_MIN = {'i32': -2**31, 'u32': 0, 'i8': -128, 'u8': 0}
-INT_MAX = {'i32': 2**31 - 1, 'u32': 2**32 - 1, 'i8': 127, 'u8': 255}
+WIDTH = {'i32': 32, 'u32': 32, 'i8': 8, 'u8': 8, 'i64': 64, 'u64': 64}
+INT_MIN = {'i32': -2**31, 'u32': 0, 'i8': -128, 'u8': 0, 'i64': -2**63, 'u64': 0}
+INT_MAX = {'i32': 2**31 - 1, 'u32': 2**32 - 1, 'i8': 127, 'u8': 255, 'i64': 2**63 - 1, 'u64': 2**64 - 1}
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,8 @@ def _int_binary(op, ty, a, b):
             return np.asarray(np.bitwise_or(a, b), dt)
         if op == 'xor':
             return np.asarray(np.bitwise_xor(a, b), dt)
+        if op in ('div', 'rem') and WIDTH[ty] == 64:
+            return _int64_divide(op, ty, a, b)
         if op in ('div', 'rem'):
             # int64 holds |MIN| and the wrap of MIN / -1 = 2^31 back to MIN.
             x = a.astype(np.int64)
@@ -154,6 +156,27 @@ def _int_binary(op, ty, a, b):
                 return np.where(zero, x, q).astype(dt)
             return np.where(zero, 0, x - q * ys).astype(dt)
     raise InvalidArgument(f"operator {op!r} is not defined on {ty}")
+
+
+def _int64_divide(op, ty, a, b):
+    """i64/u64 / and %: as for 32 bits (x / 0 == x, MIN / -1 == MIN, x % 0 == 0, truncating),
+    computed in the type itself (no wider numpy integer holds |MIN|)."""
+    dt = NP[ty]
+    a, b = np.broadcast_arrays(np.asarray(a, dt), np.asarray(b, dt))
+    bad = b == 0
+    if ty == 'i64':
+        bad = bad | ((a == np.iinfo(np.int64).min) & (b == -1))
+    y = np.where(bad, dt.type(1), b)
+    with np.errstate(all='ignore'):
+        q = a // y                               # floor; truncate toward zero instead
+        r = a - q * y
+        if ty == 'i64':
+            fix = (r != 0) & ((a < 0) != (y < 0))
+            q = np.where(fix, q + 1, q)
+            r = np.where(fix, r - y, r)
+    if op == 'div':
+        return np.asarray(np.where(bad, a, q), dt)
+    return np.asarray(np.where(bad, dt.type(0), r), dt)
 
 
 def _shift(op, ty, a, b):

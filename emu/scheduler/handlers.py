@@ -13,6 +13,7 @@ from ..numerics import builtins as nbuiltins
 from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
+from ..numerics.dtypes import NP
 from ..numerics import reduce as nreduce
 from . import coop as _coop  # noqa: F401  (registers the cooperative-matrix handlers)
 from . import textures as _textures  # noqa: F401  (registers the texture handler)
@@ -179,8 +180,9 @@ def h_atomic(ex, inst, mask, frame):
     ptr: Ptr = frame.vals[inst.args[0].id]
     operands = [frame.vals[a.id] for a in inst.args[1:]]
     ty = scalar_of(ptr.type)
-    view = ptr.region.view(np.dtype(np.int32 if ty.name == "i32" else np.uint32))
-    off = np.broadcast_to(np.asarray(ptr.offset, np.int64), (ex.lanes,)) // 4
+    dt = NP[ty.name]                    # i32, u32, or naga's i64, u64
+    view = ptr.region.view(dt)
+    off = np.broadcast_to(np.asarray(ptr.offset, np.int64), (ex.lanes,)) // dt.itemsize
     rows = (np.zeros(ex.lanes, np.int64) if ptr.region.kind == "buffer"
             else np.arange(ex.lanes) if ptr.rows is None else ptr.rows)
     flat = rows * view.shape[1] + off

@@ -6,8 +6,8 @@ import math
 
 from ...isa import ops as OPS_MOD
 from ...isa.ir import Block
-from ...isa.types import (ArrayType, BOOL, F16, F32, I32, MatrixType, PointerType, ScalarType,
-                          StructType, TupleType, Type, U32, VectorType, scalar_of, width,
+from ...isa.types import (ArrayType, BOOL, CoopMatrixType, F16, F32, I32, I64, MatrixType, PointerType, ScalarType,
+                          StructType, TupleType, Type, U32, U64, VectorType, scalar_of, width,
                           with_scalar)
 from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
@@ -34,7 +34,9 @@ class ExpressionLowering:
         return self.expr(e.expr)
 
     def e_IntLiteral(self, e: A.IntLiteral):
-        t = {"": ABSTRACT_INT, "i": I32, "u": U32}[e.suffix]
+        t = {"": ABSTRACT_INT, "i": I32, "u": U32, "li": I64, "lu": U64}[e.suffix]
+        if t in (I64, U64):
+            self.int64_use(e, f"the literal {e.text}")
         if t is ABSTRACT_INT and not -(1 << 63) <= e.value < (1 << 63):
             self.err(e, f"integer literal {e.text or e.value} does not fit in 64 bits")
         return self.convert_const(Const(ABSTRACT_INT, e.value), t, e) if t is not ABSTRACT_INT else Const(t, e.value)
@@ -164,6 +166,12 @@ class ExpressionLowering:
 
     def binary_values(self, op: str, lhs, rhs, node):
         lt, rt = lhs.type, rhs.type
+        if isinstance(lt, CoopMatrixType) or isinstance(rt, CoopMatrixType):
+            # (was: a binary op typed by the element, as if the matrices were scalars)
+            self.err(node, f"no operator '{op}' for {_tn(lt)} and {_tn(rt)}: emu has no element-wise "
+                           f"arithmetic on cooperative matrices",
+                     hint="multiply-add them with coopMultiplyAdd (Dawn: subgroupMatrixMultiplyAccumulate), "
+                          "or scale with the dialect's matrix-scalar functions")
         if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
             return self.matrix_binary(op, lhs, rhs, node)
         ls, rs = _scalar_or_none(lt), _scalar_or_none(rt)

@@ -144,14 +144,14 @@ _HEX_FLOAT = (
     r"0[xX](?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.[0-9a-fA-F]*)(?:[pP][+-]?[0-9]+[fh]?)?"
     r"|0[xX][0-9a-fA-F]+[pP][+-]?[0-9]+[fh]?"
 )
-_HEX_INT = r"0[xX][0-9a-fA-F]+[iu]?"
+_HEX_INT = r"0[xX][0-9a-fA-F]+(?:l[iu]|[iu])?"
 _DEC_FLOAT = (
     r"[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?[fh]?"
     r"|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?[fh]?"
     r"|[0-9]+[eE][+-]?[0-9]+[fh]?"
     r"|0[fh]|[1-9][0-9]*[fh]"
 )
-_DEC_INT = r"0[iu]?|[1-9][0-9]*[iu]?"
+_DEC_INT = r"0(?:l[iu]|[iu])?|[1-9][0-9]*(?:l[iu]|[iu])?"
 _NUMBER_RE = re.compile(
     f"(?P<hexfloat>{_HEX_FLOAT})|(?P<hexint>{_HEX_INT})|(?P<float>{_DEC_FLOAT})|(?P<int>{_DEC_INT})"
 )
@@ -260,8 +260,9 @@ def _scan(
                 )
             kind = m.lastgroup
             if kind in ("int", "hexint"):
-                suffix = text[-1] if text[-1] in "iu" else ""
-                digits = text[:-1] if suffix else text
+                # naga's 64-bit suffixes li and lu, else WGSL's i and u
+                suffix = text[-2:] if text[-2:] in ("li", "lu") else text[-1] if text[-1] in "iu" else ""
+                digits = text[:-len(suffix)] if suffix else text
                 # (Python refuses int() of more than 4300 decimal digits; no such literal fits anyway)
                 value = int(digits, 16) if kind == "hexint" else int(digits, 10) if len(digits) < 100 else 10 ** 100
                 append(Token(INT, text, pos, line, col, file, gap, value, suffix))

@@ -13,8 +13,8 @@ import numpy as np
 
 from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Global, Module, NoCurrentBlock, Override, Value
-from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, MatrixType, Member,
-                          PointerType, ScalarType, StructType, Type, U32, VOID, VectorType,
+from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, I64, MatrixType, Member,
+                          PointerType, ScalarType, StructType, Type, U32, U64, VOID, VectorType,
                           contains_atomic, is_handle, scalar_of, width)
 from . import ast as A
 from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
@@ -61,6 +61,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.loop_depth = 0
         self.switch_depth = 0
         self.in_type = 0
+        self.warned_int64 = False
         # (node, type): the type the program declares for the value of `node` (a let's or var's
         # declared type, an assignment's target), for calls that infer from it: coopLoad<_, A>
         self.expected: tuple | None = None
@@ -290,6 +291,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if name in WGSL_SCALARS:
             if name == "f16":
                 self.require(te, "f16", "the f16 type")
+            if name in ("i64", "u64"):
+                self.int64_use(te, f"the type {name}")
             return WGSL_SCALARS[name]
         if name in ("i8", "u8") and "wgpu_cooperative_matrix" in self.m.enables:
             # naga's 8-bit integers: the storage of 8-bit cooperative matrices (array<i8>)
@@ -332,8 +335,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.err(te, "atomic<vec2<u32>> (WGSL's 'atomic_vec2u_min_max' extension) is not supported by emu",
                          hint="keep the value in two atomic<u32> (or one, where a 32-bit value is enough)")
             s = self.scalar_arg(te, args, 0)
-            if s not in (I32, U32):
-                self.err(te, f"atomic<{s}> is not allowed: atomics hold i32 or u32")
+            if s in (I64, U64):
+                self.int64_use(te, f"atomic<{s}>")
+            elif s not in (I32, U32):
+                self.err(te, f"atomic<{s}> is not allowed: atomics hold i32 or u32 (or naga's i64 or u64)")
             return AtomicType(s)
         if name == "ptr":
             space = _name(args[0]) if args else None
@@ -458,7 +463,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if isinstance(x, float) and not float(x).is_integer():
                 self.err(node, f"{x} is not an integer")
             x = int(x)
-            lo, hi = (-(1 << 31), (1 << 31) - 1) if t == I32 else (0, (1 << 32) - 1)
+            lo, hi = (-(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1) if t.kind == "sint" else (0, (1 << t.bits) - 1)
             if not lo <= x <= hi:
                 self.err(node, f"{x} does not fit in {t} ({lo}..{hi})",
                          hint="WGSL rejects constants out of range of their type")
@@ -612,6 +617,13 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 return inst.attrs["name"]
         self.err(e, "workgroup size must be a constant or an override",
                  hint="emu supports @workgroup_size(N) with N a constant expression or an override name")
+
+    def int64_use(self, node, what: str):
+        # naga's 64-bit integers (wgpu's SHADER_INT64 feature); WGSL and Tint have none
+        if self.strict and not self.warned_int64:
+            self.warned_int64 = True
+            self.warn(node, f"{what}: 64-bit integers are naga's (wgpu's SHADER_INT64 feature); Tint (Dawn, "
+                            f"Chrome) has none", hint="use i32/u32 (or vec2<u32>) to run on every WebGPU implementation")
 
     def subgroup_use(self, node, what: str):
         if "subgroups" not in self.m.enables:

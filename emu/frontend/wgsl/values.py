@@ -308,7 +308,7 @@ def _np_shift(fn, t, a, b, lw, node):
             return x << y if fn == "shl" else x >> y
         r = _map2(a, b, sh)
         return r
-    bits = 32
+    bits = s.bits
     if np.any(np.asarray(b) >= bits):
         lw.err(node, f"shift amount {b} must be less than {bits} in a constant expression")
     return _pylist(ns.binary(fn, s.name, np.asarray(a, _np_dtype(s)), np.asarray(b, np.uint32)))
