@@ -14,7 +14,10 @@ Covered: scalars bool / i32 / u32 / f32; the builtin input vectors through const
 constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
 an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
 binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
-abs) with the rules of emu.numerics (see numerics/scalar_compiled.py); if / loop / break / continue / break_if / return.
+abs and fma) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
+of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y, which go through
+the special function unit, leave the entry point to the interpreter); if / loop / break / continue /
+break_if / return.
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
@@ -91,6 +94,7 @@ def _scalar(t) -> str:
 class _Gen:
     def __init__(self, pipe):
         self.pipe = pipe
+        self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
         self.module = pipe.module
         self.entry: Function = pipe.entry
         self.lines: list[str] = []
@@ -514,6 +518,8 @@ class _Gen:
         xs = [self.v(x) for x in inst.args]
         tys = [_scalar(x.type) for x in inst.args]
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
+            if self.nv and t == "f32":                  # the builtin canonicalizes NaNs there
+                return f"rt.nv_canon({xs[1]} if {xs[2]} else {xs[0]})"
             return f"{xs[1]} if {xs[2]} else {xs[0]}"
         if t in ("i32", "u32") and all(ty == t for ty in tys):
             c = _NP[t]
@@ -526,7 +532,9 @@ class _Gen:
             if fn == "abs" and len(xs) == 1:
                 return xs[0] if t == "u32" else f"np.int32(abs(np.int64({xs[0]})))"
         if fn == "abs" and t == "f32" and len(xs) == 1:
-            return f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
+            return f"rt.nv_abs({xs[0]})" if self.nv else f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
+        if fn == "fma" and t == "f32" and len(xs) == 3 and tys == ["f32"] * 3:
+            return f"rt.{'nv_fma' if self.nv else 'fma_f32'}({xs[0]}, {xs[1]}, {xs[2]})"
         raise Unsupported(f"builtin {fn} on {t}")
 
     def literal(self, t: str, value) -> str:
@@ -553,7 +561,7 @@ class _Gen:
     def unary(self, fn: str, t: str, x: str) -> str:
         if fn == "neg":
             return {"i32": f"np.int32(-np.int64({x}))", "u32": f"np.uint32(-np.int64({x}))",
-                    "f32": f"rt.neg_f32({x})"}.get(t) or self._no(fn, t)
+                    "f32": f"rt.{'nv_neg' if self.nv else 'neg_f32'}({x})"}.get(t) or self._no(fn, t)
         if fn == "not":
             return {"bool": f"not {x}", "i32": f"np.int32(~np.int64({x}))",
                     "u32": f"np.uint32(~np.int64({x}))"}.get(t) or self._no(fn, t)
@@ -571,6 +579,10 @@ class _Gen:
             return f"(({x}) {ops[fn]} ({y}))"
         if fn in cmp:
             return f"({x} {cmp[fn]} {y})"
+        if t == "f32" and self.nv:                      # emu.numerics.nvidia's FTZ and NaN rules
+            if fn in ("add", "sub", "mul"):
+                return f"rt.nv_{fn}({x}, {y})"
+            self._no(fn, t)                             # x / y and x % y: MUFU.RCP, interpreter
         if t == "f32":
             ops = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
             if fn in ops:
@@ -598,7 +610,7 @@ class _Gen:
         if s == "bool":
             return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NP[t]}(1 if {x} else 0)")
         if s == "f32":
-            return f"rt.f32_to_{t}({x})"
+            return f"rt.nv_f32_to_i32({x})" if self.nv and t == "i32" else f"rt.f32_to_{t}({x})"
         if t == "f32":
             return f"np.float32({x})"
         return f"{_NP[t]}(np.int64({x}))"            # i32 <-> u32: the bits
@@ -860,10 +872,8 @@ def compile_pipeline(pipe) -> Kernel | None:
     """The pipeline's entry point as a Kernel, or None when the interpreter must run it."""
     if pipe.opts.tracer is not None or os.environ.get("EMU_JIT", "1") == "0":
         return None
-    if getattr(pipe.profile, "scalar", "ieee") != "ieee":
-        # the generated code is IEEE arithmetic; a measured scalar model (emu.numerics.nvidia)
-        # runs in the interpreter, which calls it
-        return None
+    if getattr(pipe.profile, "scalar", "ieee") not in ("ieee", "nvidia-sfu"):
+        return None         # a scalar model the generated code does not know: the interpreter
     gen = _Gen(pipe)
     try:
         source = gen.build()

@@ -121,3 +121,75 @@ def f32_to_u32(x):
 @njit(**_inl)
 def neg_f32(x):
     return bits_f32(f32_bits(x) ^ np.uint32(0x80000000))
+
+
+# -- the same rules on nvidia-h200 (profile scalar "nvidia-sfu": emu.numerics.nvidia) ------------
+# f32 subnormals flush to signed zeros on the way in and out, every NaN produced is 0x7FFFFFFF.
+
+@njit(**_inl)
+def nv_ftz(x):
+    b = f32_bits(x)
+    return bits_f32(b & np.uint32(0x80000000)) if (b & np.uint32(0x7F800000)) == 0 else x
+
+
+@njit(**_inl)
+def nv_canon(x):
+    return bits_f32(np.uint32(0x7FFFFFFF)) if x != x else x
+
+
+@njit(**_inl)
+def nv_out(x):
+    return nv_canon(nv_ftz(x))
+
+
+@njit(**_inl)
+def nv_add(a, b):
+    return nv_out(np.float32(nv_ftz(a) + nv_ftz(b)))
+
+
+@njit(**_inl)
+def nv_sub(a, b):
+    return nv_out(np.float32(nv_ftz(a) - nv_ftz(b)))
+
+
+@njit(**_inl)
+def nv_mul(a, b):
+    return nv_out(np.float32(nv_ftz(a) * nv_ftz(b)))
+
+
+@njit(**_inl)
+def nv_neg(x):
+    return nv_out(neg_f32(nv_ftz(x)))
+
+
+@njit(**_inl)
+def nv_abs(x):
+    return nv_out(bits_f32(f32_bits(nv_ftz(x)) & np.uint32(0x7FFFFFFF)))
+
+
+@njit(**_inl)
+def fma_f32(a, b, c):
+    """a * b + c rounded once to f32 (IEEE fusedMultiplyAdd): the product is exact in float64; the
+    sum's rounding error (TwoSum) decides the one case float64 cannot, a sum exactly halfway
+    between two f32 values."""
+    p = np.float64(a) * np.float64(b)
+    s = p + np.float64(c)
+    bb = s - p
+    err = (p - (s - bb)) + (np.float64(c) - bb)
+    r = np.float32(s)
+    if err != 0.0 and np.float64(r) != s and s - s == 0.0:
+        other = np.nextafter(r, np.float32(np.inf) if np.float64(r) < s else np.float32(-np.inf))
+        if (np.float64(r) + np.float64(other)) * 0.5 == s:         # a tie that err breaks
+            r = max(r, other) if err > 0.0 else min(r, other)
+    return r
+
+
+@njit(**_inl)
+def nv_fma(a, b, c):
+    return nv_out(fma_f32(nv_ftz(a), nv_ftz(b), nv_ftz(c)))
+
+
+@njit(**_inl)
+def nv_f32_to_i32(x):
+    """NaN converts to the low end of the range (-2^31) on the H200."""
+    return np.int32(-2147483648) if x != x else f32_to_i32(x)

@@ -116,9 +116,10 @@ def _edge(values, dtype, rng):
     return np.concatenate([v, extra.astype(dtype)])
 
 
-def run(src, inputs, outputs, grid, monkeypatch, jit, bounds="strict", constants=None, race_check=True):
+def run(src, inputs, outputs, grid, monkeypatch, jit, bounds="strict", constants=None, race_check=True,
+        profile="reference"):
     monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
-    dev = emu.Device("reference", bounds=bounds, race_check=race_check)
+    dev = emu.Device(profile, bounds=bounds, race_check=race_check)
     pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"), constants=constants)
     bufs = {(0, i): dev.create_buffer(a) for i, a in enumerate(inputs)}
     for j, nbytes in enumerate(outputs):
@@ -146,6 +147,53 @@ def test_float_ops(monkeypatch):
     rng = np.random.default_rng(2)
     x, y = _edge(EDGE_F, np.float32, rng), _edge(EDGE_F[::-1], np.float32, rng)
     same(FLOAT_OPS, [x, y], [4 * N, 4 * N, 4 * N], (N // 64, 1, 1), monkeypatch)
+
+
+# no x / y or x % y: on nvidia-h200 those run through MUFU.RCP in the interpreter
+NV_FLOAT_OPS = """
+@group(0) @binding(0) var<storage, read> x : array<f32>;
+@group(0) @binding(1) var<storage, read> y : array<f32>;
+@group(0) @binding(2) var<storage, read> z : array<f32>;
+@group(0) @binding(3) var<storage, read_write> o : array<f32>;
+@group(0) @binding(4) var<storage, read_write> oi : array<i32>;
+@group(0) @binding(5) var<storage, read_write> ou : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  let a = x[i]; let b = y[i]; let c = z[i];
+  var r = a * b + c;
+  r = r - (-a) * abs(b);
+  r = fma(r, a, -c) + select(a, b - a, a > b);
+  if (a == b || a != a) { r = r + 1.0; }
+  o[i] = r;
+  oi[i] = i32(a) ^ i32(b * 3.0) ^ i32(a * b - c) ^ bitcast<i32>(a + b) ^ i32(a <= b);
+  ou[i] = u32(a) + u32(b) + bitcast<u32>(-a) + bitcast<u32>(abs(c)) + u32(f32(i32(a))) + u32(f32(u32(b)));
+}
+"""
+
+
+@pytest.mark.parametrize("profile", ["nvidia-h200", "reference"])
+def test_float_ops_with_fma(monkeypatch, profile):
+    """fma (and, on nvidia-h200, every a * b + c, contracted) and the H200's f32 rules compiled:
+    the same bits as the interpreter, including sums that fall exactly halfway between two f32
+    values before the rest of the exact result breaks the tie."""
+    rng = np.random.default_rng(4)
+    x, y, z = (_edge(v, np.float32, rng) for v in (EDGE_F, EDGE_F[::-1], EDGE_F[3:] + EDGE_F[:3]))
+    t = np.float32(1 + 2.0 ** -12)                 # t * t = 1 + 2^-11 + 2^-24: halfway
+    x[:8], y[:8] = t, t
+    z[:8] = np.float32([2.0 ** -80, -2.0 ** -80, 0, -0.0, 2.0 ** -70, -2.0 ** -60, 1e-45, -1e-45])
+    same(NV_FLOAT_OPS, [x, y, z], [4 * N] * 3, (N // 64, 1, 1), monkeypatch, profile=profile)
+
+
+def test_h200_division_left_to_interpreter(monkeypatch):
+    monkeypatch.setenv("EMU_JIT", "1")
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(FLOAT_OPS, "t.wgsl"))
+    x = np.ones(N, np.float32)
+    bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(x)}
+    bufs.update({(0, k): dev.create_buffer(size=4 * N) for k in (2, 3, 4)})
+    dev.dispatch(pipe, bufs, (N // 64, 1, 1))
+    assert pipe.pipeline._jit is None
 
 
 def test_control_flow(monkeypatch):
