@@ -70,6 +70,7 @@ def _collect(fragments, matrix, what: str):
                         hint="the trace is damaged: regenerate it with `emu run --trace`")
     bits = np.full((rows, cols), None, dtype=object)
     owners: dict = {}
+    width = 8 * np.dtype(fmt.BITS[matrix["type"]]).itemsize if matrix.get("type") in fmt.BITS else 64
     for entry in fragments:
         lane = entry["lane"]
         for i, el in enumerate(entry["elements"]):
@@ -82,6 +83,9 @@ def _collect(fragments, matrix, what: str):
             except ValueError:
                 raise HostError(f"{what}: lane {lane} element {i} has bits {el['bits'][:40]!r}, not hex "
                                 f"digits", hint="the trace is damaged: regenerate it") from None
+            if b < 0 or b >> width:
+                raise HostError(f"{what}: lane {lane} element {i} has bits {el['bits'][:40]!r}, wider than "
+                                f"{matrix.get('type')}'s {width} bits", hint="the trace is damaged: regenerate it")
             if bits[r, c] is not None and bits[r, c] != b:
                 raise HostError(f"{what}: element ({r}, {c}) has two different values in the trace "
                                 f"({owners[(r, c)][0]} and lane {lane})")

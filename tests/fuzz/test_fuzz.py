@@ -99,6 +99,25 @@ def _malformed():
     yield "two headers", json.dumps(recs[0]) + "\n" + text
 
 
+def test_trace_bits_wider_than_the_element():
+    """Hex bits beyond the matrix type's width (was: OverflowError decoding them)."""
+    recs = _trace_records()
+    at = max(i for i, r in enumerate(recs) if r.get("op") in ("coop_mma", "coop_mul"))
+    lines = [json.dumps(r) for r in recs]
+    assert '"bits": "0x' in lines[at]
+    lines[at] = lines[at].replace('"bits": "0x', '"bits": "0x123456789abcdef0123')
+    assert check("trace", "\n".join(lines)) == "error"
+    from emu.errors import EmuError
+    from emu.trace.explain import Trace, explain_event, pick_event
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "t.jsonl"
+        path.write_text("\n".join(lines))
+        t = Trace.load(str(path))
+        with pytest.raises(EmuError, match=r"has bits '0x123456789abcdef0123[0-9a-f]*', wider than f32's 32 bits"):
+            explain_event(t, pick_event(t, None), 0, 0)
+
+
 def test_every_malformed_trace_is_one_message():
     results = {"ok": 0, "error": 0}
     for name, text in _malformed():
