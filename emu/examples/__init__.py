@@ -16,7 +16,7 @@ def bundled() -> dict[str, Path]:
     root = Path(str(resources.files("emu")))
     out = {}
     for sub, pattern, into in (("examples", "*.wgsl", ""), ("examples/wgpu_host", "*.py", "wgpu_host/"),
-                               ("docs", "*.md", "docs/")):
+                               ("docs", "*.md", "docs/"), ("docs", "*.json", "docs/")):
         for f in sorted((root / sub).glob(pattern)):
             out[into + f.name] = f
     return out
@@ -34,7 +34,10 @@ def kernel(name: str) -> Path:
 
 
 def summary(path: Path) -> str:
-    """The first line of a file's leading comment or docstring."""
+    """The first line of a file's leading comment or docstring (a JSON Schema's title)."""
+    if path.suffix == ".json":
+        import json
+        return json.loads(path.read_text()).get("title", "")
     for line in path.read_text().splitlines():
         line = line.strip().lstrip("/#").strip().strip('"').strip()
         if line and not line.startswith(("enable", "import", "from")):

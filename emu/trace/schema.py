@@ -1,8 +1,9 @@
-"""The trace format, as data, and a small validator for it (a subset of JSON Schema: type, enum,
-pattern, minimum, required, properties, additionalProperties, items, minItems, maxItems, anyOf).
+"""The trace format: a JSON Schema shipped in the package (emu/docs/emu-trace.schema.json, draft
+2020-12, handed out by `emu examples`), checked with the jsonschema package, and the rules between records that a schema of one
+record cannot say (a header first, seq increasing, the summary's count).
 
 emu/docs/trace-schema.md describes the same thing for people; tests/trace check that every property
-named here is documented there and that generated traces validate.
+named in the schema is documented there and that generated traces validate.
 
     errors = validate_trace_file("run.jsonl")       # [] when the file is a valid trace
     errors = validate_perfetto(json.load(open("run.json")))
@@ -10,240 +11,94 @@ named here is documented there and that generated traces validate.
 from __future__ import annotations
 
 import json
-import re
+from importlib import resources
 
-SCHEMA_VERSION = "emu-trace/1"
+import jsonschema
 
-_INT = {"type": "integer"}
-_NAT = {"type": "integer", "minimum": 0}
-_HEX = {"type": "string", "pattern": r"^0x[0-9a-f]+$"}
-_NUMBER_OR_SPECIAL = {"anyOf": [{"type": "number"}, {"type": "boolean"},
-                                {"type": "string", "enum": ["nan", "inf", "-inf"]}]}
-_XYZ = {"type": "array", "items": _NAT, "minItems": 3, "maxItems": 3}
-_TYPES = ["f16", "bf16", "f32", "i8", "u8", "i32", "u32"]
+DOCUMENT = json.loads(resources.files("emu").joinpath("docs", "emu-trace.schema.json").read_text(encoding="utf-8"))
+DEFS = DOCUMENT["$defs"]
+SCHEMA_VERSION = DEFS["header"]["properties"]["schema"]["enum"][0]
 
-MATRIX = {
-    "type": "object",
-    "required": ["role", "rows", "cols", "type"],
-    "properties": {
-        "role": {"type": "string", "enum": ["A", "B", "C"]},
-        "rows": {"type": "integer", "minimum": 1},
-        "cols": {"type": "integer", "minimum": 1},
-        "type": {"type": "string", "enum": _TYPES},
-        "map": {"type": "string"},
-    },
-    "additionalProperties": False,
-}
 
-ELEMENT = {
-    "type": "object",
-    "required": ["row", "col", "bits", "value"],
-    "properties": {"row": _NAT, "col": _NAT, "bits": _HEX, "value": _NUMBER_OR_SPECIAL},
-    "additionalProperties": False,
-}
+def _schema(name: str) -> dict:
+    """One definition of the document as a schema of its own, its references put in place (a
+    validator then follows none: several times faster on a long trace)."""
+    def inline(s):
+        if isinstance(s, dict):
+            if set(s) == {"$ref"}:
+                return inline(DEFS[s["$ref"].removeprefix("#/$defs/")])
+            return {k: inline(v) for k, v in s.items()}
+        return [inline(v) for v in s] if isinstance(s, list) else s
+    return inline(DEFS[name])
 
-FRAGMENTS = {
-    "type": "array",
-    "items": {
-        "type": "object",
-        "required": ["lane", "elements"],
-        "properties": {
-            "lane": _NAT,
-            "elements": {"type": "array", "items": ELEMENT},
-            "offsets": {"type": "array", "items": {"anyOf": [_NAT, {"type": "null"}]}},
-        },
-        "additionalProperties": False,
-    },
-}
 
-OPERAND = {
-    "type": "object",
-    "required": ["id", "matrix"],
-    "properties": {"id": _NAT, "matrix": MATRIX, "ref": _NAT, "fragments": FRAGMENTS},
-    "additionalProperties": False,
-}
-
-BUFFER = {
-    "type": "object",
-    "required": ["name", "space"],
-    "properties": {
-        "name": {"type": "string"},
-        "space": {"type": "string"},
-        "group": {"anyOf": [_NAT, {"type": "null"}]},
-        "binding": {"anyOf": [_NAT, {"type": "null"}]},
-    },
-    "additionalProperties": False,
-}
-
-HEADER = {
-    "type": "object",
-    "required": ["record", "schema", "emu_version", "profile", "subgroup_size", "dispatch",
-                 "workgroup_size", "entry", "shader", "overrides", "selection"],
-    "properties": {
-        "record": {"type": "string", "enum": ["header"]},
-        "schema": {"type": "string", "enum": [SCHEMA_VERSION]},
-        "emu_version": {"type": "string"},
-        "profile": {"type": "string"},
-        "subgroup_size": {"type": "integer", "minimum": 1},
-        "dispatch": _XYZ,
-        "workgroup_size": _XYZ,
-        "entry": {"type": "string"},
-        "shader": {
-            "type": "object", "required": ["file", "sha256"],
-            "properties": {"file": {"type": "string"},
-                           "sha256": {"anyOf": [{"type": "string", "pattern": r"^[0-9a-f]{64}$"},
-                                                {"type": "null"}]}},
-            "additionalProperties": False,
-        },
-        "overrides": {"type": "object"},
-        "selection": {
-            "type": "object", "required": ["ops", "workgroups", "subgroups", "lanes"],
-            "properties": {"ops": {"type": "array", "items": {"type": "string"}},
-                           "workgroups": {"type": "string"}, "subgroups": {"type": "string"},
-                           "lanes": {"type": "string"}},
-            "additionalProperties": False,
-        },
-    },
-    "additionalProperties": False,
-}
-
-EVENT = {
-    "type": "object",
-    "required": ["record", "seq", "clock", "op", "id", "loc", "scope", "workgroup", "mask"],
-    "properties": {
-        "record": {"type": "string", "enum": ["event"]},
-        "seq": _NAT,
-        "clock": _NAT,
-        "op": {"type": "string"},
-        "id": {"anyOf": [_NAT, {"type": "null"}]},
-        "loc": {"anyOf": [{"type": "string", "pattern": r"^.+:\d+:\d+$"}, {"type": "null"}]},
-        "scope": {"type": "string", "enum": ["subgroup", "workgroup"]},
-        "workgroup": _XYZ,
-        "subgroup": _NAT,
-        "mask": _HEX,
-        # cooperative values
-        "matrix": MATRIX,
-        "fragments": FRAGMENTS,
-        "operands": {"type": "object", "properties": {"A": OPERAND, "B": OPERAND, "C": OPERAND},
-                     "additionalProperties": False},
-        "config": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-        "model": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-        "saturate": {"type": "boolean"},
-        "attrs": {"type": "object"},
-        "value": _INT,
-        # memory
-        "buffer": BUFFER,
-        "layout": {"anyOf": [{"type": "string", "enum": ["row_major", "col_major"]}, {"type": "null"}]},
-        "offset": _INT,
-        "stride": _INT,
-        "size": _NAT,
-        "type": {"type": "string"},
-        "lanes": {
-            "type": "array",
-            "items": {"type": "object", "required": ["lane"],
-                      "properties": {"lane": _NAT, "offsets": {"type": "array", "items": _INT},
-                                     "value": {"anyOf": [_NUMBER_OR_SPECIAL, {"type": "array"}]}},
-                      "additionalProperties": False},
-        },
-        "kind": {"anyOf": [{"type": "string"}, {"type": "null"}]},
-    },
-    "additionalProperties": False,
-}
-
-SUMMARY = {
-    "type": "object",
-    "required": ["record", "events", "instructions", "complete"],
-    "properties": {"record": {"type": "string", "enum": ["summary"]}, "events": _NAT,
-                   "instructions": _NAT, "complete": {"type": "boolean"}},
-    "additionalProperties": False,
-}
-
+HEADER, EVENT, SUMMARY, PERFETTO = (_schema(n) for n in ("header", "event", "summary", "perfetto"))
 RECORDS = {"header": HEADER, "event": EVENT, "summary": SUMMARY}
 
-# Chrome trace-event format (the JSON object form that ui.perfetto.dev and chrome://tracing open).
-PERFETTO_EVENT = {
-    "type": "object",
-    "required": ["name", "ph", "pid", "tid"],
-    "properties": {
-        "name": {"type": "string"},
-        "cat": {"type": "string"},
-        "ph": {"type": "string", "enum": ["X", "M", "i", "B", "E"]},
-        "ts": {"type": "number", "minimum": 0},
-        "dur": {"type": "number", "minimum": 0},
-        "pid": _NAT,
-        "tid": _NAT,
-        "args": {"type": "object"},
-    },
-    "additionalProperties": False,
-}
 
-PERFETTO = {
-    "type": "object",
-    "required": ["traceEvents"],
-    "properties": {
-        "traceEvents": {"type": "array", "items": PERFETTO_EVENT},
-        "displayTimeUnit": {"type": "string", "enum": ["ms", "ns"]},
-        "otherData": {"type": "object"},
-    },
-    "additionalProperties": False,
-}
+def _number(checker, v) -> bool:          # JSON has no NaN or infinity (Python's json reads them)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
 
 
-# ------------------------------------------------------------------------------- validator
-
-def _type_ok(v, t: str) -> bool:
-    if t == "object":
-        return isinstance(v, dict)
-    if t == "array":
-        return isinstance(v, list)
-    if t == "string":
-        return isinstance(v, str)
-    if t == "integer":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if t == "number":     # JSON has no NaN or infinity
-        return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
-    if t == "boolean":
-        return isinstance(v, bool)
-    if t == "null":
-        return v is None
-    raise ValueError(f"unknown schema type {t!r}")
+def _integer(checker, v) -> bool:         # 1.0 is not an integer in a trace
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def validate(value, schema: dict, path: str = "$") -> list[str]:
+_Validator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many({"number": _number,
+                                                                            "integer": _integer}))
+
+
+_VALIDATORS: dict[int, tuple] = {}
+
+
+def _validator(schema: dict):
+    """One validator per schema object (the record schemas are made once, at import)."""
+    got = _VALIDATORS.get(id(schema))
+    if got is None or got[0] is not schema:
+        got = _VALIDATORS[id(schema)] = (schema, _Validator(schema))
+    return got[1]
+
+
+def _where(e) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path)
+
+
+def _say(e) -> list[str]:
+    """jsonschema's error as this module has always said it: 'path: what', one thing each."""
+    at, v, kw = _where(e), e.instance, e.validator
+    if kw == "type":
+        return [f"{at}: expected {e.validator_value}, got {type(v).__name__}"]
+    if kw == "enum":
+        return [f"{at}: {v!r} is not one of {e.validator_value}"]
+    if kw == "pattern":
+        return [f"{at}: {v!r} does not match {e.validator_value}"]
+    if kw == "minimum":
+        return [f"{at}: {v} is below {e.validator_value}"]
+    if kw == "required":
+        return [f"{at}: missing {k!r}" for k in e.validator_value if k not in v]
+    if kw == "additionalProperties":
+        return [f"{at}: unexpected property {k!r}" for k in v if k not in e.schema.get("properties", {})]
+    if kw == "minItems":
+        return [f"{at}: fewer than {e.validator_value} items"]
+    if kw == "maxItems":
+        return [f"{at}: more than {e.validator_value} items"]
+    if kw == "anyOf":
+        return [f"{at}: {json.dumps(v)[:60]} matches none of the allowed forms"]
+    return [f"{at}: {e.message}"]
+
+
+def validate(value, schema: dict) -> list[str]:
     """Every way `value` breaks `schema`, as 'path: what' strings ([] when it conforms)."""
-    errs: list[str] = []
-    if "anyOf" in schema:
-        if not any(not validate(value, s, path) for s in schema["anyOf"]):
-            errs.append(f"{path}: {json.dumps(value)[:60]} matches none of the allowed forms")
-        return errs
-    t = schema.get("type")
-    if t is not None and not _type_ok(value, t):
-        return [f"{path}: expected {t}, got {type(value).__name__}"]
-    if "enum" in schema and value not in schema["enum"]:
-        errs.append(f"{path}: {value!r} is not one of {schema['enum']}")
-    if "pattern" in schema and isinstance(value, str) and not re.search(schema["pattern"], value):
-        errs.append(f"{path}: {value!r} does not match {schema['pattern']}")
-    if "minimum" in schema and isinstance(value, (int, float)) and value < schema["minimum"]:
-        errs.append(f"{path}: {value} is below {schema['minimum']}")
-    if isinstance(value, dict):
-        for k in schema.get("required", ()):
-            if k not in value:
-                errs.append(f"{path}: missing {k!r}")
-        props = schema.get("properties", {})
-        for k, v in value.items():
-            if k in props:
-                errs.extend(validate(v, props[k], f"{path}.{k}"))
-            elif schema.get("additionalProperties", True) is False:
-                errs.append(f"{path}: unexpected property {k!r}")
-    if isinstance(value, list):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            errs.append(f"{path}: fewer than {schema['minItems']} items")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            errs.append(f"{path}: more than {schema['maxItems']} items")
-        if "items" in schema:
-            for i, v in enumerate(value):
-                errs.extend(validate(v, schema["items"], f"{path}[{i}]"))
-    return errs
+    errors = list(_validator(schema).iter_errors(value))
+    mistyped = {_where(e) for e in errors if e.validator == "type"}
+    out: list[str] = []
+    for e in errors:
+        if e.validator != "type" and _where(e) in mistyped:
+            continue                      # of a value of the wrong type, the type is what to say
+        out += [m for m in _say(e) if m not in out]
+    return out
 
 
 def validate_records(records: list[dict]) -> list[str]:
@@ -309,7 +164,7 @@ def validate_perfetto(doc) -> list[str]:
 
 
 def all_properties() -> set[str]:
-    """Every property name the schemas mention (the docs must describe each)."""
+    """Every property name the trace records mention (the docs must describe each)."""
     names: set[str] = set()
 
     def walk(s):
@@ -320,5 +175,5 @@ def all_properties() -> set[str]:
         elif isinstance(s, list):
             for v in s:
                 walk(v)
-    walk(list(RECORDS.values()))
+    walk([DEFS[k] for k in DEFS if not k.startswith("perfetto")])
     return names

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import sys
 
 import numpy as np
@@ -37,15 +38,17 @@ def test_examples_lists_kernels_host_programs_and_docs():
     assert rc == 0 and err == ""
     names = [line.split()[0] for line in out.splitlines() if line and not line.startswith("run ")]
     assert names == ["gemm_dawn.wgsl", "gemm_wgpu.wgsl", "wgpu_host/bind_groups.py", "wgpu_host/gemm_dawn.py",
-                     "wgpu_host/indirect.py", "wgpu_host/storage_uniform.py", "docs/trace-schema.md"]
+                     "wgpu_host/indirect.py", "wgpu_host/storage_uniform.py", "docs/trace-schema.md",
+                     "docs/emu-trace.schema.json"]
     assert "Tiled GEMM on the matrix units, Dawn's dialect" in out
 
 
 def test_examples_copy_then_clash(tmp_path):
     rc, out, _ = cli("examples", "--copy", tmp_path)
-    assert rc == 0 and out.startswith(f"copied 7 files into {tmp_path}")
+    assert rc == 0 and out.startswith(f"copied 8 files into {tmp_path}")
     assert (tmp_path / "gemm_dawn.wgsl").read_text().startswith("// Tiled GEMM")
     assert "emu-trace/1" in (tmp_path / "docs" / "trace-schema.md").read_text()
+    assert json.loads((tmp_path / "docs" / "emu-trace.schema.json").read_text())["$defs"]["header"]
     assert cli("examples", "--copy", tmp_path)[0] == 0           # the same files again: fine
     (tmp_path / "gemm_wgpu.wgsl").write_text("// mine\n")
     rc, _, err = cli("examples", "--copy", tmp_path)
