@@ -1,32 +1,18 @@
 """A tiny, safe integer expression language for user-defined lane maps.
 
-Profile files may describe a lane map as two formulas, ``row`` and ``col``, in
-terms of the subgroup invocation ``lane`` and the fragment index ``i``.  The
-language is deliberately small so that a profile file can never run code:
-
-    expr   := or
-    or     := xor ('|' xor)*
-    xor    := and ('^' and)*
-    and    := shift ('&' shift)*
-    shift  := sum (('<<' | '>>') sum)*
-    sum    := prod (('+' | '-') prod)*
-    prod   := unary (('*' | '//' | '%') unary)*
-    unary  := ('-' | '~') unary | atom
-    atom   := INT | NAME | '(' expr ')'
-
-Precedence follows Python.  INT is decimal or ``0x`` hex.  NAME is one of the
-names the caller allows (``lane`` and ``i``, plus read-only constants such as
-``rows``, ``cols``, ``sg``).  Evaluation is vectorised: names may be numpy
-integer arrays, and the result broadcasts like numpy.  Division and modulo
-follow Python (floor) semantics; dividing by zero or shifting by a negative
-amount is an error, never a silent value.
+Profile files may describe a lane map as two formulas, ``row`` and ``col``, in terms of the
+subgroup invocation ``lane`` and the fragment index ``i``: Python's integer expressions, parsed by
+``ast`` and kept only if every node is on a short list (integers, the names the caller allows,
+``( )``, unary ``- ~`` and binary ``+ - * // % << >> & | ^``), so that a profile file can never run
+code. Nothing is handed to ``eval``: the tree is evaluated here, vectorised (names may be numpy
+integer arrays, and the result broadcasts like numpy), in int64. Precedence, floor division and
+modulo are Python's; dividing by zero or shifting by a negative amount is an error, never a
+silent value.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from typing import Mapping, Union
+import ast
 
 import numpy as np
 
@@ -35,137 +21,71 @@ from ..errors import EmuError
 __all__ = ["FormulaError", "Formula", "parse_formula"]
 
 MAX_SOURCE_CHARS = 400   # a lane-map formula is a one-liner; refuse essays
-MAX_DEPTH = 40           # nesting limit keeps the recursive parser safe
+MAX_DEPTH = 40           # brackets nested deeper than this are refused
 
-_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+)|([A-Za-z_][A-Za-z_0-9]*)|(//|<<|>>|[-+*%&|^~()]))")
+_BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.FloorDiv: np.floor_divide,
+           ast.Mod: np.mod, ast.LShift: np.left_shift, ast.RShift: np.right_shift,
+           ast.BitAnd: np.bitwise_and, ast.BitOr: np.bitwise_or, ast.BitXor: np.bitwise_xor}
+_UNARY = {ast.USub: np.negative, ast.Invert: np.invert}
+ALLOWED = "integers, names, ( ) and the operators + - * // % << >> & | ^ ~"
 
-_BINARY_LEVELS = [  # loosest first
-    ("|",),
-    ("^",),
-    ("&",),
-    ("<<", ">>"),
-    ("+", "-"),
-    ("*", "//", "%"),
-]
+# what a refused node is, for the message
+_WHAT = {ast.Call: "a function call", ast.Attribute: "an attribute", ast.Subscript: "an index",
+         ast.Compare: "a comparison", ast.BoolOp: "and/or", ast.IfExp: "a conditional expression",
+         ast.Lambda: "a lambda", ast.Pow: "**", ast.Div: "/ (use //)", ast.MatMult: "@",
+         ast.UAdd: "unary +", ast.Not: "not", ast.NamedExpr: ":=", ast.JoinedStr: "a string",
+         ast.List: "a list", ast.Tuple: "a tuple", ast.Set: "a set", ast.Dict: "a dict"}
 
 
 class FormulaError(EmuError, ValueError):
     """A formula that does not parse or cannot be evaluated."""
 
 
-@dataclass(frozen=True)
-class _Num:
-    value: int
+def _check(src: str, names: frozenset[str]) -> ast.expr:
+    """The formula's tree, every node on the list, or a FormulaError naming the first that is not."""
+    if not src.strip():
+        raise FormulaError("empty formula")
+    depth = 0
+    for c in src:
+        depth += (c == "(") - (c == ")")
+        if depth > MAX_DEPTH:
+            raise FormulaError(f"formula nested too deeply (more than {MAX_DEPTH} brackets) in {src!r}")
+    lead = len(src) - len(src.lstrip())          # ast reads the formula without its leading spaces
+    try:
+        tree = ast.parse(src.strip(), mode="eval").body
+    except SyntaxError as e:
+        raise FormulaError(f"{src!r} is not a formula ({e.msg} at column {lead + (e.offset or 1)}); allowed: "
+                           f"{ALLOWED}") from None
 
+    def refuse(node, what):
+        at = lead + node.col_offset
+        if isinstance(node, ast.BinOp):          # the operator's column, not its left operand's
+            at = lead + node.left.end_col_offset
+            while at < len(src) and (src[at].isspace() or src[at] == ")"):
+                at += 1
+        raise FormulaError(f"{what} at column {at + 1} of {src!r} is not allowed in a formula; allowed: {ALLOWED}")
 
-@dataclass(frozen=True)
-class _Name:
-    name: str
-
-
-@dataclass(frozen=True)
-class _Unary:
-    op: str
-    arg: "_Node"
-
-
-@dataclass(frozen=True)
-class _Binary:
-    op: str
-    left: "_Node"
-    right: "_Node"
-
-
-_Node = Union[_Num, _Name, _Unary, _Binary]
-
-
-def _tokenize(src: str):
-    pos, out = 0, []
-    while pos < len(src):
-        if src[pos:].strip() == "":
-            break
-        m = _TOKEN.match(src, pos)
-        if not m:
-            bad = pos + len(src[pos:]) - len(src[pos:].lstrip())
-            raise FormulaError(
-                f"unexpected character {src[bad]!r} at column {bad + 1} of {src!r}; allowed: "
-                "integers, names, ( ) and the operators + - * // % << >> & | ^ ~")
-        if m.group(1) is not None:
-            out.append(("int", int(m.group(1), 0), m.start(1)))
-        elif m.group(2) is not None:
-            out.append(("name", m.group(2), m.start(2)))
+    def visit(node):
+        if isinstance(node, ast.BinOp):
+            if type(node.op) not in _BINARY:
+                refuse(node, _WHAT.get(type(node.op), type(node.op).__name__))
+            visit(node.left)
+            visit(node.right)
+        elif isinstance(node, ast.UnaryOp):
+            if type(node.op) not in _UNARY:
+                refuse(node, _WHAT.get(type(node.op), type(node.op).__name__))
+            visit(node.operand)
+        elif isinstance(node, ast.Constant):
+            if type(node.value) is not int:
+                refuse(node, f"the constant {node.value!r}")
+        elif isinstance(node, ast.Name):
+            if node.id not in names:
+                raise FormulaError(f"unknown name {node.id!r} at column {lead + node.col_offset + 1} of {src!r}; "
+                                   f"allowed names: {', '.join(sorted(names))}")
         else:
-            out.append(("op", m.group(3), m.start(3)))
-        pos = m.end()
-    return out
-
-
-class _Parser:
-    def __init__(self, src: str, names: frozenset[str]):
-        self.src = src
-        self.names = names
-        self.toks = _tokenize(src)
-        self.k = 0
-
-    def _peek(self):
-        return self.toks[self.k] if self.k < len(self.toks) else None
-
-    def _fail(self, what: str):
-        tok = self._peek()
-        where = f"column {tok[2] + 1}" if tok else "the end"
-        raise FormulaError(f"{what} at {where} of {self.src!r}")
-
-    def parse(self) -> _Node:
-        if not self.toks:
-            raise FormulaError("empty formula")
-        node = self._binary(0, 0)
-        if self._peek() is not None:
-            self._fail(f"unexpected {self._peek()[1]!r}")
-        return node
-
-    def _binary(self, level: int, depth: int) -> _Node:
-        if depth > MAX_DEPTH:
-            self._fail("formula nested too deeply")
-        if level == len(_BINARY_LEVELS):
-            return self._unary(depth)
-        left = self._binary(level + 1, depth + 1)
-        while True:
-            tok = self._peek()
-            if tok and tok[0] == "op" and tok[1] in _BINARY_LEVELS[level]:
-                self.k += 1
-                right = self._binary(level + 1, depth + 1)
-                left = _Binary(tok[1], left, right)
-            else:
-                return left
-
-    def _unary(self, depth: int) -> _Node:
-        if depth > MAX_DEPTH:
-            self._fail("formula nested too deeply")
-        tok = self._peek()
-        if tok is None:
-            self._fail("expected a value")
-        if tok[0] == "op" and tok[1] in ("-", "~"):
-            self.k += 1
-            return _Unary(tok[1], self._unary(depth + 1))
-        if tok[0] == "int":
-            self.k += 1
-            return _Num(tok[1])
-        if tok[0] == "name":
-            if tok[1] not in self.names:
-                raise FormulaError(
-                    f"unknown name {tok[1]!r} at column {tok[2] + 1} of {self.src!r}; "
-                    f"allowed names: {', '.join(sorted(self.names))}")
-            self.k += 1
-            return _Name(tok[1])
-        if tok[0] == "op" and tok[1] == "(":
-            self.k += 1
-            node = self._binary(0, depth + 1)
-            close = self._peek()
-            if not (close and close[0] == "op" and close[1] == ")"):
-                self._fail("expected ')'")
-            self.k += 1
-            return node
-        self._fail(f"unexpected {tok[1]!r}")
+            refuse(node, _WHAT.get(type(node), type(node).__name__))
+    visit(tree)
+    return tree
 
 
 class Formula:
@@ -178,16 +98,16 @@ class Formula:
             raise FormulaError(f"formula longer than {MAX_SOURCE_CHARS} characters")
         self.source = source
         self.names = frozenset(names)
-        self._tree = _Parser(source, self.names).parse()
+        self._tree = _check(source, self.names)
+        self._used = {n.id for n in ast.walk(self._tree) if isinstance(n, ast.Name)}
 
     def __repr__(self):
         return f"Formula({self.source!r})"
 
     def evaluate(self, **values) -> np.ndarray:
-        missing = self.names - values.keys()
-        used = _names_in(self._tree)
-        if used & missing:
-            raise FormulaError(f"no value given for {', '.join(sorted(used & missing))} in {self.source!r}")
+        missing = self._used - values.keys()
+        if missing:
+            raise FormulaError(f"no value given for {', '.join(sorted(missing))} in {self.source!r}")
         env = {k: np.asarray(v, dtype=np.int64) for k, v in values.items()}
         # int64 arithmetic; a lane-map value that overflowed would land outside
         # the matrix, which the lane map's own range check reports.
@@ -198,37 +118,19 @@ def parse_formula(source: str, names=("lane", "i")) -> Formula:
     return Formula(source, names)
 
 
-def _names_in(node: _Node) -> set[str]:
-    if isinstance(node, _Name):
-        return {node.name}
-    if isinstance(node, _Unary):
-        return _names_in(node.arg)
-    if isinstance(node, _Binary):
-        return _names_in(node.left) | _names_in(node.right)
-    return set()
-
-
-def _eval(node: _Node, env: Mapping[str, np.ndarray], src: str):
-    if isinstance(node, _Num):
+def _eval(node: ast.expr, env, src: str):
+    if isinstance(node, ast.Constant):
         if node.value >= 2**62:
             raise FormulaError(f"integer {node.value} too large in {src!r}")
         return np.int64(node.value)
-    if isinstance(node, _Name):
-        return env[node.name]
-    if isinstance(node, _Unary):
-        a = _eval(node.arg, env, src)
-        return -a if node.op == "-" else ~a
-    a = _eval(node.left, env, src)
-    b = _eval(node.right, env, src)
-    op = node.op
-    if op in ("//", "%"):
-        if np.any(np.asarray(b) == 0):
-            raise FormulaError(f"division by zero in {src!r}")
-        return a // b if op == "//" else a % b
-    if op in ("<<", ">>"):
-        bb = np.asarray(b)
-        if np.any(bb < 0) or np.any(bb > 62):
-            raise FormulaError(f"shift amount outside 0..62 in {src!r}")
-        return a << b if op == "<<" else a >> b
-    return {"+": np.add, "-": np.subtract, "*": np.multiply,
-            "&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}[op](a, b)
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp):
+        return _UNARY[type(node.op)](_eval(node.operand, env, src))
+    a, b = _eval(node.left, env, src), _eval(node.right, env, src)
+    op = type(node.op)
+    if op in (ast.FloorDiv, ast.Mod) and np.any(np.asarray(b) == 0):
+        raise FormulaError(f"division by zero in {src!r}")
+    if op in (ast.LShift, ast.RShift) and (np.any(np.asarray(b) < 0) or np.any(np.asarray(b) > 62)):
+        raise FormulaError(f"shift amount outside 0..62 in {src!r}")
+    return _BINARY[op](a, b)
