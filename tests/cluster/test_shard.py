@@ -66,7 +66,10 @@ def run_both(cluster, dev, pipe, arrays, grid, shards=4):
     one = {k: v.copy() for k, v in arrays.items()}
     split = {k: v.copy() for k, v in arrays.items()}
     w1 = [w.format() for w in dev.dispatch(pipe, one, grid)]
-    w2 = [w.format() for w in cluster.dispatch(dev, pipe, split, grid, shards=shards)]
+    if shards is None:                  # the API's spelling: one range per worker thread
+        w2 = [w.format() for w in dev.dispatch(pipe, split, grid, cluster=cluster)]
+    else:
+        w2 = [w.format() for w in cluster.dispatch(dev, pipe, split, grid, shards=shards)]
     return one, split, w1, w2
 
 
@@ -163,7 +166,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i
 def test_a_race_between_workgroups_is_reported_and_the_result_is_one_process(cluster):
     dev = emu.Device("reference")
     pipe = dev.create_compute_pipeline(dev.create_shader_module(RACE, "race.wgsl"))
-    one, split, w1, w2 = run_both(cluster, dev, pipe, {(0, 0): np.zeros(8, np.uint32)}, (6, 1, 1), shards=2)
+    one, split, w1, w2 = run_both(cluster, dev, pipe, {(0, 0): np.zeros(8, np.uint32)}, (6, 1, 1), shards=None)
     assert w1 == []
     assert len(w2) == 1 and "warning: data race between workgroups: workgroups (0, 0, 0)..(2, 0, 0) and " \
                               "(3, 0, 0)..(5, 0, 0) both wrote byte 0 of 'out'" in w2[0]
@@ -226,3 +229,24 @@ def test_merge_of_interleaved_writes_and_the_first_overlap():
     assert merged is None
     assert race.message.startswith("data race between workgroups: workgroups (0, 0, 0)..(0, 0, 0) and "
                                    "(1, 0, 0)..(1, 0, 0) both wrote byte 30000 of 'out'")
+
+
+STRICT = """
+@group(0) @binding(0) var<storage, read_write> out: array<u32, 64>;
+@compute @workgroup_size(8)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) i: u32) {
+  out[wg.x * 8u + i + select(0u, 100u, wg.x >= 5u)] = wg.x;
+}
+"""
+
+
+def test_an_error_in_one_range_is_the_error_of_one_process(cluster):
+    dev = emu.Device("reference", bounds="strict")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(STRICT, "strict.wgsl"))
+    errors = []
+    for run in (lambda b: dev.dispatch(pipe, b, (8, 1, 1)), lambda b: cluster.dispatch(dev, pipe, b, (8, 1, 1), shards=4)):
+        with pytest.raises(emu.EmuError) as e:
+            run({(0, 0): np.zeros(64, np.uint32)})
+        errors.append(e.value.format())
+    assert errors[0] == errors[1]
+    assert "workgroup (5, 0, 0)" in errors[0] and errors[0].startswith("strict.wgsl:5:")
