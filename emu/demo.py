@@ -1,8 +1,8 @@
 """`emu demo`: the main job on a virtual device. Runs the bundled tiled-GEMM kernels (both WGSL
 cooperative-matrix dialects) on random f16 inputs and checks each result two ways:
 - bit for bit against the profile's matrix-unit model applied tile by tile in plain numpy
-  (what the device must compute, independent of lanes, loads and stores; on the fast MMA kernel,
-  which tests/perf checks against the reference kernels, so that a cold run compiles one);
+  (what the device must compute, independent of lanes, loads and stores; on the fast MMA kernels,
+  which tests/perf checks against the reference kernels, so that a cold run compiles few);
 - against float64 arithmetic, to show how far the device's rounding is from exact.
 """
 from __future__ import annotations
@@ -83,10 +83,13 @@ def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
     use, so that no later run stops to compile them: the example GEMMs through the fast paths
     (cooperative loads, stores, multiply-adds), and for each of the profile's matrix configs the
     multiply-add on the fast kernel and on the reference kernels (the interpreter's path, taken
-    under a tracer). The fusion JIT compiles each plain shader on its first run; not these."""
+    under a tracer). The fusion JIT compiles each plain shader on its first run; not these. The
+    examples run twice: small (interpreted: the fast paths) and at 128^3, where they are compiled
+    whole (emu/jit/coop_kernel.py; one kernel per shader serves every size)."""
     from .numerics.dtypes import NP
     t0 = time.perf_counter()
     run_demo(profile, 32, out=io.StringIO())
+    run_demo(profile, 128, out=io.StringIO())
     dev = Device(profile)
     seen = set()
     for cfg in dev.profile.configs:

@@ -11,6 +11,11 @@ from ..scheduler import fastpaths
 from . import coop_fast, notice  # noqa: F401  (notice: the line printed while compiling)
 
 
+def _coop(pipe):
+    from .coop_kernel import compile_pipeline
+    return compile_pipeline(pipe)
+
+
 def _fuse(pipe):
     from .fuse import compile_pipeline
     return compile_pipeline(pipe)
@@ -27,3 +32,7 @@ fastpaths.register("coop_mma", "mma_fast.frag_mma", coop_fast.mma,
 fastpaths.register(fastpaths.PIPELINE, "fuse.compile_pipeline", _fuse,
                    applies=lambda pipe: os.environ.get("EMU_JIT", "1") != "0",
                    doc="plain scalar entry points as one compiled lane loop")
+fastpaths.register(fastpaths.PIPELINE, "coop_kernel.compile_pipeline", _coop,
+                   applies=lambda pipe: os.environ.get("EMU_JIT", "1") != "0",
+                   doc="subgroup-uniform cooperative entry points (loads, K loop, multiply-adds, "
+                       "stores) as one compiled subgroup loop")

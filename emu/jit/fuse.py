@@ -66,6 +66,7 @@ from ..isa.types import ArrayType, ScalarType, VectorType
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 
 ERR_OOB, ERR_FALLBACK = 1, 2
+SCALAR_MODELS = ("ieee", "nvidia-sfu")      # the profiles' scalar arithmetic the generated code has
 _NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_"}
 _ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False"}
 _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
@@ -615,24 +616,9 @@ class _Gen:
             return f"np.float32({x})"
         return f"{_NP[t]}(np.int64({x}))"            # i32 <-> u32: the bits
 
-    # -- the whole kernel ------------------------------------------------------------------
-    def build(self) -> str:
-        fn = self.entry
-        if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
-            raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
-        for i, bname in fn.param_builtins.items():
-            self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
-        body_start = len(self.lines)
-        if self.wg:
-            self.wg_block(fn.body, 0, None, False)
-        else:
-            self.block(fn.body, 2, None)
-        body = self.lines[body_start:]
-        del self.lines[body_start:]
-        for k, st in self.stores.items():
-            if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
-                raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
-        bufs = ", ".join(f"b{k}, n{k}" for k in range(len(self.buf_types)))
+    def prelude(self) -> tuple[list, list]:
+        """The lines that set the builtin inputs the code reads: (per workgroup, per invocation),
+        from `w` (the workgroup's index) and `local` (the invocation's)."""
         wx, wy, wz = self.pipe.layout.wg_size
         sg = self.pipe.opts.subgroup_size
         pre = []
@@ -661,8 +647,28 @@ class _Gen:
             pre.append(f"in_subgroup_size = np.uint32({sg})")
         if "num_subgroups" in need:
             pre.append(f"in_num_subgroups = np.uint32({-(-self.pipe.layout.wg_count // sg)})")
-        wgpre = [p for p in pre if p.startswith("in_workgroup_id")]
-        pre = [p for p in pre if not p.startswith("in_workgroup_id")]
+        return ([p for p in pre if p.startswith("in_workgroup_id")],
+                [p for p in pre if not p.startswith("in_workgroup_id")])
+
+    # -- the whole kernel ------------------------------------------------------------------
+    def build(self) -> str:
+        fn = self.entry
+        if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
+            raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
+        for i, bname in fn.param_builtins.items():
+            self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
+        body_start = len(self.lines)
+        if self.wg:
+            self.wg_block(fn.body, 0, None, False)
+        else:
+            self.block(fn.body, 2, None)
+        body = self.lines[body_start:]
+        del self.lines[body_start:]
+        for k, st in self.stores.items():
+            if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
+                raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
+        bufs = ", ".join(f"b{k}, n{k}" for k in range(len(self.buf_types)))
+        wgpre, pre = self.prelude()
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
         sas = "".join(f", sa{k}" for k in stored)
@@ -872,7 +878,7 @@ def compile_pipeline(pipe) -> Kernel | None:
     """The pipeline's entry point as a Kernel, or None when the interpreter must run it."""
     if pipe.opts.tracer is not None or os.environ.get("EMU_JIT", "1") == "0":
         return None
-    if getattr(pipe.profile, "scalar", "ieee") not in ("ieee", "nvidia-sfu"):
+    if getattr(pipe.profile, "scalar", "ieee") not in SCALAR_MODELS:
         return None         # a scalar model the generated code does not know: the interpreter
     gen = _Gen(pipe)
     try:

@@ -31,11 +31,14 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from . import mma_tile
+
+from .mma_tile import use32 as _use32
 from .mma_kernels import (decode, round_bits, bitlen,
                                     ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
                                     P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,
                                     P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL, P_OVF_INF,
-                                    P_FLUSH_IN, P_FLUSH_OUT, ZERO64, RNE64)
+                                    P_FLUSH_IN, P_FLUSH_OUT, P_ZERO_POS, ZERO64, RNE64)
 
 # the kernel's pieces are called only from compiled code: no Python or cfunc wrapper to compile
 _piece = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -223,18 +226,6 @@ def _decode32(R, Fm, Fe, Fn, bad, eb, fb, fmask, bias, fl, pre, cols):
                 for k in range(R.shape[2]):
                     if ((R[bi, r, k] >> fb) & emask) == emask:
                         bad[k if cols else r] = True
-
-
-def _use32(prm) -> bool:
-    """Whether the fused block sums fit 32-bit lanes: products of (ifb + 1)-bit significands
-    pre-shifted by F - 2 ifb, L of them (the C term is added in int64 afterwards)."""
-    if int(prm[P_KIND]) != K_FUSED:
-        return False
-    ifb, F, L = int(prm[P_IN_FB]), int(prm[P_F]), max(1, int(prm[P_L]))
-    pre = F - 2 * ifb
-    if pre < 0 or 2 * (ifb + 1) + pre > 31:
-        return False
-    return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
 
 
 # The pieces of _subgroup, each called once per subgroup with its arrays one by one (pieces
@@ -590,34 +581,11 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
     pruned before typing), a third of the kernel's cold compile; any other value: every path."""
     M, Kd = ali.shape
     N = bli.shape[1]
-    L = Kd if prm[P_KIND] == K_EXACT else max(1, min(prm[P_L], Kd))
-    NB = max(1, (Kd + L - 1) // L)
-    bmk = (NB, M, L)
-    bnk = (NB, N, L)
-    scr = (np.empty(bmk, np.int64), np.empty(bmk, np.int64), np.empty(bmk, np.int64),
-           np.empty(bmk, np.int64), np.empty(bnk, np.int64), np.empty(bnk, np.int64),
-           np.empty(bnk, np.int64), np.empty(bnk, np.int64))
-    vec = (np.empty(N, np.int64), np.empty(N, np.int64),
-           np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
-           np.empty(N, np.int64), np.empty(N, np.int64), np.zeros(N, np.int64),
-           np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(N, np.int64))
-    bvec = (np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_),
-            np.zeros(N, np.bool_))
-    use32 = use32 and N == _V and L == _V
+    scr, vec, bvec, scr32, RA, RB, RC, VE, VS, o, use32 = _scratch(M, N, Kd, prm, use32)
     if wide is None and not use32:
         for t in range(t0, t1):
             need[t] = True                  # not reached (_dispatch checks): the reference kernel
         return
-    b32 = bmk if use32 else (1, 1, 1)
-    n32 = (NB, L, N) if use32 else (1, 1, 1)
-    scr32 = (np.empty(b32, np.int32), np.empty(b32, np.int32), np.empty(b32, np.int32),
-             np.empty(n32, np.int32), np.empty(n32, np.int32), np.empty(n32, np.int32))
-    RA = np.empty(bmk, np.int64)
-    RB = np.empty(bnk, np.int64)
-    RC = np.empty(N, np.int64)
-    VE = np.empty(max(N, _V), np.int32)
-    VS = np.empty(max(N, _V), np.int32)
-    o = np.empty((M, N), np.int64)
     lanes, E = ori.shape
     for t in range(t0, t1):
         s = sgs[t]
@@ -675,7 +643,17 @@ def matrix_mma(model, a, b, c, result_type: str):
     if prm is None or not applies(prm):
         return None
     out = np.empty(np.shape(c), np.uint32)
-    float_mma(nmma.bits32(a), nmma.bits32(b), nmma.bits32(c), out, prm)
+    A, B, C = nmma.bits32(a), nmma.bits32(b), nmma.bits32(c)
+    if A.ndim == 3 and mma_tile.covers(prm, *A.shape[1:], B.shape[2]):
+        # Hopper's 16 x 16 x 16 step in vector registers where it answers, this kernel elsewhere
+        need = np.zeros(len(A), np.bool_)
+        mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), np.ascontiguousarray(C), out, prm, need)
+        if need.any():
+            o = np.empty((int(need.sum()),) + out.shape[1:], np.uint32)
+            float_mma(A[need], B[need], C[need], o, prm)
+            out[need] = o
+    else:
+        float_mma(A, B, C, out, prm)
     nmma.zero_sign(out, prm)
     return out.astype(np.uint16).view(np.float16) if result_type == "f16" else out.view(np.float32)
 
@@ -703,6 +681,94 @@ _PRM: dict = {}
 _BITS = {2: np.uint16, 4: np.uint32}
 
 
+def packed(model, a_dtype, c_dtype, result_type: str):
+    """The packed rule of `model` for operands of numpy dtype a_dtype into C of c_dtype (cached),
+    or None where this kernel does not apply (integers, other float models)."""
+    from . import mma as nmma
+    key = (model, np.dtype(a_dtype), np.dtype(c_dtype), result_type)
+    prm = _PRM.get(key)
+    if prm is None:
+        prm = False
+        if key[1].kind == "f" or key[1].name == "bfloat16":
+            try:
+                fin = nmma.FLOAT_DTYPES[key[1]]
+                fc = "f16" if key[2] == np.float16 else "f32"
+                prm = nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc],
+                                                                 result_type))
+                if not applies(prm):
+                    prm = False
+            except (KeyError, ValueError):
+                prm = False
+        _PRM[key] = prm
+    return None if prm is False else prm
+
+
+def only32(prm, M: int, N: int, Kd: int) -> bool:
+    """Whether the 32-bit row path is all a multiply of these sizes needs (then `wide` None)."""
+    return _use32(prm) and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
+
+
+# One subgroup's multiply-add on whole matrices (raw bits, [1, rows, cols]), for compiled code
+# that keeps a subgroup's matrices itself (emu/jit/coop_kernel.py): the scratch of _run made once
+# (tile_workspace), then tile_mma per multiply, through identity maps.
+
+@njit(cache=True, nogil=True)
+def _scratch(M, N, Kd, prm, use32):
+    """The scratch arrays of _subgroup for M x Kd x N multiplies, and whether the 32-bit row path
+    applies (use32: _use32(prm); the path needs N == L == 16 too)."""
+    L = Kd if prm[P_KIND] == K_EXACT else max(1, min(prm[P_L], Kd))
+    NB = max(1, (Kd + L - 1) // L)
+    bmk = (NB, M, L)
+    bnk = (NB, N, L)
+    scr = (np.empty(bmk, np.int64), np.empty(bmk, np.int64), np.empty(bmk, np.int64),
+           np.empty(bmk, np.int64), np.empty(bnk, np.int64), np.empty(bnk, np.int64),
+           np.empty(bnk, np.int64), np.empty(bnk, np.int64))
+    vec = (np.empty(N, np.int64), np.empty(N, np.int64),
+           np.empty(N, np.int64), np.empty(N, np.int64), np.empty(N, np.int64),
+           np.empty(N, np.int64), np.empty(N, np.int64), np.zeros(N, np.int64),
+           np.zeros(N, np.int64), np.zeros(N, np.int64), np.zeros(N, np.int64))
+    bvec = (np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_),
+            np.zeros(N, np.bool_))
+    use32 = use32 and N == _V and L == _V
+    b32 = bmk if use32 else (1, 1, 1)
+    n32 = (NB, L, N) if use32 else (1, 1, 1)
+    scr32 = (np.empty(b32, np.int32), np.empty(b32, np.int32), np.empty(b32, np.int32),
+             np.empty(n32, np.int32), np.empty(n32, np.int32), np.empty(n32, np.int32))
+    return (scr, vec, bvec, scr32, np.empty(bmk, np.int64), np.empty(bnk, np.int64),
+            np.empty(N, np.int64), np.empty(max(N, _V), np.int32), np.empty(max(N, _V), np.int32),
+            np.empty((M, N), np.int64), use32)
+
+
+@njit(cache=True, nogil=True)
+def tile_workspace(M, N, Kd, prm, use32):
+    """_scratch and identity maps (row and column indices of A, B and C) for tile_mma."""
+    rows = (np.empty((M, Kd), np.uint64), np.empty((M, Kd), np.uint64), np.empty((Kd, N), np.uint64),
+            np.empty((Kd, N), np.uint64), np.empty((M, N), np.uint64), np.empty((M, N), np.uint64))
+    for r, c, x in ((0, 1, M), (2, 3, Kd), (4, 5, M)):
+        for i in range(x):
+            for j in range(rows[r].shape[1]):
+                rows[r][i, j] = i
+                rows[c][i, j] = j
+    return _scratch(M, N, Kd, prm, use32), rows
+
+
+@njit(cache=True, nogil=True)
+def tile_mma(ws, a, b, c, d, prm, wide):
+    """d[0] = the bits of A*B + C for one subgroup (a, b, c, d: [1, rows, cols] raw bits), zero
+    signs applied as frag_mma does; True where some element needs the reference kernel (d is
+    then not final). wide: as for _run (None: the 32-bit path only)."""
+    (scr, vec, bvec, scr32, RA, RB, RC, VE, VS, o, use32), rows = ws
+    ali, aei, bli, bei, cli, cei = rows
+    need = _subgroup(0, a, ali, aei, b, bli, bei, c, cli, cei, o, prm, scr, vec, bvec, RA, RB,
+                     scr32, use32, RC, VE, VS, wide)
+    zero = (np.int64(1) << (prm[P_ACC_EB] + prm[P_ACC_FB])) if prm[P_ZERO_POS] != 0 else np.int64(-1)
+    for i in range(o.shape[0]):
+        for j in range(o.shape[1]):
+            v = o[i, j]
+            d[0, i, j] = 0 if v == zero else v
+    return need
+
+
 def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: int,
              jobs: int | None = 1):
     """The cooperative multiply-add straight on fragments (lanes, E) of all subgroups of a batch,
@@ -710,22 +776,8 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     of A, B, C and the result. Returns the result fragments, or None where this path does not
     apply (integer or other float models: the caller then takes the general path)."""
     from . import mma as nmma
-    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":
-        return None
-    key = (model, a.dtype, c.dtype, result_type)
-    prm = _PRM.get(key)
+    prm = packed(model, a.dtype, c.dtype, result_type)
     if prm is None:
-        try:
-            fin = nmma.FLOAT_DTYPES[np.dtype(a.dtype)]
-            fc = "f16" if c.dtype == np.float16 else "f32"
-            rule = nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc], result_type)
-            prm = nmma.pack_rule(rule)
-            if not applies(prm):
-                prm = False
-        except (KeyError, ValueError):
-            prm = False
-        _PRM[key] = prm
-    if prm is False:
         return None
     la, lb, lc, lo = maps
     odt = np.dtype(np.float16 if result_type == "f16" else np.float32)

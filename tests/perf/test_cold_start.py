@@ -43,8 +43,9 @@ def test_warmup_then_demo_compiles_nothing():
     assert out.getvalue().startswith("warmup: kernels for 'nvidia-h200' ready (5 operand type combinations)")
     with event.install_recorder("numba:compile") as rec:
         text = io.StringIO()
-        assert demo.run_demo("nvidia-h200", 64, out=text) == 0
-    assert "bits equal to the device's matrix-unit model: yes" in text.getvalue()
+        assert demo.run_demo("nvidia-h200", 64, out=text) == 0      # interpreted
+        assert demo.run_demo("nvidia-h200", 256, out=text) == 0     # compiled whole
+    assert text.getvalue().count("bits equal to the device's matrix-unit model: yes") == 4
     assert rec.buffer == []
 
 

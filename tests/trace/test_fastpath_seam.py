@@ -14,7 +14,8 @@ def test_declared_fast_paths():
     got = {(p.target, p.name, p.traced) for p in fastpaths.declared()}
     assert got == {("coop_load", "coop_fast.load", False), ("coop_store", "coop_fast.store", False),
                    ("coop_mma", "mma_fast.frag_mma", True),
-                   (fastpaths.PIPELINE, "fuse.compile_pipeline", False)}
+                   (fastpaths.PIPELINE, "fuse.compile_pipeline", False),
+                   (fastpaths.PIPELINE, "coop_kernel.compile_pipeline", False)}
 
 
 def test_tracer_sees_the_reference_path():

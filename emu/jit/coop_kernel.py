@@ -1,0 +1,420 @@
+"""Cooperative kernels compiled whole: an entry point whose every value is the same in all lanes of
+a subgroup (address arithmetic, loop counters, tile positions from workgroup_id and subgroup_id)
+becomes one numba kernel that runs each subgroup to its end, its scalars as scalars and its
+cooperative matrices as whole matrices of raw bits: loads gather straight from storage, the K loop
+runs compiled, each multiply-add is emu/numerics/mma_fast.py's kernel on one subgroup
+(tile_mma), stores scatter straight to storage. Nothing returns to Python per instruction.
+
+It shares the fusion JIT's code generator (emu/jit/fuse.py: _Gen emits the scalar code; this
+subclass adds the cooperative ops and runs one "invocation" per subgroup). Since every value is
+subgroup-uniform, every lane of a subgroup would compute the same scalars, and a matrix held whole
+is the same as its fragments under any lane map (no op here exposes a fragment).
+
+Taken only when: no workgroup memory, barriers or subgroup ops; the builtins read are workgroup_id,
+num_workgroups, subgroup_id, subgroup_size and num_subgroups; workgroups are whole subgroups; no
+scalar stores; every buffer is either read or written, never both; matrices live in function
+variables or values; cooperative loads and stores take a whole buffer (an array of the matrix's
+element size); the multiply-adds are float models that mma_fast covers. Anything else: None, and
+the interpreter (or the fusion JIT) runs it.
+
+Order. The interpreter runs all subgroups in lockstep; here a subgroup runs to its end before the
+next starts. That gives the same memory because reads see only buffers no one writes, and the
+stores of different subgroups must not meet: every store is logged (site, subgroup, offset,
+stride) and, after the run, the logs are checked for an element stored by two subgroups.
+
+Anything unusual hands the whole dispatch back: an access not wholly inside its buffer or with a
+stride shorter than a row, a subgroup that meets an infinity, NaN or overflow in a multiply-add
+(mma_fast's `need`), a step count past --max-steps, two subgroups storing one element. The written
+buffers are copied before the run and restored, and the interpreter runs the dispatch from its
+start: its bits, its errors and its reports, since it is the reference.
+
+Kernel.run(grid, regions) runs workgroups [0, total) in chunks on --jobs threads; the generated
+`run(w0, w1, ...)` runs any range of workgroups (the seam a sharded dispatch can cut along).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..isa.ops import OP
+from ..isa.types import ArrayType, CoopMatrixType, ScalarType
+from ..numerics import mma_fast, mma_tile
+from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, _load
+
+_UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
+_UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+_UNIFORM = frozenset({"workgroup_id", "num_workgroups", "subgroup_id", "subgroup_size", "num_subgroups"})
+_TYPED = ("i32", "u32", "f32")
+# Below this many subgroups in a dispatch the interpreter runs it: loading a compiled kernel from
+# numba's cache (~0.1-0.2 s) or compiling one (seconds) costs more than interpreting a few subgroups
+MIN_SUBGROUPS = 64
+LOG_COLS = 7            # a logged store: owner base, subgroup, offset, stride, rows, cols, column-major
+
+
+@njit(cache=True, nogil=True)
+def load_tile(src, n, off, st, col, out):
+    """out[0] = the matrix at element `off` of src, rows (columns where col) `st` apart; False
+    where it does not lie wholly inside src[:n] or the stride is shorter than a row (column)."""
+    R, C = out.shape[1], out.shape[2]
+    nmaj, major = (C, R) if col else (R, C)
+    if st < major or off < 0 or off + st * (nmaj - 1) + major > n:
+        return False
+    for i in range(R):
+        for j in range(C):
+            out[0, i, j] = src[off + st * j + i] if col else src[off + st * i + j]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
+    """The matrix val[0] into dst as load_tile reads it, and the store logged; False (nothing
+    written) where it does not fit or the log is full."""
+    R, C = val.shape[1], val.shape[2]
+    nmaj, major = (C, R) if col else (R, C)
+    if st < major or off < 0 or off + st * (nmaj - 1) + major > n or nlog[0] >= log.shape[0]:
+        return False
+    for i in range(R):
+        for j in range(C):
+            if col:
+                dst[off + st * j + i] = val[0, i, j]
+            else:
+                dst[off + st * i + j] = val[0, i, j]
+    t = nlog[0]
+    log[t, 0] = base
+    log[t, 1] = gid
+    log[t, 2] = off
+    log[t, 3] = st
+    log[t, 4] = R
+    log[t, 5] = C
+    log[t, 6] = col
+    nlog[0] = t + 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _disjoint(log, nlog, owner):
+    """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""
+    for t in range(nlog):
+        base, gid, off, st, R, C, col = (log[t, 0], log[t, 1], log[t, 2], log[t, 3], log[t, 4],
+                                         log[t, 5], log[t, 6])
+        for i in range(R):
+            for j in range(C):
+                x = base + off + (st * j + i if col else st * i + j)
+                o = owner[x]
+                if o != -1 and o != gid:
+                    return False
+                owner[x] = gid
+    return True
+
+
+class _CoopGen(_Gen):
+    """_Gen with one invocation per subgroup and the cooperative ops."""
+
+    def __init__(self, pipe):
+        super().__init__(pipe)
+        if self.wg:
+            raise Unsupported("workgroup memory or barriers")
+        sg = pipe.opts.subgroup_size
+        if pipe.layout.wg_count % sg:
+            raise Unsupported("a workgroup of part of a subgroup")
+        self.nsub = pipe.layout.wg_count // sg
+        self.mats: dict[str, tuple] = {}        # matrix array name -> (dtype, rows, cols)
+        self.mmas: dict[tuple, int] = {}        # (M, N, K, model, in, c, result) -> slot
+        self.prms: list = []
+        self.wide: list = []
+        self.tile16: list = []
+        self.ovs: list[str] = []                # integer overrides, passed at run time
+        self.ncoop = 0
+        self.coop_slots: set[int] = set()       # buffers a cooperative op touches
+
+    def input(self, name, t):
+        if name not in _UNIFORM:
+            raise Unsupported(f"input {name} differs between lanes")
+        return super().input(name, t)
+
+    def buffer(self, name: str) -> int:
+        k = self.bufs.get(name)
+        if k is not None:
+            return k
+        g = self.module.global_(name)
+        t = g.type
+        elem = t.elem if isinstance(t, ArrayType) else t
+        if (g.space not in ("storage", "uniform") or g.group is None or not isinstance(elem, ScalarType)
+                or elem.size not in _UINT or (isinstance(t, ArrayType) and t.stride != elem.size)):
+            raise Unsupported(f"buffer {name} of {t}")
+        k = self.bufs[name] = len(self.buf_types)
+        self.buf_types.append((g, t, elem))
+        self.loads[k] = 0
+        self.stores[k] = []
+        return k
+
+    def mat(self, name: str, t: CoopMatrixType) -> str:
+        if t.elem.size not in _UINT:
+            raise Unsupported(f"matrix of {t.elem}")
+        self.mats[name] = (_UINT[t.elem.size], t.rows, t.cols)
+        return name
+
+    def m(self, value) -> str:
+        e = self.vals.get(value.id)
+        if not (isinstance(e, tuple) and e[0] == "mat"):
+            raise Unsupported(f"value %{value.id} as a matrix")
+        return e[1]
+
+    def tile(self, inst, ptr_val, t: CoopMatrixType):
+        """(slot, column-major, the pointer's element) of a cooperative access of a buffer's array
+        or of the array from one of its elements on (&a[i], wgpu's form)."""
+        p = self.vals.get(ptr_val.id)
+        if not (isinstance(p, tuple) and (p[0] == "arr" or (p[0] == "elem" and isinstance(p[1], int)))):
+            raise Unsupported("cooperative access through a pointer other than into a buffer's array")
+        k = p[1]
+        if p[0] == "elem" and not isinstance(self.buf_types[k][1], ArrayType):
+            raise Unsupported("cooperative access of a scalar buffer")
+        if self.buf_types[k][2].size != t.elem.size:
+            raise Unsupported("cooperative access of an array of another element size")
+        layout = inst.attrs["layout"]
+        if layout not in ("row_major", "col_major"):
+            raise Unsupported(f"layout {layout}")
+        self.coop_slots.add(k)
+        self.ncoop += 1
+        return k, layout == "col_major", ("np.int64(0)" if p[0] == "arr" else p[2])
+
+    def inst(self, inst, d: int, loop_ctx):
+        op, r, a = inst.op, inst.result, inst.args
+        t = inst.type
+        held = self.vals.get(a[0].id) if a else None
+        if op == OP.var and isinstance(t.pointee, CoopMatrixType):
+            name = self.mat(f"m{r.id}", t.pointee)
+            self.emit(d, f"{name}[:] = 0" if not a else f"ck_copy({name}, {self.m(a[0])})")
+            self.vals[r.id] = ("mvar", name)
+        elif op == OP.load and isinstance(held, tuple) and held[0] == "mvar":
+            name = self.mat(f"c{r.id}", t)
+            self.emit(d, f"ck_copy({name}, {held[1]})")
+            self.vals[r.id] = ("mat", name)
+        elif op == OP.store and isinstance(held, tuple) and held[0] == "mvar":
+            self.emit(d, f"ck_copy({held[1]}, {self.m(a[1])})")
+        elif op == OP.store and isinstance(held, tuple) and held[0] == "elem":
+            raise Unsupported("a store of a scalar to a buffer")
+        elif op == OP.override and t.name in ("i32", "u32"):
+            # an argument, not baked in: one compiled kernel serves every size of a shader
+            name = inst.attrs["name"]
+            if name not in self.ovs:
+                self.ovs.append(name)
+            self.emit(d, f"v{r.id} = {_NP[t.name]}(ovs[{self.ovs.index(name)}])")
+            self.vals[r.id] = f"v{r.id}"
+        elif op == OP.const and isinstance(t, ScalarType) and t.name == "f16":
+            # only a fill uses it: its bits, as the interpreter's constant holds them
+            self.vals[r.id] = ("bits", int(np.array(inst.attrs["value"], np.float16).view(np.uint16)))
+        elif op == OP.coop_fill:
+            name = self.mat(f"c{r.id}", t)
+            src = a[0].type
+            if isinstance(held, tuple) and held[0] == "bits" and src.name == t.elem.name:
+                bits = str(held[1])
+            elif isinstance(src, ScalarType) and src.name == t.elem.name and src.name in _TYPED:
+                bits = {"f32": f"rt.f32_bits({self.v(a[0])})"}.get(src.name, f"np.uint32({self.v(a[0])})")
+            else:
+                raise Unsupported(f"fill with {src}")
+            self.emit(d, f"{name}[:] = {bits}")
+            self.vals[r.id] = ("mat", name)
+        elif op == OP.coop_load:
+            k, col, at = self.tile(inst, a[0], t)
+            name = self.mat(f"c{r.id}", t)
+            self.loads[k] += 1
+            self.emit(d, f"if not ck_load(u{k}, nb{k}, {at} + np.int64({self.v(a[1])}), np.int64({self.v(a[2])}), "
+                         f"{col}, {name}):")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.vals[r.id] = ("mat", name)
+        elif op == OP.coop_store:
+            k, col, at = self.tile(inst, a[0], a[2].type)
+            self.stores[k].append(self.loop_depth)
+            self.emit(d, f"if not ck_store(u{k}, nb{k}, {at} + np.int64({self.v(a[1])}), np.int64({self.v(a[3])}), "
+                         f"{col}, {self.m(a[2])}, slog, nlog, obase{k}, gid):")
+            self.fail(d + 1, ERR_FALLBACK)
+        elif op == OP.coop_mma:
+            if inst.attrs.get("saturate"):
+                raise Unsupported("saturating multiply-add")
+            s = self.mma_slot(*(x.type for x in a), t)
+            name = self.mat(f"c{r.id}", t)
+            ops = f"{self.m(a[0])}, {self.m(a[1])}, {self.m(a[2])}, {name}"
+            # the common case in vector registers (the rest of such a dispatch is the
+            # interpreter's: linking mma_fast's whole kernel in too costs seconds of compiling per
+            # shader), else mma_fast's kernel
+            if self.tile16[s]:
+                self.emit(d, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
+            else:
+                self.emit(d, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.vals[r.id] = ("mat", name)
+        elif op == OP.coop_length:
+            n = self.pipe.profile.matrix_lane_map(inst.attrs["matrix"], self.pipe.opts.subgroup_size)
+            self.emit(d, f"v{r.id} = np.uint32({int(n.rows_idx.shape[1])})")
+            self.vals[r.id] = f"v{r.id}"
+        else:
+            super().inst(inst, d, loop_ctx)
+
+    def mma_slot(self, ta, tb, tc, tr) -> int:
+        from ..numerics.dtypes import NP
+        prof = self.pipe.profile
+        cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name)
+        if cfg is None or tr.elem.name != tc.elem.name:
+            raise Unsupported("no such configuration")
+        model = prof.model_for(cfg)
+        key = (ta.rows, tc.cols, ta.cols, model, ta.elem.name, tc.elem.name)
+        s = self.mmas.get(key)
+        if s is None:
+            prm = mma_fast.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
+            if prm is None:
+                raise Unsupported(f"multiply-add model {model} on {ta.elem.name}")
+            s = self.mmas[key] = len(self.prms)
+            self.prms.append(prm)
+            self.wide.append(None if mma_fast.only32(prm, ta.rows, tc.cols, ta.cols) else True)
+            self.tile16.append(mma_tile.covers(prm, ta.rows, tc.cols, ta.cols))
+            self.mma_shapes = getattr(self, "mma_shapes", []) + [(ta.rows, tc.cols, ta.cols)]
+        return s
+
+    def build(self) -> str:
+        fn = self.entry
+        for i, bname in fn.param_builtins.items():
+            self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
+        self.block(fn.body, 3, None)
+        body = self.lines
+        if self.ncoop == 0:
+            raise Unsupported("no cooperative ops (the fusion JIT's case)")
+        for k in range(len(self.buf_types)):
+            if self.stores[k] and self.loads[k]:
+                raise Unsupported(f"buffer {self.buf_types[k][0].name}: read and written")
+        self.stored_slots = [k for k in range(len(self.buf_types)) if self.stores[k]]
+        wgpre, pre = self.prelude()
+        sg = self.pipe.opts.subgroup_size
+        nb = len(self.buf_types)
+        bufs = "".join(f", b{k}, n{k}, u{k}, nb{k}, obase{k}" for k in range(nb))
+        prms = "".join(f", prm{s}" for s in range(len(self.prms)))
+        out = ["import numpy as np",
+               "from numba import njit",
+               "from emu.numerics import scalar_compiled as rt",
+               "from emu.numerics import mma_fast as mf",
+               "from emu.numerics import mma_tile as mt",
+               "from emu.jit.coop_kernel import load_tile as ck_load, store_tile as ck_store",
+               "",
+               "",
+               "@njit(cache=True, nogil=True, inline='always')",
+               "def ck_copy(dst, src):",
+               "    for i in range(dst.shape[1]):",
+               "        for j in range(dst.shape[2]):",
+               "            dst[0, i, j] = src[0, i, j]",
+               "",
+               "",
+               "@njit(cache=True, nogil=True, error_model='numpy')",
+               f"def run(w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs{prms}{bufs}):"]
+        for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
+            out.append(f"    wt{s} = mt.workspace()" if self.tile16[s] else
+                       f"    ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_tile.use32(self.prms[s])})")
+        for name, (dt, R, C) in sorted(self.mats.items()):
+            out.append(f"    {name} = np.zeros((1, {R}, {C}), {dt})")
+        out += ["    for w in range(w0, w1):"]
+        out += ["        " + p for p in wgpre]
+        out += [f"        for sgi in range({self.nsub}):",
+                f"            local = sgi * {sg}",
+                f"            gid = w * {self.nsub} + sgi",
+                "            steps = 0",
+                "            ret = False"]
+        out += ["            " + p for p in pre]
+        out += ["            while True:             # one subgroup; 'return' leaves it"]
+        out += ["    " + line for line in body]
+        out += ["                break", ""]
+        return "\n".join(out)
+
+
+class Kernel:
+    """A compiled cooperative entry point: run(grid, regions) -> None (done) or 0 (the buffers it
+    wrote restored: the interpreter runs the dispatch)."""
+
+    def __init__(self, pipe, gen: _CoopGen, source: str):
+        self.pipe = pipe
+        self.source = source
+        self.buffers = [(g.group, g.binding) for g, t, e in gen.buf_types]
+        self.types = [(t, e) for g, t, e in gen.buf_types]
+        self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
+        self.prms = gen.prms
+        self.ovs = np.array([int(pipe.overrides[n]) for n in gen.ovs] or [0], np.int64)
+        self.nsub = gen.nsub
+        self.mod = None
+        self.handed_back = 0                    # dispatches handed to the interpreter (for tests)
+
+    def _args(self, regions):
+        from ..numerics.dtypes import NP
+        args, datas, obase = [], [], 0
+        for key, (t, elem), st in zip(self.buffers, self.types, self.stored):
+            reg = regions.get(key)
+            if reg is None:
+                return None, None
+            u = reg.view(_UINT_NP[elem.size]).reshape(-1)
+            view = reg.view(NP[elem.name]).reshape(-1) if elem.name in _TYPED else u
+            n = (reg.nbytes // t.stride if t.count is None else t.count) if isinstance(t, ArrayType) else 1
+            nb = reg.nbytes // elem.size
+            args += [view, np.int64(n), u, np.int64(nb), np.int64(obase)]
+            obase += nb if st else 0
+            datas.append(reg.data)
+        for i in range(len(datas)):       # a buffer bound twice: order would show
+            for j in range(i + 1, len(datas)):
+                if (self.stored[i] or self.stored[j]) and np.shares_memory(datas[i], datas[j]):
+                    return None, None
+        return args, obase
+
+    def run(self, grid, regions: dict):
+        from ..numerics.pool import run_chunks
+        args, nowned = self._args(regions)
+        if args is None:
+            return 0
+        gx, gy, gz = grid
+        total = gx * gy * gz
+        if total * self.nsub < MIN_SUBGROUPS:
+            return 0
+        max_steps = self.pipe.opts.max_steps
+        if self.mod is None:
+            try:
+                self.mod = _load(self.source)
+                self.mod.run(0, 0, 1, 1, 1, max_steps, np.zeros(3, np.int64),
+                             np.zeros((1, LOG_COLS), np.int64), np.zeros(1, np.int64), self.ovs, *self.prms, *args)
+            except Exception as e:          # a construct numba cannot type: the interpreter runs it
+                import warnings
+                warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
+                              f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
+                self.pipe._jit = None
+                return 0
+        written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
+        saved = [r.data.copy() for r in written]
+        jobs = max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), total))
+        chunks = 1 if jobs == 1 else min(total, 4 * jobs)
+        errs = np.zeros((chunks, 3), np.int64)
+        nlogs = np.zeros((chunks, 1), np.int64)
+        logs = [None] * chunks
+
+        def chunk(c0, c1):
+            for c in range(c0, c1):
+                a, z = total * c // chunks, total * (c + 1) // chunks
+                logs[c] = np.empty(((z - a) * self.nsub * 4 + 64, LOG_COLS), np.int64)
+                self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, *self.prms,
+                             *args)
+        run_chunks(chunk, chunks, jobs)
+        ok = not errs[:, 0].any()
+        if ok and nowned:
+            owner = np.full(nowned, -1, np.int64)
+            ok = all(_disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
+        if ok:
+            return None
+        for r, s in zip(written, saved):
+            r.data[...] = s
+        self.handed_back += 1
+        return 0
+
+
+def compile_pipeline(pipe) -> Kernel | None:
+    """The pipeline's entry point as a compiled cooperative Kernel, or None."""
+    if pipe.opts.tracer is not None or getattr(pipe.profile, "scalar", "ieee") not in SCALAR_MODELS:
+        return None
+    try:
+        gen = _CoopGen(pipe)
+        source = gen.build()
+    except Unsupported:
+        return None
+    return Kernel(pipe, gen, source)

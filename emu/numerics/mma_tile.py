@@ -1,0 +1,276 @@
+"""One subgroup's 16 x 16 x 16 fused multiply-add (Hopper's f16 / bf16 -> f32 step) in vector
+registers, for compiled code that holds whole matrices (emu/jit/coop_kernel.py).
+
+The same computation as mma_fast's 32-bit row path for one block (L = K = 16), written as LLVM
+vector code over the 16 columns of an output row: decode A's row and C's row, the block maximum of
+the exponent sums, the alignment exponent q (the accumulator's where it is larger), the 16 terms
+cut toward zero at 2^(q - F) and summed in 32-bit lanes, C's term added in 64-bit lanes, then the
+sum normalised and rounded (toward zero or to nearest even) as a normal f32, branch-free.
+
+It covers only that common case: tile16 returns False, having written nothing final, where any
+element falls outside it (an infinity or NaN among the operands, a zero or subnormal or overflowing
+result, no nonzero product, a rounding mode other than RZ / RNE), and the caller then runs
+mma_fast.tile_mma on the same subgroup, which covers everything. So the bits are mma_fast's
+wherever this path answers; tests/perf/test_coop_kernel.py compares it with the interpreter.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, P_CARRY, P_F, P_FINAL,
+                          P_FLUSH_IN, P_FLUSH_OUT, P_IN_EB, P_IN_FB, P_IN_KEEP, P_KIND, P_L, P_TERM,
+                          R_RNE, R_RZ)
+
+_V = 16
+_NEG32 = -(1 << 28)     # a zero operand's exponent (mma_fast._NEG32)
+
+
+def covers(prm, M: int, N: int, K: int) -> bool:
+    """Whether tile16 can answer a multiply of these sizes under the packed rule `prm`: the fused
+    model with 16-term blocks over a K of 16, 16-bit operands, f32 C and result, products that fit
+    the 32-bit lanes (use32)."""
+    return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V
+            and use32(prm) and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
+            and int(prm[P_TERM]) == R_RZ and int(prm[P_FINAL]) in (R_RZ, R_RNE)
+            and int(prm[P_IN_EB] + prm[P_IN_FB]) == 15 and int(prm[P_FLUSH_OUT]) == 0
+            and (int(prm[P_C_EB]), int(prm[P_C_FB]), int(prm[P_ACC_EB]), int(prm[P_ACC_FB])) == (8, 23, 8, 23))
+
+
+def use32(prm) -> bool:
+    """Whether the fused block sums fit 32-bit lanes: products of (ifb + 1)-bit significands
+    pre-shifted by F - 2 ifb, L of them (the C term is added in int64 afterwards)."""
+    if int(prm[P_KIND]) != K_FUSED:
+        return False
+    ifb, F, L = int(prm[P_IN_FB]), int(prm[P_F]), max(1, int(prm[P_L]))
+    pre = F - 2 * ifb
+    if pre < 0 or 2 * (ifb + 1) + pre > 31:
+        return False
+    return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
+
+
+def _ir():
+    from llvmlite import ir
+    return ir
+
+
+def _vec(bits):
+    ir = _ir()
+    return ir.VectorType(ir.IntType(bits), _V)
+
+
+def _c(bits, v):
+    ir = _ir()
+    return ir.Constant(_vec(bits), [v] * _V)
+
+
+def _splat(builder, x, bits):
+    """x (an integer scalar) in all 16 lanes of a vector of `bits`-bit integers."""
+    ir = _ir()
+    x = builder.trunc(x, ir.IntType(bits)) if x.type.width > bits else x
+    v = builder.insert_element(ir.Constant(_vec(bits), None), x, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, v, ir.Constant(_vec(32), [0] * _V))
+
+
+def _lane(builder, v, k):
+    """Lane k of v in all lanes."""
+    ir = _ir()
+    return builder.shuffle_vector(v, v, ir.Constant(_vec(32), [k] * _V))
+
+
+def _ptr(context, builder, aryty, ary, off, bits):
+    """A pointer to 16 `bits`-bit integers at element `off` of an array."""
+    ir = _ir()
+    a = context.make_array(aryty)(context, builder, ary)
+    p = builder.gep(a.data, [off], inbounds=True)
+    return builder.bitcast(p, _vec(bits).as_pointer())
+
+
+def _min(b, x, y):
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def _max(b, x, y):
+    return b.select(b.icmp_signed(">", x, y), x, y)
+
+
+def _decode(b, x, eb, fb, fmask, bias, fl):
+    """mma_fast's branch-free decode of 16 raw values (i32 lanes): (magnitude, exponent, sign 0/-1,
+    special). eb, fb, fmask, bias: i32 vectors; fl: i1 vector (flush subnormal inputs)."""
+    one = _c(32, 1)
+    zero = _c(32, 0)
+    emask = b.sub(b.shl(one, eb), one)
+    E = b.and_(b.lshr(x, fb), emask)
+    m = b.or_(b.and_(x, fmask), b.shl(b.zext(b.icmp_signed("!=", E, zero), _vec(32)), fb))
+    sp = b.icmp_signed("==", E, emask)
+    m = b.select(b.or_(sp, b.and_(fl, b.icmp_signed("==", E, zero))), zero, m)
+    e = b.sub(_max(b, E, one), bias)
+    n = b.sub(zero, b.and_(b.lshr(x, b.add(eb, fb)), one))
+    return m, e, n, sp
+
+
+def _any(b, mask):
+    """An i1: some lane of the <16 x i1> mask is set."""
+    ir = _ir()
+    return b.icmp_unsigned("!=", b.bitcast(mask, ir.IntType(_V)), ir.Constant(ir.IntType(_V), 0))
+
+
+def _arrays_ok(*tys):
+    return all(isinstance(t, types.Array) and t.layout == "C" for t in tys)
+
+
+@intrinsic
+def _decode_b(typingctx, Bb, Be, Bm, Bn, fmt):
+    """B's 16 rows (raw 16-bit values, [k, j]) decoded into Be (exponent, _NEG32 for a zero), Bm
+    (magnitude), Bn (sign 0/-1), int32 [k, j]; returns 1 where some element is an infinity or
+    NaN. fmt: (eb, fb, fmask, bias, flush) of the operands."""
+    if not _arrays_ok(Bb, Be, Bm, Bn):
+        return None
+    sig = types.int64(Bb, Be, Bm, Bn, fmt)
+
+    def codegen(context, builder, signature, args):
+        ir = _ir()
+        tb, te, tm, tn, tf = signature.args
+        eb, fb, fmask, bias, fl = (builder.extract_value(args[4], i) for i in range(5))
+        i64 = ir.IntType(64)
+        V = [_splat(builder, x, 32) for x in (eb, fb, fmask, bias)]
+        flv = _splat(builder, builder.icmp_signed("!=", fl, ir.Constant(i64, 0)), 1)
+        bad = ir.Constant(ir.IntType(1), 0)
+        for k in range(_V):
+            off = ir.Constant(i64, _V * k)
+            x = builder.zext(builder.load(_ptr(context, builder, tb, args[0], off, 16), align=2), _vec(32))
+            m, e, n, sp = _decode(builder, x, *V, flv)
+            e = builder.select(builder.icmp_signed("!=", m, _c(32, 0)), e, _c(32, _NEG32))
+            for ty, ary, val in ((te, args[1], e), (tm, args[2], m), (tn, args[3], n)):
+                builder.store(val, _ptr(context, builder, ty, ary, off, 32), align=4)
+            bad = builder.or_(bad, _any(builder, sp))
+        return builder.zext(bad, i64)
+    return sig, codegen
+
+
+@intrinsic
+def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
+    """Output row i (oa = 16 i into A's raw bits, oc = 16 i into C's and D's): D's row = the bits of
+    the fused sum of A's row times B (decoded by _decode_b) plus C's row, where every lane is in
+    the common case; returns 1 if so (else D's row is not final). fmt: A's (eb, fb, fmask, bias,
+    flush); cfg: (pre, F, round to nearest even)."""
+    if not _arrays_ok(Ab, Be, Bm, Bn, Cb, Db):
+        return None
+    sig = types.int64(Ab, types.int64, Be, Bm, Bn, Cb, Db, types.int64, fmt, cfg)
+
+    def codegen(context, builder, signature, args):
+        ir = _ir()
+        b = builder
+        ta, _, te, tm, tn, tc, td, _, _, _ = signature.args
+        Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg = args
+        i64 = ir.IntType(64)
+        eb, fb, fmask, bias, fl = (b.extract_value(fmt, i) for i in range(5))
+        pre, F, rne = (b.extract_value(cfg, i) for i in range(3))
+        flv = _splat(b, b.icmp_signed("!=", fl, ir.Constant(i64, 0)), 1)
+        zero32 = _c(32, 0)
+        # A's row, decoded (a special there: the caller redoes the subgroup)
+        xa = b.zext(b.load(_ptr(context, b, ta, Ab, oa, 16), align=2), _vec(32))
+        ma, ea, na, spa = _decode(b, xa, *(_splat(b, x, 32) for x in (eb, fb, fmask, bias)), flv)
+        ea = b.select(b.icmp_signed("!=", ma, zero32), ea, _c(32, _NEG32))
+        ma = b.shl(ma, _splat(b, pre, 32))
+        # C's row (f32): the running sum x = (-1)^xn xm 2^(xe - 23)
+        xc = b.load(_ptr(context, b, tc, Cb, oc, 32), align=4)
+        xm, xe, xn, spc = _decode(b, xc, _c(32, 8), _c(32, 23), _c(32, (1 << 23) - 1), _c(32, 127), flv)
+        # the block maximum of the exponent sums, lanes over the columns
+        eak = [_lane(b, ea, k) for k in range(_V)]
+        bptr = [[_ptr(context, b, t, ary, ir.Constant(i64, _V * k), 32) for k in range(_V)]
+                for t, ary in ((te, Be), (tm, Bm), (tn, Bn))]
+        bek = [b.load(p, align=4) for p in bptr[0]]
+        em = None
+        for k in range(_V):
+            e = b.add(eak[k], bek[k])
+            em = e if em is None else _max(b, e, em)
+        q = b.select(b.and_(b.icmp_signed("!=", xm, zero32), b.icmp_signed(">", xe, em)), xe, em)
+        # the terms, cut toward zero at 2^(q - F) (A's magnitudes carry the shift F - 2 fb)
+        S = None
+        c31 = _c(32, 31)
+        for k in range(_V):
+            r = _min(b, b.sub(q, b.add(eak[k], bek[k])), c31)
+            t = b.ashr(b.mul(_lane(b, ma, k), b.load(bptr[1][k], align=4)), r)
+            s = b.xor(_lane(b, na, k), b.load(bptr[2][k], align=4))
+            t = b.sub(b.xor(t, s), s)
+            S = t if S is None else b.add(S, t)
+        # in 64-bit lanes: C's term at the same alignment, the sum, its rounding to a normal f32
+        v64 = _vec(64)
+
+        def w(x):
+            return b.sext(x, v64)
+
+        def c(v):
+            return _c(64, v)
+        qq = b.sub(w(q), _splat(b, F, 64))                  # the sum's unit is 2^qq
+        xm64 = w(xm)
+        csh = b.sub(b.sub(w(xe), c(23)), qq)
+        ls = _min(b, _max(b, csh, c(0)), c(63))
+        rs = _min(b, _max(b, b.sub(c(0), csh), c(0)), c(63))
+        t = b.ashr(b.shl(xm64, ls), rs)
+        n64 = w(xn)
+        sj = b.add(w(S), b.sub(b.xor(t, n64), n64))
+        neg = b.icmp_signed("<", sj, c(0))
+        mag = b.select(neg, b.sub(c(0), sj), sj)
+        name = "llvm.ctlz.v16i64"
+        ctlz = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(v64, [v64, ir.IntType(1)]), name)
+        top = b.sub(b.add(qq, c(63)), b.call(ctlz, [b.or_(mag, c(1)), ir.Constant(ir.IntType(1), 0)]))
+        shf = b.sub(b.sub(top, c(23)), qq)
+        shc = _min(b, _max(b, shf, c(1)), c(62))
+        shl = _min(b, _max(b, b.sub(c(0), shf), c(0)), c(62))
+        pos = b.icmp_signed(">", shf, c(0))
+        qv = b.select(pos, b.ashr(mag, shc), b.shl(mag, shl))
+        rem = b.and_(mag, b.sub(b.shl(c(1), shc), c(1)))
+        half = b.shl(c(1), b.sub(shc, c(1)))
+        up = b.or_(b.icmp_signed(">", rem, half),
+                   b.and_(b.icmp_signed("==", rem, half), b.icmp_signed("==", b.and_(qv, c(1)), c(1))))
+        up = b.and_(b.and_(up, pos), _splat(b, b.icmp_signed("!=", rne, ir.Constant(i64, 0)), 1))
+        qv = b.add(qv, b.zext(up, v64))
+        carry = b.icmp_signed("==", qv, c(1 << 24))
+        qv = b.ashr(qv, b.zext(carry, v64))
+        top = b.add(top, b.zext(carry, v64))
+        fast = b.and_(b.icmp_signed(">", em, _c(32, _NEG32 // 2)), b.icmp_signed("!=", mag, c(0)))
+        fast = b.and_(fast, b.and_(b.icmp_signed(">", shf, c(-62)), b.icmp_signed("<", shf, c(62))))
+        fast = b.and_(fast, b.and_(b.icmp_signed(">", top, c(1 - 127)), b.icmp_signed("<=", top, c(127))))
+        fast = b.and_(fast, b.or_(b.icmp_signed("==", xm, zero32), b.icmp_signed(">", csh, c(-62))))
+        bits = b.or_(b.or_(b.shl(b.zext(neg, v64), c(31)), b.shl(b.add(top, c(127)), c(23))),
+                     b.sub(qv, c(1 << 23)))
+        b.store(b.trunc(bits, _vec(32)), _ptr(context, b, td, Db, oc, 32), align=4)
+        slow = b.or_(b.or_(_any(b, spa), _any(b, spc)), _any(b, b.not_(fast)))
+        return b.zext(b.not_(slow), i64)
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def workspace():
+    """The decoded B of tile16: exponent, magnitude, sign, int32 [k, j]."""
+    return (np.empty((_V, _V), np.int32), np.empty((_V, _V), np.int32), np.empty((_V, _V), np.int32))
+
+
+@njit(cache=True, nogil=True)
+def tile16(ws, a, b, c, d, prm):
+    """d[0] = the bits of A*B + C (a, b: [1, 16, 16] uint16 raw bits, c, d: uint32) where every
+    element is in the common case: True. False: d is not final; run mma_fast.tile_mma."""
+    Be, Bm, Bn = ws
+    ieb, ifb, keep = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP]
+    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
+    fmt = (ieb, ifb, fmask, (np.int64(1) << (ieb - 1)) - 1, prm[P_FLUSH_IN])
+    cfg = (prm[P_F] - 2 * ifb, prm[P_F], np.int64(prm[P_FINAL] == R_RNE))
+    A, B, C, D = a[0], b[0], c[0], d[0]
+    if _decode_b(B, Be, Bm, Bn, fmt) != 0:
+        return False
+    ok = np.int64(1)
+    for i in range(_V):
+        ok &= _row(A, _V * i, Be, Bm, Bn, C, D, _V * i, fmt, cfg)
+    return ok != 0
+
+
+@njit(cache=True, nogil=True)
+def tiles(a, b, c, d, prm, need):
+    """tile16 over S subgroups (a, b: [S, 16, 16] uint16, c, d: uint32); need[s] where subgroup
+    s is not in the common case (d[s] then not final)."""
+    ws = workspace()
+    for s in range(a.shape[0]):
+        need[s] = not tile16(ws, a[s:s + 1], b[s:s + 1], c[s:s + 1], d[s:s + 1], prm)

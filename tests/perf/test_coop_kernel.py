@@ -1,0 +1,231 @@
+"""Cooperative kernels compiled whole (emu/jit/coop_kernel.py, emu/numerics/mma_tile.py) against the
+interpreter: every cooperative test shader runs twice on the same inputs, once with EMU_JIT=0 (the
+lockstep interpreter, the reference) and once with the compiled paths; every output bit, every
+warning and every error must be the same. Each case also says which way the compiled run went:
+'compiled' (the whole dispatch ran compiled), 'handed back' (the kernel met something it leaves to
+the interpreter, restored what it wrote and handed the dispatch over) or 'declined' (not compiled)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu
+from emu.errors import EmuError
+from emu.jit import coop_kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dawn_gemm(t_in, t_acc, m, n, k, *, layout="row_major", wg=None):
+    """One tile of C per subgroup, any tile shape and types, Dawn's dialect; workgroups of `wg`
+    invocations (several subgroups, the tile from workgroup_id and subgroup_id)."""
+    f16 = "enable f16;" if "f16" in (t_in, t_acc) else ""
+    a_at = "row * K + kk" if layout == "row_major" else "kk * M + row"
+    b_at = "kk * N + col" if layout == "row_major" else "col * K + kk"
+    c_at = "row * N + col" if layout == "row_major" else "col * M + row"
+    lda, ldb, ldc = ("K", "N", "N") if layout == "row_major" else ("M", "K", "M")
+    return f"""
+{f16}
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+override M: u32 = 64; override N: u32 = 64; override K: u32 = 64;
+@group(0) @binding(0) var<storage, read> a: array<{t_in}>;
+@group(0) @binding(1) var<storage, read> b: array<{t_in}>;
+@group(0) @binding(2) var<storage, read_write> c: array<{t_acc}>;
+@compute @workgroup_size({wg})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(subgroup_id) sg: u32,
+        @builtin(num_subgroups) nsg: u32) {{
+  let tile = wg.x * nsg + sg;
+  let row = (tile / (N / {n}u)) * {m}u;
+  let col = (tile % (N / {n}u)) * {n}u;
+  var acc = subgroup_matrix_result<{t_acc}, {n}, {m}>();
+  for (var kk = 0u; kk < K; kk += {k}u) {{
+    let l = subgroupMatrixLoad<subgroup_matrix_left<{t_in}, {k}, {m}>, {layout}>(&a, {a_at}, {lda});
+    let r = subgroupMatrixLoad<subgroup_matrix_right<{t_in}, {n}, {k}>, {layout}>(&b, {b_at}, {ldb});
+    acc = subgroupMatrixMultiplyAccumulate(l, r, acc);
+  }}
+  subgroupMatrixStore<{layout}>(&c, {c_at}, acc, {ldc});
+}}
+"""
+
+
+OVERLAP = """
+enable f16;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read> b: array<f16>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+@compute @workgroup_size(32)
+fn main(@builtin(workgroup_id) wg: vec3<u32>) {
+  let l = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, wg.x * 256u, 16u);
+  let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>, row_major>(&b, 0u, 16u);
+  let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<f32, 16, 16>());
+  subgroupMatrixStore<row_major>(&c, 8u * wg.x, acc, 32u);
+}
+"""
+
+HUNG = """
+enable f16;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read_write> c: array<f16>;
+@compute @workgroup_size(32)
+fn main() {
+  var m = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, 0u, 16u);
+  for (var i = 0u; i < 5000u; i++) {
+    m = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, (i % 2u) * 256u, 16u);
+  }
+  subgroupMatrixStore<row_major>(&c, 0u, m, 16u);
+}
+"""
+
+INT8 = """
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read> a: array<i32>;
+@group(0) @binding(1) var<storage, read> b: array<i32>;
+@group(0) @binding(2) var<storage, read_write> c: array<i32>;
+@compute @workgroup_size(32)
+fn main() {
+  let l = subgroupMatrixLoad<subgroup_matrix_left<i8, 32, 16>, row_major>(&a, 0u, 32u);
+  let r = subgroupMatrixLoad<subgroup_matrix_right<i8, 16, 32>, row_major>(&b, 0u, 16u);
+  let acc = subgroupMatrixMultiplyAccumulate(l, r, subgroup_matrix_result<i32, 16, 16>());
+  subgroupMatrixStore<row_major>(&c, 0u, acc, 16u);
+}
+"""
+
+
+def _f(rng, n, dtype, special=False):
+    x = rng.uniform(-2, 2, n).astype(dtype)
+    if special:
+        x[rng.random(n) < 0.01] = np.inf
+        x[rng.random(n) < 0.01] = np.nan
+        x[rng.random(n) < 0.05] = 0
+        x[rng.random(n) < 0.05] = -0.0
+    return x
+
+
+def gemm_case(t_in, t_acc, size, *, special=False, zeros=False, short=0):
+    """Bindings of a size^3 GEMM: A and B random (short: B that many elements too small)."""
+    def make(rng):
+        dt = np.float16 if t_in == "f16" else np.float32
+        a, b = _f(rng, size * size, dt, special), _f(rng, size * size - short, dt)
+        if zeros:
+            a[: size * size // 2] = 0
+        return {(0, 0): a, (0, 1): b, (0, 2): size * size * (2 if t_acc == "f16" else 4)}
+    return make
+
+
+def file_src(p):
+    return (ROOT / p).read_text()
+
+
+# (id, profile, subgroup size or None, source, constants, bindings, grid, expected way)
+CASES = [
+    ("gemm_simple-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64), (4, 4, 1), "compiled"),
+    ("gemm_dawn-h200", "nvidia-h200", None, file_src("emu/examples/gemm_dawn.wgsl"),
+     {"M": 96, "N": 64, "K": 48}, lambda rng: gemm_case("f16", "f32", 96)(rng), (2, 3, 1), "compiled"),
+    ("gemm_wgpu-h200", "nvidia-h200", None, file_src("emu/examples/gemm_wgpu.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64), (4, 4, 1), "compiled"),
+    ("gemm_dawn-reference-sg64", "reference", 64, file_src("emu/examples/gemm_dawn.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64), (2, 2, 1), "compiled"),
+    ("gemm_dawn-ampere", "nvidia-ampere", None, file_src("emu/examples/gemm_dawn.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64), (2, 2, 1), "compiled"),
+    ("specials-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, special=True), (4, 4, 1), "handed back"),
+    ("zeros-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, zeros=True), (4, 4, 1), "handed back"),
+    ("out-of-bounds-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, short=100), (4, 4, 1), "handed back"),
+    ("overlapping-stores", "nvidia-h200", None, OVERLAP, {},
+     lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 * 16 * 32},
+     (2, 1, 1), "handed back"),
+    ("step-limit", "nvidia-h200", None, HUNG, {},
+     lambda rng: {(0, 0): _f(rng, 512, np.float16), (0, 1): 512}, (1, 1, 1), "handed back"),
+    ("int8-declined", "nvidia-h200", None, INT8, {},
+     lambda rng: {(0, 0): rng.integers(-2**31, 2**31, 128, dtype=np.int64).astype(np.int32),
+                  (0, 1): rng.integers(-2**31, 2**31, 128, dtype=np.int64).astype(np.int32), (0, 2): 1024},
+     (1, 1, 1), "declined"),
+    ("staged_f16_gemm-declined", "nvidia-h200", None, file_src("tests/shaders/staged_f16_gemm.wgsl"),
+     {}, None, None, "declined"),
+]
+# tiles of every shape the profiles have; the multiply-add models mma_fast does not cover (the
+# chained IEEE ones, CDNA3's) leave the kernel to the interpreter
+for prof, sg, t_in, t_acc, m, n, k, way in [
+        ("nvidia-h200", 32, "f16", "f16", 16, 16, 16, "compiled"),
+        ("amd-rdna3", 32, "f16", "f32", 16, 16, 16, "compiled"),
+        ("amd-rdna3", 64, "f16", "f16", 16, 16, 16, "compiled"),
+        ("intel-xe2", 16, "f16", "f32", 8, 16, 16, "compiled"),
+        ("reference", 16, "f16", "f32", 8, 8, 8, "compiled"),
+        ("apple-m1", 32, "f32", "f32", 8, 8, 8, "declined"),
+        ("amd-cdna3", 64, "f16", "f32", 32, 32, 8, "declined"),
+        ("lavapipe", 8, "f16", "f32", 8, 8, 8, "declined")]:
+    for layout in ("row_major", "col_major"):
+        CASES.append((f"tile-{prof}-sg{sg}-{t_in}-{t_acc}-{m}x{n}x{k}-{layout}", prof, sg,
+                      dawn_gemm(t_in, t_acc, m, n, k, layout=layout, wg=2 * sg),
+                      {"M": 2 * m, "N": 4 * n, "K": 4 * k},
+                      (lambda m, n, k, t_in, t_acc: lambda rng: {
+                          (0, 0): _f(rng, 8 * m * k, np.float16 if t_in == "f16" else np.float32),
+                          (0, 1): _f(rng, 16 * k * n, np.float16 if t_in == "f16" else np.float32),
+                          (0, 2): 8 * m * n * (2 if t_acc == "f16" else 4)})(m, n, k, t_in, t_acc),
+                      (4, 1, 1), way))
+
+
+@pytest.fixture(autouse=True)
+def small_dispatches_compiled(monkeypatch):
+    """These cases are small: compile them anyway (normally the interpreter runs dispatches of
+    fewer than MIN_SUBGROUPS subgroups)."""
+    monkeypatch.setattr(coop_kernel, "MIN_SUBGROUPS", 1)
+
+
+def run(monkeypatch, jit, profile, sg, src, consts, make, grid):
+    monkeypatch.setenv("EMU_JIT", jit)
+    # the step limit low enough for the 'step-limit' case to reach it
+    dev = emu.Device(profile, subgroup_size=sg, jobs=2, max_steps=20000)
+    mod = dev.create_shader_module(src, "case.wgsl")
+    pipe = dev.create_compute_pipeline(mod, constants=consts)
+    bufs = {key: dev.create_buffer(v) if isinstance(v, np.ndarray) else dev.create_buffer(size=v)
+            for key, v in make(np.random.default_rng(7)).items()}
+    try:
+        warned = [str(w) for w in dev.dispatch(pipe, bufs, grid)]
+    except EmuError as e:
+        warned = ["error: " + str(e)]
+    return pipe.pipeline, warned, {k: b.read(np.uint8).copy() for k, b in bufs.items()}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_compiled_equals_interpreter(monkeypatch, case):
+    name, profile, sg, src, consts, make, grid, way = case
+    if make is None:        # only whether it is compiled
+        dev = emu.Device(profile)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "case.wgsl"), constants=consts)
+        assert coop_kernel.compile_pipeline(pipe.pipeline) is None
+        return
+    _, want_w, want = run(monkeypatch, "0", profile, sg, src, consts, make, grid)
+    p, got_w, got = run(monkeypatch, "1", profile, sg, src, consts, make, grid)
+    k = getattr(p, "_jit", None)
+    if way == "declined":
+        assert not isinstance(k, coop_kernel.Kernel)
+    else:
+        assert isinstance(k, coop_kernel.Kernel), "not compiled"
+        assert (k.handed_back == 0) == (way == "compiled"), f"expected {way}"
+    assert got_w == want_w
+    for key in want:
+        assert np.array_equal(got[key], want[key]), f"binding {key} differs"
+
+
+def test_jobs_do_not_change_bits(monkeypatch):
+    """Chunks of workgroups on threads: the same bits as one thread."""
+    src = file_src("emu/examples/gemm_dawn.wgsl")
+    outs = []
+    for jobs in (1, 3):
+        dev = emu.Device("nvidia-h200", jobs=jobs)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "g.wgsl"),
+                                           constants={"M": 128, "N": 128, "K": 64})
+        rng = np.random.default_rng(1)
+        bufs = {(0, 0): dev.create_buffer(_f(rng, 128 * 64, np.float16)),
+                (0, 1): dev.create_buffer(_f(rng, 64 * 128, np.float16)), (0, 2): dev.create_buffer(size=4 * 128 * 128)}
+        dev.dispatch(pipe, bufs, (4, 4, 1))
+        assert pipe.pipeline._jit.handed_back == 0
+        outs.append(bufs[(0, 2)].read(np.uint32))
+    assert np.array_equal(outs[0], outs[1])
