@@ -28,8 +28,8 @@ stride shorter than a row, a subgroup that meets an infinity, NaN or overflow in
 buffers are copied before the run and restored, and the interpreter runs the dispatch from its
 start: its bits, its errors and its reports, since it is the reference.
 
-Kernel.run(grid, regions) runs workgroups [0, total) in chunks on --jobs threads; the generated
-`run(w0, w1, ...)` runs any range of workgroups (the seam a sharded dispatch can cut along).
+Kernel.run(grid, regions, (first, end)) runs that range of workgroups (emu/cluster's shards) in
+chunks on --jobs threads; the generated `run(w0, w1, ...)` runs any range of workgroups.
 """
 from __future__ import annotations
 
@@ -325,8 +325,8 @@ class _CoopGen(_Gen):
 
 
 class Kernel:
-    """A compiled cooperative entry point: run(grid, regions) -> None (done) or 0 (the buffers it
-    wrote restored: the interpreter runs the dispatch)."""
+    """A compiled cooperative entry point: run(grid, regions, workgroups) -> None (done) or the
+    range's first workgroup (the buffers it wrote restored: the interpreter runs the range)."""
 
     def __init__(self, pipe, gen: _CoopGen, source: str):
         self.pipe = pipe
@@ -360,15 +360,16 @@ class Kernel:
                     return None, None
         return args, obase
 
-    def run(self, grid, regions: dict):
+    def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
+        """`workgroups`: (first, end) flat indices, the range to run (default: the whole grid).
+        Returns None (done) or `first` (the interpreter runs the range)."""
         from ..numerics.pool import run_chunks
-        args, nowned = self._args(regions)
-        if args is None:
-            return 0
         gx, gy, gz = grid
-        total = gx * gy * gz
-        if total * self.nsub < MIN_SUBGROUPS:
-            return 0
+        lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
+        total = end - lo
+        args, nowned = self._args(regions)
+        if args is None or total * self.nsub < MIN_SUBGROUPS:
+            return lo
         max_steps = self.pipe.opts.max_steps
         if self.mod is None:
             try:
@@ -380,7 +381,7 @@ class Kernel:
                 warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
                               f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
                 self.pipe._jit = None
-                return 0
+                return lo
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
         saved = [r.data.copy() for r in written]
         jobs = max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), total))
@@ -391,7 +392,7 @@ class Kernel:
 
         def chunk(c0, c1):
             for c in range(c0, c1):
-                a, z = total * c // chunks, total * (c + 1) // chunks
+                a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
                 logs[c] = np.empty(((z - a) * self.nsub * 4 + 64, LOG_COLS), np.int64)
                 self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, *self.prms,
                              *args)
@@ -405,7 +406,7 @@ class Kernel:
         for r, s in zip(written, saved):
             r.data[...] = s
         self.handed_back += 1
-        return 0
+        return lo
 
 
 def compile_pipeline(pipe) -> Kernel | None:
