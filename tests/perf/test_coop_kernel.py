@@ -216,6 +216,7 @@ def test_compiled_equals_interpreter(monkeypatch, case):
 
 def test_jobs_do_not_change_bits(monkeypatch):
     """Chunks of workgroups on threads: the same bits as one thread."""
+    monkeypatch.setenv("EMU_JIT", "1")      # (tests/fuzz sets it to 0 for the rest of a run)
     src = file_src("emu/examples/gemm_dawn.wgsl")
     outs = []
     for jobs in (1, 3):
