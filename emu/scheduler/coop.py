@@ -14,6 +14,7 @@ from ..isa.types import CoopMatrixType
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
 from ..numerics import mma as nmma
+from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics.dtypes import NP
 from . import fastpaths
@@ -197,10 +198,16 @@ def h_coop_mul(ex, inst, mask, frame):
     return _fragments(ex, D, tr, subgroups)
 
 
+def _scalar_model(ex):
+    """The profile's scalar arithmetic for element-wise matrix ops (fragments live in registers:
+    the SM's own FMUL/FADD, as for any scalar, on nvidia-h200)."""
+    return nnvidia if ex.pipe.profile.scalar == "nvidia-sfu" else nscalar
+
+
 @handler("coop_scalar")
 def h_coop_scalar(ex, inst, mask, frame):
     m, s = (frame.vals[x.id] for x in inst.args)
-    return nscalar.binary(inst.attrs["fn"], inst.type.elem.name, m, np.asarray(s)[:, None])
+    return _scalar_model(ex).binary(inst.attrs["fn"], inst.type.elem.name, m, np.asarray(s)[:, None])
 
 
 @handler("coop_fill")
