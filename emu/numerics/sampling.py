@@ -44,6 +44,23 @@ def cube_face(d: np.ndarray):
     return face.astype(np.int64), s, t
 
 
+def cube_gradient(d: np.ndarray, dd: np.ndarray, face: np.ndarray) -> np.ndarray:
+    """A direction's derivative (L, 3) as the derivative of the face coordinates (s, t) (L, 2):
+    Vulkan's d(s)/dx = (d(sc)/dx * |ma| - sc * d(|ma|)/dx) / (2 ma^2), the same for t."""
+    d, dd = d.astype(np.float64), dd.astype(np.float64)
+    x, y, z = (d[:, k] for k in range(3))
+    dx, dy, dz = (dd[:, k] for k in range(3))
+    sc = np.choose(face, [-z, z, x, x, x, -x])
+    tc = np.choose(face, [-y, -y, z, -z, -y, -y])
+    dsc = np.choose(face, [-dz, dz, dx, dx, dx, -dx])
+    dtc = np.choose(face, [-dy, -dy, dz, -dz, -dy, -dy])
+    m = np.choose(face, [x, x, y, y, z, z])
+    dm = np.choose(face, [dx, dx, dy, dy, dz, dz]) * np.sign(m)
+    ma = np.abs(m)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.stack([(dsc * ma - sc * dm) / (2 * ma * ma), (dtc * ma - tc * dm) / (2 * ma * ma)], axis=1)
+
+
 # -- levels of detail ---------------------------------------------------------------------------
 
 def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -87,7 +104,8 @@ def wrap(i: np.ndarray, size: np.ndarray, mode: str) -> np.ndarray:
 def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, model: TextureModel):
     """For normalised coordinates `s` over `size` texels: (i0, i1, alpha), the texels (wrapped)
     and the weight of i1; nearest: i0 == i1 and alpha 0."""
-    u = (s.astype(F32) * size.astype(F32)).astype(F32)
+    with np.errstate(invalid="ignore", over="ignore"):     # NaN or huge coordinates: kept in range below
+        u = np.nan_to_num((s.astype(F32) * size.astype(F32)).astype(F32), nan=0.0, posinf=2.0 ** 30, neginf=-2.0 ** 30)
     if not linear:
         i = np.floor(u).astype(np.int64) + offset
         w = wrap(i, size, mode)

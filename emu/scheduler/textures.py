@@ -117,13 +117,19 @@ def h_texture(ex, inst, mask, frame):
 
 # -- sampling ----------------------------------------------------------------------------------
 
+def _vec(v, lanes: int, n: int) -> np.ndarray:
+    """A float scalar or vector operand as (lanes, n) f32."""
+    a = np.asarray(v, np.float32)
+    return np.broadcast_to(a[:, None] if a.ndim == 1 else a, (lanes, n))
+
+
 def _sample(ex, inst, ops, view, t: TextureType, mask):
     """textureSampleLevel/Grad/CompareLevel/BaseClampToEdge, textureGather(Compare): the texels of
     each lane's footprint on one or two levels, weighted (numerics/sampling.py)."""
     from ..numerics import sampling as S
     fn, smp, tex = inst.attrs["fn"], ops["sampler"], view.texture
     model, L = ex.pipe.profile.textures, ex.lanes
-    coords = np.broadcast_to(np.asarray(ops["coords"], np.float32), (L, t.coords)).reshape(L, -1)
+    coords = _vec(ops["coords"], L, t.coords)
     if t.cube:
         face, s, tt = S.cube_face(coords)
         norm, modes = [s, tt], ["clamp-to-edge"] * 2      # within the face (seamless edges: not modelled)
@@ -141,9 +147,10 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     if fn in ("sample_level",):
         lod = np.broadcast_to(np.asarray(ops["level"], np.float32), (L,))
     elif fn == "sample_grad":
-        ddx = np.broadcast_to(np.asarray(ops["ddx"], np.float32), (L, len(norm)))
-        ddy = np.broadcast_to(np.asarray(ops["ddy"], np.float32), (L, len(norm)))
-        lod = S.lod_from_gradients(ddx.reshape(L, -1), ddy.reshape(L, -1), base[None, :])
+        ddx, ddy = _vec(ops["ddx"], L, t.coords), _vec(ops["ddy"], L, t.coords)
+        if t.cube:                  # derivatives of the direction -> of the face's (s, t)
+            ddx, ddy = S.cube_gradient(coords, ddx, face), S.cube_gradient(coords, ddy, face)
+        lod = S.lod_from_gradients(ddx, ddy, base[None, :])
     else:
         lod = np.zeros(L, np.float32)       # level 0: compare, gather, base-clamp-to-edge
     if fn in ("sample_level", "sample_grad"):

@@ -212,3 +212,50 @@ def test_the_profile_s_filter_model_quantizes_linear_weights_and_levels():
                         (0, 3): np.asarray(lods, np.float32), (0, 4): out}, (2, 1, 1))
     # u - 0.5 = 1.9000001 keeps 8 fractional bits: 1 + 230/256; the lod 0.3 keeps 4: 4/16
     assert out[0, 0] == np.float32(1 + 230 / 256) and out[1, 2] == np.float32(0.25)
+
+
+def test_sample_grad_levels_of_detail_on_2d_and_cube():
+    d = emu.Device()
+    src = """
+@group(0) @binding(0) var c: texture_cube<f32>;
+@group(0) @binding(1) var t: texture_2d<f32>;
+@group(0) @binding(2) var s: sampler;
+@group(0) @binding(3) var<storage, read> g: array<vec4f>;
+@group(0) @binding(4) var<storage, read_write> out: array<vec2f>;
+@compute @workgroup_size(1) fn main(@builtin(workgroup_id) w: vec3u) {
+  let k = g[w.x].x;
+  let a = textureSampleGrad(c, s, vec3f(1.0, 0.0, 0.0), vec3f(0.0, 0.0, k), vec3f(0.0)).x;
+  let b = textureSampleGrad(t, s, vec2f(0.5), vec2f(k / 2.0, 0.0), vec2f(0.0, k / 4.0)).x;
+  out[w.x] = vec2f(a, b);
+}"""
+    cube = d.create_texture((8, 8, 6), "rgba16float", mip_level_count=4)
+    flat = d.create_texture((8, 8), "rgba16float", mip_level_count=4)
+    for lv in range(4):
+        n = 8 >> lv
+        for tex, layers in ((cube, 6), (flat, 1)):
+            d.write_texture(tex, np.full((layers, n, n, 4), lv, np.float16), level=lv)
+    ks = np.array([[0.25, 0, 0, 0], [0.5, 0, 0, 0], [1, 0, 0, 0], [8, 0, 0, 0]], np.float32)
+    out = np.zeros((4, 2), np.float32)
+    _run(src, {(0, 0): cube.create_view(dimension="cube"), (0, 1): flat, (0, 2): d.create_sampler(),
+               (0, 3): ks, (0, 4): out}, (4, 1, 1))
+    # +X face: s = (-z / |x| + 1) / 2, so ds = -dz / 2 and lambda = log2(8 * k / 2): k = 0.5 -> 1
+    # 2d: lambda = log2(max(8 * k / 2, 8 * k / 4)) = log2(4k); levels 0..3 (nearest, half down)
+    assert out[:, 0].tolist() == [0, 1, 2, 3] and out[:, 1].tolist() == [0, 1, 2, 3]
+
+
+def test_one_dimensional_sampling_and_nan_coordinates():
+    d = emu.Device()
+    src = """
+@group(0) @binding(0) var t: texture_1d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> u: array<f32>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) {
+  out[i] = textureSampleLevel(t, s, u[i], 0.0).x;
+}"""
+    tex = d.create_texture((4,), "r32float", dimension="1d")
+    d.write_texture(tex, np.array([10, 20, 30, 40], np.float32))
+    out = np.zeros(4, np.float32)
+    u = np.array([0.3, 0.99, -5.0, np.nan], np.float32)
+    _run(src, {(0, 0): tex, (0, 1): d.create_sampler(), (0, 2): u, (0, 3): out})
+    assert out.tolist() == [20, 40, 10, 10]          # a NaN coordinate reads texel 0 (WebGPU: any texel)
