@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from ..cliargs import _binding, _dispatch, _read_source, load_arrays, parse_overrides, shader_args
+from ..cliargs import _binding, _dispatch, _read_source, load_arrays, parse_overrides, shader_args, texture_args
 
 
 def register(sub, device_args) -> None:
@@ -34,6 +34,7 @@ def register(sub, device_args) -> None:
 
     d = sub.add_parser("diff", help="run a shader on the emulator and on a real adapter; compare every output bit")
     shader_args(d, "initial contents of @group(G) @binding(B): the raw bytes of a .npy array, or zeros:SHAPE:DTYPE")
+    texture_args(d)
     d.add_argument("--random-inputs", type=int, default=None, metavar="SEED",
                    help="random contents (of the declared types) for every binding not given with --buffer")
     d.add_argument("--elements", type=int, default=None,
@@ -106,15 +107,34 @@ def cmd_diff(args, sources) -> int:
     bufs.update(push_constants(args.push_constants))
     backend = args.backend or ("vulkan" if is_spirv_file(args.shader) else "dawn")
     src = sources[args.shader] = _read_source(args.shader)
+    textures, samplers = _handles(args, src)
     rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
                       seed=args.random_inputs, profile=args.profile, backend=backend, ulp=args.ulp,
                       overrides=overrides, subgroup_size=args.subgroup_size, bounds=args.bounds,
-                      elements=args.elements, max_steps=args.max_steps, first=args.first)
+                      elements=args.elements, max_steps=args.max_steps, first=args.first,
+                      textures=textures, samplers=samplers)
     print(rep.text())
     if args.report:
         with open(args.report, "w") as fh:
             json.dump(rep.to_json(), fh, indent=1, default=str)
     return rep.exit_code
+
+
+def _handles(args, src) -> tuple[dict, dict]:
+    """--texture and --sampler of `emu diff`: the textures made as `emu run` makes them, for both sides."""
+    if not args.texture and not args.sampler:
+        return {}, {}
+    from ..api import Device, compile_wgsl
+    from ..cliargs import load_textures, sampler_spec
+    from .runner import from_emu
+    module, _ = compile_wgsl(src, args.shader)
+    made = load_textures(Device(), [_binding(t, "--texture") for t in args.texture], module)
+    dims = {(g.group, g.binding): g.type.dim.replace("_", "-") for g in module.globals if g.group is not None
+            and hasattr(g.type, "dim")}
+    textures = {k: from_emu(t, dims.get(k)) for k, t in made.items()}
+    samplers = {k: sampler_spec(spec, f"--sampler {k[0]}:{k[1]}")
+                for k, spec in (_binding(s, "--sampler") for s in args.sampler)}
+    return textures, samplers
 
 
 # ---------------------------------------------------------------------------------------- record

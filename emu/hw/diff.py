@@ -32,7 +32,8 @@ import numpy as np
 
 from ..errors import EmuError, HostError
 from ..isa.types import (ArrayType, AtomicType, MatrixType, ScalarType, StructType, Type,
-                         VectorType, round_up)
+                         VectorType, round_up,
+                         F16, F32, U8, U32, SamplerType, TextureType)
 
 __all__ = ["diff_shader", "DiffReport", "random_inputs", "buffer_size", "choose_profile",
            "profile_from_adapter", "ulp_distance"]
@@ -523,16 +524,20 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
                 buffers: dict | None = None, seed: int | None = None, profile: str = "auto",
                 backend: str = "dawn", ulp: float = 0, overrides: dict | None = None,
                 subgroup_size: int | None = None, bounds: str = "webgpu", elements: int | None = None,
-                max_steps: int | None = None, first: int = 16) -> DiffReport:
-    """Run `source` on the emulator and on the `backend` adapter with the same inputs; compare."""
+                max_steps: int | None = None, first: int = 16, textures: dict | None = None,
+                samplers: dict | None = None) -> DiffReport:
+    """Run `source` on the emulator and on the `backend` adapter with the same inputs; compare.
+    `textures` {key: runner.HwTexture} and `samplers` {key: create_sampler keywords} bind the
+    shader's textures and samplers on both; storage textures it may write are compared too."""
     from ..api import Device, used_globals
     from ..api import compile_wgsl as compile_source     # WGSL, or SPIR-V/GLSL by the file's suffix
     from ..frontend.spirv import is_spirv_file
     from . import adapters
     from .emit import emit
-    from .runner import HwError, run_on_adapter
+    from .runner import HwError, run_on_adapter, to_emu
 
     dispatch = tuple(int(x) for x in (tuple(dispatch) + (1, 1, 1))[:3])
+    textures, samplers = dict(textures or {}), dict(samplers or {})
     rep = DiffReport(file, entry, dispatch, backend,
                      {"dawn": "dawn", "vulkan": "spirv"}.get(backend, "wgpu"), ulp=ulp)
     rep.overrides = dict(overrides or {})
@@ -626,6 +631,15 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
                                 f"({g.space}, {g.type}); give --buffer {g.group}:{g.binding}=FILE.npy "
                                 f"or --random-inputs SEED")
     outputs = [(g.group, g.binding) for g in bound if g.space == "storage" and g.access == "read_write"]
+    handles = [g for g in used_globals(module, fn) if g.space == "handle"]
+    for g in handles:
+        key = (g.group, g.binding)
+        if key not in (samplers if isinstance(g.type, SamplerType) else textures):
+            kind = "sampler" if isinstance(g.type, SamplerType) else "texture"
+            return fail("host", f"no {kind} for '{g.name}' at @group({g.group}) @binding({g.binding}) ({g.type}); "
+                                f"give --{kind} {g.group}:{g.binding}=" + ("linear,clamp" if kind == "sampler" else "FILE.npy"))
+    written = [g for g in handles if isinstance(g.type, TextureType) and g.type.kind == "storage"
+               and g.type.access != "read"]
 
     # -- the emulator ----------------------------------------------------------------------------
     trace = _CoopStoreTrace()
@@ -635,8 +649,13 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         pipe = dev.create_compute_pipeline(mod, fn.name, {k: v for k, v in (overrides or {}).items()})
         handles = {k: dev.create_buffer(np.frombuffer(v, np.uint8).copy()) if v else dev.create_buffer(size=0)
                    for k, v in data.items()}
+        handles.update({k: to_emu(dev, t) for k, t in textures.items()})
+        handles.update({k: dev.create_sampler(**d) for k, d in samplers.items()})
         dev.dispatch(pipe, handles, dispatch)
         emu_out = {k: handles[k].read(np.uint8).tobytes()[: len(data[k])] for k in outputs}
+        for g in written:               # level 0 of each storage texture the shader may write
+            v = handles[(g.group, g.binding)]
+            emu_out[(g.group, g.binding)] = np.ascontiguousarray(getattr(v, "texture", v).levels[0]).tobytes()
     except EmuError as e:
         return fail("emulator", e.format({file: source}))
 
@@ -654,8 +673,10 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         except EmuError as e:
             return fail("emitter", e.format({file: source}))
         try:
+            extra = dict(textures=textures, samplers=samplers) if textures or samplers else {}
             gpu_out = run_on_adapter(rep.emitted_wgsl, entry=fn.name, dispatch=dispatch, buffers=data,
-                                     outputs=outputs, overrides=ov, backend=backend)
+                                     outputs=outputs + [(g.group, g.binding) for g in written], overrides=ov,
+                                     backend=backend, **extra)
         except HwError as e:
             return fail("adapter", str(e))
 
@@ -663,7 +684,22 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
     for k in outputs:
         g = glob[k]
         rep.bindings.append(compare_binding(k, g.name, g.type, emu_out[k], gpu_out[k], ulp, trace, first))
+    for g in written:
+        k = (g.group, g.binding)
+        rep.bindings.append(compare_binding(k, g.name, texel_array(g.type), emu_out[k], gpu_out[k], ulp, trace, first))
     return rep
+
+
+def texel_array(t: TextureType):
+    """The texels of a storage texture as an array type to compare: its channels' floats (f16,
+    f32), else their bytes (the packed formats as u32 words)."""
+    from ..numerics.texels import FORMATS
+    f = FORMATS[t.format]
+    if len(set(f.bits)) != 1 or f.bits[0] not in (8, 16, 32):
+        return ArrayType(U32, None)
+    if f.kind == "float":
+        return ArrayType(F16 if f.bits[0] == 16 else F32, None)
+    return ArrayType(U32 if f.bits[0] == 32 else U8, None)
 
 
 def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides) -> dict:

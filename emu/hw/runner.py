@@ -61,6 +61,20 @@ class HwTexture:
     view: str | None = None  # the view's dimension (2d, 2d-array, cube, cube-array, 3d, 1d): the shader's
 
 
+def to_emu(dev, t: HwTexture):
+    """The same texture on the emulator (an emu.Device): levels written, viewed as the shader's."""
+    tex = dev.create_texture(t.size, t.format, dimension=t.dimension, mip_level_count=len(t.levels))
+    for lv, data in enumerate(t.levels):
+        dev.write_texture(tex, np.frombuffer(data, np.uint8), level=lv)
+    return tex.create_view(dimension=t.view) if t.view else tex
+
+
+def from_emu(tex, view: str | None = None) -> HwTexture:
+    """An emulator texture (emu/memory/textures.py) as the texture to create on an adapter."""
+    return HwTexture(tex.format.name, tex.size, tuple(np.ascontiguousarray(lv).tobytes() for lv in tex.levels),
+                     tex.dimension, view)
+
+
 _TEX_RE = re.compile(r"texture_(storage_|depth_|multisampled_|depth_multisampled_)?"
                      r"(1d|2d_array|2d|3d|cube_array|cube)\s*(?:<\s*([^>]*)>)?")
 

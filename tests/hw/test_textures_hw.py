@@ -117,3 +117,18 @@ def test_lavapipe_texture_unit_probes():
     uvl = np.stack([np.full(64, 0.5, np.float32)] * 2 + [lods, np.zeros(64, np.float32)], 1)
     got = _probe("dawn", "rgba16float", levels, (8, 8, 1), uvl, dict(mipmap_filter="nearest"))
     assert got[:6, 0].tolist() == [0, 2, 2, 0, 1, 3]
+
+
+def test_emu_diff_binds_textures_and_compares_storage_textures(tmp_path, capsys):
+    from emu.cli import main as cli
+    _adapter("dawn")
+    (tmp_path / "k.wgsl").write_text(C.BLUR.replace("rgba16float, write", "rgba8unorm, write"))
+    np.save(tmp_path / "img.npy", np.random.default_rng(3).integers(0, 256, (16, 32, 4), dtype=np.uint8))
+    args = ["diff", str(tmp_path / "k.wgsl"), "--dispatch", "4,2", "--override", "VERTICAL=true",
+            "--texture", f"0:0={tmp_path / 'img.npy'}", "--texture", "0:2=zeros:32x16"]
+    assert cli(args + ["--sampler", "0:1=linear,clamp"]) == 0
+    out = capsys.readouterr().out
+    assert "0:2 dst: array<u8>: 2048 elements, 2048 equal, 0 different" in out and "IDENTICAL" in out
+    assert cli(args) == 1
+    assert "no sampler for 'smp' at @group(0) @binding(1) (sampler); give --sampler 0:1=linear,clamp" in \
+        capsys.readouterr().out

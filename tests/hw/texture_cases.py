@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from emu.hw.runner import HwTexture
+from emu.hw.runner import HwTexture, to_emu
 
 BLUR = """
 @group(0) @binding(0) var src: texture_2d<f32>;
@@ -200,10 +200,7 @@ def run_on_emu(case: dict, profile: str = "reference") -> dict:
                                        case.get("overrides") or {})
     bound = {k: dev.create_buffer(np.ascontiguousarray(v)) for k, v in case.get("buffers", {}).items()}
     for k, t in case.get("textures", {}).items():
-        tex = dev.create_texture(t.size, t.format, dimension=t.dimension, mip_level_count=len(t.levels))
-        for lv, data in enumerate(t.levels):
-            dev.write_texture(tex, np.frombuffer(data, np.uint8), level=lv)
-        bound[k] = tex.create_view(dimension=t.view) if t.view else tex
+        bound[k] = to_emu(dev, t)
     for k, desc in case.get("samplers", {}).items():
         bound[k] = dev.create_sampler(**desc)
     dev.dispatch(pipe, bound, case["dispatch"])
