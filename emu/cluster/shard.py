@@ -321,6 +321,10 @@ def _run(cluster, spec, key, grid, parts, inputs, modes) -> list:
         return client.gather(futures)
     except Exception as e:
         from .engine import gone
+        if type(e).__name__ == "KilledWorker":
+            raise HostError(f"workers of the cluster ({cluster.spec}) died running one range of workgroups, "
+                            f"again and again ({e})", hint="give the workers more memory, use more --shards, "
+                                                          "or run without --cluster") from None
         if not gone(e):
             raise
         raise HostError(f"the cluster's scheduler ({cluster.spec}) went away during the dispatch "

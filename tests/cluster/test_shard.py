@@ -250,3 +250,39 @@ def test_an_error_in_one_range_is_the_error_of_one_process(cluster):
         errors.append(e.value.format())
     assert errors[0] == errors[1]
     assert "workgroup (5, 0, 0)" in errors[0] and errors[0].startswith("strict.wgsl:5:")
+
+
+def test_a_worker_killed_during_a_dispatch_loses_nothing(cluster):
+    """(The last test of the module: the cluster has one worker less until its nanny restarts it.)"""
+    import os
+    import signal
+    import threading
+    dev = emu.Device("nvidia-h200")
+    src = (ROOT / "emu/examples/gemm_wgpu.wgsl").read_text()
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "gemm_wgpu.wgsl"),
+                                       constants={"M": 256, "N": 256, "K": 1024})
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((256, 1024)).astype(np.float16)
+    b = rng.standard_normal((1024, 256)).astype(np.float16)
+    one = np.zeros((256, 256), np.float32)
+    dev.dispatch(pipe, {(0, 0): a, (0, 1): b, (0, 2): one}, (16, 16, 1))
+    cluster.dispatch(dev, pipe, {(0, 0): a, (0, 1): b, (0, 2): np.zeros((256, 256), np.float32)}, (16, 16, 1))
+    split, killed, done = np.zeros((256, 256), np.float32), [], threading.Event()
+
+    def kill_a_busy_worker():
+        client = cluster.client
+        while not killed and not done.is_set():
+            busy = [w for w, tasks in client.processing().items() if tasks]
+            if busy:
+                pids = client.run(os.getpid, workers=[busy[0]])
+                killed.append(pids[busy[0]])
+                os.kill(killed[0], signal.SIGKILL)
+    t = threading.Thread(target=kill_a_busy_worker)
+    t.start()
+    try:
+        warned = cluster.dispatch(dev, pipe, {(0, 0): a, (0, 1): b, (0, 2): split}, (16, 16, 1), shards=8)
+    finally:
+        done.set()
+        t.join()
+    assert warned == [] and killed
+    assert one.view(np.uint32).tobytes() == split.view(np.uint32).tobytes()
