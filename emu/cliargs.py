@@ -106,7 +106,9 @@ def _elem_scalar(t):
     from .isa.types import ArrayType, AtomicType, ScalarType, VectorType
     while isinstance(t, ArrayType):
         t = t.elem
-    if isinstance(t, (VectorType, AtomicType)):
+    if isinstance(t, AtomicType):
+        t = t.elem
+    if isinstance(t, VectorType):
         t = t.elem
     return t if isinstance(t, ScalarType) and t.name != "bool" else None
 

@@ -34,7 +34,8 @@ import numpy as np
 
 from ..errors import EmuError, HostError
 
-COMMUTATIVE = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor"}
+COMMUTATIVE = {"add": "add", "sub": "add", "min": "min", "max": "max", "and": "and", "or": "or", "xor": "xor",
+               "store_max": "max", "store_min": "min"}       # the last two: atomic<vec2<u32>>, as a u64
 
 
 @dataclass
@@ -134,8 +135,11 @@ def plan(pipe) -> Plan:
 
 
 def _atomic_dtype(inst) -> str:
+    # the word the atomic works on: i32/u32, naga's i64/u64, or u64 for atomic<vec2<u32>>
+    if inst.attrs["fn"] in ("store_max", "store_min"):
+        return "u64"
     t = inst.type
-    return getattr(t, "name", "u32") if getattr(t, "name", None) in ("i32", "u32") else "u32"
+    return t.name if getattr(t, "name", None) in ("i32", "u32", "i64", "u64") else "u32"
 
 
 # -- on a worker ----------------------------------------------------------------------------------
@@ -391,15 +395,17 @@ def _overlap(runs: list):
 
 
 def _combine(kind: str, dtype: str, init: np.ndarray, finals: list) -> np.ndarray:
-    """Commutative atomics' effects, combined as one process would have (u32/i32 words)."""
-    n = init.size // 4 * 4
-    dt = np.int32 if dtype == "i32" else np.uint32
+    """Commutative atomics' effects, combined as one process would have (in words of `dtype`:
+    i32, u32, i64 or u64)."""
+    dt = np.dtype({"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}[dtype])
+    u = np.dtype(f"u{dt.itemsize}")
+    n = init.size // dt.itemsize * dt.itemsize
     i = init[:n].view(dt)
     fs = [f[:n].view(dt) for f in finals]
     if kind == "add":
-        acc = i.view(np.uint32).copy()
+        acc = i.view(u).copy()
         for f in fs:
-            acc += f.view(np.uint32) - i.view(np.uint32)      # wraps as the device's u32 does
+            acc += f.view(u) - i.view(u)      # wraps as the device's integers do
         res = acc.view(dt)
     elif kind in ("min", "max"):
         res = (np.minimum if kind == "min" else np.maximum).reduce(np.stack(fs), axis=0)

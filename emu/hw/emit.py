@@ -884,7 +884,7 @@ def r_array_length(em, i):
 def r_atomic(em, i):
     args = [em.ptr(i.args[0], i)] + [em.val(a, i) for a in i.args[1:]]
     text = _x_atomic(em, i, args)
-    if i.attrs["fn"] == ATOMIC.store:
+    if i.attrs["fn"] in (ATOMIC.store, ATOMIC.store_max, ATOMIC.store_min):     # no result in WGSL
         em.line(text + ";")
         em.refs[i.result.id] = _Ref("value", "")
     else:

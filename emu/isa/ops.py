@@ -35,7 +35,8 @@ BINARY_OPS = ("add", "sub", "mul", "div", "rem", "and", "or", "xor", "shl", "shr
 COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
 UNARY_OPS = ("neg", "not")
 ATOMIC_OPS = ("load", "store", "add", "sub", "max", "min", "and", "or", "xor", "exchange",
-              "compare_exchange_weak")
+              "compare_exchange_weak",
+              "store_max", "store_min")   # atomic<vec2<u32>> only, as one 64-bit unsigned value
 BARRIERS = ("workgroup", "storage", "texture", "subgroup")
 SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add", "exclusive_add",
                 "inclusive_mul", "exclusive_mul", "broadcast", "broadcast_first", "shuffle",

@@ -232,9 +232,10 @@ class _Line:
         if name == "atomic":
             self.expect("<", "after 'atomic'")
             st = self.peek()
-            e = self.scalar()
-            if e.name not in ("i32", "u32", "i64", "u64"):
-                self.fail(f"atomics hold i32, u32, i64 or u64, not {e}", st)
+            e = self.type()
+            if e != VectorType(SCALARS["u32"], 2) and not (isinstance(e, ScalarType) and
+                                                         e.name in ("i32", "u32", "i64", "u64")):
+                self.fail(f"atomics hold i32, u32, i64, u64 or vec2<u32>, not {e}", st)
             self.expect(">", "to close 'atomic<'")
             return AtomicType(e)
         if name == "ptr":

@@ -193,7 +193,7 @@ def _member_size(t: Type) -> int:
 
 @dataclass(frozen=True)
 class AtomicType(Type):
-    elem: ScalarType   # i32 or u32 (naga: also i64, u64)
+    elem: "ScalarType | VectorType"   # i32 or u32 (naga: also i64, u64; WGSL's atomic_vec2u_min_max: vec2<u32>)
 
     def __str__(self) -> str:
         return f"atomic<{self.elem}>"
@@ -205,6 +205,12 @@ class AtomicType(Type):
     @property
     def align(self) -> int:
         return self.elem.size
+
+    @property
+    def is_vec2u(self) -> bool:
+        """atomic<vec2<u32>>: one 64-bit unsigned value (.x the low word, .y the high word) that only
+        atomicStoreMax/atomicStoreMin touch (WGSL's atomic_vec2u_min_max extension)."""
+        return isinstance(self.elem, VectorType)
 
 
 # Address spaces and what a pointer into them may do.
@@ -360,7 +366,9 @@ def scalar_of(t: Type) -> ScalarType:
     """The scalar element type of a scalar, vector, matrix, atomic or cooperative matrix."""
     if isinstance(t, ScalarType):
         return t
-    if isinstance(t, (VectorType, MatrixType, AtomicType, CoopMatrixType)):
+    if isinstance(t, AtomicType):
+        return scalar_of(t.elem)
+    if isinstance(t, (VectorType, MatrixType, CoopMatrixType)):
         return t.elem
     raise NoScalarType(f"{t} has no scalar element type")
 
@@ -395,14 +403,15 @@ def is_constructible(t: Type) -> bool:
     return False
 
 
-def contains(t: Type, kind: type) -> bool:
-    """Whether `t` is, or holds somewhere in its arrays and structs, a type of class `kind`."""
-    if isinstance(t, kind):
+def contains(t: Type, kind: type, test=None) -> bool:
+    """Whether `t` is, or holds somewhere in its arrays and structs, a type of class `kind` (for
+    which `test`, where given, is true)."""
+    if isinstance(t, kind) and (test is None or test(t)):
         return True
     if isinstance(t, ArrayType):
-        return contains(t.elem, kind)
+        return contains(t.elem, kind, test)
     if isinstance(t, StructType):
-        return any(contains(m.type, kind) for m in t.members)
+        return any(contains(m.type, kind, test) for m in t.members)
     return False
 
 

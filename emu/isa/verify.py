@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..errors import EmuError
 from .ir import Block, Function, Inst, Module, reachable
 from .ops import ATOMIC_OPS, BARRIERS, BINARY_OPS, COOP_SCALAR_OPS, OPS, SUBGROUP_OPS, UNARY_OPS
-from .types import (BOOL, U32, VOID, CoopMatrixType, PointerType, scalar_of, width)
+from .types import (BOOL, U32, VOID, AtomicType, CoopMatrixType, PointerType, scalar_of, width)
 
 
 DAWN_COOP = "chromium_experimental_subgroup_matrix"
@@ -237,6 +237,16 @@ class _Verifier:
         self.vocabulary(i, "fn", ATOMIC_OPS)
         if not isinstance(i.args[0].type, PointerType):
             self.fail(i, f"atomic needs a pointer, not {i.args[0].type}")
+        t = i.args[0].type.pointee
+        vec2u = isinstance(t, AtomicType) and t.is_vec2u
+        if vec2u != (i.attrs["fn"] in ("store_max", "store_min")):
+            self.fail(i, f"atomic '{i.attrs['fn']}' on {t}: store_max and store_min are the operations of "
+                         f"atomic<vec2<u32>>, and its only ones")
+        if vec2u and self.profile is not None and not self.profile.buffer_int64_atomics:
+            self.fail(i, f"profile '{self.profile.name}' has no 64-bit buffer atomics, which atomic<vec2<u32>> "
+                         f"('atomic_vec2u_min_max', Dawn's feature 'atomic-vec2u-min-max') needs",
+                      hint="run it on a profile whose device has them (nvidia-h200, amd-rdna3, lavapipe, ...), "
+                           "or keep the value in two atomic<u32>")
 
     def op_subgroup(self, i):
         self.vocabulary(i, "fn", SUBGROUP_OPS)

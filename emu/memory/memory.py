@@ -166,7 +166,7 @@ def _load(ptr: Ptr, t: Type, off, lanes: int, sel):
     if isinstance(t, VectorType):
         return _load_scalars(ptr, t.elem, off, lanes, sel, t.n)
     if isinstance(t, AtomicType):
-        return _load_scalars(ptr, t.elem, off, lanes, sel, None)
+        return _load(ptr, t.elem, off, lanes, sel)      # i32, u32, i64, u64 or vec2<u32>
     return _load_scalars(ptr, t, off, lanes, sel, None)
 
 
@@ -218,8 +218,10 @@ def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
         _store(ptr, t.column, _expand(off, lanes)[..., None] + np.arange(t.cols) * step, value,
                lanes, mask, full)
         return
+    if isinstance(t, AtomicType):
+        t = t.elem                  # i32, u32, i64, u64 or vec2<u32>
     n = t.n if isinstance(t, VectorType) else None
-    elem = t.elem if isinstance(t, (VectorType, AtomicType)) else t
+    elem = t.elem if isinstance(t, VectorType) else t
     dt = _leaf_dtype(elem)
     view = ptr.region.view(dt)
     size = np.dtype(dt).itemsize
@@ -267,5 +269,5 @@ def zero_value(t: Type, lanes: int, coop=None):
     if isinstance(t, VectorType):
         return np.zeros((lanes, t.n), NP[t.elem.name])
     if isinstance(t, AtomicType):
-        return np.zeros(lanes, NP[t.elem.name])
+        return zero_value(t.elem, lanes, coop)
     return np.zeros(lanes, NP[t.name])

@@ -7,7 +7,7 @@ import numpy as np
 
 # Operation codes for the kernel.
 _CODES = {"add": 0, "sub": 1, "max": 2, "min": 3, "and": 4, "or": 5, "xor": 6, "exchange": 7,
-          "store": 7, "load": 8, "compare_exchange_weak": 9}
+          "store": 7, "load": 8, "compare_exchange_weak": 9, "store_max": 2, "store_min": 3}
 
 
 @numba.njit(cache=True, nogil=True)

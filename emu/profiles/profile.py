@@ -169,6 +169,9 @@ class Profile:
     scalar: str = "ieee"
     # what the texture unit does where WebGPU leaves room (emu/numerics/texels.py)
     textures: TextureModel = REFERENCE_TEXTURES
+    # 64-bit atomic min/max on storage buffers (Vulkan's shaderBufferInt64Atomics; Metal from the
+    # M2): Dawn's feature 'atomic-vec2u-min-max' (WGSL's atomic<vec2<u32>>) needs them
+    buffer_int64_atomics: bool = True
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -416,7 +419,7 @@ def _as_int(v) -> int:
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
-                 "limits", "scalar", "textures")
+                 "limits", "scalar", "textures", "buffer_int64_atomics")
 # Device limits checked at dispatch (WebGPU's names). A profile may give its device's own; these
 # defaults are those of a desktop GPU through Dawn (and of emu's wgpu adapter).
 DEFAULT_LIMITS = {
@@ -478,6 +481,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     for k, v in raw_limits.items():
         limits[k] = ctx.integer(v, f"limits.{k}")
     textures = _parse_textures(ctx, doc.get("textures"))
+    int64_atomics = ctx.boolean(doc.get("buffer_int64_atomics", True), "buffer_int64_atomics")
 
     # numerics defaults
     num = doc["numerics"]
@@ -538,6 +542,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
+        buffer_int64_atomics=int64_atomics,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -616,7 +621,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "textures")
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "textures", "buffer_int64_atomics")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

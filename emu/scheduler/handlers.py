@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..isa.ir import Inst
-from ..isa.types import (ArrayType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
+from ..isa.types import (U64, ArrayType, AtomicType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
                          contains, scalar_of, width)
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
@@ -179,7 +179,13 @@ def h_array_length(ex, inst, mask, frame):
 def h_atomic(ex, inst, mask, frame):
     ptr: Ptr = frame.vals[inst.args[0].id]
     operands = [frame.vals[a.id] for a in inst.args[1:]]
-    ty = scalar_of(ptr.type)
+    vec2u = isinstance(ptr.type, AtomicType) and ptr.type.is_vec2u
+    if vec2u:
+        # atomic<vec2<u32>> (atomic_vec2u_min_max): an unsigned 64-bit min/max of x + (y << 32),
+        # the vector's bytes read as one little-endian u64, as Tint's backends bitcast it
+        v = np.broadcast_to(np.asarray(operands[0], np.uint32), (ex.lanes, 2)).astype(np.uint64)
+        operands = [v[:, 0] | (v[:, 1] << np.uint64(32))]
+    ty = U64 if vec2u else scalar_of(ptr.type)
     dt = NP[ty.name]                    # i32, u32, or naga's i64, u64
     view = ptr.region.view(dt)
     off = np.broadcast_to(np.asarray(ptr.offset, np.int64), (ex.lanes,)) // dt.itemsize
@@ -187,6 +193,8 @@ def h_atomic(ex, inst, mask, frame):
             else np.arange(ex.lanes) if ptr.rows is None else ptr.rows)
     flat = rows * view.shape[1] + off
     result = natomics.rmw(inst.attrs["fn"], ty.name, view.reshape(-1), flat, mask, *operands)
+    if vec2u:
+        return np.stack([result & np.uint64(0xFFFFFFFF), result >> np.uint64(32)], axis=1).astype(np.uint32)
     return result
 
 

@@ -102,6 +102,8 @@ def _profile_features(profile, flavor: str) -> set:
         feats.add("subgroups")
         if profile.props_dawn():
             feats.add("chromium-experimental-subgroup-matrix")
+        if profile.buffer_int64_atomics:
+            feats.add("atomic-vec2u-min-max")
     if flavor == "wgpu":
         feats.add("subgroups")        # wgpu-py maps the spec name to wgpu-native's 'subgroup'
     return feats
@@ -132,7 +134,8 @@ class GPUAdapter(*binding_bases("GPUAdapter")):
     @property
     def features(self) -> set:
         """Feature names: 'shader-f16', 'subgroups' (and wgpu-native's 'subgroup'), and the
-        cooperative-matrix feature of the binding where the profile has configs for it."""
+        cooperative-matrix feature of the binding where the profile has configs for it, and (Dawn's
+        names) 'atomic-vec2u-min-max' where the profile's device has 64-bit buffer atomics."""
         return self._features
 
     @property

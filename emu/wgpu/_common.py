@@ -56,6 +56,7 @@ _ENABLE_FEATURES = {
     "subgroups_f16": ("subgroups", "subgroup"),
     "chromium_experimental_subgroup_matrix": ("chromium-experimental-subgroup-matrix",),
     "wgpu_cooperative_matrix": ("cooperative-matrix",),
+    "atomic_vec2u_min_max": ("atomic-vec2u-min-max",),
 }
 # names of one feature as different bindings spell it
 _FEATURE_ALIASES = {"subgroup": "subgroups", "subgroups": "subgroup"}

@@ -154,6 +154,50 @@ def test_commutative_atomics_are_combined_exactly(cluster):
             assert one[k].tobytes() != arrays[k].tobytes()
 
 
+# 64-bit atomics: naga's atomic<u64>/<i64> and Dawn's atomic<vec2<u32>> are merged in 64-bit words
+# (a max of the two 32-bit halves apart, or an add without the carry, would differ)
+ATOMICS64 = {
+    "vec2u": ("""enable atomic_vec2u_min_max;
+@group(0) @binding(0) var<storage, read_write> hi: array<atomic<vec2u>, 4>;
+@group(0) @binding(1) var<storage, read_write> lo: array<atomic<vec2u>, 4>;
+@group(0) @binding(2) var<storage, read> x: array<vec2u>;
+@compute @workgroup_size(16)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  let v = x[g.x];
+  atomicStoreMax(&hi[v.x % 4u], v);
+  atomicStoreMin(&lo[v.y % 4u], v);
+}
+""", {(0, 0): ("atomic", "max", "u64"), (0, 1): ("atomic", "min", "u64")}),
+    "naga64": ("""@group(0) @binding(0) var<storage, read_write> sum: array<atomic<u64>, 4>;
+@group(0) @binding(1) var<storage, read_write> lo: array<atomic<i64>, 4>;
+@group(0) @binding(2) var<storage, read> x: array<vec2u>;
+@compute @workgroup_size(16)
+fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  let v = bitcast<u64>(x[g.x]);
+  atomicAdd(&sum[u32(v % 4lu)], v);
+  atomicMin(&lo[u32(v >> 62u)], bitcast<i64>(v));
+}
+""", {(0, 0): ("atomic", "add", "u64"), (0, 1): ("atomic", "min", "i64")}),
+}
+
+
+@pytest.mark.parametrize("which", sorted(ATOMICS64))
+def test_64_bit_atomics_are_combined_exactly(cluster, which):
+    src, writes = ATOMICS64[which]
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, f"{which}.wgsl"))
+    assert plan(pipe.pipeline).writes == writes
+    rng = np.random.default_rng(5)
+    arrays = {(0, b): rng.integers(0, 1 << 32, 8, dtype=np.uint64).astype(np.uint32) for b in range(2)}
+    arrays[(0, 2)] = rng.integers(0, 1 << 32, (16 * 24, 2), dtype=np.uint64).astype(np.uint32)
+    arrays[(0, 2)][::5, 1] = arrays[(0, 0)][1]              # high words that tie with the start values
+    one, split, w1, w2 = run_both(cluster, dev, pipe, arrays, (24, 1, 1), shards=5)
+    assert w1 == w2 == []
+    for k in one:
+        assert one[k].tobytes() == split[k].tobytes(), f"binding {k} differs"
+    assert one[(0, 0)].tobytes() != arrays[(0, 0)].tobytes() and one[(0, 1)].tobytes() != arrays[(0, 1)].tobytes()
+
+
 RACE = """
 @group(0) @binding(0) var<storage, read_write> out: array<u32, 8>;
 @compute @workgroup_size(4)

@@ -124,3 +124,15 @@ fn main() {
     assert (e.value.loc.line, e.value.loc.col) == (5, 12)
     assert e.value.message == ("no operator '+' for coopmat<f32, 8x8, A> and coopmat<f32, 8x8, A>: emu has no "
                                "element-wise arithmetic on cooperative matrices")
+
+
+@pytest.mark.parametrize("amount,name", [("60lu", "u64"), ("6i", "i32")])
+def test_a_shift_amount_that_is_not_u32_is_refused_where_it_is(amount, name):
+    # (was: "cannot use a value of type u64 as u32" with no source location)
+    src = ("@group(0) @binding(0) var<storage, read_write> o: array<u64, 4>;\n@compute @workgroup_size(1)\n"
+           f"fn main() {{\n    let v = o[0];\n    o[1] = v >> {amount};\n}}\n")
+    with pytest.raises(emu.EmuError) as e:
+        emu.Device("reference").create_shader_module(src, "shift.wgsl")
+    assert (e.value.loc.line, e.value.loc.col) == (5, 12)
+    assert e.value.message == f"the shift amount must be u32, not {name}"
+    assert e.value.hint == "convert it: u32(...)"

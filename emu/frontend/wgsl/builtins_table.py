@@ -367,9 +367,17 @@ def _atomic(lw: Lowerer, e, fn):
                hint="declare the variable as atomic<u32> (or atomic<i32>) and pass &x")
     if p.type.space not in ("storage", "workgroup"):
         lw.err(e.args[0], "atomics live in storage or workgroup memory")
+    vec2u = p.type.pointee.is_vec2u
+    if vec2u != (fn in ("store_max", "store_min")):
+        if vec2u:
+            lw.err(e, f"{e.name} does not take atomic<vec2<u32>>: the 'atomic_vec2u_min_max' extension has "
+                      f"only atomicStoreMax and atomicStoreMin (no result)",
+                   hint=f"write {'atomicStoreMin' if fn == 'min' else 'atomicStoreMax'}(&x, value)")
+        lw.err(e, f"{e.name} takes a pointer to atomic<vec2<u32>>, not {_tn(p.type)}",
+               hint=f"use {'atomicMin' if fn == 'store_min' else 'atomicMax'} on atomic<u32> or atomic<i32>")
     s = p.type.pointee.elem
     vals = [lw.coerce(lw.value(lw.expr(a)), s, a) for a in e.args[1:]]
-    if fn == "store":
+    if fn in ("store", "store_max", "store_min"):
         lw.b.emit("atomic", [p.v] + vals, s, fn=fn)
         return None
     if fn == "compare_exchange_weak":

@@ -181,8 +181,9 @@ class ExpressionLowering:
         if op in ("<<", ">>"):
             if not ls.is_int:
                 self.err(node, f"'{op}' needs an integer on the left, not {_tn(lt)}")
-            if not rs.is_int:
-                self.err(node, f"the shift amount must be u32, not {_tn(rt)}")
+            if not rs.is_int or (rs != U32 and not is_abstract(rt)):
+                self.err(node, f"the shift amount must be u32, not {_tn(rt)}",
+                         hint=None if not rs.is_int else f"convert it: {with_scalar(rt, U32)}(...)")
             if width(lt) != width(rt):
                 self.err(node, f"'{op}' needs operands of the same width ({_tn(lt)}, {_tn(rt)})")
             if isinstance(lhs, Const) and isinstance(rhs, Const):

@@ -15,7 +15,7 @@ from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Global, Module, NoCurrentBlock, Override, Value
 from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, I64, MatrixType, Member,
                           PointerType, ScalarType, StructType, Type, U32, U64, VOID, VectorType,
-                          contains_atomic, is_handle, scalar_of, width)
+                          contains, contains_atomic, is_handle, scalar_of, width)
 from . import ast as A
 from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
                     WGSL_SCALARS, can_convert, concrete)
@@ -23,7 +23,7 @@ from .calls import CallLowering
 from .textures import texture_type
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
-from .values import (BUILTIN_VALUES, COOP_EXTS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
+from .values import (BUILTIN_VALUES, COOP_EXTS, VEC2U_ATOMICS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
                      _name, _returns, _span, _tn, lazy_site, loc_of)
 from ...isa.types import MAX_COMPOSITE_DEPTH, MAX_VALUE_BYTES, composite_depth
 from ...isa.constants import coerce_scalar
@@ -80,7 +80,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     # -- module -----------------------------------------------------------------------------------
     def run(self) -> Module:
         for e in self.m.enables:
-            if e not in ("f16", "subgroups", "subgroups_f16") + COOP_EXTS:
+            if e not in ("f16", "subgroups", "subgroups_f16", VEC2U_ATOMICS) + COOP_EXTS:
                 self.warn(self.tree.directives[0], f"extension '{e}' is not known to emu; ignored")
         for d in self.tree.decls:
             if isinstance(d, A.ConstAssert):
@@ -267,6 +267,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.err(d, "atomics in storage need access mode read_write")
         elif d.group is not None or d.binding is not None:
             self.err(d, f"@group/@binding only apply to storage and uniform buffers, not var<{space}>")
+        if space != "storage" and t is not None and contains(t, AtomicType, lambda a: a.is_vec2u):
+            self.err(d.type, f"atomic<vec2<u32>> can only be in the storage address space, not {space}",
+                     hint="declare it var<storage, read_write> with @group and @binding")
         if isinstance(t, ArrayType) and t.count is None and space != "storage":
             self.err(d.type, "a runtime-sized array can only live in a storage buffer")
         g = Global(d.name, space, t, access, group, binding, init, loc_of(d))
@@ -331,9 +334,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             return self.not_too_deep(ArrayType(elem, count), te)
         if name == "atomic":
             if args and isinstance(v := self.type(args[0]), VectorType) and (v.n, v.elem) == (2, U32):
-                # WGSL's atomic_vec2u_min_max extension (atomicMin/atomicMax/atomicStore on vec2<u32>)
-                self.err(te, "atomic<vec2<u32>> (WGSL's 'atomic_vec2u_min_max' extension) is not supported by emu",
-                         hint="keep the value in two atomic<u32> (or one, where a 32-bit value is enough)")
+                # a 64-bit unsigned value that only atomicStoreMax/atomicStoreMin touch
+                self.require(te, VEC2U_ATOMICS, "atomic<vec2<u32>>")
+                return AtomicType(v)
             s = self.scalar_arg(te, args, 0)
             if s in (I64, U64):
                 self.int64_use(te, f"atomic<{s}>")
@@ -497,6 +500,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if r.ptype.access == "write":
             self.err(None, "cannot read through a write-only reference")
         if isinstance(r.type, AtomicType):
+            if r.type.is_vec2u:
+                raise EmuError("an atomic<vec2<u32>> cannot be read: the 'atomic_vec2u_min_max' extension has "
+                               "only atomicStoreMax and atomicStoreMin", self.b.loc,
+                               hint="keep a copy in a plain vec2<u32> where the shader needs the value")
             return self.b.op("atomic", [r.ptr], r.type.elem, fn="load")
         return self.b.op("load", [r.ptr], r.type)
 

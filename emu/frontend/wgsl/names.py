@@ -24,7 +24,9 @@ QUAD_SWAPS = {"quadSwapX": 1, "quadSwapY": 2, "quadSwapDiagonal": 3}
 ATOMIC_FNS = {"atomicLoad": "load", "atomicStore": "store", "atomicAdd": "add", "atomicSub": "sub",
               "atomicMax": "max", "atomicMin": "min", "atomicAnd": "and", "atomicOr": "or",
               "atomicXor": "xor", "atomicExchange": "exchange",
-              "atomicCompareExchangeWeak": "compare_exchange_weak"}
+              "atomicCompareExchangeWeak": "compare_exchange_weak",
+              # WGSL's atomic_vec2u_min_max extension: on atomic<vec2<u32>>, no result
+              "atomicStoreMax": "store_max", "atomicStoreMin": "store_min"}
 
 TEXTURE_FNS = {"textureLoad": "load", "textureStore": "store", "textureDimensions": "dimensions",
                "textureNumLayers": "num_layers", "textureNumLevels": "num_levels",

@@ -67,6 +67,7 @@ BUILTIN_VALUES = {"global_invocation_id": VectorType(U32, 3), "local_invocation_
                   "num_workgroups": VectorType(U32, 3), "subgroup_invocation_id": U32,
                   "subgroup_size": U32, "subgroup_id": U32, "num_subgroups": U32}
 COOP_EXTS = ("wgpu_cooperative_matrix", "chromium_experimental_subgroup_matrix")
+VEC2U_ATOMICS = "atomic_vec2u_min_max"      # Dawn's atomic<vec2<u32>> with atomicStoreMax/Min
 
 
 def _span(node):
