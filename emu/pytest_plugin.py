@@ -8,8 +8,15 @@ project's tests get, with nothing to configure:
   (every profile when it names none).
 * ``gpu_device``: a device of a real WebGPU adapter (wgpu-py, else wgpudawn), or a skip that says
   why there is none.
+* ``gpu_backend``: the test runs once per WebGPU binding ("wgpu" for wgpu-py, "dawn" for
+  wgpudawn) that finds an adapter here, skipped with the reason for each that does not; with
+  ``EMU_REQUIRE_HW=1`` (for a CI that must not pass by skipping) a binding that is installed but
+  finds no adapter fails instead.
 * ``assert_bits_equal(actual, expected, ...)``: the arrays' bits are equal, else a failure that
   names the first differing elements, their values and bits, and the lanes that hold them.
+* ``emu_cli``: runs emu's command line in-process, ``code, out, err = emu_cli("run", "k.wgsl",
+  "--dispatch", "4")``: its exit status (0, 1 a shader or input error, 2 a usage error), its
+  standard output and standard error.
 
 Example (tests/test_saxpy.py of a user's project)::
 
@@ -95,6 +102,48 @@ def gpu_device():
         wanted = [f for f in ("shader-f16", "subgroups", "subgroup") if f in adapter.features]
         return adapter.request_device_sync(required_features=wanted)
     pytest.skip("no real WebGPU adapter: " + "; ".join(reasons))
+
+
+def _required() -> bool:
+    import os
+    return os.environ.get("EMU_REQUIRE_HW", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _backends():
+    from .hw import adapters
+    return adapters.BACKENDS
+
+
+@pytest.fixture(params=_backends())
+def gpu_backend(request) -> str:
+    """The name of a WebGPU binding with an adapter on this machine ("wgpu", "dawn"), one run per
+    binding; a skip saying why where there is none (a failure, with EMU_REQUIRE_HW=1, where the
+    binding is installed but finds no adapter)."""
+    from .hw import adapters
+    from .hw.runner import available_adapter
+    backend = request.param
+    info, why = available_adapter(backend)
+    if info is None:
+        if not adapters.package_installed(backend):
+            pytest.skip(f"no WebGPU binding: {why}")
+        if _required():
+            pytest.fail(f"EMU_REQUIRE_HW is set and the {backend} binding is installed but has "
+                        f"no WebGPU adapter: {why}")
+        pytest.skip(f"no WebGPU adapter: {why}")
+    return backend
+
+
+@pytest.fixture
+def emu_cli(capsys):
+    """``emu_cli(*argv)`` runs `emu ARGV...` in-process: (exit status, stdout, stderr)."""
+    from .cli import main
+
+    def run(*argv):
+        capsys.readouterr()                  # what the test printed before is not the command's
+        code = main([str(a) for a in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+    return run
 
 
 def _bits(a: np.ndarray) -> np.ndarray:

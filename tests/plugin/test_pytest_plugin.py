@@ -105,3 +105,42 @@ def test_gpu_device_is_real_or_skips_with_the_reason(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stdout
     assert "ADAPTER True" in r.stdout or "SKIPPED" in r.stdout and "no real WebGPU adapter: wgpu:" in r.stdout, r.stdout
+
+
+CLI_TESTS = '''
+import numpy as np
+
+
+def test_cli_runs(emu_cli, tmp_path):
+    print("before")                       # not part of the command's output
+    code, out, err = emu_cli("run", "saxpy.wgsl", "--dispatch", "1", "--buffer", "0:0=zeros:64:f32",
+                             "--buffer", "0:1=zeros:64:f32", "--output", f"0:1={tmp_path}/y.npy")
+    assert (code, out) == (0, ""), err
+    assert np.load(tmp_path / "y.npy").tolist() == [0.0] * 64
+
+
+def test_cli_error(emu_cli):
+    code, out, err = emu_cli("run", "bad.wgsl", "--dispatch", "1")
+    print("CLI", code, err.splitlines()[0])
+
+
+def test_backend(gpu_backend):
+    print("BACKEND", gpu_backend)
+'''
+
+
+def test_emu_cli_and_gpu_backend_fixtures(tmp_path):
+    (tmp_path / "saxpy.wgsl").write_text(SAXPY)
+    (tmp_path / "bad.wgsl").write_text("@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }\n")
+    (tmp_path / "test_cli.py").write_text(CLI_TESTS)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rs", "-s", "-v", "test_cli.py"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    out = r.stdout
+    assert r.returncode == 0, out
+    assert "test_cli.py::test_cli_runs PASSED" in out
+    assert "CLI 1 bad.wgsl:1:" in out
+    from emu.hw import adapters
+    import re
+    for backend in adapters.BACKENDS:           # each binding: run, or skipped saying why
+        assert re.search(rf"test_backend\[{backend}\] (BACKEND {backend}\s+PASSED|SKIPPED)", out), out
+    assert "BACKEND" in out or "no WebGPU" in out, out

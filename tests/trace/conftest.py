@@ -65,12 +65,6 @@ def run_reduce(tracer=None, groups=3):
 
 
 @pytest.fixture
-def cli(capsys):
-    """Run `emu ...` in-process: (exit code, stdout, stderr)."""
-    from emu.cli import main
-
-    def run(*argv):
-        code = main([str(a) for a in argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-    return run
+def cli(emu_cli):
+    """Run `emu ...` in-process: (exit code, stdout, stderr) (emu's pytest plugin's emu_cli)."""
+    return emu_cli
