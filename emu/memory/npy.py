@@ -3,6 +3,8 @@ array, or whose header claims more data than the file holds, is one message, not
 an attempt to allocate what the header says."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..errors import EmuError, HostError
@@ -23,12 +25,14 @@ def load_npy(path: str, what: str) -> tuple[np.ndarray, list[EmuError]]:
     with f:
         try:
             version = npf.read_magic(f)
-            if version == (1, 0):
-                shape, fortran, dtype = npf.read_array_header_1_0(f)
-            elif version in ((2, 0), (3, 0)):
-                shape, fortran, dtype = npf.read_array_header_2_0(f)   # 3.0 differs in encoding only
-            else:
-                raise ValueError(f"unknown .npy format version {version}")
+            with warnings.catch_warnings():     # numpy's note on Python 2 headers is not the user's concern
+                warnings.simplefilter("ignore", UserWarning)
+                if version == (1, 0):
+                    shape, fortran, dtype = npf.read_array_header_1_0(f)
+                elif version in ((2, 0), (3, 0)):
+                    shape, fortran, dtype = npf.read_array_header_2_0(f)   # 3.0 differs in encoding only
+                else:
+                    raise ValueError(f"unknown .npy format version {version}")
         except Exception as e:          # numpy's header parser on untrusted bytes: any failure means malformed
             raise bad(f"not a .npy file: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}") \
                 from None

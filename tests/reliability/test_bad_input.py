@@ -56,6 +56,10 @@ SHADER_ERRORS = [
      "array<array<", "2:"),
     ("bogus_access_mode", "@group(0) @binding(1) var<storage, bogus> q: array<u32>;\n" + MAIN.format("q[0] = 1u;"),
      "var<storage, bogus>: 'bogus' is not an access mode of storage buffers", "2:"),
+    ("f32_literal_beyond_range", MAIN.format("o[0] = u32(3.5e38f);"), "3.5e38f is out of range of f32", "2:52"),
+    ("unused_f32_literal_beyond_range", MAIN.format("let x = 1e39f;"), "1e39f is out of range of f32", "2:49"),
+    ("abstract_float_builtin_beyond_f32", MAIN.format("o[0] = u32(sin(1e300));"),
+     "sin(...) of abstract floats beyond f32's range (1e+300)", "2:52"),
     ("access_mode_on_workgroup", "var<workgroup, read> q: u32;\n" + MAIN.format("q = 1u;"),
      "var<workgroup, read>: only var<storage> takes an access mode", "2:"),
 ]
@@ -268,3 +272,14 @@ def test_ir_text_round_trip_of_unusual_names():
     text = print_module(compile_source(src, "n.wgsl")[0])
     assert "@o\u0301" in text and "struct.S\u0301t" in text
     assert print_module(parse_ir(text, "n.ir")) == text
+
+
+def test_f32_literals_at_the_edge_of_the_range(tmp_path):
+    """The largest literal that rounds to f32's largest finite value runs (was: every literal
+    beyond the range silently became 3.4028235e38 with a numpy warning)."""
+    p = tmp_path / "edge.wgsl"
+    p.write_text("@group(0) @binding(0) var<storage, read_write> o: array<f32, 2>;\n"
+                 "@compute @workgroup_size(1) fn main() { o[0] = 3.4028235677973366e38f; o[1] = -3.4028235e38f; }\n")
+    rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:2:f32", "--output", f"0:0={tmp_path}/e.npy")
+    assert rc == 0 and err == "", err
+    assert np.load(tmp_path / "e.npy").tolist() == [float(np.finfo(np.float32).max), -float(np.finfo(np.float32).max)]

@@ -300,11 +300,17 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
             return Const(rt, _abstract_int(lw, name, [v.value for v in vals], node))
         ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
         try:
-            arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
+            with np.errstate(over="ignore"):      # an abstract float beyond f32 is inf: said as such
+                arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
         except OverflowError:
-            lw.err(node, f"{name}(...) of constants beyond 32 bits ({', '.join(str(v.value) for v in vals)}): "
-                         f"emu evaluates abstract-integer builtins as i32",
-                   hint="give the arguments values that fit in i32")
+            lw.err(node, f"{name}(...) of constants that do not fit in {ty} "
+                         f"({', '.join(str(v.value) for v in vals)})", hint=f"give the arguments values that fit in {ty}")
+        if s is ABSTRACT_FLOAT and any(np.isinf(a).any() and np.isfinite(np.asarray(v.value, np.float64)).all()
+                                       for a, v in zip(arrs, vals)):
+            # not a silent NaN or infinity: emu folds these in f32 where WGSL's abstract floats are f64
+            lw.err(node, f"{name}(...) of abstract floats beyond f32's range "
+                         f"({', '.join(str(v.value) for v in vals)}): emu folds abstract-float builtins in f32",
+                   hint="give the arguments values within f32's range")
 
         out = nb.call(name, ty, *arrs)
         value = _pylist(out)[0]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ...isa import ops as OPS_MOD
 from ...isa.ir import Block
 from ...isa.types import (ArrayType, BOOL, CoopMatrixType, F16, F32, I32, I64, MatrixType, PointerType, ScalarType,
@@ -49,7 +51,11 @@ class ExpressionLowering:
         f = float(v)
         if t is ABSTRACT_FLOAT:
             return Const(t, f)
-        return Const(t, self.scalar_value(_round_fraction(v, t), t, e))
+        r = _round_fraction(v, t)
+        if not np.isfinite(r):            # rounds to an infinity: WGSL refuses the literal
+            self.err(e, f"{e.text or v} is out of range of {t}",
+                     hint=f"the largest finite {t} is {'65504' if t is F16 else '3.40282347e+38'}")
+        return Const(t, self.scalar_value(r, t, e))
 
     def e_BoolLiteral(self, e):
         return Const(BOOL, bool(e.value))

@@ -472,7 +472,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                          hint="WGSL rejects constants out of range of their type")
             return x
         if t.is_float:
-            v = float(np.asarray(float(x), np.float64).astype(NP[t.name]))
+            with np.errstate(over="ignore"):      # said below, in one message
+                v = float(np.asarray(float(x), np.float64).astype(NP[t.name]))
             if np.isinf(v) and np.isfinite(float(x)):
                 self.err(node, f"{x} is out of range of {t}")
             return v

@@ -215,10 +215,13 @@ def _round_fraction(v: Fraction, t: ScalarType) -> float:
     """Round an exact literal value to f32/f16, to nearest even, in one step."""
     if v == 0:
         return 0.0
+    info = np.finfo(NP[t.name])
+    if abs(v) >= Fraction(2) ** info.maxexp - Fraction(2) ** (info.maxexp - info.nmant - 2):
+        return float("inf") if v > 0 else float("-inf")     # the largest finite + half an ulp or more
     f = float(v)                  # nearest f64
     # f64 -> f32/f16 could round twice; correct the rare tie created by the first rounding.
-    x = np.asarray(f, np.float64).astype(NP[t.name])
-    with np.errstate(over="ignore"):      # the neighbours of the largest finite value are infinite
+    with np.errstate(over="ignore"):      # beyond the type (the caller says so), or the neighbours of
+        x = np.asarray(f, np.float64).astype(NP[t.name])       # the largest finite value: infinite
         lo, hi = np.nextafter(x, np.asarray(-np.inf, x.dtype)), np.nextafter(x, np.asarray(np.inf, x.dtype))
     best = min((x, lo, hi), key=lambda c: (abs(Fraction(float(c)) - v) if np.isfinite(c) else Fraction(10) ** 400,
                                            int(np.asarray(c).view(np.uint32 if t.bits == 32 else np.uint16)) & 1))
