@@ -53,17 +53,17 @@ def load_npy(path: str, what: str) -> tuple[np.ndarray, list[EmuError]]:
                       f"bytes of data")
         data = np.frombuffer(f.read(need), dtype=dtype, count=count) if need else np.zeros(0, dtype)
         arr = data.reshape(shape, order="F" if fortran else "C")
-    warnings = []
+    notes = []
     if fortran and arr.ndim > 1:
-        warnings.append(EmuError(f"{what}: '{path}' is stored in Fortran (column-major) order; emu binds "
+        notes.append(EmuError(f"{what}: '{path}' is stored in Fortran (column-major) order; emu binds "
                                  f"it row-major (C order), as numpy.ascontiguousarray would lay it out",
                                  severity="warning", hint="save numpy.ascontiguousarray(a) to say so"))
     if dtype.names is not None:
-        warnings.append(EmuError(f"{what}: '{path}' holds a structured array ({dtype}); emu binds its raw "
+        notes.append(EmuError(f"{what}: '{path}' holds a structured array ({dtype}); emu binds its raw "
                                  f"bytes as numpy packs them ({dtype.itemsize} bytes a record), whatever "
                                  f"the shader's struct layout is", severity="warning",
                                  hint="check the field offsets against WGSL's layout rules"))
-    return arr, warnings
+    return arr, notes
 
 
 def _remaining(f) -> int:
