@@ -360,12 +360,7 @@ class Device:
         workgroups over (the same results; a note first where it ran in one process, and why)."""
         if cluster is not None:
             return cluster.dispatch(self, pipeline, bindings, groups)
-        if not isinstance(pipeline, ComputePipeline):
-            raise ArgumentError(f"dispatch: expected a pipeline from create_compute_pipeline, got "
-                                  f"{type(pipeline).__name__}")
-        groups = dispatch_size(groups)
-        pipe = pipeline.pipeline
-        sources = {pipeline.module.file: pipeline.module.source}
+        pipe, groups, sources = dispatch_args(pipeline, groups)
         with self._errors(sources):
             buffers, arrays = as_buffers(pipe.module, bindings)
             if 0 in groups:
@@ -383,6 +378,14 @@ class Device:
 def _is(x, cls, what: str, want: str):
     if not isinstance(x, cls):
         raise ArgumentError(f"{what}: expected {want}, got {type(x).__name__}")
+
+
+def dispatch_args(pipeline, groups):
+    """(the executor's pipeline, (x, y, z), {file: source}) of a dispatch's arguments, checked."""
+    if not isinstance(pipeline, ComputePipeline):
+        raise ArgumentError(f"dispatch: expected a pipeline from create_compute_pipeline, got "
+                            f"{type(pipeline).__name__}")
+    return pipeline.pipeline, dispatch_size(groups), {pipeline.module.file: pipeline.module.source}
 
 
 def dispatch_size(groups) -> tuple[int, int, int]:

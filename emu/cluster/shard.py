@@ -232,13 +232,8 @@ def dispatch(cluster, device, pipeline, bindings: dict, groups, *, shards=None) 
 
 
 def _dispatch(cluster, device, pipeline, bindings, groups, shards, notes) -> list:
-    from ..api import ArgumentError, ComputePipeline, as_buffers, bind, dispatch_size
-    if not isinstance(pipeline, ComputePipeline):
-        raise ArgumentError(f"dispatch: expected a pipeline from create_compute_pipeline, got "
-                            f"{type(pipeline).__name__}")
-    groups = dispatch_size(groups)
-    pipe = pipeline.pipeline
-    sources = {pipeline.module.file: pipeline.module.source}
+    from ..api import as_buffers, bind, dispatch_args
+    pipe, groups, sources = dispatch_args(pipeline, groups)
     total = groups[0] * groups[1] * groups[2]
     stats = cluster.last = {"shards": 0, "workgroups": total}
 
