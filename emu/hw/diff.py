@@ -58,7 +58,7 @@ def _fixed_leaves(t: Type, prefix: str, at: int = 0) -> list[tuple[int, ScalarTy
     if isinstance(t, ScalarType):
         return [(at, t, prefix)]
     if isinstance(t, AtomicType):
-        return [(at, t.elem, prefix)]
+        return _fixed_leaves(t.elem, prefix, at)       # a scalar, or atomic<vec2<u32>>'s two words
     if isinstance(t, VectorType):
         return [(at + k * t.elem.size, t.elem, f"{prefix}.{'xyzw'[k]}") for k in range(t.n)]
     if isinstance(t, MatrixType):

@@ -155,3 +155,11 @@ def test_wgpu_adapter_feature():
     with pytest.raises(Exception) as e:
         h200.request_device_sync().create_shader_module(code=src)
     assert "needs the device feature 'atomic-vec2u-min-max'" in str(e.value)
+
+
+def test_emu_diff_compares_its_two_words():
+    from emu.hw.diff import leaves
+    m, _ = emu.compile_wgsl(SRC, "minmax64.wgsl")
+    slots = next(g for g in m.globals if g.name == "slots")
+    assert [(lf.offset, lf.stride, lf.count, lf.scalar.name, lf.label) for lf in leaves(slots.type, 32, "slots")] == [
+        (0, 16, 2, "u32", "slots[{i}].tag"), (8, 16, 2, "u32", "slots[{i}].v.x"), (12, 16, 2, "u32", "slots[{i}].v.y")]
