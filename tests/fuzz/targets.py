@@ -52,7 +52,6 @@ def _device():
     global _DEVICE
     if _DEVICE is None:
         import emu
-        os.environ["EMU_JIT"] = "0"          # the interpreter: a numba compile per mutant is too slow
         _DEVICE = emu.Device("reference", max_steps=MAX_STEPS)
     return _DEVICE
 
@@ -75,7 +74,17 @@ def _run(module) -> str:
                 if size > 1 << 20:
                     return "ok"                  # not worth allocating for a mutant
                 bufs[(g.group, g.binding)] = dev.create_buffer(size=max(size, 4) * 2)
-        dev.dispatch(pipe, bufs, (1, 1, 1))
+        # The interpreter: a numba compile per mutant is too slow. Set for this dispatch only, so
+        # tests that run after the fuzz targets in the same process keep the JIT.
+        before = os.environ.get("EMU_JIT")
+        os.environ["EMU_JIT"] = "0"
+        try:
+            dev.dispatch(pipe, bufs, (1, 1, 1))
+        finally:
+            if before is None:
+                del os.environ["EMU_JIT"]
+            else:
+                os.environ["EMU_JIT"] = before
     except EmuError:
         return "error"
     return "ok"
