@@ -232,8 +232,8 @@ def test_ir_found():
     assert check("ir", more) == "ok"
     for old, new in (("extract %3, %0 {path = [-1]}", "extract %3 {path = [-1]}"),   # no index operand
                      ("extract %3, %0 {path = [-1]}", "extract %3 {path = [7]}"),    # beyond vec3
-                     ("array_length %7", "array_length %6"),                          # not a pointer
-                     ("access %4 {path = [0]}", "access %4 {path = [0, 1]}"),         # into a u32
+                     ("array_length %8", "array_length %7"),                          # not a pointer
+                     ("access %4, %5 {path = [-1]}", "access %4, %5 {path = [-1, 1]}"),  # into a u32
                      ("value = [1, 2, 3]", "value = [1, 2, 99999999999]"),            # beyond u32
                      ('{fn = "add"}', '{fn = "plus"}'),                               # no such op
                      ('{fn = "add"} : u32', '{fn = "add"} : vec2<u32>')):             # wrong result

@@ -283,3 +283,20 @@ def test_f32_literals_at_the_edge_of_the_range(tmp_path):
     rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:2:f32", "--output", f"0:0={tmp_path}/e.npy")
     assert rc == 0 and err == "", err
     assert np.load(tmp_path / "e.npy").tolist() == [float(np.finfo(np.float32).max), -float(np.finfo(np.float32).max)]
+
+
+def test_constant_index_past_a_runtime_sized_buffer(tmp_path):
+    """A constant index into a runtime-sized array is bounded at run time like any other (was:
+    IndexError in memory.py); an abstract one must fit in i32, as WGSL converts it."""
+    p = tmp_path / "rt.wgsl"
+    src = ("@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+           "@compute @workgroup_size(1) fn main() { o[INDEX] = 7u; }\n")
+    p.write_text(src.replace("INDEX", "100"))
+    rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:8:u32", "--output", f"0:0={tmp_path}/o.npy")
+    assert rc == 0 and f"{p}:2:41: warning: out-of-bounds index into buffer 'o'" in err, err
+    assert np.load(tmp_path / "o.npy").tolist() == [0] * 7 + [7]          # clamped to the last element
+    rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:8:u32", "--bounds", "strict")
+    assert rc == 1 and "out of bounds" in err and "internal error" not in err, err
+    p.write_text(src.replace("INDEX", "4294967296"))
+    rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:8:u32")
+    assert rc == 1 and f"{p}:2:43: error: 4294967296 does not fit in i32" in err, err

@@ -375,9 +375,16 @@ class ExpressionLowering:
         s = _scalar_or_none(idx.type)
         if not isinstance(idx.type, ScalarType) or s is None or not s.is_int:
             self.err(e.index, f"an index must be i32 or u32, not {_tn(idx.type)}")
+        if isinstance(idx, Const) and count is None:
+            # a runtime-sized array: the index stays an operand, bounded at run time like any other
+            if idx.type is ABSTRACT_INT:
+                idx = self.convert_const(idx, I32, e.index)
+            if int(idx.value) < 0:
+                self.err(e.index, f"index {int(idx.value)} is out of bounds for {_tn(t)}")
+            idx = Val(self.materialize(idx, idx.type))
         if isinstance(idx, Const):
             k = int(idx.value)
-            if k < 0 or (count is not None and k >= count):
+            if k < 0 or k >= count:
                 self.err(e.index, f"index {k} is out of bounds for {_tn(t)}")
             if isinstance(base, Const):
                 return Const(et, base.value[k])
