@@ -59,7 +59,11 @@ def load_vectors(paths) -> dict[str, dict[str, np.ndarray]]:
         with np.load(f) as z:
             for k in z.files:
                 key, part = k.rsplit("/", 1)
-                out.setdefault(key, {})[part] = z[k]
+                v = z[k]
+                if key.startswith("bf16_") and part in ("A", "B", "A0", "B0") and v.dtype == np.uint16:
+                    import ml_dtypes      # bf16 inputs are saved as their bits (npz has no bf16)
+                    v = v.view(ml_dtypes.bfloat16)
+                out.setdefault(key, {})[part] = v
     return out
 
 

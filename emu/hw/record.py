@@ -38,7 +38,8 @@ __all__ = ["record_vectors", "shader", "gen_float", "gen_int", "FLOAT_DISTS", "I
 FLOAT_DISTS = ("narrow", "normal", "wide", "special")
 INT_DISTS = ("normal", "extreme")
 _STORAGE = {"f16": "f16", "f32": "f32", "u32": "u32", "i32": "i32", "u8": "u32", "i8": "i32"}
-_NP = {"f16": np.float16, "f32": np.float32, "u32": np.uint32, "i32": np.int32, "u8": np.uint8, "i8": np.int8}
+_NP = {"f16": np.float16, "f32": np.float32, "u32": np.uint32, "i32": np.int32, "u8": np.uint8, "i8": np.int8,
+       "bf16": __import__("ml_dtypes").bfloat16}
 _RANGES = {"normal": (-8, 8), "narrow": (-2, 2), "wide": (-26, 15)}
 
 
@@ -83,6 +84,8 @@ def _bits(x: np.ndarray) -> np.ndarray:
 def _specials(t: str):
     if t == "f16":
         return np.array([0x7C00, 0xFC00, 0x7E00, 0x7D00, 0xFE01], np.uint16).view(np.float16)
+    if t == "bf16":      # f32's exponent range: its subnormal, overflow and NaN cases are f32's
+        return np.array([0x7F80, 0xFF80, 0x7FC0, 0x7FA0, 0xFFC1], np.uint16).view(_NP["bf16"])
     return np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0x7FA00000, 0xFFC00001], np.uint32).view(np.float32)
 
 

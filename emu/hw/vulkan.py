@@ -90,6 +90,36 @@ def _extensions() -> set:
             for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
 
 
+BFLOAT16_FEATURES = 1000141000       # VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+# VkComponentTypeKHR -> the IR's scalar names (VK_COMPONENT_TYPE_BFLOAT16_KHR is 1000141000)
+COMPONENTS = {0: "f16", 1: "f32", 2: "f64", 3: "i8", 4: "i16", 5: "i32", 6: "i64", 7: "u8", 8: "u16",
+              9: "u32", 10: "u64", 1000141000: "bf16"}
+SCOPES = {1: "device", 2: "workgroup", 3: "subgroup", 5: "queue_family"}
+
+
+def matrix_configs() -> list[dict]:
+    """The device's VK_KHR_cooperative_matrix configurations (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)."""
+    vk = _vk()
+    inst, pd, _, _ = _instance()
+    if "VK_KHR_cooperative_matrix" not in _extensions():
+        return []
+    name = b"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"
+    raw = vk.lib.vkGetInstanceProcAddr(inst, name)
+    if raw == vk.ffi.NULL:
+        return []
+    fn = vk.ffi.cast("PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", raw)
+    count = vk.ffi.new("uint32_t*")
+    fn(pd, count, vk.ffi.NULL)
+    props = vk.ffi.new("VkCooperativeMatrixPropertiesKHR[]", count[0])
+    for k in range(count[0]):
+        props[k].sType = vk.VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR
+    fn(pd, count, props)
+    comp = lambda t: COMPONENTS.get(t, str(t))  # noqa: E731
+    return [{"M": p.MSize, "N": p.NSize, "K": p.KSize, "A": comp(p.AType), "B": comp(p.BType), "C": comp(p.CType),
+             "result": comp(p.ResultType), "saturating": bool(p.saturatingAccumulation),
+             "scope": SCOPES.get(p.scope, str(p.scope))} for p in props[0:count[0]]]
+
+
 def available() -> tuple[dict | None, str]:
     try:
         info = device_info()
@@ -116,12 +146,20 @@ def _device():
                                                   pNext=f13)
         f11 = vk.VkPhysicalDeviceVulkan11Features(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
                                                   pNext=f12)
-        exts = []
+        exts, tail = [], f13
         if "VK_KHR_cooperative_matrix" in _extensions():
             cm = vk.ffi.new("VkPhysicalDeviceCooperativeMatrixFeaturesKHR*")
             cm.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
-            f13.pNext = cm
+            tail.pNext, tail = cm, cm
             exts.append("VK_KHR_cooperative_matrix")
+        bf16 = None
+        if "VK_KHR_shader_bfloat16" in _extensions():
+            # VkPhysicalDeviceShaderBfloat16FeaturesKHR, newer than the vulkan package's headers:
+            # sType, pNext, shaderBFloat16Type, shaderBFloat16DotProduct, shaderBFloat16CooperativeMatrix
+            bf16 = vk.ffi.new("uint32_t[8]")
+            bf16[0] = BFLOAT16_FEATURES
+            tail.pNext = vk.ffi.cast("void*", bf16)
+            exts.append("VK_KHR_shader_bfloat16")
         feats = vk.VkPhysicalDeviceFeatures2(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, pNext=f11)
         vk.vkGetPhysicalDeviceFeatures2(pd, feats)
         queue = vk.VkDeviceQueueCreateInfo(sType=vk.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -133,7 +171,7 @@ def _device():
         mem = vk.vkGetPhysicalDeviceMemoryProperties(pd)
         want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
         mt = next(k for k in range(mem.memoryTypeCount) if mem.memoryTypes[k].propertyFlags & want == want)
-        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats))
+        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats, bf16))
         return _state["device"]
 
 
@@ -143,12 +181,37 @@ def run_spirv(spirv: bytes, *, entry: str, dispatch, buffers: dict, kinds: dict,
     'storage' or 'uniform'; `spec` lists (SpecId, value bytes); returns {key: final bytes} of
     `outputs`. Raises HwError."""
     vk = _vk()
+    _check_capabilities(spirv)
     try:
         return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push)
     except HwError:
         raise
     except Exception as e:
         raise HwError(f"vulkan: {type(e).__name__}: {e}") from None
+
+
+# SPIR-V capabilities a device offers only with a device extension (a driver without it may
+# compile the module anyway and crash: Mesa 25's lavapipe does so for cooperative matrices)
+NEEDS_EXTENSION = {"CooperativeMatrixKHR": "VK_KHR_cooperative_matrix",
+                   "BFloat16TypeKHR": "VK_KHR_shader_bfloat16",
+                   "BFloat16CooperativeMatrixKHR": "VK_KHR_shader_bfloat16",
+                   "CooperativeMatrixReductionsNV": "VK_NV_cooperative_matrix2",
+                   "CooperativeMatrixConversionsNV": "VK_NV_cooperative_matrix2",
+                   "CooperativeMatrixPerElementOperationsNV": "VK_NV_cooperative_matrix2"}
+
+
+def _check_capabilities(spirv: bytes):
+    from ..frontend.spirv.grammar import decode
+    try:
+        insts, _ = decode(spirv, "<module>")
+    except Exception:
+        return                      # the driver judges a module emu cannot read
+    have = _extensions()
+    _, _, _, name = _instance()
+    for i in insts:
+        if i.opname == "OpCapability" and NEEDS_EXTENSION.get(i.ops[0], "") not in have | {""}:
+            raise HwError(f"vulkan: {name} does not offer {NEEDS_EXTENSION[i.ops[0]]}, which the shader's "
+                          f"capability {i.ops[0]} needs")
 
 
 def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):

@@ -72,6 +72,7 @@ class ModuleInfo:
         self.constants = dict(constants or {})   # host values of spec constants (by name or SpecId)
         self.needs_constants = False             # a spec constant sizes a type: lowered per pipeline
         self.spec_defaults: dict[int, object] = {}
+        self._evaluating: set[int] = set()
         self.names: dict[int, str] = {}
         self.member_names: dict[tuple[int, int], str] = {}
         self.decos: dict[int, dict[str, list]] = {}
@@ -258,11 +259,15 @@ class ModuleInfo:
             v = self.host_value(o)
             return int(self.spec_defaults.get(id_, v) if v is o.default else v)
         e = self.spec_exprs.get(id_)
-        if e is None or e.opname != "OpSpecConstantOp":
+        if e is None or e.opname != "OpSpecConstantOp" or id_ in self._evaluating:
             self.fail(at, f"%{id_} must be an integer (specialization) constant here")
         op = e.ops[0][2:] if e.ops[0].startswith("Op") else e.ops[0]
         t = self.type(e.type_id, at)
-        args = [self.spec_value(x, at) for x in e.ops[1:]]
+        self._evaluating.add(id_)
+        try:
+            args = [self.spec_value(x, at) for x in e.ops[1:]]
+        finally:
+            self._evaluating.discard(id_)
         if op == "Select":
             return args[1] if args[0] else args[2]
         fn = SPEC_INT_OPS.get(op)

@@ -1,0 +1,162 @@
+"""The H200 session through Vulkan directly (scripts/h200_vulkan.sh sets up the machine):
+
+1. the device, its extensions and its KHR cooperative-matrix configurations (props.json);
+2. `emu diff --backend vulkan` against nvidia-h200 of our GLSL/SPIR-V kernels (tests/shaders/spirv:
+   the KHR GEMM, the matrix operations, the spec-constant-shaped blocked GEMM in three shapes, bf16
+   16x16x16, plain control flow) and of llama.cpp's mul_mm.comp (scripts/llama_vulkan.py, from the
+   fetched copy in the bundle, when there is one);
+3. `emu record` through Vulkan: D = A*B + C of bf16 x bf16 -> f32 16x16x16 (Vulkan-only on the
+   H200) and, through the same kernel, f16 x f16 -> f32 16x16x16 (whose model Dawn's recording
+   fixed: the check that this path records what the matrix unit does), in record.py's key format
+   (vectors/mma_bf16.npz, vectors/mma_f16_vk.npz; A and B of bf16 keys as their uint16 bits).
+
+    python scripts/h200_vulkan.py OUTDIR [--quick]
+
+Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
+vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
+message each (the capability the device lacks) and the plain ones run.
+"""
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHADERS = ROOT / "tests" / "shaders" / "spirv"
+BUNDLE = ROOT / ".hwtmp" / "vk"
+
+
+def say(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def kernels(rng):
+    """(file, dispatch, spec constants, buffers) of our kernels, with the inputs their tests use."""
+    from emu.frontend.spirv.module import PUSH_CONSTANTS
+    f16 = lambda *s: rng.uniform(-1, 1, s).astype(np.float16)  # noqa: E731
+    out = [("gemm_coopmat.comp", (4, 4, 1), {"0": 64, "1": 64, "2": 64},
+            {(0, 0): f16(64, 64), (0, 1): f16(64, 64), (0, 2): np.zeros(64 * 64, np.float32)}),
+           ("coop_ops.comp", (1, 1, 1), {},
+            {(0, 0): f16(16, 16), (0, 1): f16(16, 16), (0, 2): rng.uniform(0.5, 2, 256).astype(np.float32),
+             (0, 3): np.zeros(256, np.float32), (0, 4): np.zeros(256, np.float16),
+             (0, 5): rng.integers(-128, 128, 512).astype(np.int8), (0, 6): rng.integers(-128, 128, 512).astype(np.int8),
+             (0, 7): np.zeros(256, np.int32)})]
+    m, n, k = 40, 56, 48
+    for wg, tm, tn, tk, tile in [(64, 16, 16, 16, 32), (128, 16, 8, 16, 16), (64, 16, 8, 8, 32)]:
+        groups = (-(-m // (2 * tm)), -(-n // ((wg // 64) * tile)), 1)
+        out.append(("gemm_spec_tiles.comp", groups, {"0": wg, "1": tm, "2": tn, "3": tk, "4": tile},
+                    {(0, 0): f16(m, k), (0, 1): f16(n, k), (0, 2): np.zeros(m * n, np.float32),
+                     PUSH_CONSTANTS: struct.pack("<3I", m, n, k)}))
+    import ml_dtypes
+    t = 8
+    bf = (rng.standard_normal((2, t, 16, 16)) * 2.0 ** rng.integers(-4, 4, (2, t, 16, 16))).astype(ml_dtypes.bfloat16)
+    out.append(("mma_bf16.spvasm", (t, 1, 1), {},
+                {(0, 0): bf[0].view(np.uint16).view(np.uint32).ravel(), (0, 1): bf[1].view(np.uint16).view(np.uint32).ravel(),
+                 (0, 2): rng.standard_normal(t * 256).astype(np.float32), (0, 3): np.zeros(t * 256, np.float32)}))
+    out.append(("control.comp", (4, 1, 1), {"0": "32"}, None))
+    return out
+
+
+def record(out: Path, trials: int, seed: int = 2026) -> dict:
+    """bf16 and f16 -> f32 16x16x16 through Vulkan: {key: stats}; vectors saved under out/vectors."""
+    from emu.frontend.spirv import spirv_binary
+    from emu.hw import vulkan
+    from emu.hw.record import FLOAT_DISTS, gen_float
+    rng = np.random.default_rng(seed)
+    log = {}
+    for T, kernel, part in (("bf16", "mma_bf16.spvasm", "bf16"), ("f16", "mma_f16_pairs.comp", "f16_vk")):
+        spv = spirv_binary((SHADERS / kernel).read_text(), kernel)
+        arrays = {}
+        for dist in FLOAT_DISTS:
+            key = f"{T}_f32_16x16x16_{dist}"
+            A, B, C = gen_float(T, "f32", 16, 16, 16, trials, dist, rng)
+            bits = lambda x: np.ascontiguousarray(x).view(np.uint16)  # noqa: E731
+            t0 = time.time()
+            try:
+                got = vulkan.run_spirv(spv, entry="main", dispatch=(trials, 1, 1),
+                                       buffers={(0, 0): bits(A).tobytes(), (0, 1): bits(B).tobytes(),
+                                                (0, 2): C.tobytes(), (0, 3): bytes(C.nbytes)},
+                                       kinds={(0, k): "storage" for k in range(4)}, outputs=[(0, 3)])
+            except Exception as e:
+                log[key] = {"error": f"{type(e).__name__}: {e}"}
+                say(f"record {key}: {log[key]['error']}")
+                continue
+            D = np.frombuffer(got[(0, 3)], np.float32).reshape(trials, 16, 16)
+            arrays[f"{key}/A"] = bits(A) if T == "bf16" else A
+            arrays[f"{key}/B"] = bits(B) if T == "bf16" else B
+            arrays[f"{key}/C"], arrays[f"{key}/D"] = C, D
+            log[key] = {"trials": trials, "seconds": round(time.time() - t0, 2), "nan": int(np.isnan(D).sum()),
+                        "neg_zero": int(((D == 0) & np.signbit(D)).sum())}
+            say(f"record {key}: {log[key]}")
+        (out / "vectors").mkdir(exist_ok=True)
+        np.savez_compressed(out / "vectors" / f"mma_{part}.npz", **arrays)
+    return log
+
+
+def main(argv) -> int:
+    out = Path(argv[0] if argv else "h200-vulkan-out")
+    quick = "--quick" in argv
+    out.mkdir(parents=True, exist_ok=True)
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    summary = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "diffs": []}
+    info, why = vulkan.available()
+    say(why)
+    summary["device"] = info
+    try:
+        summary["khr_configs"] = vulkan.matrix_configs()
+        say(f"KHR cooperative matrix configurations: {len(summary['khr_configs'])}")
+        for c in summary["khr_configs"]:
+            print("  ", c)
+    except Exception as e:
+        summary["khr_configs"] = f"{type(e).__name__}: {e}"
+        say(f"configs: {summary['khr_configs']}")
+    (out / "props.json").write_text(json.dumps({k: summary[k] for k in ("device", "khr_configs")}, indent=1,
+                                               default=str))
+    if info is None:
+        return 1
+    rng = np.random.default_rng(7)
+    for name, groups, consts, bufs in kernels(rng):
+        t0 = time.time()
+        try:
+            rep = diff_shader((SHADERS / name).read_text(), f"tests/shaders/spirv/{name}", dispatch=groups,
+                              profile="nvidia-h200", backend="vulkan", overrides=consts, buffers=bufs,
+                              seed=1 if bufs is None else None, first=32)
+            js = rep.to_json()
+            js["spec_constants"], js["seconds"] = consts, round(time.time() - t0, 2)
+            summary["diffs"].append(js)
+            tot = js.get("totals", {})
+            say(f"diff {name} {consts}: {rep.result.upper()} ({tot.get('equal')} equal, "
+                f"{tot.get('different')} different of {tot.get('elements')}) in {js['seconds']}s")
+            if rep.result != "identical":
+                print(rep.text()[-3000:], flush=True)
+        except Exception:
+            summary["diffs"].append({"shader": name, "result": "crash", "error": traceback.format_exc()[-3000:]})
+            say(f"diff {name}: CRASH\n{traceback.format_exc()}")
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+    summary["record"] = record(out, 32 if quick else 256)
+    (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+    if (BUNDLE / "llama" / "mul_mm.comp").is_file():
+        say("llama.cpp mul_mm.comp")
+        sys.path.insert(0, str(ROOT / "scripts"))
+        import llama_vulkan
+        try:
+            summary["llama_rc"] = llama_vulkan.main([str(BUNDLE / "llama"), "--backend", "vulkan", "--out", str(out)])
+        except Exception:
+            say(f"llama: CRASH\n{traceback.format_exc()}")
+    else:
+        say("no llama.cpp shaders in the bundle: skipped")
+    (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+    say("done")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
