@@ -663,10 +663,10 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
     if backend == "vulkan":
         try:
             gpu_out = _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides or {})
+        except HwError as e:            # (an EmuError too: the device's, so caught first)
+            return fail("adapter", str(e))
         except EmuError as e:
             return fail("host", e.format({file: source}))
-        except HwError as e:
-            return fail("adapter", str(e))
     else:
         try:
             rep.emitted_wgsl = emit(module, rep.dialect)

@@ -103,3 +103,15 @@ def test_wgsl_is_refused_on_the_vulkan_backend():
     rep = diff_shader((ROOT / "tests" / "shaders" / "vecadd.wgsl").read_text(), "vecadd.wgsl",
                       dispatch=(1, 1, 1), seed=1, backend="vulkan")
     assert rep.error_stage == "host" and "--backend vulkan runs SPIR-V and GLSL" in rep.error
+
+
+def test_a_matrix_kernel_on_a_device_without_cooperative_matrices_is_one_message():
+    # lavapipe compiles such a module and then fails inside the driver; emu refuses it first
+    if "VK_KHR_cooperative_matrix" in INFO["extensions"]:
+        pytest.skip("the device has cooperative matrices")
+    assert vulkan.matrix_configs() == []
+    rep = diff_shader((SPIRV / "gemm_coopmat.comp").read_text(), "gemm_coopmat.comp", dispatch=(4, 4, 1), seed=1,
+                      backend="vulkan", profile="nvidia-h200", overrides={"0": 64, "1": 64, "2": 64})
+    assert rep.error_stage == "adapter"
+    assert "does not offer VK_KHR_cooperative_matrix, which the shader's capability CooperativeMatrixKHR needs" \
+        in rep.error
