@@ -12,6 +12,7 @@
 
     python scripts/h200_vulkan.py --prepare          # here: compile the kernels into the bundle
     python scripts/h200_vulkan.py OUTDIR [--quick]   # there
+    python scripts/h200_vulkan.py OUTDIR --nv2       # there: the NV2 kernel and the x / y + z probe
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -47,8 +48,10 @@ def prepare():
     """Compile every kernel of the session into the bundle (run where the tools are)."""
     from emu.frontend.spirv import spirv_binary
     SPV.mkdir(parents=True, exist_ok=True)
-    for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} | {"mma_bf16.spvasm", "mma_f16_pairs.comp"}):
+    for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
+                       {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
+    (SPV / "div_add.spv").write_bytes(spirv_binary(DIV_ADD, "div_add.comp"))
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
     llama_vulkan.main(["/tmp/llama/vulkan-shaders", "--spv-dir", str(SPV), "--cases", "none"])
@@ -84,6 +87,71 @@ def kernels(rng):
                  (0, 2): rng.standard_normal(t * 256).astype(np.float32), (0, 3): np.zeros(t * 256, np.float32)}))
     out.append(("control.comp", (4, 1, 1), {"0": "32"}, None))
     return out
+
+
+# x / y + z for scalars: does the driver fuse the division's x * RCP(y) with the add, as it does
+# for a matrix division feeding an element's add (coop_ops.comp)?
+DIV_ADD = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer X { vec4 x[]; };
+layout(set = 0, binding = 1) readonly buffer Y { vec4 y[]; };
+layout(set = 0, binding = 2) readonly buffer Z { vec4 z[]; };
+layout(set = 0, binding = 3) writeonly buffer R { vec4 r[]; };
+void main() { uint i = gl_GlobalInvocationID.x; r[i] = x[i] / y[i] + z[i]; }
+"""
+
+
+def nv2(out: Path) -> dict:
+    """NV2 reductions and conversions: diffs with random floats (the order of the H200's sums
+    shows), and 8 raw runs (inputs and outputs) to fit that order; the scalar x / y + z probe."""
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    log = {"diffs": []}
+    src, file = kernel_source("nv2_reduce.spvasm")
+    spv = src.encode("utf-8", "surrogateescape")
+    rng = np.random.default_rng(11)
+    runs = {}
+    for t in range(8):
+        a = (rng.standard_normal((16, 16)) * 2.0 ** rng.integers(-4, 4, (16, 16))).astype(np.float16)
+        b = (rng.standard_normal((16, 16)) * 2.0 ** rng.integers(-4, 4, (16, 16))).astype(np.float16)
+        c = (rng.standard_normal((16, 16)) * 2.0 ** rng.integers(-8, 8, (16, 16))).astype(np.float32)
+        bufs = {(0, 0): a, (0, 1): b, (0, 2): c, (0, 3): np.zeros(5 * 256, np.float32), (0, 4): np.zeros(256, np.float16)}
+        if t < 2:
+            t0 = time.time()
+            rep = diff_shader(src, file, dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan", buffers=bufs, first=64)
+            js = rep.to_json()
+            js["seconds"] = round(time.time() - t0, 2)
+            log["diffs"].append(js)
+            say(f"diff nv2_reduce (inputs {t}): {rep.result.upper()} {js.get('totals')}")
+            if rep.result != "identical":
+                print(rep.text()[-2500:], flush=True)
+        try:
+            got = vulkan.run_spirv(spv, entry="main", dispatch=(1, 1, 1), buffers={k: v.tobytes() for k, v in bufs.items()},
+                                   kinds={k: "storage" for k in bufs}, outputs=[(0, 3), (0, 4)])
+        except Exception as e:
+            log["raw_error"] = f"{type(e).__name__}: {e}"
+            say(f"nv2 raw: {log['raw_error']}")
+            break
+        for k, v in (("A", a), ("B", b), ("C", c)):
+            runs[f"t{t}/{k}"] = v
+        runs[f"t{t}/R"] = np.frombuffer(got[(0, 3)], np.float32).reshape(5, 16, 16)
+        runs[f"t{t}/H"] = np.frombuffer(got[(0, 4)], np.float16).reshape(16, 16)
+    if runs:
+        np.savez_compressed(out / "nv2_runs.npz", **runs)
+    src, file = kernel_source("div_add.comp")
+    n = 1 << 16
+    x = rng.uniform(-4, 4, n).astype(np.float32)
+    y = (rng.uniform(0.5, 2, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    z = rng.uniform(-4, 4, n).astype(np.float32)
+    try:
+        got = vulkan.run_spirv(src.encode("utf-8", "surrogateescape"), entry="main", dispatch=(n // 256, 1, 1),
+                               buffers={(0, 0): x.tobytes(), (0, 1): y.tobytes(), (0, 2): z.tobytes(), (0, 3): bytes(4 * n)},
+                               kinds={(0, k): "storage" for k in range(4)}, outputs=[(0, 3)])
+        np.savez_compressed(out / "div_add.npz", x=x, y=y, z=z, r=np.frombuffer(got[(0, 3)], np.float32))
+        say("div_add probe saved")
+    except Exception as e:
+        say(f"div_add: {type(e).__name__}: {e}")
+    return log
 
 
 def record(out: Path, trials: int, seed: int = 2026) -> dict:
@@ -147,6 +215,11 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
+    if "--nv2" in argv:
+        summary["nv2"] = nv2(out)
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+        say("done")
+        return 0
     rng = np.random.default_rng(7)
     for name, groups, consts, bufs in kernels(rng):
         t0 = time.time()

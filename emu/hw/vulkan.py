@@ -90,7 +90,11 @@ def _extensions() -> set:
             for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
 
 
-BFLOAT16_FEATURES = 1000141000       # VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR
+# (extension, sType, number of VkBool32 flags) of the feature structures enabled where offered:
+# VkPhysicalDeviceShaderBfloat16FeaturesKHR (bf16 type, dot product, cooperative matrices) and
+# VkPhysicalDeviceCooperativeMatrix2FeaturesNV (workgroup scope, flexible dimensions, reductions,
+# conversions, per-element operations, tensor addressing, block loads)
+RAW_FEATURES = (("VK_KHR_shader_bfloat16", 1000141000, 3), ("VK_NV_cooperative_matrix2", 1000593000, 7))
 # VkComponentTypeKHR -> the IR's scalar names (VK_COMPONENT_TYPE_BFLOAT16_KHR is 1000141000)
 COMPONENTS = {0: "f16", 1: "f32", 2: "f64", 3: "i8", 4: "i16", 5: "i32", 6: "i64", 7: "u8", 8: "u16",
               9: "u32", 10: "u64", 1000141000: "bf16"}
@@ -152,14 +156,17 @@ def _device():
             cm.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
             tail.pNext, tail = cm, cm
             exts.append("VK_KHR_cooperative_matrix")
-        bf16 = None
-        if "VK_KHR_shader_bfloat16" in _extensions():
-            # VkPhysicalDeviceShaderBfloat16FeaturesKHR, newer than the vulkan package's headers:
-            # sType, pNext, shaderBFloat16Type, shaderBFloat16DotProduct, shaderBFloat16CooperativeMatrix
-            bf16 = vk.ffi.new("uint32_t[8]")
-            bf16[0] = BFLOAT16_FEATURES
-            tail.pNext = vk.ffi.cast("void*", bf16)
-            exts.append("VK_KHR_shader_bfloat16")
+        raw = []         # feature structures newer than the vulkan package's headers, as words
+        for ext, stype, flags in RAW_FEATURES:
+            if ext in _extensions():
+                words = vk.ffi.new("uint32_t[]", 4 + flags)     # sType, (pad), pNext, VkBool32 flags
+                words[0] = stype
+                if raw:
+                    vk.ffi.cast("void **", vk.ffi.cast("char *", raw[-1]) + 8)[0] = vk.ffi.cast("void *", words)
+                else:
+                    tail.pNext = vk.ffi.cast("void *", words)
+                raw.append(words)
+                exts.append(ext)
         feats = vk.VkPhysicalDeviceFeatures2(sType=vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, pNext=f11)
         vk.vkGetPhysicalDeviceFeatures2(pd, feats)
         queue = vk.VkDeviceQueueCreateInfo(sType=vk.VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -171,7 +178,7 @@ def _device():
         mem = vk.vkGetPhysicalDeviceMemoryProperties(pd)
         want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
         mt = next(k for k in range(mem.memoryTypeCount) if mem.memoryTypes[k].propertyFlags & want == want)
-        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats, bf16))
+        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats, raw))
         return _state["device"]
 
 

@@ -132,8 +132,12 @@ _OPS = [
           cooperative=True),
     OpDef("coop_scalar", (2, 2), True, "element-wise matrix (op) scalar", attrs=("fn",),
           effects=True, cooperative=True),
-    OpDef("coop_convert", (1, 1), True, "convert each element to the result's element type",
-          optional=("saturate",), cooperative=True),
+    OpDef("coop_convert", (1, 1), True, "convert each element to the result's element type "
+          "(and use; transposed with `transpose`)", optional=("saturate", "transpose"), cooperative=True),
+    OpDef("coop_reduce", (1, 1), True,
+          "combine a matrix's rows, columns, all elements or 2x2 blocks with fn; every element of "
+          "the result gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
+          cooperative=True),
     OpDef("coop_length", (0, 0), True, "number of elements each lane holds of the result type",
           attrs=("matrix",), cooperative=True),
 ]

@@ -251,6 +251,24 @@ class _Verifier:
     def op_subgroup(self, i):
         self.vocabulary(i, "fn", SUBGROUP_OPS)
 
+    def op_coop_reduce(self, i):
+        from .types import CoopMatrixType
+        self.vocabulary(i, "mode", ("row", "column", "row_column", "2x2"))
+        self.vocabulary(i, "fn", ("add", "mul", "min", "max"))
+        s, r = i.args[0].type, i.type
+        if not (isinstance(s, CoopMatrixType) and isinstance(r, CoopMatrixType) and s.elem == r.elem):
+            self.fail(i, f"coop_reduce of {s} to {r}: both matrices of one element type")
+        want = {"row": (s.rows, None), "column": (None, s.cols), "row_column": (None, None),
+                "2x2": (s.rows // 2, s.cols // 2)}[i.attrs["mode"]]
+        if any(w is not None and w != got for w, got in zip(want, (r.rows, r.cols))) or \
+                (i.attrs["mode"] == "2x2" and (s.rows % 2 or s.cols % 2)):
+            self.fail(i, f"a {i.attrs['mode']} reduction of a {s.rows}x{s.cols} matrix cannot give a "
+                         f"{r.rows}x{r.cols} one")
+        if (i.attrs["mode"] == "row" and r.cols not in (1, s.cols)) or \
+                (i.attrs["mode"] == "column" and r.rows not in (1, s.rows)):
+            self.fail(i, f"a {i.attrs['mode']} reduction gives one value per {i.attrs['mode']}: the result "
+                         f"is {s.rows}x1 or {s.rows}x{s.cols} (rows), 1x{s.cols} or {s.rows}x{s.cols} (columns)")
+
     def op_coop_scalar(self, i):
         self.vocabulary(i, "fn", COOP_SCALAR_OPS)
 

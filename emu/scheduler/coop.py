@@ -222,11 +222,63 @@ def h_coop_convert(ex, inst, mask, frame):
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     conv = nscalar.convert_saturating if inst.attrs.get("saturate") else nscalar.convert
-    if lane_map(ex, src) is lane_map(ex, dst):
+    if lane_map(ex, src) is lane_map(ex, dst) and not inst.attrs.get("transpose"):
         return conv(v, src.elem.name, dst.elem.name)
     subgroups = _subgroups(ex, inst, mask)
     mats = conv(_matrices(ex, v, src, subgroups), src.elem.name, dst.elem.name)
+    if inst.attrs.get("transpose"):
+        mats = np.ascontiguousarray(mats.transpose(0, 2, 1))
     return _fragments(ex, mats, dst, subgroups)
+
+
+REDUCE_MODES = ("row", "column", "row_column", "2x2")
+REDUCE_FNS = ("add", "mul", "min", "max")
+
+
+@handler("coop_reduce")
+def h_coop_reduce(ex, inst, mask, frame):
+    """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order a subgroup
+    does it: first each lane's own elements of the group in fragment order, then across the lanes
+    holding the group as a butterfly (lane pairs at distance 1, 2, 4, ... of their order)."""
+    from .handlers import _num
+    v = frame.vals[inst.args[0].id]
+    src, dst = inst.args[0].type, inst.type
+    ty, fn, mode = src.elem.name, inst.attrs["fn"], inst.attrs["mode"]
+    subgroups = _subgroups(ex, inst, mask)
+    lm = lane_map(ex, src)
+    sg = ex.opts.subgroup_size
+    frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
+    if fn in ("add", "mul"):
+        comb = lambda a, b: _num(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
+    else:
+        comb = lambda a, b: _num(ex, "builtins").call(fn, ty, a, b)  # noqa: E731
+    rows, cols = lm.rows_idx, lm.cols_idx
+    group = {"row": rows, "column": cols, "row_column": np.zeros_like(rows),
+             "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]
+    out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
+    for g in np.unique(group[lm.valid]):
+        partials = []
+        for lane in range(sg):
+            idx = [i for i in range(group.shape[1]) if lm.valid[lane, i] and group[lane, i] == g]
+            if not idx:
+                continue
+            p = frags[:, lane, idx[0]]
+            for i in idx[1:]:
+                p = comb(p, frags[:, lane, i])
+            partials.append(p)
+        while len(partials) > 1:
+            nxt = [comb(partials[k], partials[k + 1]) for k in range(0, len(partials) - 1, 2)]
+            partials = nxt + ([partials[-1]] if len(partials) % 2 else [])
+        r = np.asarray(partials[0])[:, None, None]
+        if mode == "row":
+            out[:, g:g + 1, :] = r
+        elif mode == "column":
+            out[:, :, g:g + 1] = r
+        elif mode == "2x2":
+            out[:, g // (src.cols // 2):g // (src.cols // 2) + 1, g % (src.cols // 2):g % (src.cols // 2) + 1] = r
+        else:
+            out[:] = r
+    return _fragments(ex, out, dst, subgroups)
 
 
 @handler("coop_length")

@@ -37,7 +37,9 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "GroupNonUniformArithmetic", "GroupNonUniformBallot", "GroupNonUniformShuffle",
                 "GroupNonUniformShuffleRelative", "CooperativeMatrixKHR", "VulkanMemoryModel",
                 "VulkanMemoryModelDeviceScope", "BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR",
-                "Int8", "ShaderNonUniform", "Matrix", "Linkage"}
+                "Int8", "ShaderNonUniform", "Matrix", "Linkage",
+                # VK_NV_cooperative_matrix2: reductions and conversions between uses (subgroup scope)
+                "CooperativeMatrixReductionsNV", "CooperativeMatrixConversionsNV"}
 
 WIDTHS = {"Int64": "64-bit integers", "Int16": "16-bit integers", "Float64": "64-bit floats",
           "Int64Atomics": "64-bit atomics"}

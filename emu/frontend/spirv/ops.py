@@ -708,6 +708,58 @@ class OpLowering:
             self.fail(i, f"the result type {rt} differs from the accumulator's {c.type}")
         return self.b.op("coop_mma", [a, b, c], rt, **attrs)
 
+    def op_CooperativeMatrixConvertNV(self, i):
+        # a matrix of one use as another (an accumulator as A or B), element type kept
+        rt, a = self.rtype(i), self.val(i.ops[0], i)
+        if not (isinstance(a.type, CoopMatrixType) and isinstance(rt, CoopMatrixType)
+                and (rt.rows, rt.cols, rt.elem) == (a.type.rows, a.type.cols, a.type.elem)):
+            self.fail(i, f"OpCooperativeMatrixConvertNV from {a.type} to {rt}: one shape and element type")
+        return self.b.op("coop_convert", [a], rt)
+
+    def op_CooperativeMatrixTransposeNV(self, i):
+        rt, a = self.rtype(i), self.val(i.ops[0], i)
+        if not (isinstance(a.type, CoopMatrixType) and isinstance(rt, CoopMatrixType)
+                and (rt.rows, rt.cols) == (a.type.cols, a.type.rows)):
+            self.fail(i, f"OpCooperativeMatrixTransposeNV from {a.type} to {rt}: the result has the "
+                         f"columns as rows")
+        return self.b.op("coop_convert", [a], rt, transpose=True)
+
+    def op_CooperativeMatrixReduceNV(self, i):
+        rt, m = self.rtype(i), self.val(i.ops[0], i)
+        if not isinstance(m.type, CoopMatrixType) or not isinstance(rt, CoopMatrixType):
+            self.fail(i, "OpCooperativeMatrixReduceNV reduces a cooperative matrix into one")
+        how = i.ops[1] if isinstance(i.ops[1], frozenset) else frozenset([i.ops[1]])
+        mode = {frozenset({"Row"}): "row", frozenset({"Column"}): "column",
+                frozenset({"Row", "Column"}): "row_column", frozenset({"2x2"}): "2x2"}.get(frozenset(how))
+        if mode is None:
+            self.fail(i, f"reduction {'|'.join(sorted(how))}: Row, Column, Row|Column or 2x2")
+        return self.b.op("coop_reduce", [m], rt, mode=mode, fn=self.combine_fn(i, i.ops[2], m.type.elem))
+
+    def combine_fn(self, i, fid, elem):
+        """add/mul/min/max: what a reduction's CombineFunc (two values in, one out) computes."""
+        f = self.info.functions.get(fid)
+        body = [x for lbl in (f.order if f else []) for x in f.blocks[lbl]
+                if x.opname not in ("OpLine", "OpNoLine") and not (
+                    x.opname == "OpExtInst" and self.info.ext_sets.get(x.ops[0], "").startswith("NonSemantic."))]
+        params = [p.result for p in f.params] if f else []
+        fns = {"OpFAdd": "add", "OpIAdd": "add", "OpFMul": "mul", "OpIMul": "mul"}
+        ext = {"FMin": "min", "NMin": "min", "UMin": "min", "SMin": "min",
+               "FMax": "max", "NMax": "max", "UMax": "max", "SMax": "max"}
+        fn = None
+        if len(params) == 2 and len(body) == 2 and body[1].opname == "OpReturnValue" \
+                and body[1].ops[0] == body[0].result:
+            op = body[0]
+            if op.opname in fns and sorted(op.ops) == sorted(params):
+                fn = fns[op.opname]
+            elif op.opname == "OpExtInst" and op.ops[1] in ext and sorted(op.ops[2:]) == sorted(params):
+                fn = ext[op.ops[1]]
+        if fn is None:
+            self.fail(i, "the reduction's combine function must return one operation of its two "
+                         "parameters: emu reduces with x + y, x * y, min(x, y) or max(x, y)")
+        if fn in ("add", "mul") and elem.is_int and elem.bits < 32:
+            self.fail(i, f"{fn} reductions of {elem} matrices are not supported")
+        return fn
+
     def op_CooperativeMatrixLengthKHR(self, i):
         t = self.info.types.get(i.ops[0])
         if not isinstance(t, CoopMatrixType):

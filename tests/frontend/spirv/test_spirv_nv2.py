@@ -1,0 +1,60 @@
+"""VK_NV_cooperative_matrix2 at subgroup scope (tests/shaders/spirv/nv2_reduce.spvasm, SPIR-V
+assembly since glslang 13.1.1 refuses GL_NV_cooperative_matrix2): row, column and whole-matrix
+reductions with add and max combine functions (f32 and f16), and an accumulator converted to use A
+(OpCooperativeMatrixConvertNV) feeding a multiply. Inputs are small integers, so every sum is
+exact in any order and numpy's is the reference; the H200's order is what traces/hw/vulkan
+compares."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu
+from emu.errors import EmuError
+
+SRC = (Path(__file__).resolve().parents[3] / "tests" / "shaders" / "spirv" / "nv2_reduce.spvasm").read_text()
+FILE = "tests/shaders/spirv/nv2_reduce.spvasm"
+
+
+def _run(src=SRC):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (16, 16)).astype(np.float16)
+    b = rng.integers(-3, 4, (16, 16)).astype(np.float16)
+    c = rng.integers(-8, 9, (16, 16)).astype(np.float32)
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, FILE))
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(c),
+            (0, 3): dev.create_buffer(size=4 * 5 * 256), (0, 4): dev.create_buffer(size=2 * 256)}
+    dev.dispatch(pipe, bufs, (1, 1, 1))
+    r = bufs[(0, 3)].read(np.float32).reshape(5, 16, 16)
+    return a, b, c, r, bufs[(0, 4)].read(np.float16).reshape(16, 16)
+
+
+def test_reductions_and_a_use_conversion():
+    a, b, c, r, h = _run()
+    d = a.astype(np.float64) @ b.astype(np.float64) + c
+    assert np.array_equal(r[0], d)
+    assert np.array_equal(r[1], np.broadcast_to(d.sum(axis=1, keepdims=True), (16, 16)))   # Row
+    assert np.array_equal(r[2], np.broadcast_to(d.max(axis=0, keepdims=True), (16, 16)))   # Column
+    assert np.array_equal(r[3], np.full((16, 16), d.sum()))                                # Row|Column
+    assert np.array_equal(r[4], d @ b.astype(np.float64))                  # D (f16) as A, times B
+    assert np.array_equal(h.astype(np.float64), np.broadcast_to(d.sum(axis=1, keepdims=True), (16, 16)))
+
+
+def test_a_combine_function_emu_cannot_name_is_one_message():
+    src = SRC.replace("%fs = OpFAdd %float %fa %fb", "%fs = OpFSub %float %fa %fb")
+    with pytest.raises(EmuError) as e:
+        _run(src)
+    assert "combine function must return one operation of its two parameters" in e.value.message
+    assert e.value.loc is not None and e.value.loc.file == FILE
+
+
+def test_the_wgsl_emitter_refuses_a_reduction():
+    from emu.api import compile_wgsl
+    from emu.hw.emit import emit
+    module, _ = compile_wgsl(SRC, FILE)
+    with pytest.raises(EmuError) as e:
+        emit(module, "dawn")
+    assert "no WGSL spelling" in e.value.message
