@@ -282,7 +282,8 @@ class Device:
         if self.profile.fp_contract in ("mul-add", "mul-add-f16"):
             # the device's compiler fuses a multiply feeding an add: round once, as it does
             from .isa.contract import contract_fma
-            contract_fma(module, f16=self.profile.fp_contract == "mul-add-f16")
+            contract_fma(module, f16=self.profile.fp_contract == "mul-add-f16",
+                         divide=self.profile.scalar == "nvidia-sfu")
         if check:
             from .isa.verify import verify
             verify(module, self.profile, self.subgroup_size)

@@ -6,7 +6,10 @@ does) applies this rewrite so that plain shader arithmetic rounds as that device
 here: an f32 add or subtract whose operand is an f32 multiply used nowhere else becomes `fma`,
 unless either is marked `exact` (GLSL's `precise`, SPIR-V's NoContraction); with ``f16=True``
 (NVIDIA's driver on an H200: measured, f16 `a * b + c` rounds once) f16 ones too, and the
-driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llama.cpp's rms_norm).
+driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llama.cpp's rms_norm). With
+``divide=True`` (a device that divides f32 as `x * RCP(y)`: the H200) an f32 division used only by
+the add is such a product too: `x / y + c` is `fma(x, 1 / y, c)`, and `1 / y` is RCP(y) there
+(measured: 65,536 of 65,536 results of x / y + z, traces/hw/vulkan/README.md).
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from .ir import Block, Builder, Inst, Module
 from .types import F16, F32, scalar_of
 
 
-def contract_fma(module: Module, f16: bool = False) -> int:
+def contract_fma(module: Module, f16: bool = False, divide: bool = False) -> int:
     """Rewrite the module in place; returns how many adds/subtracts became fma.
 
     With ``f16=True`` (the H200's driver) a product whose left factor is itself a constant times
@@ -36,7 +39,7 @@ def contract_fma(module: Module, f16: bool = False) -> int:
                     out.append(inst)
                     count += 1
                     continue
-                new = _contract(inst, defs, uses, b, types, reassociate=f16)
+                new = _contract(inst, defs, uses, b, types, reassociate=f16, divide=divide)
                 if new is not None:
                     out.extend(new)
                     count += 1
@@ -53,12 +56,14 @@ def _blocks(b: Block):
             yield from _blocks(sub)
 
 
-def _product(v, defs, uses):
+def _product(v, defs, uses, divide=False):
     d = defs.get(v.id)
-    if d is not None and d.op == "binary" and d.attrs["fn"] == "mul" and uses[v.id] == 1 \
-            and not d.attrs.get("exact"):
+    fns = ("mul", "div") if divide else ("mul",)
+    if d is not None and d.op == "binary" and d.attrs["fn"] in fns and uses[v.id] == 1 \
+            and not d.attrs.get("exact") and (d.attrs["fn"] == "mul" or scalar_of(d.type) == F32):
         return d
     return None
+
 
 
 def _reciprocal_sqrt(inst: Inst, defs, uses) -> bool:
@@ -73,6 +78,17 @@ def _reciprocal_sqrt(inst: Inst, defs, uses) -> bool:
     return True
 
 
+def _factors(p: Inst, loc, b: Builder):
+    """(a, m, instructions to add) with a * m the product p computes: x / y is x * (1 / y)."""
+    if p.attrs["fn"] == "mul":
+        return p.args[0], p.args[1], []
+    x, y = p.args
+    t = y.type
+    one = Inst("const", [], t, {"value": [1.0] * t.n if hasattr(t, "n") else 1.0}, [], loc, b.value(t))
+    rcp = Inst("binary", [one.result, y], t, {"fn": "div"}, [], loc, b.value(t))
+    return x, rcp.result, [one, rcp]
+
+
 def _const_product(v, defs, uses):
     """(k, x) when v = k * x (k a constant) is used only once, else None."""
     d = _product(v, defs, uses)
@@ -83,7 +99,7 @@ def _const_product(v, defs, uses):
     return (k, x) if kd is not None and kd.op == "const" else None
 
 
-def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=False):
+def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=False, divide=False):
     if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact"):
         return None
     try:
@@ -99,20 +115,19 @@ def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=Fals
         neg.append(n)
         return n.result
 
-    p = _product(x, defs, uses)
+    p = _product(x, defs, uses, divide)
     if p is not None:                                   # a*b + c, a*b - c
         c = y if inst.attrs["fn"] == "add" else negate(y)
-        a, m = p.args
+        a, m, pre = _factors(p, inst.loc, b)
     else:
-        p = _product(y, defs, uses)
+        p = _product(y, defs, uses, divide)
         if p is None:
             return None
-        a, m = p.args                                   # c + a*b, c - a*b
+        a, m, pre = _factors(p, inst.loc, b)            # c + a*b, c - a*b
         c = x
         if inst.attrs["fn"] == "sub":
             a = negate(a)
-    pre = []
-    kx = _const_product(a, defs, uses) if reassociate and not neg else None
+    kx = _const_product(a, defs, uses) if reassociate and not neg and p.attrs["fn"] == "mul" else None
     if kx is not None and not (kx[0].type == kx[1].type == m.type == inst.type):
         kx = None                                       # only where every operand has one type
     if kx is not None:                                  # (k * x) * m + c -> fma(k, x * m, c)
