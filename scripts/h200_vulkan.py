@@ -49,9 +49,8 @@ def prepare():
     from emu.frontend.spirv import spirv_binary
     SPV.mkdir(parents=True, exist_ok=True)
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
-                       {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm"}):
+                       {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
-    (SPV / "div_add.spv").write_bytes(spirv_binary(DIV_ADD, "div_add.comp"))
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
     llama_vulkan.main(["/tmp/llama/vulkan-shaders", "--spv-dir", str(SPV), "--cases", "none"])
@@ -89,21 +88,10 @@ def kernels(rng):
     return out
 
 
-# x / y + z for scalars: does the driver fuse the division's x * RCP(y) with the add, as it does
-# for a matrix division feeding an element's add (coop_ops.comp)?
-DIV_ADD = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer X { vec4 x[]; };
-layout(set = 0, binding = 1) readonly buffer Y { vec4 y[]; };
-layout(set = 0, binding = 2) readonly buffer Z { vec4 z[]; };
-layout(set = 0, binding = 3) writeonly buffer R { vec4 r[]; };
-void main() { uint i = gl_GlobalInvocationID.x; r[i] = x[i] / y[i] + z[i]; }
-"""
-
-
 def nv2(out: Path) -> dict:
     """NV2 reductions and conversions: diffs with random floats (the order of the H200's sums
-    shows), and 8 raw runs (inputs and outputs) to fit that order; the scalar x / y + z probe."""
+    shows), and 8 raw runs (inputs and outputs) to fit that order; the scalar x / y + z probe
+    (tests/shaders/spirv/div_add.comp: does the driver fuse x * RCP(y) with the add?)."""
     from emu.hw import vulkan
     from emu.hw.diff import diff_shader
     log = {"diffs": []}

@@ -10,22 +10,13 @@ import numpy as np
 import emu
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "div_add.npz"
-KERNEL = """#version 450
-layout(local_size_x = 64) in;
-layout(set = 0, binding = 0) readonly buffer X { vec4 x[]; };
-layout(set = 0, binding = 1) readonly buffer Y { vec4 y[]; };
-layout(set = 0, binding = 2) readonly buffer Z { vec4 z[]; };
-layout(set = 0, binding = 3) writeonly buffer R { vec4 r[]; };
-void main() {
-    uint i = gl_GlobalInvocationID.x;
-    PRECISE r[i] = x[i] / y[i] + z[i];
-}
-"""
+KERNEL = (Path(__file__).resolve().parents[1] / "shaders" / "spirv" / "div_add.comp").read_text()
 
 
 def _run(precise: bool):
     d = np.load(DATA)
-    src = KERNEL.replace("PRECISE", "precise vec4 q = x[i] / y[i]; r[i] = q + z[i]; //" if precise else "")
+    src = KERNEL.replace("r[i] = x[i] / y[i] + z[i];", "precise vec4 q = x[i] / y[i]; r[i] = q + z[i];") \
+        if precise else KERNEL
     dev = emu.Device("nvidia-h200")
     pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "div_add.comp"))
     bufs = {(0, k): dev.create_buffer(d[n]) for k, n in enumerate("xyz")}
