@@ -287,7 +287,8 @@ def cmd_props(args, sources) -> int:
     p = load_profile(args.profile)
     print(json.dumps({"profile": p.name,
                       "wgpu.cooperative_matrix_properties": p.props_wgpu(),
-                      "dawn.subgroup_matrix_configs": p.props_dawn()}, indent=2))
+                      "dawn.subgroup_matrix_configs": p.props_dawn(),
+                      "vulkan": p.props_vulkan()}, indent=2))
     return 0
 
 

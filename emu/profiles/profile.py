@@ -66,6 +66,12 @@ EVIDENCE_LEVELS = {"measured": "data", "published": "citation", "assumption": "r
 EVIDENCE_FIELDS = ("configs", "subgroup_sizes", "lane_maps", "numerics", "stride_unit_8bit", "oob_behavior")
 SCOPES = ("subgroup",)
 
+# VkComponentTypeKHR names of the IR's scalar types (BFLOAT16 from VK_KHR_shader_bfloat16)
+VK_COMPONENT = {"f16": "VK_COMPONENT_TYPE_FLOAT16_KHR", "f32": "VK_COMPONENT_TYPE_FLOAT32_KHR",
+                "bf16": "VK_COMPONENT_TYPE_BFLOAT16_KHR", "i8": "VK_COMPONENT_TYPE_SINT8_KHR",
+                "u8": "VK_COMPONENT_TYPE_UINT8_KHR", "i32": "VK_COMPONENT_TYPE_SINT32_KHR",
+                "u32": "VK_COMPONENT_TYPE_UINT32_KHR"}
+COMPONENT_TYPES = tuple(VK_COMPONENT)
 _WGPU_TYPES = frozenset({"f32", "f16", "i32", "u32"})             # wgpu's CooperativeScalarType
 _DAWN_COMPONENT = frozenset({"f32", "f16", "u32", "i32", "u8", "i8"})
 _DAWN_RESULT = frozenset({"f32", "f16", "u32", "i32"})
@@ -172,6 +178,7 @@ class Profile:
     # 64-bit atomic min/max on storage buffers (Vulkan's shaderBufferInt64Atomics; Metal from the
     # M2): Dawn's feature 'atomic-vec2u-min-max' (WGSL's atomic<vec2<u32>>) needs them
     buffer_int64_atomics: bool = True
+    flexible_nv: tuple = ()           # VK_NV_cooperative_matrix2 flexible-dimension configurations
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -286,6 +293,25 @@ class Profile:
                 out.append(dict(component_type=cfg.a_type, result_component_type=cfg.result_type,
                                 m=cfg.m, n=cfg.n, k=cfg.k))
         return out
+
+    def props_vulkan(self) -> dict:
+        """Configs in Vulkan's structures: VkCooperativeMatrixPropertiesKHR (subgroup scope), the
+        same listed per subgroup size the profile runs (what a per-subgroup-size query gives), and
+        VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV."""
+        comp = lambda t: VK_COMPONENT[t]  # noqa: E731
+        khr = [dict(MSize=c.m, NSize=c.n, KSize=c.k, AType=comp(c.a_type), BType=comp(c.b_type),
+                    CType=comp(c.c_type), ResultType=comp(c.result_type),
+                    saturatingAccumulation=c.saturating_accumulation, scope="VK_SCOPE_SUBGROUP_KHR")
+               for c in self.configs if c.scope == "subgroup"]
+        per_size = {str(sg): [f"{c.m}x{c.n}x{c.k} {c.a_type} x {c.b_type} + {c.c_type} -> {c.result_type}"
+                              for c in self.configs if c.scope == "subgroup"] for sg in self.subgroup_sizes}
+        flex = [dict(MGranularity=f["m_granularity"], NGranularity=f["n_granularity"], KGranularity=f["k_granularity"],
+                     AType=comp(f["a_type"]), BType=comp(f["b_type"]), CType=comp(f["c_type"]),
+                     ResultType=comp(f["result_type"]), saturatingAccumulation=f["saturating_accumulation"],
+                     scope="VK_SCOPE_WORKGROUP_KHR" if f["scope"] == "workgroup" else "VK_SCOPE_SUBGROUP_KHR",
+                     workgroupInvocations=f["workgroup_invocations"]) for f in self.flexible_nv]
+        return {"VkCooperativeMatrixPropertiesKHR": khr, "per_subgroup_size": per_size,
+                "VkCooperativeMatrixFlexibleDimensionsPropertiesNV": flex}
 
     def matches_adapter(self, vendor_id=None, device_name=None, backend=None) -> bool:
         return self.adapter.matches(vendor_id, device_name, backend)
@@ -419,7 +445,10 @@ def _as_int(v) -> int:
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
-                 "limits", "scalar", "textures", "buffer_int64_atomics")
+                 "limits", "scalar", "textures", "buffer_int64_atomics", "flexible_dimensions_nv")
+# VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV, one object each
+_FLEX_REQUIRED = ("m_granularity", "n_granularity", "k_granularity", "a_type", "c_type", "scope")
+_FLEX_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "workgroup_invocations")
 # Device limits checked at dispatch (WebGPU's names). A profile may give its device's own; these
 # defaults are those of a desktop GPU through Dawn (and of emu's wgpu adapter).
 DEFAULT_LIMITS = {
@@ -537,12 +566,15 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
             ctx.fail("lane_maps", f"no lane map for role {', '.join(missing)} of config {cfg}",
                      "give lane_maps for A, B and C (or one spec for all)")
 
+    flexible = _parse_flexible(ctx, doc.get("flexible_dimensions_nv", []), evidence)
+
     profile = Profile(
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
         buffer_int64_atomics=int64_atomics,
+        flexible_nv=flexible,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -617,11 +649,40 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf)
 
 
+def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:
+    """flexible_dimensions_nv: [{m/n/k_granularity, a/b/c/result_type, scope, workgroup_invocations}]."""
+    if not isinstance(raw, list):
+        ctx.fail("flexible_dimensions_nv", f"expected a list, got {_jtype(raw)}", "write it as [ {...}, ... ]")
+    if raw and "flexible_dimensions_nv" not in evidence:
+        ctx.fail("evidence", "no evidence for 'flexible_dimensions_nv'",
+                 'add "flexible_dimensions_nv": {"level": "measured", "data": ...}')
+    out = []
+    for j, e in enumerate(raw):
+        w = f"flexible_dimensions_nv[{j}]"
+        ctx.keys(e, w, _FLEX_REQUIRED, _FLEX_OPTIONAL)
+        for k in ("m_granularity", "n_granularity", "k_granularity"):
+            if ctx.integer(e[k], f"{w}.{k}") <= 0:
+                ctx.fail(f"{w}.{k}", "a granularity is positive", "give the driver's granularity")
+        types = {k: ctx.string(e.get(k, e["a_type" if k == "b_type" else "c_type"]), f"{w}.{k}", COMPONENT_TYPES)
+                 for k in ("a_type", "b_type", "c_type", "result_type")}
+        scope = ctx.string(e["scope"], f"{w}.scope", ("subgroup", "workgroup"))
+        inv = ctx.integer(e["workgroup_invocations"], f"{w}.workgroup_invocations") \
+            if "workgroup_invocations" in e else 0
+        if (scope == "workgroup") != (inv > 0):
+            ctx.fail(f"{w}.workgroup_invocations", "workgroup scope names its invocations, subgroup scope 0",
+                     "give the workgroup size for workgroup scope, 0 (or nothing) for subgroup scope")
+        out.append(MappingProxyType(dict(m_granularity=e["m_granularity"], n_granularity=e["n_granularity"],
+                                         k_granularity=e["k_granularity"], **types, scope=scope,
+                                         saturating_accumulation=bool(e.get("saturating_accumulation", False)),
+                                         workgroup_invocations=inv)))
+    return tuple(out)
+
+
 def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Evidence]:
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "textures", "buffer_int64_atomics")
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "textures", "buffer_int64_atomics", "flexible_dimensions_nv")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

@@ -238,8 +238,12 @@ REDUCE_FNS = ("add", "mul", "min", "max")
 @handler("coop_reduce")
 def h_coop_reduce(ex, inst, mask, frame):
     """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order a subgroup
-    does it: first each lane's own elements of the group in fragment order, then across the lanes
-    holding the group as a butterfly (lane pairs at distance 1, 2, 4, ... of their order)."""
+    does it. Rows and columns: a lane's elements of the group, by position, sit in register slots
+    (position % 2: two accumulator elements a 32-bit register) of successive tiles (position // 2);
+    each slot is combined over the tiles, then across the lanes holding the group as a butterfly
+    (lane pairs at distance 1, 2, 4, ... of their order), then the slots in order: on the H200,
+    row sums of f32 and f16 accumulators, 256 of 256 (traces/hw/vulkan/README.md). Whole matrix
+    and 2x2 blocks (not measured): each lane's elements in fragment order, then the butterfly."""
     from .handlers import _num
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
@@ -256,20 +260,34 @@ def h_coop_reduce(ex, inst, mask, frame):
     group = {"row": rows, "column": cols, "row_column": np.zeros_like(rows),
              "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]
     out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
+    other = cols if mode == "row" else rows          # an element's position within its row / column
+    slots = 2 if mode in ("row", "column") else 1
+
+    def fold(vals):
+        p = vals[0]
+        for x in vals[1:]:
+            p = comb(p, x)
+        return p
+
+    def butterfly(vals):
+        while len(vals) > 1:
+            vals = [comb(vals[k], vals[k + 1]) for k in range(0, len(vals) - 1, 2)] + \
+                   ([vals[-1]] if len(vals) % 2 else [])
+        return vals[0]
+
     for g in np.unique(group[lm.valid]):
-        partials = []
+        per_slot = [[] for _ in range(slots)]
         for lane in range(sg):
             idx = [i for i in range(group.shape[1]) if lm.valid[lane, i] and group[lane, i] == g]
             if not idx:
                 continue
-            p = frags[:, lane, idx[0]]
-            for i in idx[1:]:
-                p = comb(p, frags[:, lane, i])
-            partials.append(p)
-        while len(partials) > 1:
-            nxt = [comb(partials[k], partials[k + 1]) for k in range(0, len(partials) - 1, 2)]
-            partials = nxt + ([partials[-1]] if len(partials) % 2 else [])
-        r = np.asarray(partials[0])[:, None, None]
+            if slots > 1:
+                idx.sort(key=lambda i: other[lane, i])
+            for s in range(slots):
+                mine = [frags[:, lane, i] for i in idx[s::slots]]
+                if mine:
+                    per_slot[s].append(fold(mine))
+        r = np.asarray(fold([butterfly(v) for v in per_slot if v]))[:, None, None]
         if mode == "row":
             out[:, g:g + 1, :] = r
         elif mode == "column":
