@@ -1,6 +1,6 @@
 """`emu props` in Vulkan's structures: the nvidia-h200 profile's VkCooperativeMatrixPropertiesKHR
 list equals what the H200's driver returned through vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR
-(traces/hw/vulkan/diffs.json.gz), and its VK_NV_cooperative_matrix2 flexible-dimension list is the
+(tests/data/hw/h200/vulkan/diffs.json.gz), and its VK_NV_cooperative_matrix2 flexible-dimension list is the
 driver's 25 (tests/data/hw/h200/lanemaps.json)."""
 import gzip
 import json
@@ -20,7 +20,7 @@ SHORT = {"VK_COMPONENT_TYPE_FLOAT16_KHR": "f16", "VK_COMPONENT_TYPE_FLOAT32_KHR"
 
 
 def test_the_khr_list_is_the_drivers():
-    measured = json.loads(gzip.decompress((ROOT / "traces/hw/vulkan/diffs.json.gz").read_bytes()))["khr_configs"]
+    measured = json.loads(gzip.decompress((ROOT / "tests/data/hw/h200/vulkan/diffs.json.gz").read_bytes()))["khr_configs"]
     props = load_profile("nvidia-h200").props_vulkan()["VkCooperativeMatrixPropertiesKHR"]
     ours = [{"M": p["MSize"], "N": p["NSize"], "K": p["KSize"], "A": SHORT[p["AType"]], "B": SHORT[p["BType"]],
              "C": SHORT[p["CType"]], "result": SHORT[p["ResultType"]], "saturating": p["saturatingAccumulation"],
