@@ -13,12 +13,20 @@ import numpy as np
 from ..isa.types import CoopMatrixType
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
+from ..numerics import builtins as nbuiltins
 from ..numerics import mma as nmma
 from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics.dtypes import NP
 from . import fastpaths
 from .registry import handler
+
+
+def scalar_numerics(ex, which):
+    """The profile's scalar model: emu.numerics.scalar/builtins (IEEE) or emu.numerics.nvidia."""
+    if ex.pipe.profile.scalar == "nvidia-sfu":
+        return nnvidia
+    return nscalar if which == "scalar" else nbuiltins
 
 
 def lane_map(ex, t: CoopMatrixType):
@@ -244,7 +252,6 @@ def h_coop_reduce(ex, inst, mask, frame):
     (lane pairs at distance 1, 2, 4, ... of their order), then the slots in order: on the H200,
     row sums of f32 and f16 accumulators, 256 of 256 (traces/hw/vulkan/README.md). Whole matrix
     and 2x2 blocks (not measured): each lane's elements in fragment order, then the butterfly."""
-    from .handlers import _num
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     ty, fn, mode = src.elem.name, inst.attrs["fn"], inst.attrs["mode"]
@@ -253,9 +260,9 @@ def h_coop_reduce(ex, inst, mask, frame):
     sg = ex.opts.subgroup_size
     frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
     if fn in ("add", "mul"):
-        comb = lambda a, b: _num(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
+        comb = lambda a, b: scalar_numerics(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
     else:
-        comb = lambda a, b: _num(ex, "builtins").call(fn, ty, a, b)  # noqa: E731
+        comb = lambda a, b: scalar_numerics(ex, "builtins").call(fn, ty, a, b)  # noqa: E731
     rows, cols = lm.rows_idx, lm.cols_idx
     group = {"row": rows, "column": cols, "row_column": np.zeros_like(rows),
              "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]

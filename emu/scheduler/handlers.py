@@ -10,14 +10,13 @@ from ..isa.types import (U64, ArrayType, AtomicType, CoopMatrixType, MatrixType,
 from ..memory import memory
 from ..memory.memory import Cell, Ptr
 from ..numerics import builtins as nbuiltins
-from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
 from ..numerics.dtypes import NP
 from ..numerics import reduce as nreduce
 from . import coop as _coop  # noqa: F401  (registers the cooperative-matrix handlers)
 from . import textures as _textures  # noqa: F401  (registers the texture handler)
-from .coop import zero_fragments
+from .coop import scalar_numerics, zero_fragments
 from .frame import Breakable, Frame
 from .registry import HANDLERS, handler  # noqa: F401  (HANDLERS re-exported)
 
@@ -341,11 +340,7 @@ def h_swizzle(ex, inst, mask, frame):
 
 # -- arithmetic: all in numerics -----------------------------------------------------------------
 
-def _num(ex, which):
-    """The profile's scalar model: emu.numerics.scalar/builtins (IEEE) or emu.numerics.nvidia."""
-    if ex.pipe.profile.scalar == "nvidia-sfu":
-        return nnvidia
-    return nscalar if which == "scalar" else nbuiltins
+_num = scalar_numerics       # (defined with the matrix handlers, which use it too)
 
 
 @handler("unary")
