@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import ArgumentError, DtypeWarning, EmuError, HostError  # noqa: F401 (DtypeWarning: API name)
+from .errors import ArgumentError, DtypeWarning, EmuError, HostError, rewrite_hint  # noqa: F401 (DtypeWarning: API name)
 from . import jit  # noqa: F401  (plugs the compiled fast paths into the executor)
 from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
 from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, TextureType, Type, VectorType
@@ -196,10 +196,7 @@ _PYTHON_HINTS = (
 
 
 def python_hint(hint: str | None) -> str | None:
-    for pattern, repl in _PYTHON_HINTS:
-        if hint:
-            hint = pattern.sub(repl, hint)
-    return hint
+    return rewrite_hint(hint, _PYTHON_HINTS)
 
 
 class Device:

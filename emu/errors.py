@@ -127,6 +127,15 @@ class InternalError(EmuError):
     """An exception that is not an EmuError reached the top: a bug in emu, said in one message."""
 
 
+def rewrite_hint(hint: str | None, rules) -> str | None:
+    """A hint written for the command line, said in another front door's terms: each (pattern,
+    replacement) of `rules` applied in order (emu.api's Python names, emu.wgpu's wgpu names)."""
+    for pattern, repl in rules:
+        if hint:
+            hint = pattern.sub(repl, hint)
+    return hint
+
+
 def internal_error(exc: BaseException) -> InternalError:
     """`exc` (not an EmuError) as one message naming the shader location where it was known (the
     layer it passed through records it as `emu_loc`). EMU_TRACEBACK=1 also prints the traceback."""

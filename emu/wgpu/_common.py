@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 
-from ..errors import EmuError, HostError, InvalidArgument
+from ..errors import EmuError, HostError, InvalidArgument, rewrite_hint
 from ._compat import binding_bases, flags, make_error
 
 _BU = flags.BufferUsage
@@ -109,10 +109,7 @@ def _internal(e: Exception, sources: dict | None) -> Exception:
 def _from_emu(e: EmuError, sources: dict | None, kind: str = "GPUValidationError") -> Exception:
     """emu's error as the wgpu exception ``kind``, its hints speaking of the wgpu API (not of
     the emu command line)."""
-    hint = e.hint
-    for pattern, repl in _HINT_REWRITES:
-        if hint:
-            hint = pattern.sub(repl, hint)
+    hint = rewrite_hint(e.hint, _HINT_REWRITES)
     text = EmuError(e.message, e.loc, hint=hint, where=e.where, severity=e.severity).format(sources)
     return make_error(kind, text, e)
 
