@@ -160,3 +160,13 @@ def fixed8_filter(corners: dict, alphas: list) -> np.ndarray:
                 nxt[bits[:k] + (0,) + bits[k + 1:]] = fixed8_lerp(v, hi, a)
         corners = nxt
     return next(iter(corners.values()))
+
+
+def unorm16_filter(codes: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:
+    """8-bit unorm texels (their integers c, (L, 4)) filtered to a 16-bit unorm result: each widened
+    to c * 257 (c / 255 on 65535's scale), weighted exactly, rounded to nearest with halves up, read
+    as N / 65535 rounded once (the H200's texture unit: every value of a 4096-position probe)."""
+    acc = np.zeros(codes[0].shape, np.float64)
+    for c, w in zip(codes, ws):
+        acc += c * 257 * w[:, None]         # exact: 16-bit codes times weights of a few fixed-point bits
+    return (np.floor(acc + 0.5) / 65535).astype(F32)

@@ -81,7 +81,8 @@ NORMALIZED_DECODE = ("exact", "mul-reciprocal")
 MIP_NEAREST = ("half-down", "half-up", "half-even")
 HALF_STORE = ("nearest-even", "toward-zero")
 HALF_FILTER = ("f32", "f16-nearest-away")
-UNORM8_FILTER = ("float", "fixed8")
+UNORM8_FILTER = ("float", "fixed8", "unorm16")
+NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
 
@@ -92,8 +93,10 @@ class TextureModel:
     fractional bits of a texel coordinate form the linear weights and of the level of detail
     blend two mip levels (None: f32's), how a nearest mip rounds a level exactly half way, and how
     a store to an f16 channel rounds (Vulkan allows to nearest even or toward zero), whether
-    linear filtering of 8-bit unorm texels runs in f32 or in 8-bit fixed point, and how the
-    fixed-point fractions round (floor, or to nearest with halves up)."""
+    linear filtering of 8-bit unorm texels runs in f32, in 8-bit fixed point, or to a 16-bit unorm
+    result, how the fixed-point fractions round (floor, or to nearest with halves up), and how a
+    store to an 8-bit unorm/snorm channel rounds (to nearest even, or through a truncated value
+    with 4 more bits, halves down)."""
     normalized_decode: str = "exact"
     subtexel_bits: int | None = None
     lod_bits: int | None = None
@@ -103,13 +106,14 @@ class TextureModel:
     subtexel_rounding: str = "half-up"      # how a coordinate's fraction becomes subtexel_bits bits
     lod_rounding: str = "floor"             # and the level of detail's, lod_bits bits
     half_filter: str = "f32"                # filtered f16 texels: kept in f32, or rounded to f16 (ties away)
+    norm8_store: str = "nearest-even"       # f32 -> unorm8/snorm8 on textureStore
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"
         lod = "f32" if self.lod_bits is None else f"{self.lod_bits} fractional bits"
         return (f"normalized texels {self.normalized_decode}, linear weights from {sub}, level of detail "
                 f"{lod}, nearest mip rounds {self.mip_nearest}, f16 stores round {self.half_store}, 8-bit unorm "
-                f"filtering in {self.unorm8_filter}")
+                f"filtering in {self.unorm8_filter}, 8-bit normalized stores {self.norm8_store}")
 
 
 REFERENCE = TextureModel()
@@ -221,6 +225,19 @@ def normalized(c: np.ndarray, m: int, model: "TextureModel") -> np.ndarray:
     return (c.astype(np.float64) / m).astype(np.float32)   # one rounding: c/m in f64 is within 2^-53
 
 
+def norm8_truncated(f: np.ndarray, magnitude_bits: int) -> np.ndarray:
+    """A clamped value f (in [0, 1], or [-1, 1] for snorm) -> the channel's integer as a texture
+    unit computes it that first truncates |f| to a fixed-point number with 4 more fractional bits
+    than the channel's magnitude has (12 for unorm8, 11 for snorm8's 7 magnitude bits), then
+    rounds that to the channel's scale with halves down: (q * m + 2^(k-1) - 1) >> k, sign
+    applied after (measured on the H200: every one of its 512 stored bytes)."""
+    k = magnitude_bits + 4
+    m = (1 << magnitude_bits) - 1
+    q = np.floor(np.abs(f.astype(np.float64)) * (1 << k)).astype(np.int64)       # exact: f32 * 2^k
+    c = (q * m + (1 << (k - 1)) - 1) >> k
+    return np.where(f < 0, -c, c)
+
+
 def _decode(fmt: TexelFormat, raw: np.ndarray, model: "TextureModel") -> np.ndarray:
     """Texels as raw (..., fmt.bytes) uint8 -> (..., 4) of f32, i32 or u32 in rgba order, as a
     shader reads them (textureLoad, and the texels filtering starts from)."""
@@ -259,17 +276,22 @@ def _decode(fmt: TexelFormat, raw: np.ndarray, model: "TextureModel") -> np.ndar
 
 def _encode(fmt: TexelFormat, values: np.ndarray, model: "TextureModel") -> np.ndarray:
     """(..., 4) f32/i32/u32 in rgba order -> raw (..., fmt.bytes) uint8, as textureStore writes:
-    normalized formats clamp (NaN -> 0) and round to nearest even, integers keep their low bits,
-    f16 rounds as the model says (to nearest even by default)."""
+    normalized formats clamp (NaN -> 0) and round to nearest even (8-bit ones as the model says),
+    integers keep their low bits, f16 rounds as the model says (to nearest even by default)."""
     chans = []
     for name, b in zip(fmt.channels, fmt.bits):
         x = values[..., "rgba".index(name)]
         if fmt.kind == "unorm":         # the product in f32 (Vulkan's f * (2^b - 1)), then to nearest even
             f = np.nan_to_num(np.clip(x.astype(np.float32), F32(0), F32(1)), nan=0.0)
-            c = np.rint(f * F32((1 << b) - 1)).astype(np.uint64)
+            if b == 8 and model.norm8_store == "truncated-half-down":
+                c = norm8_truncated(f, 8).astype(np.uint64)
+            else:
+                c = np.rint(f * F32((1 << b) - 1)).astype(np.uint64)
         elif fmt.kind == "snorm":
             f = np.nan_to_num(np.clip(x.astype(np.float32), F32(-1), F32(1)), nan=0.0)
-            c = (np.rint(f * F32((1 << (b - 1)) - 1)).astype(np.int64) & ((1 << b) - 1)).astype(np.uint64)
+            s = norm8_truncated(f, 7) if b == 8 and model.norm8_store == "truncated-half-down" \
+                else np.rint(f * F32((1 << (b - 1)) - 1)).astype(np.int64)
+            c = (s & ((1 << b) - 1)).astype(np.uint64)
         elif fmt.kind in ("sint", "uint"):
             c = (x.astype(np.int64) & ((1 << b) - 1)).astype(np.uint64)
         elif fmt.kind == "float":

@@ -168,8 +168,10 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     taps, ws, fixed = [], [], []
     mips = [(d0, 1 - delta.astype(np.float64))] + ([(d1, delta.astype(np.float64))] if smp.mipmap_filter == "linear" and not gather else [])
     # a texture unit that filters 8-bit unorm texels in 8-bit fixed point (the profile says)
-    fixed8 = model.unorm8_filter == "fixed8" and tex.format.kind == "unorm" and set(tex.format.bits) == {8} \
-        and not tex.format.srgb and ref is None and not gather
+    unorm8 = tex.format.kind == "unorm" and set(tex.format.bits) == {8} and not tex.format.srgb \
+        and ref is None and not gather
+    fixed8 = unorm8 and model.unorm8_filter == "fixed8"
+    wide16 = unorm8 and model.unorm8_filter == "unorm16"
     for d, wmip in mips:
         lv = view.base_mip_level + d
         ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]
@@ -193,6 +195,8 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
             y = idx[1] if len(idx) > 1 else np.zeros(L, np.int64)
             z = idx[2] if t.dim == "3d" else layer
             texel = texels.decode(tex.format, _gather_raw(tex, lv, z, y, x), model)
+            if wide16:          # the channel's integer, filtered as such below
+                texel = np.rint(texel.astype(np.float64) * 255)
             if ref is not None:
                 texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
             taps.append((bits, texel))
@@ -205,6 +209,8 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     if fixed8:
         c = fixed[0] if len(fixed) == 1 else S.fixed8_lerp(fixed[0], fixed[1], delta)
         return texels.normalized(c, 255, model)
+    if wide16:
+        return S.unorm16_filter([tx for _, tx in taps], ws)
     out = S.blend([tx for _, tx in taps], ws)
     if model.half_filter != "f32" and tex.format.kind == "float" and tex.format.bits[0] == 16:
         out = texels.filtered_half(out)

@@ -158,12 +158,39 @@ def test_device_models_of_the_texture_unit():
     assert (i0[0], i1[0], a[0]) == (0, 1, np.float32(2 / 256))
 
 
+def test_the_h200_s_8bit_normalized_stores_truncate_then_round_halves_down():
+    from emu.numerics.texels import TextureModel
+    h200 = TextureModel(norm8_store="truncated-half-down")
+    # values the H200 stored (tests/data/hw/h200/textures.npz): x * 255 = 127.5, 64.5555, 166.5359,
+    # 244.5325; unorm: q = floor(x * 4096), (q * 255 + 2047) >> 12
+    u = np.array([[0.5, 0.25315881, 0.65308213, 0.95895094], [1.0, 2.0, np.nan, -0.5]], np.float32)
+    assert encode(FORMATS["rgba8unorm"], u, h200).tolist() == [[127, 64, 167, 244], [255, 255, 0, 0]]
+    assert encode(FORMATS["rgba8unorm"], u).tolist() == [[128, 65, 167, 245], [255, 255, 0, 0]]
+    # snorm: the magnitude to 11 bits, (q * 127 + 1023) >> 11, the sign after
+    s = np.array([[0.5, -0.88614905, 0.48451585, -1.0], [-0.68903637, 1.0, -0.0, 0.0]], np.float32)
+    assert encode(FORMATS["rgba8snorm"], s, h200).view(np.int8).tolist() == [[63, -112, 62, -127], [-87, 127, 0, 0]]
+    assert encode(FORMATS["rgba8snorm"], s).view(np.int8).tolist() == [[64, -113, 62, -127], [-88, 127, 0, 0]]
+    assert encode(FORMATS["bgra8unorm"], u[:1], h200).tolist() == [[167, 64, 127, 244]]     # same rule, bgra order
+    assert encode(FORMATS["rgba16unorm"], u[:1], h200).view("<u2")[0, 0] == 32768          # 16-bit: unchanged
+
+
+def test_the_h200_s_unorm8_filter_rounds_to_16_bits():
+    from emu.numerics import sampling as S
+    # texels (10, 200, 0, 255) and (250, 3, 128, 0), weight 1/256: N = round((c0 * 255 + c1) * 257 / 256),
+    # halves up (128 * 257 / 256 = 128.5 -> 129), read as N / 65535: the H200's outputs
+    got = S.unorm16_filter([np.array([[10, 200, 0, 255]], np.float64), np.array([[250, 3, 128, 0]], np.float64)],
+                           [np.array([255 / 256]), np.array([1 / 256])])
+    assert got[0].tolist() == [np.float32(n / 65535) for n in (2811, 51202, 129, 65279)]
+    assert got[0, 2] == np.float32(0.0019684138)
+
+
 def test_profiles_carry_the_measured_texture_units():
     from emu.profiles import load_profile
     from emu.profiles.profile import ProfileError, _parse
     h200, lp, ref = (load_profile(n).textures for n in ("nvidia-h200", "lavapipe", "reference"))
     assert (h200.normalized_decode, h200.subtexel_bits, h200.lod_bits, h200.mip_nearest, h200.half_store,
-            h200.half_filter) == ("exact", 8, 8, "half-up", "toward-zero", "f16-nearest-away")
+            h200.half_filter, h200.unorm8_filter, h200.norm8_store) == \
+        ("exact", 8, 8, "half-up", "toward-zero", "f16-nearest-away", "unorm16", "truncated-half-down")
     assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
         ("mul-reciprocal", "fixed8", "half-even", "toward-zero")
     assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
