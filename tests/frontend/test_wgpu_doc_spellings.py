@@ -167,3 +167,31 @@ def test_8bit_scalars_are_naga_only():
         run("@group(0) @binding(0) var<storage, read> x: array<i8>;\n"
             "@compute @workgroup_size(1) fn main() { _ = x[0]; }\n", {(0, 0): np.zeros(4, np.int8)}, (1, 1, 1))
     assert e.value.message == "unknown type 'i8'" and (e.value.loc.line, e.value.loc.col) == (1, 51)
+
+
+def test_naga_mixed_f16_shape_16x16x32_on_reference():
+    """naga's mixed-precision shape: coop_mat32x16<f16, A> (M=16, K=32), coop_mat16x32<f16, B> and
+    an f32 accumulator. No shipped device lists f16 16x16x32; the reference profile has it, exact."""
+    src = """enable wgpu_cooperative_matrix;
+enable f16;
+@group(0) @binding(0) var<storage, read> x: array<f16>;
+@group(0) @binding(1) var<storage, read> w: array<f16>;
+@group(0) @binding(2) var<storage, read_write> acc: array<f32>;
+@compute @workgroup_size(32)
+fn main() {
+    let a = coopLoadT<coop_mat32x16<f16, A>>(&x[0], 32u);
+    let b = coopLoadT<coop_mat16x32<f16, B>>(&w[0], 16u);
+    var c = coopLoadT<coop_mat16x16<f32, C>>(&acc[0], 16u);
+    c = coopMultiplyAdd(a, b, c);
+    coopStoreT(c, &acc[0], 16u);
+}
+"""
+    X = RNG.integers(-8, 9, (16, 32)).astype(np.float16)
+    W = RNG.integers(-8, 9, (32, 16)).astype(np.float16)
+    C = RNG.integers(-100, 100, (16, 16)).astype(np.float32)
+    bufs = run(src, {(0, 0): X, (0, 1): W, (0, 2): C}, (1, 1, 1), "reference")
+    want = X.astype(np.float64) @ W.astype(np.float64) + C       # small integers: exact in f32
+    np.testing.assert_array_equal(bufs[(0, 2)].read(np.float32).reshape(16, 16), want)
+    with pytest.raises(EmuError) as e:
+        run(src, {(0, 0): X, (0, 1): W, (0, 2): C}, (1, 1, 1), "nvidia-h200")
+    assert e.value.message == "the device 'nvidia-h200' has no left (A) matrix of 16x32 f16"
