@@ -242,9 +242,13 @@ class _Verifier:
         if vec2u != (i.attrs["fn"] in ("store_max", "store_min")):
             self.fail(i, f"atomic '{i.attrs['fn']}' on {t}: store_max and store_min are the operations of "
                          f"atomic<vec2<u32>>, and its only ones")
-        if vec2u and self.profile is not None and not self.profile.buffer_int64_atomics:
-            self.fail(i, f"profile '{self.profile.name}' has no 64-bit buffer atomics, which atomic<vec2<u32>> "
-                         f"('atomic_vec2u_min_max', Dawn's feature 'atomic-vec2u-min-max') needs",
+        wide = isinstance(t, AtomicType) and t.size == 8
+        if wide and self.profile is not None and not self.profile.buffer_int64_atomics:
+            # the field is Vulkan's shaderBufferInt64Atomics; workgroup memory is taken to follow it
+            where = "buffer" if i.args[0].type.space == "storage" else i.args[0].type.space
+            what = ("atomic<vec2<u32>> ('atomic_vec2u_min_max', Dawn's feature 'atomic-vec2u-min-max')" if vec2u
+                    else f"{t} (naga's 64-bit atomics, wgpu's SHADER_INT64_ATOMIC_* features)")
+            self.fail(i, f"profile '{self.profile.name}' has no 64-bit {where} atomics, which {what} needs",
                       hint="run it on a profile whose device has them (nvidia-h200, amd-rdna3, lavapipe, ...), "
                            "or keep the value in two atomic<u32>")
 

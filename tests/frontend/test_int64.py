@@ -94,6 +94,31 @@ fn main(@builtin(local_invocation_index) i: u32) {
     assert o[:63] == [-k * 2 ** 32 + (2 ** 32 if k else 0) for k in range(63)] and o[63] == 1
 
 
+@pytest.mark.parametrize("space,body", [("buffer", "atomicAdd(&s, 1lu);"), ("workgroup", "atomicMax(&w, 2li);")])
+def test_64_bit_atomics_need_the_profiles_int64_atomics(space, body):
+    # apple-m1 says buffer_int64_atomics: false (Metal on M1 has no 64-bit atomics); naga's
+    # atomic<u64>/<i64> are refused there like Dawn's atomic<vec2<u32>>, at the use
+    src = f"""@group(0) @binding(0) var<storage, read_write> s: atomic<u64>;
+var<workgroup> w: atomic<i64>;
+@compute @workgroup_size(1)
+fn main() {{
+  {body}
+}}
+"""
+    dev = emu.Device("apple-m1")
+    with pytest.raises(emu.EmuError) as e:
+        dev.create_compute_pipeline(dev.create_shader_module(src, "a64.wgsl"))
+    t = "atomic<u64>" if space == "buffer" else "atomic<i64>"
+    assert e.value.message == (f"profile 'apple-m1' has no 64-bit {space} atomics, which {t} (naga's 64-bit "
+                               f"atomics, wgpu's SHADER_INT64_ATOMIC_* features) needs")
+    assert (e.value.loc.line, e.value.loc.col) == (5, 3)
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "a64.wgsl"))
+    buf = dev.create_buffer(np.array([41], np.uint64))
+    dev.dispatch(pipe, {(0, 0): buf}, (1, 1, 1))
+    assert buf.read(np.uint64).tolist() == [42 if space == "buffer" else 41]
+
+
 def test_strict_says_tint_has_no_64_bit_integers():
     dev = emu.Device()
     warned = dev.create_shader_module(I64_SHADER, "i64.wgsl", strict=True).warnings
