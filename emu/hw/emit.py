@@ -940,6 +940,9 @@ def r_unary(em, i):
 
 
 def r_binary(em, i):
+    if em.d == "dawn" and isinstance(i.type, CoopMatrixType):
+        em.fail(i, f"Dawn's subgroup matrices have no element-wise '{BIN_SYMBOL[i.attrs['fn']]}'",
+                hint="emit with --dialect wgpu (naga adds and subtracts matrices of one type)")
     em.let(i, f"{em.val(i.args[0], i)} {BIN_SYMBOL[i.attrs['fn']]} {em.val(i.args[1], i)}")
 
 
@@ -1075,6 +1078,9 @@ def r_coop_mul(em, i):
 
 
 def r_coop_scalar(em, i):
+    if em.d == "wgpu" and i.attrs["fn"] == "mul":          # naga's matrix * scalar
+        em.let(i, f"{em.val(i.args[0], i)} * {em.val(i.args[1], i)}")
+        return
     if em.d == "wgpu":
         em.fail(i, f"the wgpu dialect has no matrix-scalar operation ({i.attrs['fn']})",
                 hint="emit with --dialect dawn (subgroupMatrixScalar*)")

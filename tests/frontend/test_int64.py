@@ -134,23 +134,6 @@ def test_64_bit_literal_range():
     assert (e.value.loc.line, e.value.loc.col) == (1, 49)
 
 
-def test_arithmetic_between_cooperative_matrices_is_refused():
-    # naga's first cooperative-matrix input adds two matrices (`a + a`); emu has no element-wise
-    # matrix arithmetic and said nothing, typing the sum as its element (f32)
-    src = """enable wgpu_cooperative_matrix;
-var<private> a: coop_mat8x8<f32, A>;
-@compute @workgroup_size(8, 8, 1)
-fn main() {
-  let a2 = a + a;
-}
-"""
-    with pytest.raises(emu.EmuError) as e:
-        emu.Device("apple-m1").create_shader_module(src, "old.wgsl")
-    assert (e.value.loc.line, e.value.loc.col) == (5, 12)
-    assert e.value.message == ("no operator '+' for coopmat<f32, 8x8, A> and coopmat<f32, 8x8, A>: emu has no "
-                               "element-wise arithmetic on cooperative matrices")
-
-
 @pytest.mark.parametrize("amount,name", [("60lu", "u64"), ("6i", "i32")])
 def test_a_shift_amount_that_is_not_u32_is_refused_where_it_is(amount, name):
     # (was: "cannot use a value of type u64 as u32" with no source location)

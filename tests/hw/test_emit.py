@@ -195,16 +195,20 @@ enable chromium_experimental_subgroup_matrix;
 @compute @workgroup_size(32)
 fn main() {
   let m = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>, row_major>(&a, 0u, 16u);
-  let s = subgroupMatrixScalarMultiply(m, 2.0h);
+  let s = subgroupMatrixScalarAdd(m, 2.0h);
   subgroupMatrixStore<row_major>(&a, 0u, s, 16u);
 }
 """
     m, _ = compile_source(src, "k.wgsl")
-    assert "subgroupMatrixScalarMultiply" in emit(m, "dawn")
+    assert "subgroupMatrixScalarAdd" in emit(m, "dawn")
     with pytest.raises(EmitError, match="matrix-scalar"):
         emit(m, "wgpu")
+    # a matrix times a scalar is naga's `m * s` too
+    m3, _ = compile_source(src.replace("subgroupMatrixScalarAdd", "subgroupMatrixScalarMultiply"), "k.wgsl")
+    assert "subgroupMatrixScalarMultiply" in emit(m3, "dawn")
+    assert re.search(r"let _v\d+ = _v\d+ \* _v\d+;", emit(m3, "wgpu"))
     src2 = src.replace("subgroup_matrix_left<f16, 16, 16>", "subgroup_matrix_left<f16, 16, 8>").replace(
-        "let s = subgroupMatrixScalarMultiply(m, 2.0h);", "let s = m;")
+        "let s = subgroupMatrixScalarAdd(m, 2.0h);", "let s = m;")
     m2, _ = compile_source(src2, "k.wgsl")
     # a rectangular matrix is naga's coop_mat{cols}x{rows} (its cooperative-matrix-rectangular
     # input), and lowers back to the same IR

@@ -170,14 +170,30 @@ class ExpressionLowering:
         self.b.emit("if", [c], blocks=[rhs_block, Block()])
         return Val(self.b.op("load", [t], BOOL))
 
+    def coop_binary(self, op: str, lhs, rhs, node):
+        """naga's operators on cooperative matrices: m + m and m - m of one type, element by element
+        (the lane maps agree, so fragment by fragment), and m * s or s * m by a scalar of the element
+        type. Tint has none of them (Dawn spells scaling subgroupMatrixScalarMultiply)."""
+        lt, rt = lhs.type, rhs.type
+        naga = "wgpu_cooperative_matrix" in self.m.enables
+        if naga and op in ("+", "-") and lt == rt:
+            return Val(self.b.op("binary", [self.materialize(lhs), self.materialize(rhs)], lt,
+                                 fn=BIN_OPS[op]))
+        if naga and op == "*" and isinstance(lt, CoopMatrixType) != isinstance(rt, CoopMatrixType):
+            m, s = (lhs, rhs) if isinstance(lt, CoopMatrixType) else (rhs, lhs)
+            if _scalar_or_none(s.type) is not None and isinstance(s.type, ScalarType) and \
+                    unify(_scalar_or_none(s.type), m.type.elem) == m.type.elem:
+                return Val(self.b.op("coop_scalar", [self.materialize(m), self.materialize(s, m.type.elem)],
+                                     m.type, fn="mul"))
+        self.err(node, f"no operator '{op}' for {_tn(lt)} and {_tn(rt)}",
+                 hint="naga has + and - of two matrices of one type and * by a scalar of the element type; "
+                      "Dawn's matrices take subgroupMatrixScalarAdd/Subtract/Multiply; multiply matrices "
+                      "with coopMultiplyAdd (Dawn: subgroupMatrixMultiplyAccumulate)")
+
     def binary_values(self, op: str, lhs, rhs, node):
         lt, rt = lhs.type, rhs.type
         if isinstance(lt, CoopMatrixType) or isinstance(rt, CoopMatrixType):
-            # (was: a binary op typed by the element, as if the matrices were scalars)
-            self.err(node, f"no operator '{op}' for {_tn(lt)} and {_tn(rt)}: emu has no element-wise "
-                           f"arithmetic on cooperative matrices",
-                     hint="multiply-add them with coopMultiplyAdd (Dawn: subgroupMatrixMultiplyAccumulate), "
-                          "or scale with the dialect's matrix-scalar functions")
+            return self.coop_binary(op, lhs, rhs, node)
         if isinstance(lt, MatrixType) or isinstance(rt, MatrixType):
             return self.matrix_binary(op, lhs, rhs, node)
         ls, rs = _scalar_or_none(lt), _scalar_or_none(rt)
