@@ -243,6 +243,14 @@ def _scan(
                         SourceSpan(file, line, col, line, col + len(bad)),
                         f"write '{bad.lstrip('0') or '0'}' (WGSL has no octal literals)",
                     )
+                if source.startswith("lf", end) and m.lastgroup in ("int", "float") and not text[-1:].isalpha() \
+                        and not _is_ident_continue(source[end + 2:end + 3] or " "):
+                    raise WgslError(
+                        f"the f64 literal '{bad}' (naga's 64-bit floats, wgpu's SHADER_F64 feature) is not "
+                        f"supported by emu: it has no f64 arithmetic",
+                        SourceSpan(file, line, col, line, col + len(bad)),
+                        "compute in f32 (suffix 'f'), or run the shader on a GPU through wgpu",
+                    )
                 if m.lastgroup in ("float", "hexfloat") and not text[-1:].isalpha() and source[end] in "iu":
                     hint = (
                         f"'{source[end]}' is an integer suffix but '{text}' is a float; "

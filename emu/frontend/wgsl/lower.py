@@ -297,6 +297,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if name in ("i64", "u64"):
                 self.int64_use(te, f"the type {name}")
             return WGSL_SCALARS[name]
+        if name == "f64":
+            self.err(te, "the type f64 (naga's 64-bit floats, wgpu's SHADER_F64 feature) is not supported by "
+                         "emu: it has no f64 arithmetic", hint="compute in f32, or run the shader on a GPU through wgpu")
         if name in ("i8", "u8") and "wgpu_cooperative_matrix" in self.m.enables:
             # naga's 8-bit integers: the storage of 8-bit cooperative matrices (array<i8>)
             return MATRIX_ELEMS[name]
