@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .cliargs import (STDIN, _binding, _device_args, _dispatch, _read_source, load_arrays,  # noqa: F401
-                      load_textures, parse_overrides, push_constants, sampler_spec, shader_args, texture_args)
+from .cliargs import (STDIN, binding_spec, device_args, dispatch_size, load_arrays, load_textures,  # noqa: F401
+                      parse_overrides, push_constants, read_source, sampler_spec, shader_args, texture_args)
 from .errors import DtypeWarning, EmuError, HostError, UsageError, internal_error
 
 
@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     texture_args(r)
     r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
                    help="write that binding's final contents as .npy (a texture: level 0's texels)")
-    _device_args(r)
+    device_args(r)
     r.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="split the workgroups over a Dask cluster: N worker processes here, or a scheduler's "
                         "address (needs emu-gpu[cluster]); the results are the same bits")
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--copy", metavar="DIR", default=None, help="copy them all into DIR")
     e.add_argument("--force", action="store_true", help="with --copy: overwrite files that differ")
     for module in _PLUGINS:
-        _plugin(module).register(sub, _device_args)
+        _plugin(module).register(sub, device_args)
     return ap
 
 
@@ -138,11 +138,11 @@ def cmd_run(args, sources) -> int:
     import time
     started = time.perf_counter()
     from .api import Device
-    bufs = [_binding(b, "--buffer") for b in args.buffer]
-    outs = [_binding(o, "--output") for o in args.output]
+    bufs = [binding_spec(b, "--buffer") for b in args.buffer]
+    outs = [binding_spec(o, "--output") for o in args.output]
     overrides = parse_overrides(args.override, args.spec_constant)
-    grid = _dispatch(args.dispatch)
-    src = sources[args.shader] = _read_source(args.shader)
+    grid = dispatch_size(args.dispatch)
+    src = sources[args.shader] = read_source(args.shader)
     from .trace.cli import make_tracer
     tracer = make_tracer(args)
     note = _progress()
@@ -155,9 +155,9 @@ def cmd_run(args, sources) -> int:
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)
     bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, pipe.pipeline.module).items()}
     bound.update({key: dev.create_buffer(data) for key, data in push_constants(args.push_constants).items()})
-    bound.update(load_textures(dev, [_binding(t, "--texture") for t in args.texture], pipe.pipeline.module))
+    bound.update(load_textures(dev, [binding_spec(t, "--texture") for t in args.texture], pipe.pipeline.module))
     bound.update({key: dev.create_sampler(**sampler_spec(spec, f"--sampler {key[0]}:{key[1]}"))
-                  for key, spec in (_binding(s, "--sampler") for s in args.sampler)})
+                  for key, spec in (binding_spec(s, "--sampler") for s in args.sampler)})
     # the pipeline's IR (overrides may size its bindings); where variables of several entry points
     # share a binding, the entry point's own
     from .isa.ir import used_globals
@@ -246,7 +246,7 @@ def cmd_check(args, sources) -> int:
     pipeline is made on the device, which verifies its matrix configurations and limits."""
     from .api import Device
     overrides = parse_overrides(args.override)
-    src = sources[args.shader] = _read_source(args.shader)
+    src = sources[args.shader] = read_source(args.shader)
     dev = Device(args.profile, args.subgroup_size, hints="cli")
     mod = dev.create_shader_module(src, args.shader, strict=True)
     for w in mod.warnings:
@@ -263,7 +263,7 @@ def cmd_check(args, sources) -> int:
 def cmd_ir(args, sources) -> int:
     from .api import compile_for_ir
     from .isa.printer import print_module
-    src = sources[args.shader] = _read_source(args.shader)
+    src = sources[args.shader] = read_source(args.shader)
     module, warnings = compile_for_ir(src, args.shader, strict=args.strict,
                                       constants=parse_overrides(args.override) or None)
     for w in warnings:

@@ -13,7 +13,7 @@ from .errors import HostError, UsageError
 from .examples import kernel
 
 
-def _binding(text: str, flag: str) -> tuple[tuple[int, int], str]:
+def binding_spec(text: str, flag: str) -> tuple[tuple[int, int], str]:
     try:
         gb, path = text.split("=", 1)
         g, b = gb.split(":")
@@ -22,7 +22,7 @@ def _binding(text: str, flag: str) -> tuple[tuple[int, int], str]:
         raise UsageError(f"{flag} {text!r}: expected G:B=FILE.npy, e.g. {flag} 0:1=out.npy")
 
 
-def _dispatch(text: str) -> tuple[int, int, int]:
+def dispatch_size(text: str) -> tuple[int, int, int]:
     try:
         parts = [int(x) for x in text.split(",")]
     except ValueError:
@@ -116,7 +116,7 @@ def _elem_scalar(t):
 STDIN = "<stdin>"          # what `-` in place of a shader file becomes (the name in messages)
 
 
-def _read_source(path: str) -> str:
+def read_source(path: str) -> str:
     """The shader text: a file, `-` for standard input, or `@NAME` for a bundled kernel."""
     if path.startswith("@"):
         return kernel(path[1:]).read_text()
@@ -147,7 +147,7 @@ BOUNDS_HELP = ("out-of-bounds accesses (legal WGSL). webgpu (the default): run t
                "workgroup/lane and the count; strict: stop with an error at the first one")
 
 
-def _device_args(p: argparse.ArgumentParser):
+def device_args(p: argparse.ArgumentParser):
     p.add_argument("--profile", default="reference", help="device profile name or profile file (see `emu profiles`)")
     p.add_argument("--subgroup-size", type=int, default=None, help="subgroup size: a power of two 4..128")
     p.add_argument("--bounds", choices=("webgpu", "strict"), default="webgpu", help=BOUNDS_HELP)

@@ -90,8 +90,8 @@ def cmd_corpus(args, sources) -> int:
 
 
 def cmd_diff(args, sources) -> int:
-    from ..cliargs import _dispatch, parse_overrides
-    grid = _dispatch(args.dispatch)
+    from ..cliargs import dispatch_size, parse_overrides
+    grid = dispatch_size(args.dispatch)
     overrides = parse_overrides(args.override)
     files = []
     for s in args.shaders:

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 
-from ..cliargs import _binding, _dispatch, _read_source, load_arrays, parse_overrides, shader_args, texture_args
+from ..cliargs import binding_spec, dispatch_size, load_arrays, parse_overrides, read_source, shader_args, texture_args
 
 
 def register(sub, device_args) -> None:
@@ -81,7 +81,7 @@ def register(sub, device_args) -> None:
 def cmd_emit(args, sources) -> int:
     from ..frontend.wgsl import compile_source
     from .emit import dialect_of, emit
-    src = sources[args.shader] = _read_source(args.shader)
+    src = sources[args.shader] = read_source(args.shader)
     module, warnings = compile_source(src, args.shader)
     for w in warnings:
         print(w.format(sources), file=sys.stderr)
@@ -99,14 +99,14 @@ def cmd_emit(args, sources) -> int:
 
 def cmd_diff(args, sources) -> int:
     from .diff import diff_shader
-    grid = _dispatch(args.dispatch)
+    grid = dispatch_size(args.dispatch)
     from ..cliargs import push_constants
     from ..frontend.spirv import is_spirv_file
     overrides = parse_overrides(args.override, args.spec_constant)
-    bufs = load_arrays(_binding(text, "--buffer") for text in args.buffer)
+    bufs = load_arrays(binding_spec(text, "--buffer") for text in args.buffer)
     bufs.update(push_constants(args.push_constants))
     backend = args.backend or ("vulkan" if is_spirv_file(args.shader) else "dawn")
-    src = sources[args.shader] = _read_source(args.shader)
+    src = sources[args.shader] = read_source(args.shader)
     textures, samplers = _handles(args, src)
     rep = diff_shader(src, args.shader, dispatch=grid, entry=args.entry, buffers=bufs,
                       seed=args.random_inputs, profile=args.profile, backend=backend, ulp=args.ulp,
@@ -128,12 +128,12 @@ def _handles(args, src) -> tuple[dict, dict]:
     from ..cliargs import load_textures, sampler_spec
     from .runner import from_emu
     module, _ = compile_wgsl(src, args.shader)
-    made = load_textures(Device(), [_binding(t, "--texture") for t in args.texture], module)
+    made = load_textures(Device(), [binding_spec(t, "--texture") for t in args.texture], module)
     dims = {(g.group, g.binding): g.type.dim.replace("_", "-") for g in module.globals if g.group is not None
             and hasattr(g.type, "dim")}
     textures = {k: from_emu(t, dims.get(k)) for k, t in made.items()}
     samplers = {k: sampler_spec(spec, f"--sampler {k[0]}:{k[1]}")
-                for k, spec in (_binding(s, "--sampler") for s in args.sampler)}
+                for k, spec in (binding_spec(s, "--sampler") for s in args.sampler)}
     return textures, samplers
 
 

@@ -173,8 +173,9 @@ def _show(raw: np.ndarray, scalar: str) -> str:
 class _CoopStoreTrace:
     """A tracer for the emulator that keeps, for every element a cooperative store wrote into a
     binding, the matrix (row, col), the lane and fragment index that held it and where the
-    subgroup sat. Recomputes the store's addresses from its lane map (or takes them from the
-    store handler, where it reports them through `access`)."""
+    subgroup sat. The addresses are those the store handler reports through `access` just
+    before the event (as to emu.trace's tracer: no fast store path runs under a tracer, so the
+    reference handler always places the store, emu/scheduler/fastpaths)."""
 
     def __init__(self):
         self.parts: dict[tuple, list] = {}
@@ -193,21 +194,14 @@ class _CoopStoreTrace:
         if inst.op != "coop_store":
             self._access = None
             return
-        from ..memory import coop as mcoop
         from ..scheduler import coop
-        ptr, offset, value, stride = (frame.vals[a.id] for a in inst.args)
-        if getattr(ptr.region, "binding", None) is None:
+        access, self._access = self._access, None
+        ptr = frame.vals[inst.args[0].id]
+        if getattr(ptr.region, "binding", None) is None or access is None or access[0] is not inst:
             return
+        _, subgroups, addr = access
         t = inst.args[2].type
-        if self._access is not None and self._access[0] is inst:
-            _, subgroups, addr = self._access
-            lm = coop.lane_map(batch, t)
-        else:
-            subgroups = coop._subgroups(batch, inst, mask)
-            lm = coop.lane_map(batch, t)
-            placement = mcoop.place(batch, inst, ptr, t, offset, stride, subgroups, mask, lm)
-            addr = mcoop.bounded(batch, inst, ptr, placement, subgroups)
-        self._access = None
+        lm = coop.lane_map(batch, t)
         addr = np.asarray(addr)
         S, L, E = addr.shape
         sg = batch.opts.subgroup_size

@@ -59,14 +59,21 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def imports(path: Path) -> list[tuple[str, int]]:
-    """Every `emu` module `path` imports (top level or inside a function), with the line."""
+def is_module(name: str) -> bool:
+    path = ROOT.parent / name.replace(".", "/")
+    return path.with_suffix(".py").exists() or path.is_dir()
+
+
+def import_sources(path: Path):
+    """(module imported from, names, line) of every `emu` import in `path` (top level or inside a
+    function), relative imports resolved; `import emu.x` gives names []."""
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    found = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
-            found += [(a.name, node.lineno) for a in node.names if a.name.split(".")[0] == "emu"]
+            for a in node.names:
+                if a.name.split(".")[0] == "emu":
+                    yield a.name, [], node.lineno
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -74,12 +81,37 @@ def imports(path: Path) -> list[tuple[str, int]]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            if target.split(".")[0] != "emu":
-                continue
-            for a in node.names:      # `from . import x` may name a submodule
-                sub = f"{target}.{a.name}"
-                found.append((sub if (ROOT.parent / sub.replace(".", "/")).with_suffix(".py").exists()
-                              or (ROOT.parent / sub.replace(".", "/")).is_dir() else target, node.lineno))
+            if target.split(".")[0] == "emu":
+                yield target, node.names, node.lineno
+
+
+def imports(path: Path) -> list[tuple[str, int]]:
+    """Every `emu` module `path` imports (top level or inside a function), with the line."""
+    found = []
+    for target, names, line in import_sources(path):
+        found += [(target, line)] if not names else [
+            (f"{target}.{a.name}" if is_module(f"{target}.{a.name}") else target, line)
+            for a in names]           # `from . import x` may name a submodule
+    return found
+
+
+def private_uses(path: Path) -> list[str]:
+    """Where `path` takes a `_name` from a module of another package: `from m import _x` or
+    `m._x` on an imported module. A layer below offers its seams under public names."""
+    me = unit(module_name(path))
+    found, aliases = [], {}
+    for target, names, line in import_sources(path):
+        for a in names:
+            sub = f"{target}.{a.name}"
+            if is_module(sub):
+                aliases[a.asname or a.name] = sub
+            elif a.name.startswith("_") and not a.name.startswith("__") and unit(target) != me:
+                found.append(f"{module_name(path)}:{line}: from {target} import {a.name}")
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.value.id in aliases and node.attr.startswith("_") and not node.attr.startswith("__") \
+                and unit(aliases[node.value.id]) != me:
+            found.append(f"{module_name(path)}:{node.lineno}: {aliases[node.value.id]}.{node.attr}")
     return found
 
 
@@ -149,6 +181,10 @@ def test_no_package_cycle():
     assert package_cycles(graph()) == []
 
 
+def test_no_private_name_crosses_a_package():
+    assert [u for p in sorted(ROOT.rglob("*.py")) for u in private_uses(p)] == []
+
+
 def test_checker_sees_lazy_and_relative_imports(tmp_path):
     """The checker itself: a function-local relative import going up is found."""
     src = "def f():\n    from ..jit import fuse\n"
@@ -156,5 +192,9 @@ def test_checker_sees_lazy_and_relative_imports(tmp_path):
     try:
         tree_mod.write_text(src)
         assert "emu.scheduler._probe_ -> emu.jit.fuse" in layer_violations(graph())
+        tree_mod.write_text("def f(batch):\n    from ..memory import coop\n    return coop._x(batch)\n"
+                            "from ..isa.ops import _y\n")
+        assert private_uses(tree_mod) == ["emu.scheduler._probe_:4: from emu.isa.ops import _y",
+                                          "emu.scheduler._probe_:3: emu.memory.coop._x"]
     finally:
         tree_mod.unlink()
