@@ -2,8 +2,10 @@
 a subgroup (address arithmetic, loop counters, tile positions from workgroup_id and subgroup_id)
 becomes one numba kernel that runs each subgroup to its end, its scalars as scalars and its
 cooperative matrices as whole matrices of raw bits: loads gather straight from storage, the K loop
-runs compiled, each multiply-add is emu/numerics/mma_fast.py's kernel on one subgroup
-(tile_mma), stores scatter straight to storage. Nothing returns to Python per instruction.
+runs compiled, each multiply-add is emu/numerics/mma_tile.py's vector code (the common case) or
+mma_fast's kernel on one subgroup (tile_mma), stores scatter straight to storage. A subgroup those
+leave (a zero or subnormal result, an infinity, NaN or overflow) calls emu/numerics/mma_call.py's
+kernel, which covers every case, by its address. Nothing returns to Python per instruction.
 
 It shares the fusion JIT's code generator (emu/jit/fuse.py: _Gen emits the scalar code; this
 subclass adds the cooperative ops and runs one "invocation" per subgroup). Since every value is
@@ -23,10 +25,10 @@ stores of different subgroups must not meet: every store is logged (site, subgro
 stride) and, after the run, the logs are checked for an element stored by two subgroups.
 
 Anything unusual hands the whole dispatch back: an access not wholly inside its buffer or with a
-stride shorter than a row, a subgroup that meets an infinity, NaN or overflow in a multiply-add
-(mma_fast's `need`), a step count past --max-steps, two subgroups storing one element. The written
-buffers are copied before the run and restored, and the interpreter runs the dispatch from its
-start: its bits, its errors and its reports, since it is the reference.
+stride shorter than a row, a step count past --max-steps, two subgroups storing one element. The
+written buffers are copied before the run and restored, and the interpreter runs the dispatch from
+its start: its bits, its errors and its reports, since it is the reference. (The first subgroup
+that needs mma_call's kernel also restores them: the kernel is loaded and the range runs again.)
 
 Kernel.run(grid, regions, (first, end)) runs that range of workgroups (emu/cluster's shards) in
 chunks on --jobs threads; the generated `run(w0, w1, ...)` runs any range of workgroups.
@@ -49,6 +51,7 @@ _TYPED = ("i32", "u32", "f32")
 # numba's cache (~0.1-0.2 s) or compiling one (seconds) costs more than interpreting a few subgroups
 MIN_SUBGROUPS = 64
 LOG_COLS = 7            # a logged store: owner base, subgroup, offset, stride, rows, cols, column-major
+ERR_SPECIAL = 3         # a subgroup needs mma_call's kernel, not loaded yet: load it and run again
 
 
 @njit(cache=True, nogil=True)
@@ -123,6 +126,7 @@ class _CoopGen(_Gen):
         self.prms: list = []
         self.wide: list = []
         self.tile16: list = []
+        self.mma_bits: list = []                # (operand bits, C's bits) per slot, for mma_call
         self.ovs: list[str] = []                # integer overrides, passed at run time
         self.ncoop = 0
         self.coop_slots: set[int] = set()       # buffers a cooperative op touches
@@ -235,14 +239,16 @@ class _CoopGen(_Gen):
             s = self.mma_slot(*(x.type for x in a), t)
             name = self.mat(f"c{r.id}", t)
             ops = f"{self.m(a[0])}, {self.m(a[1])}, {self.m(a[2])}, {name}"
-            # the common case in vector registers (the rest of such a dispatch is the
-            # interpreter's: linking mma_fast's whole kernel in too costs seconds of compiling per
-            # shader), else mma_fast's kernel
+            # the common case in vector registers (tile16), else mma_fast's kernel; a subgroup
+            # they leave (zeros, subnormal results, infinities, NaNs) goes to mma_call's kernel,
+            # compiled once for all shaders and called by its address (0 until a run needs it)
             if self.tile16[s]:
                 self.emit(d, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
             else:
                 self.emit(d, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
-            self.fail(d + 1, ERR_FALLBACK)
+            self.emit(d + 1, f"if spa[{s}] == 0:")
+            self.fail(d + 2, ERR_SPECIAL)
+            self.emit(d + 1, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_tile.use32(self.prms[s])})")
             self.vals[r.id] = ("mat", name)
         elif op == OP.coop_length:
             n = self.pipe.profile.matrix_lane_map(inst.attrs["matrix"], self.pipe.opts.subgroup_size)
@@ -269,6 +275,7 @@ class _CoopGen(_Gen):
             self.wide.append(None if mma_fast.only32(prm, ta.rows, tc.cols, ta.cols) else True)
             self.tile16.append(mma_tile.covers(prm, ta.rows, tc.cols, ta.cols))
             self.mma_shapes = getattr(self, "mma_shapes", []) + [(ta.rows, tc.cols, ta.cols)]
+            self.mma_bits.append((8 * ta.elem.size, 8 * tc.elem.size))
         return s
 
     def build(self) -> str:
@@ -293,6 +300,7 @@ class _CoopGen(_Gen):
                "from emu.numerics import scalar_compiled as rt",
                "from emu.numerics import mma_fast as mf",
                "from emu.numerics import mma_tile as mt",
+               "from emu.numerics import mma_call as mc",
                "from emu.jit.coop_kernel import load_tile as ck_load, store_tile as ck_store",
                "",
                "",
@@ -304,7 +312,7 @@ class _CoopGen(_Gen):
                "",
                "",
                "@njit(cache=True, nogil=True, error_model='numpy')",
-               f"def run(w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs{prms}{bufs}):"]
+               f"def run(w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}):"]
         for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
             out.append(f"    wt{s} = mt.workspace()" if self.tile16[s] else
                        f"    ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_tile.use32(self.prms[s])})")
@@ -337,6 +345,8 @@ class Kernel:
         self.prms = gen.prms
         self.ovs = np.array([int(pipe.overrides[n]) for n in gen.ovs] or [0], np.int64)
         self.nsub = gen.nsub
+        self.mma_bits = gen.mma_bits
+        self.spa = np.zeros(max(1, len(gen.prms)), np.int64)    # mma_call's addresses, once needed
         self.mod = None
         self.handed_back = 0                    # dispatches handed to the interpreter (for tests)
 
@@ -363,7 +373,6 @@ class Kernel:
     def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
         """`workgroups`: (first, end) flat indices, the range to run (default: the whole grid).
         Returns None (done) or `first` (the interpreter runs the range)."""
-        from ..numerics.pool import run_chunks
         gx, gy, gz = grid
         lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
         total = end - lo
@@ -375,7 +384,8 @@ class Kernel:
             try:
                 self.mod = _load(self.source)
                 self.mod.run(0, 0, 1, 1, 1, max_steps, np.zeros(3, np.int64),
-                             np.zeros((1, LOG_COLS), np.int64), np.zeros(1, np.int64), self.ovs, *self.prms, *args)
+                             np.zeros((1, LOG_COLS), np.int64), np.zeros(1, np.int64), self.ovs, self.spa, *self.prms,
+                             *args)
             except Exception as e:          # a construct numba cannot type: the interpreter runs it
                 import warnings
                 warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
@@ -384,6 +394,27 @@ class Kernel:
                 return lo
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
         saved = [r.data.copy() for r in written]
+        ok = self._run(grid, lo, total, args, nowned, max_steps)
+        if ok is None:
+            # a subgroup needed mma_call's kernel: with it loaded, the range runs again
+            from ..numerics import mma_call
+            for s, (ab, cd) in enumerate(self.mma_bits):
+                self.spa[s] = mma_call.address(ab, cd)
+            for r, sv in zip(written, saved):
+                r.data[...] = sv
+            ok = self._run(grid, lo, total, args, nowned, max_steps)
+        if ok:
+            return None
+        for r, sv in zip(written, saved):
+            r.data[...] = sv
+        self.handed_back += 1
+        return lo
+
+    def _run(self, grid, lo, total, args, nowned, max_steps):
+        """The range on --jobs threads: True (done), False (hand it back) or None (a subgroup
+        needs mma_call's kernel, not loaded yet)."""
+        from ..numerics.pool import run_chunks
+        gx, gy, gz = grid
         jobs = max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), total))
         chunks = 1 if jobs == 1 else min(total, 4 * jobs)
         errs = np.zeros((chunks, 3), np.int64)
@@ -394,19 +425,16 @@ class Kernel:
             for c in range(c0, c1):
                 a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
                 logs[c] = np.empty(((z - a) * self.nsub * 4 + 64, LOG_COLS), np.int64)
-                self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, *self.prms,
-                             *args)
+                self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, self.spa,
+                             *self.prms, *args)
         run_chunks(chunk, chunks, jobs)
+        if (errs[:, 0] == ERR_SPECIAL).any() and not self.spa.all():
+            return None
         ok = not errs[:, 0].any()
         if ok and nowned:
             owner = np.full(nowned, -1, np.int64)
             ok = all(_disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
-        if ok:
-            return None
-        for r, s in zip(written, saved):
-            r.data[...] = s
-        self.handed_back += 1
-        return lo
+        return ok
 
 
 def compile_pipeline(pipe) -> Kernel | None:

@@ -45,7 +45,8 @@ the report are the same with and without the compiler.
 
 Generated source is written to a cache folder (EMU_JIT_CACHE, default ~/.cache/emu/jit) named by a
 hash of its text, and compiled there by numba with cache=True, so a shader compiles once per
-machine. The folder must be private (ours, 0700): a folder others can write would let them plant
+machine; its first line is a hash of the code it calls (_stamp), so that a changed callee means a
+new file. The folder must be private (ours, 0700): a folder others can write would let them plant
 the code we import. Generated code names no shader identifier (slots and value ids only).
 """
 from __future__ import annotations
@@ -759,7 +760,25 @@ def _cache_dir() -> Path:
 _MODULES: dict[str, object] = {}
 
 
+_STAMP: list = []
+
+
+def _stamp() -> str:
+    """A hash of the code generated kernels call (emu/numerics and emu/jit): numba's cache checks
+    only a kernel's own file, so a kernel compiled against older callees (an upgrade, another
+    checkout sharing the cache) would keep their old machine code; with this line in its source
+    it is another file."""
+    if not _STAMP:
+        h = hashlib.sha256()
+        root = Path(__file__).resolve().parents[1]
+        for f in sorted([*root.glob("numerics/*.py"), *root.glob("jit/*.py")]):
+            h.update(f.name.encode() + f.read_bytes())
+        _STAMP.append(h.hexdigest()[:16])
+    return _STAMP[0]
+
+
 def _load(source: str):
+    source = f"# compiled against emu's kernels {_stamp()}\n{source}"
     h = hashlib.sha256(source.encode()).hexdigest()[:24]
     mod = _MODULES.get(h)
     if mod is not None:

@@ -5,13 +5,16 @@ The same computation as mma_fast's 32-bit row path for one block (L = K = 16), w
 vector code over the 16 columns of an output row: decode A's row and C's row, the block maximum of
 the exponent sums, the alignment exponent q (the accumulator's where it is larger), the 16 terms
 cut toward zero at 2^(q - F) and summed in 32-bit lanes, C's term added in 64-bit lanes, then the
-sum normalised and rounded (toward zero or to nearest even) as a normal f32, branch-free.
+sum normalised and rounded (toward zero or to nearest even) as a normal f32, or a zero (terms
+that cancel, or nothing nonzero: then the sign of C and the products, and the model's zero sign
+rule, as mma_fast and tile_mma give it), branch-free.
 
 It covers only that common case: tile16 returns False, having written nothing final, where any
-element falls outside it (an infinity or NaN among the operands, a zero or subnormal or overflowing
-result, no nonzero product, a rounding mode other than RZ / RNE), and the caller then runs
-mma_fast.tile_mma on the same subgroup, which covers everything. So the bits are mma_fast's
-wherever this path answers; tests/perf/test_coop_kernel.py compares it with the interpreter.
+element falls outside it (an infinity or NaN among the operands, a subnormal or overflowing
+result), and the caller then runs a kernel that covers everything on the same subgroup
+(mma_call's, which is mma_fast.tile_mma's and the reference's). So the bits are mma_fast's
+wherever this path answers; tests/perf/test_mma_fast.py and test_coop_kernel.py compare it with
+the reference kernel and the interpreter.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from numba.extending import intrinsic
 
 from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, P_CARRY, P_F, P_FINAL,
                           P_FLUSH_IN, P_FLUSH_OUT, P_IN_EB, P_IN_FB, P_IN_KEEP, P_KIND, P_L, P_TERM,
-                          R_RNE, R_RZ)
+                          P_ZERO_POS, R_RNE, R_RZ)
 
 _V = 16
 _NEG32 = -(1 << 28)     # a zero operand's exponent (mma_fast._NEG32)
@@ -154,7 +157,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
     """Output row i (oa = 16 i into A's raw bits, oc = 16 i into C's and D's): D's row = the bits of
     the fused sum of A's row times B (decoded by _decode_b) plus C's row, where every lane is in
     the common case; returns 1 if so (else D's row is not final). fmt: A's (eb, fb, fmask, bias,
-    flush); cfg: (pre, F, round to nearest even)."""
+    flush); cfg: (pre, F, round to nearest even, zero results positive)."""
     if not _arrays_ok(Ab, Be, Bm, Bn, Cb, Db):
         return None
     sig = types.int64(Ab, types.int64, Be, Bm, Bn, Cb, Db, types.int64, fmt, cfg)
@@ -166,7 +169,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg = args
         i64 = ir.IntType(64)
         eb, fb, fmask, bias, fl = (b.extract_value(fmt, i) for i in range(5))
-        pre, F, rne = (b.extract_value(cfg, i) for i in range(3))
+        pre, F, rne, zpos = (b.extract_value(cfg, i) for i in range(4))
         flv = _splat(b, b.icmp_signed("!=", fl, ir.Constant(i64, 0)), 1)
         zero32 = _c(32, 0)
         # A's row, decoded (a special there: the caller redoes the subgroup)
@@ -189,6 +192,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         q = b.select(b.and_(b.icmp_signed("!=", xm, zero32), b.icmp_signed(">", xe, em)), xe, em)
         # the terms, cut toward zero at 2^(q - F) (A's magnitudes carry the shift F - 2 fb)
         S = None
+        allneg = None                   # -1 where every product's sign is negative (a zero's too)
         c31 = _c(32, 31)
         for k in range(_V):
             r = _min(b, b.sub(q, b.add(eak[k], bek[k])), c31)
@@ -196,6 +200,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
             s = b.xor(_lane(b, na, k), b.load(bptr[2][k], align=4))
             t = b.sub(b.xor(t, s), s)
             S = t if S is None else b.add(S, t)
+            allneg = s if allneg is None else b.and_(allneg, s)
         # in 64-bit lanes: C's term at the same alignment, the sum, its rounding to a normal f32
         v64 = _vec(64)
 
@@ -231,12 +236,23 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         carry = b.icmp_signed("==", qv, c(1 << 24))
         qv = b.ashr(qv, b.zext(carry, v64))
         top = b.add(top, b.zext(carry, v64))
-        fast = b.and_(b.icmp_signed(">", em, _c(32, _NEG32 // 2)), b.icmp_signed("!=", mag, c(0)))
-        fast = b.and_(fast, b.and_(b.icmp_signed(">", shf, c(-62)), b.icmp_signed("<", shf, c(62))))
+        # a normal result (with no nonzero product the sum is C itself, q its exponent) ...
+        zero = b.icmp_signed("==", mag, c(0))
+        fast = b.and_(b.icmp_signed(">", shf, c(-62)), b.icmp_signed("<", shf, c(62)))
         fast = b.and_(fast, b.and_(b.icmp_signed(">", top, c(1 - 127)), b.icmp_signed("<=", top, c(127))))
         fast = b.and_(fast, b.or_(b.icmp_signed("==", xm, zero32), b.icmp_signed(">", csh, c(-62))))
         bits = b.or_(b.or_(b.shl(b.zext(neg, v64), c(31)), b.shl(b.add(top, c(127)), c(23))),
                      b.sub(qv, c(1 << 23)))
+        # ... or a zero, as mma_fast's rounding gives it under RZ / RNE: +0 where terms cancel,
+        # and where nothing is nonzero (no product, C zero) -0 only if C and every product are
+        # negative zeros (then +0 all the same where the model makes zero results positive)
+        nprod = b.icmp_signed(">", em, _c(32, _NEG32 // 2))
+        i32 = ir.IntType(32)
+        keep = b.select(b.icmp_signed("==", zpos, ir.Constant(i64, 0)), ir.Constant(i32, -1), ir.Constant(i32, 0))
+        zneg = b.and_(b.and_(xn, allneg), _splat(b, keep, 32))
+        zneg = b.select(b.or_(nprod, b.icmp_signed("!=", xm, zero32)), zero32, zneg)
+        bits = b.select(zero, b.shl(b.zext(b.and_(zneg, _c(32, 1)), v64), c(31)), bits)
+        fast = b.or_(zero, fast)
         b.store(b.trunc(bits, _vec(32)), _ptr(context, b, td, Db, oc, 32), align=4)
         slow = b.or_(b.or_(_any(b, spa), _any(b, spc)), _any(b, b.not_(fast)))
         return b.zext(b.not_(slow), i64)
@@ -251,13 +267,14 @@ def workspace():
 
 @njit(cache=True, nogil=True)
 def tile16(ws, a, b, c, d, prm):
-    """d[0] = the bits of A*B + C (a, b: [1, 16, 16] uint16 raw bits, c, d: uint32) where every
-    element is in the common case: True. False: d is not final; run mma_fast.tile_mma."""
+    """d[0] = the bits of A*B + C, zero signs applied (a, b: [1, 16, 16] uint16 raw bits, c, d:
+    uint32) where every element is in the common case: True. False: d is not final; run
+    mma_fast.tile_mma."""
     Be, Bm, Bn = ws
     ieb, ifb, keep = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP]
     fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
     fmt = (ieb, ifb, fmask, (np.int64(1) << (ieb - 1)) - 1, prm[P_FLUSH_IN])
-    cfg = (prm[P_F] - 2 * ifb, prm[P_F], np.int64(prm[P_FINAL] == R_RNE))
+    cfg = (prm[P_F] - 2 * ifb, prm[P_F], np.int64(prm[P_FINAL] == R_RNE), prm[P_ZERO_POS])
     A, B, C, D = a[0], b[0], c[0], d[0]
     if _decode_b(B, Be, Bm, Bn, fmt) != 0:
         return False

@@ -2,7 +2,9 @@
 interpreter: every cooperative test shader runs twice on the same inputs, once with EMU_JIT=0 (the
 lockstep interpreter, the reference) and once with the compiled paths; every output bit, every
 warning and every error must be the same. Each case also says which way the compiled run went:
-'compiled' (the whole dispatch ran compiled), 'handed back' (the kernel met something it leaves to
+'compiled' (the whole dispatch ran compiled, every multiply-add on the fast paths), 'special' (ran
+compiled, some multiply-adds through emu/numerics/mma_call.py's kernel for what the fast paths
+leave: zeros, subnormals, infinities, NaNs), 'handed back' (the kernel met something it leaves to
 the interpreter, restored what it wrote and handed the dispatch over) or 'declined' (not compiled)."""
 from pathlib import Path
 
@@ -16,14 +18,18 @@ from emu.jit import coop_kernel
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def dawn_gemm(t_in, t_acc, m, n, k, *, layout="row_major", wg=None):
+def dawn_gemm(t_in, t_acc, m, n, k, *, layout="row_major", wg=None, c_in=False):
     """One tile of C per subgroup, any tile shape and types, Dawn's dialect; workgroups of `wg`
-    invocations (several subgroups, the tile from workgroup_id and subgroup_id)."""
+    invocations (several subgroups, the tile from workgroup_id and subgroup_id). c_in: the
+    accumulator starts from binding 3 (else from zero)."""
     f16 = "enable f16;" if "f16" in (t_in, t_acc) else ""
     a_at = "row * K + kk" if layout == "row_major" else "kk * M + row"
     b_at = "kk * N + col" if layout == "row_major" else "col * K + kk"
     c_at = "row * N + col" if layout == "row_major" else "col * M + row"
     lda, ldb, ldc = ("K", "N", "N") if layout == "row_major" else ("M", "K", "M")
+    acc0 = (f"subgroupMatrixLoad<subgroup_matrix_result<{t_acc}, {n}, {m}>, {layout}>(&c0, {c_at}, {ldc})"
+            if c_in else f"subgroup_matrix_result<{t_acc}, {n}, {m}>()")
+    c0 = f"@group(0) @binding(3) var<storage, read> c0: array<{t_acc}>;" if c_in else ""
     return f"""
 {f16}
 enable subgroups;
@@ -32,13 +38,14 @@ override M: u32 = 64; override N: u32 = 64; override K: u32 = 64;
 @group(0) @binding(0) var<storage, read> a: array<{t_in}>;
 @group(0) @binding(1) var<storage, read> b: array<{t_in}>;
 @group(0) @binding(2) var<storage, read_write> c: array<{t_acc}>;
+{c0}
 @compute @workgroup_size({wg})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(subgroup_id) sg: u32,
         @builtin(num_subgroups) nsg: u32) {{
   let tile = wg.x * nsg + sg;
   let row = (tile / (N / {n}u)) * {m}u;
   let col = (tile % (N / {n}u)) * {n}u;
-  var acc = subgroup_matrix_result<{t_acc}, {n}, {m}>();
+  var acc = {acc0};
   for (var kk = 0u; kk < K; kk += {k}u) {{
     let l = subgroupMatrixLoad<subgroup_matrix_left<{t_in}, {k}, {m}>, {layout}>(&a, {a_at}, {lda});
     let r = subgroupMatrixLoad<subgroup_matrix_right<{t_in}, {n}, {k}>, {layout}>(&b, {b_at}, {ldb});
@@ -104,6 +111,43 @@ def _f(rng, n, dtype, special=False):
     return x
 
 
+def awkward(rng, m, n, k, t_in, t_acc, kind, layout):
+    """Bindings of an (8 m) x (16 k) x (4 n) dawn_gemm(..., c_in=True) whose multiply-adds leave
+    mma_tile's common case, subgroup by subgroup, in one way each: 'subnormal' (subnormal operands,
+    and C of subnormal values times operand rows of zeros: subnormal results), 'cancel' (pairs of
+    terms that cancel exactly: zero results of nonzero products, both signs of zero in C),
+    'special' (infinities and NaNs in A, B and C)."""
+    dt = np.float16 if t_in == "f16" else np.float32
+    ct = np.float16 if t_acc == "f16" else np.float32
+    M, N, K = 2 * m, 4 * n, 4 * k
+    a = rng.uniform(-2, 2, (M, K)).astype(dt)
+    b = rng.uniform(-2, 2, (K, N)).astype(dt)
+    c = rng.uniform(-2, 2, (M, N)).astype(ct)
+    tiny = np.finfo(ct).smallest_subnormal
+    if kind == "subnormal":
+        small = np.finfo(dt).smallest_subnormal * rng.integers(1, 1000, (M, K))
+        a[rng.random((M, K)) < 0.2] = 0
+        a = np.where(rng.random((M, K)) < 0.3, small.astype(dt), a)
+        b = np.where(rng.random((K, N)) < 0.3, (np.finfo(dt).smallest_subnormal * 7).astype(dt), b)
+        a[: M // 2: 3] = 0
+        c = np.where(rng.random((M, N)) < 0.5, (tiny * rng.integers(-99, 99, (M, N))).astype(ct), c)
+    elif kind == "cancel":
+        a[:, 1::2] = -a[:, 0::2]
+        b[1::2] = b[0::2]
+        a[M // 2:, 5] = 3
+        a[0] = -0.0                             # C and every product -0 in B's column 0: -0
+        b[:, 0] = np.abs(b[:, 0])
+        c = np.where(rng.random((M, N)) < 0.5, ct(0), ct(-0.0)).astype(ct)
+    else:
+        for x, p in ((a, 0.01), (b, 0.01), (c, 0.02)):
+            x[rng.random(x.shape) < p] = np.inf
+            x[rng.random(x.shape) < p] = -np.inf
+            x[rng.random(x.shape) < p] = np.nan
+    a, b, c = (x.T if layout == "col_major" else x for x in (a, b, c))
+    return {(0, 0): a.reshape(-1), (0, 1): b.reshape(-1), (0, 2): M * N * np.dtype(ct).itemsize,
+            (0, 3): c.reshape(-1)}
+
+
 def gemm_case(t_in, t_acc, size, *, special=False, zeros=False, short=0):
     """Bindings of a size^3 GEMM: A and B random (short: B that many elements too small)."""
     def make(rng):
@@ -132,9 +176,9 @@ CASES = [
     ("gemm_dawn-ampere", "nvidia-ampere", None, file_src("emu/examples/gemm_dawn.wgsl"),
      {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64), (2, 2, 1), "compiled"),
     ("specials-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
-     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, special=True), (4, 4, 1), "handed back"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, special=True), (4, 4, 1), "special"),
     ("zeros-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
-     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, zeros=True), (4, 4, 1), "handed back"),
+     {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, zeros=True), (4, 4, 1), "compiled"),
     ("out-of-bounds-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
      {"M": 64, "N": 64, "K": 64}, gemm_case("f16", "f32", 64, short=100), (4, 4, 1), "handed back"),
     ("overlapping-stores", "nvidia-h200", None, OVERLAP, {},
@@ -171,6 +215,25 @@ for prof, sg, t_in, t_acc, m, n, k, way in [
                       (4, 1, 1), way))
 
 
+# multiply-adds outside the common case: both matrix paths of the H200 (tile16 for f32
+# accumulators, which answers zeros and leaves subnormal results, infinities and NaNs to mma_call's
+# kernel; mma_fast's for f16, which leaves it only infinities and NaNs) and Intel's exact model
+# (mma_fast's, which also leaves it exact sums wider than 64 bits: C's f32 subnormals beside
+# products near 1)
+for prof, sg, t_in, t_acc, m, n, k in [("nvidia-h200", 32, "f16", "f32", 16, 16, 16),
+                                       ("nvidia-h200", 32, "f16", "f16", 16, 16, 16),
+                                       ("intel-xe2", 16, "f16", "f32", 8, 16, 16)]:
+    for kind in ("subnormal", "cancel", "special"):
+        for layout in ("row_major", "col_major"):
+            CASES.append((f"{kind}-{prof}-{t_in}-{t_acc}-{m}x{n}x{k}-{layout}", prof, sg,
+                          dawn_gemm(t_in, t_acc, m, n, k, layout=layout, wg=2 * sg, c_in=True),
+                          {"M": 2 * m, "N": 4 * n, "K": 4 * k},
+                          (lambda m, n, k, t_in, t_acc, kind, layout: lambda rng: awkward(
+                              rng, m, n, k, t_in, t_acc, kind, layout))(m, n, k, t_in, t_acc, kind, layout),
+                          (4, 1, 1), "special" if kind == "special" or (kind, t_acc) == ("subnormal", "f32")
+                          else "compiled"))
+
+
 @pytest.fixture(autouse=True)
 def small_dispatches_compiled(monkeypatch):
     """These cases are small: compile them anyway (normally the interpreter runs dispatches of
@@ -203,15 +266,17 @@ def test_compiled_equals_interpreter(monkeypatch, case):
         return
     _, want_w, want = run(monkeypatch, "0", profile, sg, src, consts, make, grid)
     p, got_w, got = run(monkeypatch, "1", profile, sg, src, consts, make, grid)
+    assert got_w == want_w
+    for key in want:
+        assert np.array_equal(got[key], want[key]), f"binding {key} differs"
     k = getattr(p, "_jit", None)
     if way == "declined":
         assert not isinstance(k, coop_kernel.Kernel)
     else:
         assert isinstance(k, coop_kernel.Kernel), "not compiled"
-        assert (k.handed_back == 0) == (way == "compiled"), f"expected {way}"
-    assert got_w == want_w
-    for key in want:
-        assert np.array_equal(got[key], want[key]), f"binding {key} differs"
+        assert (k.handed_back == 0) == (way != "handed back"), f"expected {way}"
+        if way != "handed back":      # whether some subgroup needed mma_call's kernel
+            assert bool(k.spa.any()) == (way == "special"), f"expected {way}"
 
 
 def test_jobs_do_not_change_bits(monkeypatch):

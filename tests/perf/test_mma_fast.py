@@ -151,8 +151,8 @@ def test_fast_kernel_against_plain_python_reference(model, fin, ct, rt, special)
 @pytest.mark.parametrize("scale", [1.0, 1e-3, 3e3])
 def test_tile16_bit_exact(fin, special, scale):
     """emu/numerics/mma_tile.py (Hopper's 16x16x16 step in vector registers): where it answers,
-    the reference kernel's bits; where it does not (specials, zero or subnormal results), it says
-    so."""
+    the reference kernel's bits with the model's zero sign applied (as tile_mma's); where it does
+    not (specials, subnormal results), it says so."""
     from emu.numerics import mma_tile
     rng = np.random.default_rng(hash((fin, special, scale)) % 2**32)
     a, b, c = operands(rng, 96, fin, "f32", special, scale)
@@ -161,8 +161,48 @@ def test_tile16_bit_exact(fin, special, scale):
     A, B, C = M.bits32(a), M.bits32(b), M.bits32(c)
     want = np.empty(c.shape, np.uint32)
     K.float_mma_serial(A, B, C, want, prm)
+    M.zero_sign(want, prm)
     got = np.empty(c.shape, np.uint32)
     need = np.zeros(96, np.bool_)
     mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), C, got, prm, need)
     np.testing.assert_array_equal(got[~need], want[~need])
     assert need.any() if special else (~need).any()
+
+
+@pytest.mark.parametrize("fin", ["f16", "bf16"])
+@pytest.mark.parametrize("zero_pos", [True, False])
+def test_tile16_answers_zeros(fin, zero_pos):
+    """Zeros stay in mma_tile's vector path: ReLU-like operands (rows and columns of zeros, both
+    signs), subnormal operands, terms that cancel to an exact zero, C of both zero signs; the bits
+    are the reference kernel's, under the model's zero sign rule and without it (-0 where C and
+    every product are negative zeros)."""
+    from emu.numerics import mma_tile
+    rng = np.random.default_rng(11)
+    S = 256
+    a = rng.standard_normal((S, 16, 16)).astype(DT[fin])
+    b = rng.standard_normal((S, 16, 16)).astype(DT[fin])
+    c = np.where(rng.random((S, 16, 16)) < 0.5, np.float32(0), np.float32(-0.0))
+    c[S // 2:] = rng.standard_normal((S // 2, 16, 16))
+    a[a < 0.3] = 0
+    b[b < 0.3] = 0
+    a[::4, :, ::2] = -0.0
+    b[1::4, ::3] = -0.0
+    a[2::4, :, 1::2] = -a[2::4, :, 0::2]        # pairs of terms that cancel
+    b[2::4, 1::2] = b[2::4, 0::2]
+    a[3::4, 5] = np.finfo(DT[fin]).smallest_subnormal * 3     # (B large: normal products)
+    b[3::4] = (np.abs(b[3::4]) + 1) * 256
+    a[0::8, :4] = -0.0                          # C and every product -0: the zero's sign is -
+    b[0::8] = np.abs(b[0::8])
+    c[0::8, :4] = -0.0
+    prm = M.pack_rule(M.get_model("nvidia-hopper").rule(M.FORMATS[fin], M.FORMATS["f32"], "f32"))
+    prm[K.P_ZERO_POS] = zero_pos
+    A, B, C = M.bits32(a), M.bits32(b), M.bits32(c)
+    want = np.empty(c.shape, np.uint32)
+    K.float_mma_serial(A, B, C, want, prm)
+    M.zero_sign(want, prm)
+    assert (want == 0).sum() > 1000 and ((want == 1 << 31).sum() > 100) != zero_pos
+    got = np.empty(c.shape, np.uint32)
+    need = np.zeros(S, np.bool_)
+    mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), C, got, prm, need)
+    assert not need.any()
+    np.testing.assert_array_equal(got, want)
