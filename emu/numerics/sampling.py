@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .builtins import _fma
 from .texels import F32, TextureModel
 
 
@@ -150,16 +151,30 @@ def fixed8_lerp(v0: np.ndarray, v1: np.ndarray, alpha: np.ndarray) -> np.ndarray
     return (v0 * (256 - w) + v1 * w + 128) >> 8
 
 
-def fixed8_filter(corners: dict, alphas: list) -> np.ndarray:
-    """The corners of a linear footprint ({(bit per axis): ints (L, 4)}) reduced axis by axis, x first."""
+def reduce_axes(corners: dict, alphas: list, lerp) -> np.ndarray:
+    """The corners of a linear footprint ({(bit per axis): texels (L, 4)}) reduced axis by axis, x
+    first, each pair by lerp(t0, t1, alpha of that axis)."""
     for k, a in enumerate(alphas):
         nxt = {}
         for bits, v in corners.items():
             if bits[k] == 0:
                 hi = corners[bits[:k] + (1,) + bits[k + 1:]]
-                nxt[bits[:k] + (0,) + bits[k + 1:]] = fixed8_lerp(v, hi, a)
+                nxt[bits[:k] + (0,) + bits[k + 1:]] = lerp(v, hi, a)
         corners = nxt
     return next(iter(corners.values()))
+
+
+def fixed8_filter(corners: dict, alphas: list) -> np.ndarray:
+    return reduce_axes(corners, alphas, fixed8_lerp)
+
+
+def fma_lerp(t0: np.ndarray, t1: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """fma(alpha, t1 - t0, t0) in f32, the difference rounded first: how llvmpipe interpolates
+    float texels (measured: every value of an sRGB texture filtered at 256 points, x first)."""
+    d = (t1.astype(F32) - t0.astype(F32)).astype(F32)
+    a = np.broadcast_to(alpha.astype(F32)[:, None], d.shape)
+    with np.errstate(all="ignore"):
+        return _fma("f32", a, d, t0.astype(F32))
 
 
 def unorm16_filter(codes: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:

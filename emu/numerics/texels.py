@@ -82,6 +82,7 @@ MIP_NEAREST = ("half-down", "half-up", "half-even")
 HALF_STORE = ("nearest-even", "toward-zero")
 HALF_FILTER = ("f32", "f16-nearest-away")
 UNORM8_FILTER = ("float", "fixed8", "unorm16")
+FLOAT_FILTER = ("exact", "fma-lerp")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -96,7 +97,10 @@ class TextureModel:
     linear filtering of 8-bit unorm texels runs in f32, in 8-bit fixed point, or to a 16-bit unorm
     result, how the fixed-point fractions round (floor, or to nearest with halves up), and how a
     store to an 8-bit unorm/snorm channel rounds (to nearest even, or through a truncated value
-    with 4 more bits, halves down)."""
+    with 4 more bits, halves down), and what an sRGB colour channel decodes to (the exact curve,
+    or a device's own 256 values: texture units decode sRGB by a table, each its own, measured),
+    and how texels that are filtered as floats combine (the weighted sum rounded once to f32, or
+    f32 lerps fma(a, t1 - t0, t0) axis by axis, x first, then between the two mip levels)."""
     normalized_decode: str = "exact"
     subtexel_bits: int | None = None
     lod_bits: int | None = None
@@ -107,13 +111,16 @@ class TextureModel:
     lod_rounding: str = "floor"             # and the level of detail's, lod_bits bits
     half_filter: str = "f32"                # filtered f16 texels: kept in f32, or rounded to f16 (ties away)
     norm8_store: str = "nearest-even"       # f32 -> unorm8/snorm8 on textureStore
+    srgb_decode: tuple | None = None        # sRGB colour channel c -> f32: the exact curve, or the device's 256 values
+    float_filter: str = "exact"             # weighted sum rounded once, or fma lerps axis by axis
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"
         lod = "f32" if self.lod_bits is None else f"{self.lod_bits} fractional bits"
         return (f"normalized texels {self.normalized_decode}, linear weights from {sub}, level of detail "
                 f"{lod}, nearest mip rounds {self.mip_nearest}, f16 stores round {self.half_store}, 8-bit unorm "
-                f"filtering in {self.unorm8_filter}, 8-bit normalized stores {self.norm8_store}")
+                f"filtering in {self.unorm8_filter}, 8-bit normalized stores {self.norm8_store}, sRGB decoded "
+                f"{'by the exact curve' if self.srgb_decode is None else 'by the device table'}")
 
 
 REFERENCE = TextureModel()
@@ -247,7 +254,8 @@ def _decode(fmt: TexelFormat, raw: np.ndarray, model: "TextureModel") -> np.ndar
         if fmt.kind == "unorm":
             v = normalized(c.astype(np.int64), (1 << b) - 1, model)
             if fmt.srgb and name != "a":
-                v = _srgb_to_linear(c.astype(np.float64) / ((1 << b) - 1))
+                v = _srgb_to_linear(c.astype(np.float64) / ((1 << b) - 1)) if model.srgb_decode is None \
+                    else np.asarray(model.srgb_decode, F32)[c.astype(np.int64)]
         elif fmt.kind == "snorm":
             s = c.astype(np.int64) - ((c >> np.uint64(b - 1)).astype(np.int64) << b)
             v = np.maximum(normalized(s, (1 << (b - 1)) - 1, model), F32(-1))

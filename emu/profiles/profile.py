@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import EmuError
-from ..numerics.texels import FIXED_ROUNDING, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
+from ..numerics.texels import FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
 from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
@@ -625,12 +625,13 @@ def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
 def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     """{"normalized_decode": "exact", "subtexel_bits": 8, "lod_bits": 8, "mip_nearest": "half-down",
     "half_store": "nearest-even", "unorm8_filter": "float", "subtexel_rounding": "half-up",
-    "lod_rounding": "floor", "half_filter": "f32", "norm8_store": "nearest-even"}: each optional."""
+    "lod_rounding": "floor", "half_filter": "f32", "norm8_store": "nearest-even", "srgb_decode": [256
+    numbers], "float_filter": "exact"}: each optional."""
     if raw is None:
         return REFERENCE_TEXTURES
     ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
                                      "unorm8_filter", "subtexel_rounding", "lod_rounding",
-                                     "half_filter", "norm8_store"))
+                                     "half_filter", "norm8_store", "srgb_decode", "float_filter"))
     bits = {}
     for k in ("subtexel_bits", "lod_bits"):
         v = raw.get(k)
@@ -647,7 +648,16 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     lod = ctx.string(raw.get("lod_rounding", "floor"), "textures.lod_rounding", FIXED_ROUNDING)
     hf = ctx.string(raw.get("half_filter", "f32"), "textures.half_filter", HALF_FILTER)
     n8 = ctx.string(raw.get("norm8_store", "nearest-even"), "textures.norm8_store", NORM8_STORE)
-    return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8)
+    srgb = raw.get("srgb_decode")
+    if srgb is not None:
+        if not isinstance(srgb, list) or len(srgb) != 256 or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in srgb):
+            ctx.fail("textures.srgb_decode", "expected a list of 256 numbers in [0, 1]",
+                     "give what the device reads for each of the 256 sRGB values, or leave it out for the exact curve")
+        srgb = tuple(srgb)
+    ff = ctx.string(raw.get("float_filter", "exact"), "textures.float_filter", FLOAT_FILTER)
+    return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8,
+                        srgb, ff)
 
 
 def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:

@@ -165,13 +165,14 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         ref = np.broadcast_to(np.asarray(ops["depth_ref"], np.float32), (L,))
         if tex.format.kind == "unorm":          # a fixed-point depth format compares in [0, 1]
             ref = np.clip(ref, np.float32(0), np.float32(1))
-    taps, ws, fixed = [], [], []
+    taps, ws, fixed, lerped = [], [], [], []
     mips = [(d0, 1 - delta.astype(np.float64))] + ([(d1, delta.astype(np.float64))] if smp.mipmap_filter == "linear" and not gather else [])
     # a texture unit that filters 8-bit unorm texels in 8-bit fixed point (the profile says)
     unorm8 = tex.format.kind == "unorm" and set(tex.format.bits) == {8} and not tex.format.srgb \
         and ref is None and not gather
     fixed8 = unorm8 and model.unorm8_filter == "fixed8"
     wide16 = unorm8 and model.unorm8_filter == "unorm16"
+    by_lerp = model.float_filter == "fma-lerp" and not gather and not fixed8 and not wide16
     for d, wmip in mips:
         lv = view.base_mip_level + d
         ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]
@@ -189,6 +190,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
                 corners[bits] = np.rint(texels.decode(tex.format, raw).astype(np.float64) * 255).astype(np.int64)
             fixed.append(S.fixed8_filter(corners, [a[2] for a in axes]))
             continue
+        corners = {}
         for bits, w in S.weights([a[2] for a in axes]):
             idx = [axes[k][bit] for k, bit in enumerate(bits)]
             x = idx[0]
@@ -201,6 +203,9 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
                 texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
             taps.append((bits, texel))
             ws.append(w * wmip)
+            corners[bits] = texel
+        if by_lerp:
+            lerped.append(S.reduce_axes(corners, [a[2] for a in axes], S.fma_lerp))
     if gather:
         comp = int(np.asarray(ops.get("component", 0)).reshape(-1)[0])
         corner = dict(taps)
@@ -211,7 +216,10 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         return texels.normalized(c, 255, model)
     if wide16:
         return S.unorm16_filter([tx for _, tx in taps], ws)
-    out = S.blend([tx for _, tx in taps], ws)
+    if by_lerp:
+        out = lerped[0] if len(lerped) == 1 else S.fma_lerp(lerped[0], lerped[1], delta)
+    else:
+        out = S.blend([tx for _, tx in taps], ws)
     if model.half_filter != "f32" and tex.format.kind == "float" and tex.format.bits[0] == 16:
         out = texels.filtered_half(out)
     return out[:, 0].copy() if t.depth or fn == "sample_compare_level" else out

@@ -36,7 +36,7 @@ def _profile_for(info):
 
 
 @pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "emu"])
-@pytest.mark.parametrize("name,case", CASES, ids=[n for n, _ in CASES])
+@pytest.mark.parametrize("name,case", CASES + C.new_cases(), ids=[n for n, _ in CASES + C.new_cases()])
 def test_case_matches_the_adapter(backend, name, case):
     info = _adapter(backend)
     profile = _profile_for(info)

@@ -91,6 +91,19 @@ fn main(@builtin(global_invocation_id) id: vec3u) {
 }
 """
 
+SRGB = """
+@group(0) @binding(0) var t: texture_2d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> uv: array<vec2f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(16, 16)
+fn main(@builtin(local_invocation_id) id: vec3u) {
+  let i = id.y * 16u + id.x;
+  out[2u * i] = textureLoad(t, id.xy, 0);
+  out[2u * i + 1u] = textureSampleLevel(t, s, uv[i], 0.0);
+}
+"""
+
 LINEAR = dict(mag_filter="linear", min_filter="linear")
 # The storage formats every WebGPU device writes (the core set; the r8/rg8/r16/rg16/rgb10a2/
 # rg11b10 formats need texture-formats-tier1, bgra8unorm needs bgra8unorm-storage)
@@ -188,6 +201,20 @@ def cases():
             textures={(0, 0): HwTexture("rgba16float", (16, 16, 1), tuple(x.tobytes() for x in levels))},
             samplers={(0, 1): dict(mipmap_filter=mip)})))
     return out
+
+
+def new_cases():
+    """Cases not yet recorded on the H200 (lavapipe runs them in CI): an sRGB texture holding every
+    value in each channel, read by textureLoad and filtered between texels."""
+    rng = np.random.default_rng(20261202)
+    c = np.arange(256)
+    img = np.stack([c, 255 - c, (c * 7) % 256, c], axis=1).astype(np.uint8).reshape(16, 16, 4)
+    uv = rng.uniform(0, 1, (256, 2)).astype(np.float32)
+    return [("srgb", dict(
+        source=SRGB, dispatch=(1, 1, 1),
+        buffers={(0, 2): uv, (0, 3): np.zeros((512, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba8unorm-srgb", (16, 16, 1), (img.tobytes(),))},
+        samplers={(0, 1): LINEAR}))]
 
 
 def run_on_emu(case: dict, profile: str = "reference") -> dict:

@@ -1,5 +1,6 @@
 """Texel formats (emu/numerics/texels.py): every bit pattern of the 8-, 10-, 11- and 16-bit
 channels decoded and encoded against exact rational arithmetic and WebGPU's rules."""
+import pathlib
 from fractions import Fraction
 
 import numpy as np
@@ -184,6 +185,32 @@ def test_the_h200_s_unorm8_filter_rounds_to_16_bits():
     assert got[0, 2] == np.float32(0.0019684138)
 
 
+def test_lavapipe_s_float_filter_is_an_fma_lerp_per_axis():
+    from emu.numerics import sampling as S
+    t0 = np.array([[0.1, 1.0, -3.0, 0.0]], np.float32)
+    t1 = np.array([[0.7, 2.0 ** -30, 5.0, 1.0]], np.float32)
+    a = np.array([0.3], np.float32)
+    d = (t1 - t0).astype(np.float32)
+    want = [np.float32(float(x) + float(a[0]) * float(y)) for x, y in zip(t0[0], d[0])]   # exact in f64 here
+    assert S.fma_lerp(t0, t1, a)[0].tolist() == want
+    # two axes, x first: ((t00, t01) by ax, (t10, t11) by ax) by ay
+    c = {(0, 0): t0, (1, 0): t1, (0, 1): t1, (1, 1): t0}
+    got = S.reduce_axes(c, [a, np.array([0.5], np.float32)], S.fma_lerp)
+    assert got.tolist() == S.fma_lerp(S.fma_lerp(t0, t1, a), S.fma_lerp(t1, t0, a), np.array([0.5], np.float32)).tolist()
+
+
+def test_srgb_decode_by_a_device_table():
+    from emu.numerics.texels import TextureModel
+    table = tuple(k / 512 for k in range(256))
+    raw = np.array([[0, 128, 255, 128]], np.uint8)
+    got = decode(FORMATS["rgba8unorm-srgb"], raw, TextureModel(srgb_decode=table))[0]
+    assert got.tolist() == [0, 0.25, 255 / 512, np.float32(128 / 255)]                  # alpha stays linear
+    h200 = np.load(pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "textures.npz")["probe:srgb"]
+    from emu.profiles import load_profile
+    img = np.repeat(np.arange(256, dtype=np.uint8), 4).reshape(256, 4)
+    assert np.array_equal(decode(FORMATS["rgba8unorm-srgb"], img, load_profile("nvidia-h200").textures), h200)
+
+
 def test_profiles_carry_the_measured_texture_units():
     from emu.profiles import load_profile
     from emu.profiles.profile import ProfileError, _parse
@@ -199,6 +226,9 @@ def test_profiles_carry_the_measured_texture_units():
     doc = json.loads(resources.files("emu.profiles.data").joinpath("reference.json").read_text())
     doc["textures"] = {"subtexel_bits": 40}
     with pytest.raises(ProfileError, match="textures.subtexel_bits.*40 fractional bits"):
+        _parse(json.dumps(doc), "x.json", ())
+    doc["textures"] = {"srgb_decode": [0.5] * 255}
+    with pytest.raises(ProfileError, match="textures.srgb_decode.*256 numbers"):
         _parse(json.dumps(doc), "x.json", ())
     doc["textures"] = {"mip_nearest": "sideways"}
     with pytest.raises(ProfileError, match="textures.mip_nearest"):
