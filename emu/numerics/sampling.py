@@ -45,6 +45,52 @@ def cube_face(d: np.ndarray):
     return face.astype(np.int64), s, t
 
 
+def cube_texel(face: np.ndarray, i: np.ndarray, j: np.ndarray, n: np.ndarray):
+    """Texel (i, j) of a cube face of n x n texels, at most one step past an edge -> (face, i, j,
+    corner): past one edge, the texel of the adjacent face that meets it there (Vulkan's cube map
+    edge handling, as the texel centre's direction re-projected: integers, no rounding); past two
+    (a corner, which no face holds) corner is True and the texel is the face's own corner."""
+    corner = ((i < 0) | (i >= n)) & ((j < 0) | (j >= n))
+    i, j = np.where(corner, np.clip(i, 0, n - 1), i), np.where(corner, np.clip(j, 0, n - 1), j)
+    sc, tc, m = 2 * i + 1 - n, 2 * j + 1 - n, n                # face coordinates, in units of 1/n
+    x = np.choose(face, [m, -m, sc, sc, sc, -sc])
+    y = np.choose(face, [-tc, -tc, m, -m, -tc, -tc])
+    z = np.choose(face, [-sc, sc, tc, -tc, m, -m])
+    f2, _, _ = cube_face(np.stack([x, y, z], 1).astype(np.float64))
+    sc2 = np.choose(f2, [-z, z, x, x, x, -x])
+    tc2 = np.choose(f2, [-y, -y, z, -z, -y, -y])
+    m2 = np.choose(f2, [np.abs(x)] * 2 + [np.abs(y)] * 2 + [np.abs(z)] * 2)
+    i2 = np.clip((sc2 + m2) * n // (2 * m2), 0, n - 1)        # floor((sc / ma + 1) / 2 * n)
+    j2 = np.clip((tc2 + m2) * n // (2 * m2), 0, n - 1)
+    return f2, i2, j2, corner
+
+
+def corner_mean(texels: list[np.ndarray]) -> np.ndarray:
+    """The value of a cube corner's missing texel: the mean of the footprint's other three."""
+    return (sum(t.astype(np.float64) for t in texels) / 3).astype(texels[0].dtype)
+
+
+def cube_corner_sum(corners: dict, outside: dict, alphas: list) -> np.ndarray:
+    """llvmpipe's filter of a cube footprint in a SIMD vector (a subgroup) where some lane meets a
+    cube corner: f32 weights (1-a)(1-b), a(1-b), (1-a)b, ab; a corner's weight, times f32(1/3), goes to
+    each of the other three (its own becomes 0); the products summed in f32 in the order 00, 10,
+    01, 11, unfused (measured on lavapipe: every lane of such subgroups, 197 of 197)."""
+    a, b = (x.astype(F32)[:, None] for x in alphas)
+    one = F32(1)
+    w = {(0, 0): (one - a) * (one - b), (1, 0): a * (one - b), (0, 1): (one - a) * b, (1, 1): a * b}
+    for k, out in outside.items():              # at most one corner per footprint
+        share = (w[k] * F32(1 / 3)).astype(F32)
+        for o in w:
+            if o != k:
+                w[o] = np.where(out[:, None], (w[o] + share).astype(F32), w[o])
+        w[k] = np.where(out[:, None], F32(0), w[k])
+    acc = None
+    for k in ((0, 0), (1, 0), (0, 1), (1, 1)):
+        p = (corners[k].astype(F32) * w[k]).astype(F32)
+        acc = p if acc is None else (acc + p).astype(F32)
+    return acc
+
+
 def cube_gradient(d: np.ndarray, dd: np.ndarray, face: np.ndarray) -> np.ndarray:
     """A direction's derivative (L, 3) as the derivative of the face coordinates (s, t) (L, 2):
     Vulkan's d(s)/dx = (d(sc)/dx * |ma| - sc * d(|ma|)/dx) / (2 ma^2), the same for t."""
@@ -96,6 +142,8 @@ def wrap(i: np.ndarray, size: np.ndarray, mode: str) -> np.ndarray:
     """Integer texel coordinate -> inside [0, size): WebGPU's address modes."""
     if mode == "repeat":
         return np.mod(i, size)
+    if mode == "cube":                  # past a cube face's edge: cube_texel moves it to the next face
+        return i
     if mode == "mirror-repeat":
         t = np.mod(i, 2 * size)
         return np.where(t >= size, 2 * size - 1 - t, t)

@@ -83,6 +83,7 @@ HALF_STORE = ("nearest-even", "toward-zero")
 HALF_FILTER = ("f32", "f16-nearest-away")
 UNORM8_FILTER = ("float", "fixed8", "unorm16")
 FLOAT_FILTER = ("exact", "fma-lerp")
+CUBE_CORNERS = ("mean", "subgroup-weights")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -100,7 +101,10 @@ class TextureModel:
     with 4 more bits, halves down), and what an sRGB colour channel decodes to (the exact curve,
     or a device's own 256 values: texture units decode sRGB by a table, each its own, measured),
     and how texels that are filtered as floats combine (the weighted sum rounded once to f32, or
-    f32 lerps fma(a, t1 - t0, t0) axis by axis, x first, then between the two mip levels)."""
+    f32 lerps fma(a, t1 - t0, t0) axis by axis, x first, then between the two mip levels), and how
+    linear cube filtering at a corner of the cube (where a footprint's fourth texel is on no face)
+    goes: the missing texel is the mean of the other three (Vulkan's rule), or, as llvmpipe does,
+    a whole subgroup with such a lane sums f32 weights with the corner's shared out."""
     normalized_decode: str = "exact"
     subtexel_bits: int | None = None
     lod_bits: int | None = None
@@ -113,6 +117,7 @@ class TextureModel:
     norm8_store: str = "nearest-even"       # f32 -> unorm8/snorm8 on textureStore
     srgb_decode: tuple | None = None        # sRGB colour channel c -> f32: the exact curve, or the device's 256 values
     float_filter: str = "exact"             # weighted sum rounded once, or fma lerps axis by axis
+    cube_corners: str = "mean"              # a cube corner's missing texel: the mean of three, or llvmpipe's weights
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import EmuError
-from ..numerics.texels import FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
+from ..numerics.texels import CUBE_CORNERS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
 from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
@@ -626,12 +626,14 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     """{"normalized_decode": "exact", "subtexel_bits": 8, "lod_bits": 8, "mip_nearest": "half-down",
     "half_store": "nearest-even", "unorm8_filter": "float", "subtexel_rounding": "half-up",
     "lod_rounding": "floor", "half_filter": "f32", "norm8_store": "nearest-even", "srgb_decode": [256
-    numbers], "float_filter": "exact"}: each optional."""
+    numbers], "float_filter": "exact",
+    "cube_corners": "mean"}: each optional."""
     if raw is None:
         return REFERENCE_TEXTURES
     ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
                                      "unorm8_filter", "subtexel_rounding", "lod_rounding",
-                                     "half_filter", "norm8_store", "srgb_decode", "float_filter"))
+                                     "half_filter", "norm8_store", "srgb_decode", "float_filter",
+                                     "cube_corners"))
     bits = {}
     for k in ("subtexel_bits", "lod_bits"):
         v = raw.get(k)
@@ -656,8 +658,9 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
                      "give what the device reads for each of the 256 sRGB values, or leave it out for the exact curve")
         srgb = tuple(srgb)
     ff = ctx.string(raw.get("float_filter", "exact"), "textures.float_filter", FLOAT_FILTER)
+    cc = ctx.string(raw.get("cube_corners", "mean"), "textures.cube_corners", CUBE_CORNERS)
     return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8,
-                        srgb, ff)
+                        srgb, ff, cc)
 
 
 def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:

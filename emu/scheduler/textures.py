@@ -132,7 +132,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     coords = _vec(ops["coords"], L, t.coords)
     if t.cube:
         face, s, tt = S.cube_face(coords)
-        norm, modes = [s, tt], ["clamp-to-edge"] * 2      # within the face (seamless edges: not modelled)
+        norm, modes = [s, tt], ["cube"] * 2       # seamless: linear footprints cross into the next faces
         cube = np.clip(_lanes(ops.get("array_index", 0), L), 0, view.layers - 1)
         layer = view.base_array_layer + 6 * cube + face
     else:
@@ -179,33 +179,48 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         axes = []
         for k, (n, mode) in enumerate(zip(norm, modes)):
             lin = S.footprint(n, ext[:, k], True, mode, offset[:, k], model)
-            near = S.footprint(n, ext[:, k], False, mode, offset[:, k], model)
+            # a cube's nearest texel clamps to its face (Vulkan: address modes ignored for cubes)
+            near = S.footprint(n, ext[:, k], False, "clamp-to-edge" if t.cube else mode, offset[:, k], model)
             axes.append(tuple(np.where(linear, a, b) for a, b in zip(lin, near)))
-        if fixed8:
-            corners = {}
-            for bits, _ in S.weights([a[2] for a in axes]):
-                idx = [axes[k][bit] for k, bit in enumerate(bits)]
-                y = idx[1] if len(idx) > 1 else np.zeros(L, np.int64)
-                raw = _gather_raw(tex, lv, idx[2] if t.dim == "3d" else layer, y, idx[0])
-                corners[bits] = np.rint(texels.decode(tex.format, raw).astype(np.float64) * 255).astype(np.int64)
-            fixed.append(S.fixed8_filter(corners, [a[2] for a in axes]))
-            continue
-        corners = {}
-        for bits, w in S.weights([a[2] for a in axes]):
+        corners, outside = {}, {}
+        for bits, _ in S.weights([a[2] for a in axes]):
             idx = [axes[k][bit] for k, bit in enumerate(bits)]
             x = idx[0]
             y = idx[1] if len(idx) > 1 else np.zeros(L, np.int64)
             z = idx[2] if t.dim == "3d" else layer
+            if t.cube:
+                f2, x, y, outside[bits] = S.cube_texel(face, x, y, ext[:, 0])
+                z = layer - face + f2
             texel = texels.decode(tex.format, _gather_raw(tex, lv, z, y, x), model)
-            if wide16:          # the channel's integer, filtered as such below
+            if fixed8 or wide16:        # the channel's integer, filtered as such below
                 texel = np.rint(texel.astype(np.float64) * 255)
             if ref is not None:
                 texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
-            taps.append((bits, texel))
-            ws.append(w * wmip)
             corners[bits] = texel
+        fetched = dict(corners)
+        for bits, out in outside.items():      # a cube corner no face holds: the other three's mean
+            if out.any():
+                others = [corners[b] for b in corners if b != bits]
+                corners[bits] = np.where(out[:, None], S.corner_mean(others), corners[bits])
+        # a texture unit whose SIMD vector (a subgroup) filters by weights when any lane meets a corner
+        by_vector = None
+        if outside and model.cube_corners == "subgroup-weights" and len(axes) == 2:
+            hit = np.zeros(L, bool)
+            for out in outside.values():
+                hit |= out & np.asarray(mask, bool)
+            sg = np.arange(L) // ex.opts.subgroup_size
+            by_vector = (np.bincount(sg, weights=hit) > 0)[sg]
+        if fixed8:
+            fixed.append(S.fixed8_filter({b: c.astype(np.int64) for b, c in corners.items()}, [a[2] for a in axes]))
+            continue
+        for bits, w in S.weights([a[2] for a in axes]):
+            taps.append((bits, corners[bits]))
+            ws.append(w * wmip)
         if by_lerp:
             lerped.append(S.reduce_axes(corners, [a[2] for a in axes], S.fma_lerp))
+            if by_vector is not None and by_vector.any():
+                lerped[-1] = np.where(by_vector[:, None], S.cube_corner_sum(fetched, outside, [a[2] for a in axes]),
+                                      lerped[-1])
     if gather:
         comp = int(np.asarray(ops.get("component", 0)).reshape(-1)[0])
         corner = dict(taps)

@@ -204,13 +204,33 @@ def cases():
 
 
 def new_cases():
-    """Cases not yet recorded on the H200 (lavapipe runs them in CI): an sRGB texture holding every
-    value in each channel, read by textureLoad and filtered between texels."""
+    """Cases not yet recorded on the H200 (lavapipe runs them in CI): linear cube filtering across
+    face edges and corners; an sRGB texture holding every value in each channel, read by
+    textureLoad and filtered between texels."""
     rng = np.random.default_rng(20261202)
     c = np.arange(256)
     img = np.stack([c, 255 - c, (c * 7) % 256, c], axis=1).astype(np.uint8).reshape(16, 16, 4)
     uv = rng.uniform(0, 1, (256, 2)).astype(np.float32)
-    return [("srgb", dict(
+    # cube directions near the face edges and corners (face coordinates within 1/4 of a texel..2 texels
+    # of an edge), filtered linearly across the edges; faces 4x4, every texel its own value
+    n = 256
+    face = rng.integers(0, 6, n)
+    sc, tc = rng.uniform(-1, 1, (2, n))
+    near = rng.uniform(0.5, 1, (2, n))
+    edge = rng.random(n)
+    sc = np.where(edge < 0.7, np.sign(sc) * near[0], sc)
+    tc = np.where((edge < 0.2) | (edge > 0.7), np.sign(tc) * near[1], tc)
+    one = np.ones(n)
+    axes = {0: (one, -tc, -sc), 1: (-one, -tc, sc), 2: (sc, one, tc), 3: (sc, -one, -tc), 4: (sc, -tc, one),
+            5: (-sc, -tc, -one)}
+    d = np.stack([np.choose(face, [axes[f][k] for f in range(6)]) for k in range(3)] + [np.zeros(n)], 1)
+    faces = rng.uniform(-1, 1, (6, 4, 4, 4)).astype(np.float16)
+    cube = ("cube_edges", dict(
+        source=CUBE, dispatch=(n // 64, 1, 1),
+        buffers={(0, 2): d.astype(np.float32), (0, 3): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba16float", (4, 4, 6), (faces.tobytes(),), view="cube")},
+        samplers={(0, 1): LINEAR}))
+    return [cube, ("srgb", dict(
         source=SRGB, dispatch=(1, 1, 1),
         buffers={(0, 2): uv, (0, 3): np.zeros((512, 4), np.float32)},
         textures={(0, 0): HwTexture("rgba8unorm-srgb", (16, 16, 1), (img.tobytes(),))},

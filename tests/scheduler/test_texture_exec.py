@@ -194,6 +194,38 @@ def test_cube_faces_gather_and_compare():
     assert out[2].tolist() == [np.float32(32768 / 65535), 1, np.float32(16384 / 65535), 0]
 
 
+def test_cube_filtering_is_seamless_across_edges_and_corners():
+    from emu.numerics.sampling import cube_texel
+    n = np.array([4])
+    # +X's column -1 is +Z's last column (same row), its row -1 +Y's last row (last column)
+    assert [int(v[0]) for v in cube_texel(np.array([0]), np.array([-1]), np.array([1]), n)] == [4, 3, 1, 0]
+    assert [int(v[0]) for v in cube_texel(np.array([0]), np.array([0]), np.array([-1]), n)] == [2, 3, 3, 0]
+    assert [int(v[0]) for v in cube_texel(np.array([0]), np.array([-1]), np.array([-1]), n)] == [0, 0, 0, 1]
+    assert [int(v[0]) for v in cube_texel(np.array([3]), np.array([2]), np.array([1]), n)] == [3, 2, 1, 0]
+    d = emu.Device()
+    faces = np.zeros((6, 4, 4), np.float32)
+    faces[0, 1, 0], faces[4, 1, 3] = 2, 4          # +X (row 1, column 0) and its neighbour on +Z
+    faces[0, 0, 0], faces[4, 0, 3], faces[2, 3, 3] = 3, 6, 9     # the three texels at +X's corner
+    cube = d.create_texture((4, 4, 6), "r32float")
+    d.write_texture(cube, faces)
+    src = """
+@group(0) @binding(0) var c: texture_cube<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> dir: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(1) fn main(@builtin(workgroup_id) w: vec3u) {
+  out[w.x] = textureSampleLevel(c, s, dir[w.x].xyz, 0.0).x;
+}"""
+    # on the edge of +X and +Z (x = z: +Z's face, s = 1), t at row 1's centre: half of +Z's column 3 and
+    # half of +X's column 0; (1, 1, 1), the cube's corner (+Z, s = 1, t = 0): a quarter of each of the
+    # three texels there and of the missing fourth, their mean: (3 + 6 + 9) / 3
+    dirs = np.array([[1, 0.25, 1, 0], [1, 1, 1, 0]], np.float32)
+    out = np.zeros(2, np.float32)
+    _run(src, {(0, 0): cube.create_view(dimension="cube"), (0, 1): d.create_sampler(mag_filter="linear"),
+               (0, 2): dirs, (0, 3): out}, (2, 1, 1))
+    assert out.tolist() == [(2 + 4) / 2, 6.0]
+
+
 def test_the_profile_s_filter_model_quantizes_linear_weights_and_levels():
     import dataclasses
     from emu.numerics.texels import TextureModel
