@@ -41,12 +41,29 @@ Accuracy choices (WGSL leaves latitude; we pick one deterministic answer):
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import InvalidArgument
 from . import dtypes, rounding
 from .dtypes import NP, WIDTH
-from .scalar import as_type
+from .scalar import as_type as _scalar_as_type
+
+# 'f64' is no WGSL type: the front end folds constant expressions of abstract floats with it
+# (WGSL's AbstractFloat is binary64), so every float function here takes it too.
+_FLOATS = dtypes.FLOATS | {'f64'}
+_NP = {**NP, 'f64': np.dtype(np.float64)}
+_BITS = {**dtypes.BITS, 'f64': np.dtype(np.uint64)}
+
+
+def as_type(x, ty):
+    return np.asarray(x, np.float64) if ty == 'f64' else _scalar_as_type(x, ty)
+
+
+def _round(x64, ty):
+    """float64 results rounded once (RNE) to `ty` (f64: as they are)."""
+    return np.asarray(x64, np.float64) if ty == 'f64' else rounding.round_f64(x64, ty)
 
 # ---- helpers ----------------------------------------------------------------------
 
@@ -59,7 +76,7 @@ def _lanes(args):
 
 
 def _need_float(ty, name):
-    if ty not in dtypes.FLOATS:
+    if ty not in _FLOATS:
         raise InvalidArgument(f"{name} is not defined on {ty}")
 
 
@@ -69,12 +86,16 @@ def _need_int(ty, name):
 
 
 def _w(x, ty):
-    """Exact widening of a float operand to float32 (f32 stays as is)."""
+    """Exact widening of a float operand to float32 (f32 stays as is; f64 too)."""
+    if ty == 'f64':
+        return as_type(x, ty)
     return rounding.widen_to_f32(as_type(x, ty), ty)
 
 
 def _n(r32, ty):
     """float32 values that are exactly representable in `ty` (or NaN/inf) -> `ty`."""
+    if ty == 'f64':
+        return np.asarray(r32, np.float64)
     r32 = np.asarray(r32, np.float32)
     if ty == 'f32':
         return r32
@@ -91,18 +112,18 @@ def _via64(ty, fn, *args):
     """Evaluate fn in float64, round once to `ty`."""
     with np.errstate(all='ignore'):
         r = fn(*(_f64(a, ty) for a in args))
-    return rounding.round_f64(r, ty)
+    return _round(r, ty)
 
 
 def _arith(ty, fn, *args):
     """One correctly rounded basic operation (the scalar.binary scheme): f32 native,
     f16 through float32, bf16 through float64; both double roundings are innocuous."""
     with np.errstate(all='ignore'):
-        if ty == 'f32':
-            return np.asarray(fn(*(as_type(a, ty) for a in args)), np.float32)
+        if ty in ('f32', 'f64'):
+            return np.asarray(fn(*(as_type(a, ty) for a in args)), _NP[ty])
         if ty == 'f16':
             return np.asarray(fn(*(_w(a, ty) for a in args))).astype(np.float16)
-        return rounding.round_f64(fn(*(_f64(a, ty) for a in args)), ty)
+        return _round(fn(*(_f64(a, ty) for a in args)), ty)
 
 
 def _exact32(ty, fn, *args):
@@ -112,10 +133,10 @@ def _exact32(ty, fn, *args):
 
 
 def _sign_bit_op(ty, x, clear):
-    bt = dtypes.BITS[ty]
+    bt = _BITS[ty]
     sign = bt.type(1 << (8 * bt.itemsize - 1))
     u = as_type(x, ty).view(bt)
-    return np.asarray(u & ~sign if clear else u ^ sign).view(NP[ty])
+    return np.asarray(u & ~sign if clear else u ^ sign).view(_NP[ty])
 
 
 def _unsigned(x, ty):
@@ -129,23 +150,23 @@ def _bitlen(u):
 
 
 def _from_i64(v, ty):
-    return np.asarray(v).astype(np.int64).astype(NP[ty])
+    return np.asarray(v).astype(np.int64).astype(_NP[ty])
 
 
 # ---- abs, sign, min, max, clamp ---------------------------------------------------
 
 def _abs(ty, e):
-    if ty in dtypes.FLOATS:
+    if ty in _FLOATS:
         return _sign_bit_op(ty, e, clear=True)
     if ty in dtypes.SIGNED:
         with np.errstate(all='ignore'):
-            return np.asarray(np.abs(as_type(e, ty)), NP[ty])   # |MIN| wraps to MIN
+            return np.asarray(np.abs(as_type(e, ty)), _NP[ty])   # |MIN| wraps to MIN
     _need_int(ty, 'abs')
     return as_type(e, ty).copy()
 
 
 def _minmax(ty, a, b, is_max):
-    if ty in dtypes.FLOATS:
+    if ty in _FLOATS:
         x, y = _w(a, ty), _w(b, ty)
         r = np.fmax(x, y) if is_max else np.fmin(x, y)          # NaN-ignoring
         both0 = (x == 0) & (y == 0)
@@ -156,7 +177,7 @@ def _minmax(ty, a, b, is_max):
         return _n(r, ty)
     _need_int(ty, 'max' if is_max else 'min')
     f = np.maximum if is_max else np.minimum
-    return np.asarray(f(as_type(a, ty), as_type(b, ty)), NP[ty])
+    return np.asarray(f(as_type(a, ty), as_type(b, ty)), _NP[ty])
 
 
 def _min(ty, a, b):
@@ -173,14 +194,14 @@ def _clamp(ty, e, low, high):
 
 def _saturate(ty, e):
     _need_float(ty, 'saturate')
-    return _clamp(ty, e, np.zeros((), NP[ty]), np.ones((), NP[ty]))
+    return _clamp(ty, e, np.zeros((), _NP[ty]), np.ones((), _NP[ty]))
 
 
 def _sign(ty, e):
-    if ty in dtypes.FLOATS:
+    if ty in _FLOATS:
         return _exact32(ty, lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), x)), e)
     if ty in dtypes.SIGNED:
-        return np.asarray(np.sign(as_type(e, ty)), NP[ty])
+        return np.asarray(np.sign(as_type(e, ty)), _NP[ty])
     raise InvalidArgument(f"sign is not defined on {ty}")
 
 
@@ -211,7 +232,7 @@ def _step(ty, edge, x):
 def _frexp(ty, e):
     _need_float(ty, 'frexp')
     m, ex = np.frexp(_f64(e, ty))
-    return rounding.round_f64(m, ty), ex.astype(np.int32)
+    return _round(m, ty), ex.astype(np.int32)
 
 
 def _modf(ty, e):
@@ -224,11 +245,11 @@ def _modf(ty, e):
 
 def _ldexp(ty, e1, e2):
     _need_float(ty, 'ldexp')
-    # Clipping keeps the float64 step exact or far beyond every target's range.
-    k = np.clip(np.asarray(e2).astype(np.int64), -1100, 1100).astype(np.int32)
+    # Clipping keeps the float64 step exact or far beyond every target's range (f64 too).
+    k = np.clip(np.asarray(e2).astype(np.int64), -2200, 2200).astype(np.int32)
     with np.errstate(all='ignore'):
         r = np.ldexp(_f64(e1, ty), k)
-    return rounding.round_f64(r, ty)
+    return _round(r, ty)
 
 
 # ---- fma --------------------------------------------------------------------------
@@ -241,6 +262,8 @@ def _fma(ty, a, b, c):
     true sum (53 >= 24 + 2; rounding.py)."""
     _need_float(ty, 'fma')
     x, y, z = _f64(a, ty), _f64(b, ty), _f64(c, ty)
+    if ty == 'f64':
+        return _fma64(x, y, z)
     with np.errstate(all='ignore'):
         p = x * y
         s = p + z
@@ -251,7 +274,24 @@ def _fma(ty, a, b, c):
             even = (s.view(np.uint64) & np.uint64(1)) == 0
             toward = np.where(err > 0, np.inf, -np.inf)
             s = np.where(inexact & even, np.nextafter(s, toward), s)
-    return rounding.round_f64(s, ty)
+    return _round(s, ty)
+
+
+def _fma64(x, y, z):
+    """fma of float64 values with one rounding: the exact result of finite operands as a
+    Fraction, rounded by float() (correctly rounded, signed zero on underflow); the rest as
+    x * y + z in float64 gives them (the infinities and NaNs IEEE says, exact zeros' signs)."""
+    x, y, z = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (x, y, z)))
+    with np.errstate(all='ignore'):
+        out = np.array(x * y + z, np.float64).reshape(-1)
+    for i in np.flatnonzero(np.isfinite(x) & np.isfinite(y) & np.isfinite(z)):
+        exact = Fraction(float(x.flat[i])) * Fraction(float(y.flat[i])) + Fraction(float(z.flat[i]))
+        if exact != 0:
+            try:
+                out[i] = float(exact)
+            except OverflowError:
+                out[i] = np.inf if exact > 0 else -np.inf
+    return out.reshape(x.shape)
 
 
 # ---- float64-evaluated functions --------------------------------------------------
@@ -268,6 +308,18 @@ def _pow64(x, y):
     return np.where(x < 0, np.nan, np.power(np.abs(x), y))
 
 
+def _norm(x, ty):
+    """sqrt of the sum of squares over the last axis, in float64. f64 operands (abstract floats)
+    are first scaled by a power of two (exact), so that squares beyond f64's range do not
+    overflow where the length itself is finite."""
+    if ty != 'f64':
+        return np.sqrt(np.sum(x * x, axis=-1))
+    big = np.max(np.abs(x), axis=-1)
+    k = np.where(np.isfinite(big) & (big > 0), np.frexp(big)[1], 0)
+    y = np.ldexp(x, -k[..., None])
+    return np.ldexp(np.sqrt(np.sum(y * y, axis=-1)), k)
+
+
 def _vec_or_scalar(x, vector):
     return x.ndim >= 2 if vector is None else vector
 
@@ -279,7 +331,7 @@ def _length(ty, e, *, vector=None):
     e = as_type(e, ty)
     if not _vec_or_scalar(e, vector):
         return _abs(ty, e)
-    return _via64(ty, lambda x: np.sqrt(np.sum(x * x, axis=-1)), e)
+    return _via64(ty, lambda x: _norm(x, ty), e)
 
 
 def _distance(ty, e1, e2, *, vector=None):
@@ -287,23 +339,23 @@ def _distance(ty, e1, e2, *, vector=None):
     e1, e2 = as_type(e1, ty), as_type(e2, ty)
     if not _vec_or_scalar(np.broadcast(e1, e2), vector):
         return _via64(ty, lambda a, b: np.abs(a - b), e1, e2)
-    return _via64(ty, lambda a, b: np.sqrt(np.sum((a - b) ** 2, axis=-1)), e1, e2)
+    return _via64(ty, lambda a, b: _norm(a - b, ty), e1, e2)
 
 
 def _normalize(ty, e):
     _need_float(ty, 'normalize')
-    return _via64(ty, lambda x: x / np.sqrt(np.sum(x * x, axis=-1, keepdims=True)), e)
+    return _via64(ty, lambda x: x / _norm(x, ty)[..., None], e)
 
 
 def _dot(ty, e1, e2):
-    if ty in dtypes.FLOATS:
+    if ty in _FLOATS:
         return _via64(ty, lambda a, b: np.sum(a * b, axis=-1), e1, e2)
     _need_int(ty, 'dot')
     # Wrapping arithmetic modulo 2^64 keeps the low bits exact.
     a = as_type(e1, ty).astype(np.int64).view(np.uint64)
     b = as_type(e2, ty).astype(np.int64).view(np.uint64)
     s = np.sum(a * b, axis=-1, dtype=np.uint64)
-    return s.astype(NP[ty])
+    return s.astype(_NP[ty])
 
 
 def _cross(ty, a, b):
@@ -356,7 +408,7 @@ def _select(ty, f, t, cond):
 
 def _count_one_bits(ty, e):
     _need_int(ty, 'countOneBits')
-    return np.bitwise_count(_unsigned(e, ty)).astype(NP[ty])
+    return np.bitwise_count(_unsigned(e, ty)).astype(_NP[ty])
 
 
 def _count_leading_zeros(ty, e):
@@ -416,7 +468,7 @@ def _insert_bits(ty, e, newbits, offset, count):
     u = _unsigned(e, ty).astype(np.uint64)
     n = _unsigned(newbits, ty).astype(np.uint64)
     r = (u & ~mask) | ((n << o) & mask)
-    return r.astype(dtypes.BITS[ty]).view(NP[ty])
+    return r.astype(dtypes.BITS[ty]).view(_NP[ty])
 
 
 def _reverse_bits(ty, e):
@@ -427,7 +479,7 @@ def _reverse_bits(ty, e):
         v = ((v >> s) & m) | ((v & m) << s)
     v = (v >> np.uint32(16)) | (v << np.uint32(16))
     v = v >> np.uint32(32 - WIDTH[ty])
-    return v.astype(dtypes.BITS[ty]).view(NP[ty])
+    return v.astype(dtypes.BITS[ty]).view(_NP[ty])
 
 
 # ---- packed integer dot products and packing --------------------------------------
@@ -602,7 +654,8 @@ def call(name: str, ty: str, *args, **kwargs):
     fn = _TABLE.get(name)
     if fn is None:
         raise InvalidArgument(f"unknown built-in function {name!r}")
-    dtypes.check(ty)
+    if ty != 'f64':
+        dtypes.check(ty)
     with np.errstate(all='ignore'):
         r = fn(ty, *_lanes(args), **kwargs)
     if isinstance(r, tuple):

@@ -298,25 +298,18 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         s = scalar_of(t)
         if s is ABSTRACT_INT and name in _EXACT:
             return Const(rt, _abstract_int(lw, name, [v.value for v in vals], node))
-        ty = "f32" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
+        # abstract floats fold in binary64, as WGSL's AbstractFloat is
+        ty = "f64" if s is ABSTRACT_FLOAT else "i32" if s is ABSTRACT_INT else s.name
         try:
-            with np.errstate(over="ignore"):      # an abstract float beyond f32 is inf: said as such
-                arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
+            arrs = [np.asarray([v.value], _np_dtype(_conc(scalar_of(v.type)))) for v in vals]
         except OverflowError:
             lw.err(node, f"{name}(...) of constants that do not fit in {ty} "
                          f"({', '.join(str(v.value) for v in vals)})", hint=f"give the arguments values that fit in {ty}")
-        if s is ABSTRACT_FLOAT and any(np.isinf(a).any() and np.isfinite(np.asarray(v.value, np.float64)).all()
-                                       for a, v in zip(arrs, vals)):
-            # not a silent NaN or infinity: emu folds these in f32 where WGSL's abstract floats are f64
-            lw.err(node, f"{name}(...) of abstract floats beyond f32's range "
-                         f"({', '.join(str(v.value) for v in vals)}): emu folds abstract-float builtins in f32",
-                   hint="give the arguments values within f32's range")
-
         out = nb.call(name, ty, *arrs)
         value = _pylist(out)[0]
         if scalar_of(rt) is ABSTRACT_INT:
             value = _map(value, int)
-        return Const(rt, value)
+        return lw.finite_const(rt, value, node)
     args = [lw.materialize(v, concrete(v.type)) for v in vals]
     return Val(lw.b.op("builtin", args, concrete(rt), fn=name))
 
@@ -355,7 +348,7 @@ def _abstract_int(lw, name, vals, node):
 
 
 def _conc(s):
-    return F32 if s is ABSTRACT_FLOAT else I32 if s is ABSTRACT_INT else s
+    return I32 if s is ABSTRACT_INT else s
 
 
 def _map(v, f):

@@ -299,8 +299,10 @@ class ExpressionLowering:
 
     def fold(self, f, t: Type, args: list[Const], node, result: Type | None = None) -> Const:
         """Evaluate a constant expression with the device's own numerics."""
-        value = f(t, *[a.value for a in args])
-        rt = result or t
+        return self.finite_const(result or t, f(t, *[a.value for a in args]), node)
+
+    def finite_const(self, rt: Type, value, node) -> Const:
+        """A folded constant expression: WGSL rejects one of float type that is infinite or NaN."""
         if scalar_of(rt).is_float and not all(math.isfinite(x) for x in _flatten(value)):
             self.err(node, "this constant expression evaluates to an infinity or NaN, which WGSL "
                            "rejects at shader creation", hint="compute it at run time or change the operands")
