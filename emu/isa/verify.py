@@ -253,7 +253,24 @@ class _Verifier:
                            "or keep the value in two atomic<u32>")
 
     def op_subgroup(self, i):
+        from .types import ScalarType, VectorType
         self.vocabulary(i, "fn", SUBGROUP_OPS)
+        fn, ts = i.attrs["fn"], [a.type for a in i.args]
+        lane = fn in ("broadcast", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "quad_broadcast")
+        want = 0 if fn == "elect" else 2 if lane else 1
+        if len(ts) != want:
+            self.fail(i, f"subgroup '{fn}' takes {want} operand{'s' * (want != 1)}, not {len(ts)}")
+        if fn in ("elect", "all", "any", "ballot"):
+            rt = VectorType(U32, 4) if fn == "ballot" else BOOL
+            if ts[:1] not in ([], [BOOL]) or i.type != rt:
+                self.fail(i, f"subgroup '{fn}' of {', '.join(map(str, ts)) or 'nothing'} gives {i.type}: "
+                             f"it takes a bool (elect: nothing) and gives {rt}")
+            return
+        if not isinstance(ts[0], (ScalarType, VectorType)) or i.type != ts[0]:
+            self.fail(i, f"subgroup '{fn}' of {ts[0]} gives {i.type}: it takes a scalar or vector and gives "
+                         f"the same type")
+        if lane and not (isinstance(ts[1], ScalarType) and ts[1].name in ("i32", "u32")):
+            self.fail(i, f"subgroup '{fn}': the lane operand must be i32 or u32, not {ts[1]}")
 
     def op_coop_reduce(self, i):
         from .types import CoopMatrixType

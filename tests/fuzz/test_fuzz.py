@@ -270,6 +270,25 @@ def test_ir_found():
     assert check("ir", bad) == "error"
 
 
+def test_ir_subgroup_operands_are_verified():
+    """A subgroup op's operand count and types (was: a vec3<u32> shuffle_up delta reached numpy,
+    ValueError broadcasting in reduce.py, found by --run-ir)."""
+    sg = _ir_of("enable subgroups;\n@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                "@compute @workgroup_size(32) fn main(@builtin(global_invocation_id) g: vec3u, "
+                "@builtin(subgroup_invocation_id) l: u32) {\n  o[l] = subgroupShuffleUp(l, 1u) + subgroupAdd(l) + "
+                "select(0u, 1u, subgroupElect()) + subgroupBallot(true).x; }\n")
+    assert check("ir", sg) == "ok"
+    for old, new in (("subgroup %1, %4 {", "subgroup %1, %0 {"),            # a vec3<u32> lane delta
+                     ("subgroup %1, %4 {", "subgroup %1 {"),                # the delta missing
+                     ("subgroup %1 {fn = \"add\"}", "subgroup %1, %1 {fn = \"add\"}"),
+                     ("subgroup %1 {fn = \"add\"} : u32", "subgroup %1 {fn = \"add\"} : i32"),
+                     ("subgroup %1 {fn = \"add\"}", "subgroup %0 {fn = \"add\"}"),   # vec3 in, u32 out
+                     ("subgroup {fn = \"elect\"}", "subgroup %1 {fn = \"elect\"}"),
+                     ("subgroup %13 {fn = \"ballot\"}", "subgroup %1 {fn = \"ballot\"}")):
+        assert old in sg
+        assert check("ir", sg.replace(old, new)) == "error", new
+
+
 def test_npy_found(tmp_path):
     from numpy.lib import format as npf
     b = io.BytesIO()
