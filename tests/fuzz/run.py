@@ -9,7 +9,9 @@ short, fixed-seed run of the test suite is tests/fuzz/test_fuzz.py."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
+import json
 import random
 import signal
 import sys
@@ -35,19 +37,26 @@ def project_shaders() -> list[str]:
     return [f.read_text() for f in files]
 
 
+def tint_files(folder: str, limit: int = 4000) -> list[Path]:
+    """The `limit` WGSL files of a Tint folder that the fuzzer takes, in its order: by a hash of
+    the path inside the folder, so that a copy of just these files (tests/fuzz/parallel.py
+    --copy-tint) is the same corpus, in the same order, as the whole folder."""
+    files = list(Path(folder).rglob("*.wgsl"))
+    files.sort(key=lambda f: hashlib.sha256(f.relative_to(folder).as_posix().encode()).hexdigest())
+    return files[:limit]
+
+
 def tint_shaders(folder: str | None, limit: int = 4000) -> list[str]:
     """WGSL files of a Tint snapshot (test/tint), if one was extracted: `git -C .../google+dawn/repo
     archive HEAD test/tint | tar -x -C /tmp/tint`. None given or none there: say so, use none."""
     if not folder:
         return []
-    files = sorted(Path(folder).rglob("*.wgsl"))
+    files = tint_files(folder, limit)
     if not files:
         print(f"fuzz: no .wgsl files under {folder}: running without the Tint corpus", file=sys.stderr)
         return []
-    rng = random.Random(0)
-    rng.shuffle(files)
     out = []
-    for f in files[:limit]:
+    for f in files:
         try:
             out.append(f.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
@@ -172,12 +181,16 @@ def main(argv=None) -> int:
                          "parsed, verified and printed again)")
     ap.add_argument("--out", default=None, metavar="DIR", help="write one input per finding here")
     ap.add_argument("--report-every", type=float, default=60.0, metavar="S")
+    ap.add_argument("--summary", default=None, metavar="FILE",
+                    help="also write the sums as JSON (what tests/fuzz/parallel.py adds up)")
     args = ap.parse_args(argv)
     if args.mutants < 0 or args.timeout <= 0 or args.start < 1:
         ap.error("--mutants, --start and --timeout must be positive")
 
-    def stop(signum, frame):            # kill -TERM (a background job ignores Ctrl-C): sum up
-        raise KeyboardInterrupt
+    stopping = []
+
+    def stop(signum, frame):            # kill -TERM (a background job ignores Ctrl-C): sum up after this input
+        stopping.append(signum)
     signal.signal(signal.SIGTERM, stop)
     seeds = corpus(args.tint)
     chosen = [k for k in args.targets.split(",") if k]
@@ -195,6 +208,9 @@ def main(argv=None) -> int:
     t0 = last = time.time()
     n = args.start - 1
     for n in range(args.start, args.start + args.mutants):
+        if stopping:
+            n -= 1
+            break
         rng = random.Random(f"{args.seed}:{n}")
         kind = wheel[n % len(wheel)]
         data = mutant(kind, seeds[kind], rng)
@@ -206,6 +222,10 @@ def main(argv=None) -> int:
             break
         if dt > slowest[0]:
             slowest = (dt, f"{kind} #{n}")
+        if time.time() - last > args.report_every:
+            last = time.time()
+            done = n - args.start + 1
+            print(f"fuzz: #{n}, {done} mutants, {done / (last - t0):.1f}/s, {len(findings)} findings", flush=True)
         if outcome in ("ok", "error"):
             counts[kind][outcome] += 1
             continue
@@ -218,10 +238,6 @@ def main(argv=None) -> int:
                 ext = {"wgsl": "wgsl", "ir": "ir", "npy": "npy", "trace": "jsonl"}[kind]
                 p = out / f"{kind}-{n}.{ext}"
                 p.write_bytes(data) if isinstance(data, bytes) else p.write_text(data, errors="surrogatepass")
-        if time.time() - last > args.report_every:
-            last = time.time()
-            done = n - args.start + 1
-            print(f"fuzz: #{n}, {done} mutants, {done / (last - t0):.1f}/s, {len(findings)} findings", flush=True)
     elapsed = time.time() - t0
     done = n - args.start + 1
     print(f"fuzz: done: {done} mutants (#{args.start}..#{n}) in {elapsed:.0f} s ({done / max(elapsed, 1e-9):.1f}/s), "
@@ -232,6 +248,12 @@ def main(argv=None) -> int:
     print(f"fuzz:   findings (tracebacks and hangs, by site): {len(findings)}")
     for key, (msg, first) in sorted(findings.items()):
         print(f"fuzz:     {key} (first #{first}): {msg}")
+    if args.summary:
+        Path(args.summary).write_text(json.dumps({
+            "seed": args.seed, "first": args.start, "last": n, "mutants": done, "seconds": round(elapsed, 1),
+            "inputs": {k: len(seeds[k]) for k in chosen}, "counts": counts, "hangs": hangs,
+            "slowest": [round(slowest[0], 3), slowest[1]], "timeout": args.timeout, "run_ir": args.run_ir,
+            "findings": {k: {"message": m, "first": f} for k, (m, f) in findings.items()}}, indent=1) + "\n")
     return 1 if findings else 0
 
 
