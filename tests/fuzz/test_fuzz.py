@@ -311,3 +311,15 @@ def test_npy_found(tmp_path):
     from emu.memory.npy import load_npy
     arr, _ = load_npy(str(path), "--buffer 0:0")
     assert arr.dtype == np.int64 and arr.shape == (2, 3) and arr.tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_parallel_run_is_the_one_run_in_ranges(tmp_path):
+    """tests/fuzz/parallel.py: disjoint ranges that cover the run, and sums that add the jobs'."""
+    from . import parallel
+    assert parallel.ranges(1, 10, 3) == [(1, 4), (5, 3), (8, 3)]
+    assert parallel.ranges(7, 2, 4) == [(7, 1), (8, 1)]
+    assert parallel.main(["--jobs", "2", "--mutants", "30", "--targets", "npy", "--out", str(tmp_path)]) == 0
+    total = json.loads((tmp_path / "summary.json").read_text())
+    assert total["mutants"] == 30 and total["ranges"] == [[1, 15], [16, 30]] and total["findings"] == {}
+    assert sum(total["counts"]["npy"].values()) == 30
+    assert (tmp_path / "findings.tar.gz").is_file() and not (tmp_path / "jobs").exists()
