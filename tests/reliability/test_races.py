@@ -259,28 +259,27 @@ def test_coop_stores_side_by_side():
 
 
 def _project_shaders():
-    files = sorted({*ROOT.glob("tests/**/*.wgsl"), *ROOT.glob("emu/examples/*.wgsl"),
-                    *ROOT.glob("bench/**/*.wgsl")})
+    files = sorted({*ROOT.glob("tests/**/*.wgsl"), *ROOT.glob("emu/examples/*.wgsl"), *ROOT.glob("bench/**/*.wgsl"),
+                    *ROOT.glob("tests/**/*.comp"), *ROOT.glob("tests/**/*.spvasm"), *ROOT.glob("emu/examples/*.comp")})
     return [f for f in files if f.stat().st_size < 200_000]
+
+
+OVERRIDES = {"consts_overrides.wgsl": {"COUNT": 8}}       # overrides without a default
 
 
 @pytest.mark.parametrize("path", _project_shaders(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_silent_on_the_project_shaders(path):
     """Each entry point, one and two workgroups, zeroed buffers: no race reported (other errors,
-    such as a missing override, are not this test's business)."""
-    from tests.fuzz import targets
-    from emu.api import ShaderModule, min_binding_size, used_globals
-    from emu.frontend.wgsl import compile_source
-    module, _ = compile_source(path.read_text(), str(path))
+    such as a shader written to be refused, are not this test's business). WGSL, GLSL and SPIR-V."""
+    from emu.api import min_binding_size, used_globals
     dev = emu.Device("reference", 32)
-    dev._for_device(module)
-    for ep in module.entry_points():
+    mod = dev.create_shader_module(path.read_text(), str(path))
+    for ep in mod.ir.entry_points():
         for groups in (1, 2):
             try:
-                pipe = dev.create_compute_pipeline(ShaderModule(module, "", str(path), []), ep.name)
+                pipe = dev.create_compute_pipeline(mod, ep.name, constants=OVERRIDES.get(path.name))
                 bufs = {(g.group, g.binding): dev.create_buffer(size=max(min_binding_size(g.type), 4) * 64)
-                        for g in used_globals(module, pipe.pipeline.entry) if g.space in ("storage", "uniform")}
+                        for g in used_globals(mod.ir, pipe.pipeline.entry) if g.space in ("storage", "uniform")}
                 dev.dispatch(pipe, bufs, (groups, 1, 1))
             except EmuError as e:
                 assert "race" not in e.message and "overlap" not in e.message, str(e)
-    assert targets is not None
