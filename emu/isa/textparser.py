@@ -30,6 +30,10 @@ class IRParseError(EmuError):
     """A syntax or name error in IR text, located in the IR text itself."""
 
 
+# the largest value id (%N) IR text may use: the executor keeps a slot per id up to the largest
+MAX_VALUE_ID = (1 << 20) - 1
+
+
 # -- tokens ----------------------------------------------------------------------------------------
 
 @dataclass
@@ -606,6 +610,9 @@ class _Parser:
 
     def define(self, tok: Tok, ty: Type, ln: _Line) -> Value:
         vid = tok.value
+        if vid > MAX_VALUE_ID:        # the executor keeps a slot for every id up to the largest
+            ln.fail(f"value id %{vid} is beyond emu's limit of %{MAX_VALUE_ID}", tok,
+                    hint="number the values from %0 up, as `emu ir` does")
         if vid in self.defs:
             ln.fail(f"%{vid} is defined twice (first at line {self.defs[vid][1].line})", tok,
                     hint="value ids are unique in the whole module")

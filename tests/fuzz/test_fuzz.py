@@ -239,6 +239,13 @@ def test_ir_found():
                      ('{fn = "add"} : u32', '{fn = "add"} : vec2<u32>')):             # wrong result
         assert old in more
         assert check("ir", more.replace(old, new)) == "error", new
+    # a value id of 20 digits (was: OverflowError sizing the executor's value table, found by --run-ir)
+    huge = more.replace("%3 =", "%99999999999999999999 =", 1)
+    assert check("ir", huge) == "error"
+    from emu.errors import EmuError
+    from emu.isa.textparser import parse_ir
+    with pytest.raises(EmuError, match=r"value id %99999999999999999999 is beyond emu's limit of %1048575"):
+        parse_ir(huge, "k.ir")
     called = _ir_of("fn f() -> u32 { return 1u; }\n"
                     "@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
                     "@compute @workgroup_size(1) fn main() { o[0] = f(); }\n")
