@@ -14,6 +14,11 @@ def to_array(t: Type, value, lanes: int):
     """`value` broadcast over `lanes` in register form (read-only views, no copies)."""
     if isinstance(t, StructType):
         return tuple(to_array(m.type, v, lanes) for m, v in zip(t.members, value))
+    if isinstance(t, ArrayType) and isinstance(t.elem, ArrayType):
+        # nested arrays share one axis in register form: their innermost elements, in order
+        while isinstance(t.elem, ArrayType):
+            value = [x for v in value for x in v]
+            t = ArrayType(t.elem.elem, len(value))
     if isinstance(t, ArrayType) and isinstance(t.elem, StructType):
         per = [to_array(t.elem, v, 1) for v in value]
         return _stack_struct(per, lanes)

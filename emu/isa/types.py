@@ -419,23 +419,25 @@ def contains_atomic(t: Type) -> bool:
     return contains(t, AtomicType)
 
 
-# Composite types nested deeper than this are refused: a register value holds one numpy axis per
-# level (numpy allows 64 in all). WGSL guarantees 15 levels (its "composite nesting depth" limit).
-MAX_COMPOSITE_DEPTH = 24
+# Register values hold one numpy axis per level of arrays-in-structs, vectors and matrices, a nest
+# of arrays sharing one (memory.nested_count): numpy allows 64 axes, the lane axis among them.
+MAX_REGISTER_AXES = 60
 # A value built by the front end (a constant, a zero value) is a Python list: at most this many bytes.
 MAX_VALUE_BYTES = 1 << 20
 # Function and private variables of one invocation, together (WGSL guarantees 8192 bytes of each).
 MAX_INVOCATION_BYTES = 1 << 16
 
 
-def composite_depth(t: Type) -> int:
-    """Levels of arrays, structs, vectors and matrices around the innermost scalar."""
+def register_axes(t: Type) -> int:
+    """numpy axes, besides the lane axis, of a value of type `t` in register form."""
     if isinstance(t, ArrayType):
-        return 1 + composite_depth(t.elem)
+        while isinstance(t, ArrayType):
+            t = t.elem
+        return 1 + register_axes(t)
     if isinstance(t, StructType):
-        return 1 + max((composite_depth(m.type) for m in t.members), default=0)
-    if isinstance(t, VectorType):
-        return 1
+        return max((register_axes(m.type) for m in t.members), default=0)
     if isinstance(t, MatrixType):
         return 2
+    if isinstance(t, (VectorType, CoopMatrixType)):
+        return 1
     return 0

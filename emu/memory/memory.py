@@ -83,7 +83,10 @@ class Cell:
         return v
 
     def at(self, type: Type, kind: str, i) -> "Cell":
-        return Cell(type, None, self.root, self.path + ((kind, i),))
+        """The part `type` of this cell: kind "member" (i a member number) or "index" (i an
+        element index; nested arrays keep a run of entries per element, see nested_count)."""
+        step = (kind, i) if kind == "member" else (("index", nested_count(type)), i)
+        return Cell(type, None, self.root, self.path + (step,))
 
     def store(self, value, mask: np.ndarray):
         old = self.root._value
@@ -93,9 +96,49 @@ class Cell:
 def _pick(v, kind: str, i):
     if kind == "member":
         return v[i]
+    return take(v, i, kind[1])           # ("index", span)
+
+
+def nested_count(t: Type) -> int | None:
+    """For an array of arrays (of arrays...): how many innermost elements it holds, which share
+    one axis of its register form (so that nesting depth costs no numpy axes, numpy has 64).
+    None for any other type, an array of non-arrays included: its elements keep their own axes."""
+    if not isinstance(t, ArrayType):
+        return None
+    n = 1
+    while isinstance(t, ArrayType):
+        n *= t.count
+        t = t.elem
+    return n
+
+
+def take(v, i, span: int | None):
+    """Element `i` (an int, or one index per lane) of an array's register value `v`; `span` is
+    nested_count of the element type (the element is itself an array: a run of `span` entries)."""
     if isinstance(v, tuple):                     # an array of structs: a tuple of stacked members
-        return tuple(_pick(x, kind, i) for x in v)
-    return v[:, i] if isinstance(i, int) else v[np.arange(len(v)), i]
+        return tuple(take(x, i, span) for x in v)
+    if span is None:
+        return v[:, i] if isinstance(i, (int, np.integer)) else v[np.arange(len(v)), i]
+    if isinstance(i, (int, np.integer)):
+        return v[:, i * span:(i + 1) * span]
+    return v[np.arange(len(v))[:, None], np.asarray(i, np.int64)[:, None] * span + np.arange(span)]
+
+
+def put(v, i, new, span: int | None):
+    """`v` with element `i` (as for take) replaced by `new`, every lane."""
+    if isinstance(v, tuple):
+        return tuple(put(x, i, n, span) for x, n in zip(v, new))
+    out = np.array(v)
+    if span is None:
+        if isinstance(i, (int, np.integer)):
+            out[:, i] = new
+        else:
+            out[np.arange(len(v)), i] = new
+    elif isinstance(i, (int, np.integer)):
+        out[:, i * span:(i + 1) * span] = new
+    else:
+        out[np.arange(len(v))[:, None], np.asarray(i, np.int64)[:, None] * span + np.arange(span)] = new
+    return out
 
 
 def _put(v, path: tuple, new):
@@ -107,18 +150,7 @@ def _put(v, path: tuple, new):
         items = list(v)
         items[i] = _put(v[i], rest, new)
         return tuple(items)
-    return _set(v, i, _put(_pick(v, kind, i), rest, new))
-
-
-def _set(v, i, new):
-    if isinstance(v, tuple):
-        return tuple(_set(x, i, n) for x, n in zip(v, new))
-    out = np.array(v)
-    if isinstance(i, int):
-        out[:, i] = new
-    else:
-        out[np.arange(len(v)), i] = new
-    return out
+    return put(v, i, _put(_pick(v, kind, i), rest, new), kind[1])
 
 
 def _where(mask: np.ndarray, new, old):
@@ -128,6 +160,12 @@ def _where(mask: np.ndarray, new, old):
     if isinstance(old, tuple):
         return tuple(_where(mask, n, o) for n, o in zip(new, old))
     return np.where(mask.reshape((-1,) + (1,) * (np.ndim(old) - 1)), new, old)
+
+
+def _repeat(v, n: int):
+    if isinstance(v, tuple):
+        return tuple(_repeat(x, n) for x in v)
+    return np.repeat(v[:, None], n, axis=1)
 
 
 def _leaf_dtype(t: ScalarType):
@@ -158,8 +196,8 @@ def _load(ptr: Ptr, t: Type, off, lanes: int, sel):
     if isinstance(t, StructType):
         return tuple(_load(ptr, m.type, off + o, lanes, sel) for m, o in zip(t.members, t.offsets))
     if isinstance(t, ArrayType):
-        idx = np.arange(t.count) * t.stride
-        return _load(ptr, t.elem, _expand(off, lanes)[..., None] + idx, lanes, sel)
+        leaf, idx = _nest_offsets(t)
+        return _load(ptr, leaf, _expand(off, lanes)[..., None] + idx, lanes, sel)
     if isinstance(t, MatrixType):
         step = round_up(t.column.align, t.column.size)
         return _load(ptr, t.column, _expand(off, lanes)[..., None] + np.arange(t.cols) * step, lanes, sel)
@@ -168,6 +206,16 @@ def _load(ptr: Ptr, t: Type, off, lanes: int, sel):
     if isinstance(t, AtomicType):
         return _load(ptr, t.elem, off, lanes, sel)      # i32, u32, i64, u64 or vec2<u32>
     return _load_scalars(ptr, t, off, lanes, sel, None)
+
+
+def _nest_offsets(t: ArrayType):
+    """The innermost non-array element of a nest of arrays and the byte offset of each of them,
+    in order (one axis: the register form of nested arrays, see nested_count)."""
+    offs = np.zeros(1, np.int64)
+    while isinstance(t, ArrayType):
+        offs = (offs[:, None] + np.arange(t.count) * t.stride).reshape(-1)
+        t = t.elem
+    return t, offs
 
 
 def _expand(off, lanes: int) -> np.ndarray:
@@ -210,8 +258,8 @@ def _store(ptr: Ptr, t: Type, off, value, lanes, mask, full):
             _store(ptr, m.type, off + o, v, lanes, mask, full)
         return
     if isinstance(t, ArrayType):
-        idx = np.arange(t.count) * t.stride
-        _store(ptr, t.elem, _expand(off, lanes)[..., None] + idx, value, lanes, mask, full)
+        leaf, idx = _nest_offsets(t)
+        _store(ptr, leaf, _expand(off, lanes)[..., None] + idx, value, lanes, mask, full)
         return
     if isinstance(t, MatrixType):
         step = round_up(t.column.align, t.column.size)
@@ -260,10 +308,13 @@ def zero_value(t: Type, lanes: int, coop=None):
     if isinstance(t, StructType):
         return tuple(zero_value(m.type, lanes, coop) for m in t.members)
     if isinstance(t, ArrayType):
-        inner = zero_value(t.elem, lanes, coop)
+        n, leaf = nested_count(t), t
+        while isinstance(leaf, ArrayType):
+            leaf = leaf.elem
+        inner = zero_value(leaf, lanes, coop)
         if isinstance(inner, tuple):
-            return tuple(np.repeat(x[:, None], t.count, axis=1) for x in inner)
-        return np.zeros((lanes, t.count) + inner.shape[1:], inner.dtype)
+            return _repeat(inner, n)
+        return np.zeros((lanes, n) + inner.shape[1:], inner.dtype)
     if isinstance(t, MatrixType):
         return np.zeros((lanes, t.cols, t.rows), NP[t.elem.name])
     if isinstance(t, VectorType):

@@ -8,7 +8,7 @@ from ..isa.ir import Inst
 from ..isa.types import (U64, ArrayType, AtomicType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
                          contains, scalar_of, width)
 from ..memory import memory
-from ..memory.memory import Cell, Ptr
+from ..memory.memory import Cell, Ptr, nested_count, put, take
 from ..numerics import builtins as nbuiltins
 from ..numerics import scalar as nscalar
 from ..numerics import atomics as natomics
@@ -232,9 +232,11 @@ def h_construct(ex, inst, mask, frame):
     if isinstance(t, StructType):
         return tuple(args)
     if isinstance(t, ArrayType):
+        # an array of arrays lays its elements' runs end to end on one axis (nested_count)
+        join = np.concatenate if isinstance(t.elem, ArrayType) else np.stack
         if isinstance(args[0], tuple):
-            return _stack_tuples(args)
-        return np.stack([np.broadcast_to(a, np.shape(args[0])) for a in args], axis=1)
+            return _stack_tuples(args, join)
+        return join([np.broadcast_to(a, np.shape(args[0])) for a in args], axis=1)
     if isinstance(t, VectorType):
         if len(args) == 1 and np.ndim(args[0]) == 1:
             return np.broadcast_to(args[0][:, None], (L, t.n))
@@ -245,10 +247,10 @@ def h_construct(ex, inst, mask, frame):
     return args[0]
 
 
-def _stack_tuples(items):
+def _stack_tuples(items, join):
     if isinstance(items[0], tuple):
-        return tuple(_stack_tuples([it[i] for it in items]) for i in range(len(items[0])))
-    return np.stack(items, axis=1)
+        return tuple(_stack_tuples([it[i] for it in items], join) for i in range(len(items[0])))
+    return join(items, axis=1)
 
 
 def _take(ex, inst, v, t, step, dyn_val, mask):
@@ -265,23 +267,15 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
         elem, count = t.elem, _fragment_length(ex, t)
     else:
         elem, count = t.elem, t.n
+    span = nested_count(elem) if isinstance(t, ArrayType) else None
     if step >= 0:
-        return _index(v, step, None), elem
-    idx = _checked_index(ex, inst, dyn_val, count, mask)
-    return _index(v, idx, ex.lanes), elem
+        return take(v, step, span), elem
+    return take(v, _checked_index(ex, inst, dyn_val, count, mask), span), elem
 
 
 def _fragment_length(ex, t: CoopMatrixType) -> int:
     from .coop import lane_map
     return int(lane_map(ex, t).rows_idx.shape[1])
-
-
-def _index(v, idx, lanes):
-    if isinstance(v, tuple):
-        return tuple(_index(x, idx, lanes) for x in v)
-    if lanes is None:
-        return v[:, idx]
-    return v[np.arange(lanes), idx]
 
 
 @handler("extract")
@@ -316,20 +310,9 @@ def _insert(ex, inst, v, t, path, dyn, elem, mask):
         idx, dyn = _checked_index(ex, inst, dyn[0], count, mask), dyn[1:]
     else:
         idx = step
-    new_sub = elem if not rest else _insert(ex, inst, _index(v, idx, None if step >= 0 else ex.lanes),
-                                            sub_t, rest, dyn, elem, mask)
-    return _assign(v, idx, new_sub, ex.lanes, step >= 0)
-
-
-def _assign(v, idx, new, lanes, const):
-    if isinstance(v, tuple):
-        return tuple(_assign(x, idx, n, lanes, const) for x, n in zip(v, new))
-    out = np.array(v)
-    if const:
-        out[:, idx] = new
-    else:
-        out[np.arange(lanes), idx] = new
-    return out
+    span = nested_count(sub_t) if isinstance(t, ArrayType) else None
+    new_sub = elem if not rest else _insert(ex, inst, take(v, idx, span), sub_t, rest, dyn, elem, mask)
+    return put(v, idx, new_sub, span)
 
 
 @handler("swizzle")

@@ -25,7 +25,7 @@ from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, VEC2U_ATOMICS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
                      _name, _returns, _span, _tn, lazy_site, loc_of)
-from ...isa.types import MAX_COMPOSITE_DEPTH, MAX_VALUE_BYTES, composite_depth
+from ...isa.types import MAX_REGISTER_AXES, MAX_VALUE_BYTES, register_axes
 from ...isa.constants import coerce_scalar
 from ...numerics.dtypes import NP
 
@@ -154,10 +154,11 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         return r
 
     def not_too_deep(self, t, node):
-        if composite_depth(t) > MAX_COMPOSITE_DEPTH:
-            self.err(node, f"{t if len(str(t)) < 80 else str(t)[:80] + '...'} nests arrays, structs and "
-                           f"vectors {composite_depth(t)} levels deep; emu allows {MAX_COMPOSITE_DEPTH} "
-                           f"(WGSL guarantees 15)", hint="flatten the type into a one-dimensional array")
+        # nested arrays cost one axis however deep; arrays of structs of arrays one per level
+        if register_axes(t) > MAX_REGISTER_AXES:
+            self.err(node, f"{t if len(str(t)) < 80 else str(t)[:80] + '...'} alternates arrays and structs "
+                           f"{register_axes(t)} levels deep; emu allows {MAX_REGISTER_AXES} (WGSL guarantees 15 "
+                           f"levels of composite nesting)", hint="flatten the type into a one-dimensional array")
         return t
 
     def struct(self, d: A.StructDecl) -> StructType:
