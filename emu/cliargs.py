@@ -180,8 +180,9 @@ def shader_args(p: argparse.ArgumentParser, buffer_help: str):
 
 def texture_args(p: argparse.ArgumentParser):
     p.add_argument("--texture", action="append", default=[], metavar="G:B=FILE.npy[:FORMAT]",
-                   help="bind a texture made from a .npy array ((height, width[, channels]), layers or depth "
-                        "first; its bytes are the texels) to @group(G) @binding(B); FORMAT (rgba8unorm, "
+                   help="bind a texture made from a .npy array ((height, width[, channels]), layers, depth or "
+                        "a multisampled texture's 4 samples first; its bytes are the texels) to @group(G) "
+                        "@binding(B); FORMAT (rgba8unorm, "
                         "r32float, ...) defaults to the storage texture's or to the array's dtype and channels; "
                         "zeros:WxH[xD][:FORMAT] makes an empty one")
     p.add_argument("--sampler", action="append", default=[], metavar="G:B=WORDS",
@@ -238,8 +239,9 @@ def load_textures(dev, specs, module) -> dict:
                 size = tuple(int(n) for n in head[len("zeros:"):].split("x"))
             except ValueError:
                 raise UsageError(f"{what}={spec}: expected zeros:WIDTHxHEIGHT[xDEPTH][:FORMAT]") from None
-            fmt = fmt or (t.format if t.kind == "storage" else "rgba8unorm")
-            out[key] = dev.create_texture(size, fmt, dimension=dim, label=g.name)
+            fmt = fmt or (t.format if t.kind == "storage" else "depth32float" if t.depth else "rgba8unorm")
+            out[key] = dev.create_texture(size, fmt, dimension=dim, label=g.name,
+                                          sample_count=4 if t.multisampled else 1)
             continue
         from .memory.npy import load_npy
         arr, warnings = load_npy(head, what)
@@ -250,15 +252,23 @@ def load_textures(dev, specs, module) -> dict:
         per = len(f.channels) if len(set(f.bits)) == 1 and f.bits[0] in (8, 16, 32) else 1
         texel_shape = arr.shape[:-1] if per > 1 else arr.shape
         axes = {"1d": 1, "2d": 2, "3d": 3}.get(t.dim, 3)        # arrays and cubes: layers first
+        if t.multisampled:
+            axes = 3                                            # samples first, 4 of them
         if per > 1 and (arr.ndim < 2 or arr.shape[-1] != per) or arr.dtype.itemsize * per != f.bytes \
                 or len(texel_shape) != axes:
             shape = {1: "(width", 2: "(height, width", 3: "(layers or depth, height, width"}[axes]
+            shape = "(4 samples, height, width" if t.multisampled else shape
             raise HostError(f"{what}: a {arr.dtype} array of shape {arr.shape} does not hold {fmt} texels "
                             f"({f.bytes} bytes each{f', {per} channels on the last axis' if per > 1 else ''}) "
                             f"for a {t}", hint=f"save a {shape}{', channels' if per > 1 else ''}) array of the "
                                                f"format's channel type, or name another format (FILE.npy:FORMAT)")
         size = tuple(reversed(texel_shape))
-        tex = dev.create_texture(size, fmt, dimension=dim, label=g.name)
+        if t.multisampled:
+            if texel_shape[0] != 4:
+                raise HostError(f"{what}: a {t} takes 4 samples on the first axis, not {texel_shape[0]}",
+                                hint="save a (4, height, width[, channels]) array")
+            size = size[:2]
+        tex = dev.create_texture(size, fmt, dimension=dim, label=g.name, sample_count=4 if t.multisampled else 1)
         dev.write_texture(tex, arr)
         out[key] = tex
     return out

@@ -49,12 +49,15 @@ class Texture:
         if not 1 <= mip_level_count <= full or dimension == "1d" and mip_level_count != 1:
             raise HostError(f"create_texture: mip_level_count {mip_level_count} must be 1..{full if dimension != '1d' else 1} "
                             f"for a {dimension} texture of size {self.size}")
-        if sample_count != 1:
-            raise HostError(f"create_texture: sample_count {sample_count}: a multisampled texture is filled "
-                            f"only by a render pass, and emu runs compute shaders",
-                            hint="use sample_count=1")
-        self.mip_level_count, self.sample_count = int(mip_level_count), 1
-        self.levels = [np.zeros(self.extent(lv)[::-1] + (self.format.bytes,), np.uint8)
+        if sample_count not in (1, 4):
+            raise HostError(f"create_texture: sample_count {sample_count}: WebGPU has 1 and 4",
+                            hint="use sample_count=4 for a multisampled texture")
+        if sample_count == 4 and (dimension != "2d" or self.size[2] != 1 or mip_level_count != 1):
+            raise HostError(f"create_texture: a multisampled texture is 2d with one layer and one mip level, not "
+                            f"{dimension} {self.size} with {mip_level_count} levels")
+        self.mip_level_count, self.sample_count = int(mip_level_count), int(sample_count)
+        # a multisampled texture keeps its samples where layers go: (samples, height, width, bytes)
+        self.levels = [np.zeros((self.stored_layers(lv),) + self.extent(lv)[1::-1] + (self.format.bytes,), np.uint8)
                        for lv in range(self.mip_level_count)]
 
     def create_view(self, **descriptor) -> "TextureView":
@@ -67,15 +70,21 @@ class Texture:
         w, h, d = self.size
         return (max(1, w >> level), max(1, h >> level), max(1, d >> level) if self.dimension == "3d" else d)
 
+    def stored_layers(self, level: int) -> int:
+        """Layers (or depth slices) a level holds; a multisampled texture's: its samples."""
+        return self.sample_count if self.sample_count > 1 else self.extent(level)[2]
+
     def describe(self) -> str:
         return f"texture '{self.label}'" if self.label else f"a {self.format.name} texture of {self.size}"
 
     def write(self, data, level: int = 0, origin=(0, 0, 0), size=None):
         """Write raw texel bytes (any dtype: its bytes are taken, as WebGPU's writeTexture does)
-        into `level` at `origin`, a block of `size` texels (default: the rest of the level)."""
+        into `level` at `origin`, a block of `size` texels (default: the rest of the level). A
+        multisampled texture takes its samples as layers (samples, height, width): WebGPU fills one
+        only by rendering, which compute shaders do not have, so emu's host writes them."""
         lv = self._level(level, "write_texture")
         ox, oy, oz = (tuple(origin) + (0, 0, 0))[:3]
-        ext = self.extent(level)
+        ext = self.extent(level)[:2] + (self.stored_layers(level),)
         w, h, d = size if size is not None else (ext[0] - ox, ext[1] - oy, ext[2] - oz)
         if min(ox, oy, oz) < 0 or ox + w > ext[0] or oy + h > ext[1] or oz + d > ext[2]:
             raise HostError(f"write_texture: origin {tuple(origin)} and size {(w, h, d)} go beyond level "
@@ -91,7 +100,8 @@ class Texture:
     def read(self, level: int = 0) -> np.ndarray:
         """A level's texels as numbers of the format's channel width: (depth or layers, height,
         width, channels) of uint8/int8/uint16/int16/float16/uint32/int32/float32 (packed formats as
-        one uint32 a texel); a single channel drops its axis, a single layer too."""
+        one uint32 a texel; a multisampled texture's samples in place of layers); a single channel
+        drops its axis, a single layer too."""
         f = self.format
         raw = self._level(level, "read_texture")
         bits = f.bits[0]
@@ -206,6 +216,12 @@ def bind_handle(g, value):
         raise HostError(f"the shader uses {where} but no {kind} is bound there", g.loc,
                         hint=f"bind one, e.g. --{kind} {g.group}:{g.binding}=" +
                         ("FILE.npy:rgba8unorm" if kind == "texture" else "linear,clamp"))
+    if isinstance(t, TextureType) and not isinstance(value, Sampler):
+        tex = value.texture if isinstance(value, TextureView) else value
+        if t.multisampled != (tex.sample_count > 1):
+            raise HostError(f"{where} is bound a texture of sample_count {tex.sample_count}", g.loc,
+                            hint="create it with sample_count=4" if t.multisampled else
+                            "bind a single-sampled texture (sample_count=1)")
     if not isinstance(t, TextureType):
         if not isinstance(value, Sampler):
             raise HostError(f"{where} needs a sampler, not a {type(value).__name__}", g.loc)

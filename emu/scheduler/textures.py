@@ -59,6 +59,8 @@ def _texel_indices(ex, inst, ops, view, mask, t: TextureType):
     tex = view.texture
     lv = _lanes(ops.get("level", 0), L)
     lv = site.clamp(lv, view.mip_level_count) + view.base_mip_level
+    if t.multisampled:      # one layer; its samples are stored where layers go (memory/textures.py)
+        sample = site.clamp(_lanes(ops["sample_index"], L), tex.sample_count)
     c = _lanes(ops["coords"], L).reshape(L, -1)
     ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]    # (L, 3)
     x = site.clamp(c[:, 0], ext[:, 0])
@@ -67,6 +69,8 @@ def _texel_indices(ex, inst, ops, view, mask, t: TextureType):
         layer = site.clamp(c[:, 2], ext[:, 2])
     else:
         layer = site.clamp(_lanes(ops.get("array_index", 0), L), view.layers) + view.base_array_layer
+    if t.multisampled:
+        layer = sample
     return lv, layer, y, x, site
 
 

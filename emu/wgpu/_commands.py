@@ -130,6 +130,19 @@ class _TexelCopy(_Cmd):
                            aligned=True, out=self.buf._data)
 
 
+class _TextureCopy(_Cmd):
+    """copy_texture_to_texture, run at submit."""
+
+    def __init__(self, *region):
+        self.region = region
+
+    def describe(self):
+        return "copy_texture_to_texture"
+
+    def run(self, device):
+        _textures.copy_texels(*self.region)
+
+
 class _DebugCommands:
     """WebGPU's GPUDebugCommandsMixin, shared by the command and compute pass encoders: debug
     groups and markers only label captures in a GPU debugger, which emu has none of."""
@@ -255,8 +268,17 @@ class GPUCommandEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUComman
             return
         self._commands.append(_TexelCopy(what, buf, buffer_info, tex, level, origin, size, to_texture))
 
-    def copy_texture_to_texture(self, *args, **kwargs):
-        _unsupported("encoder.copy_texture_to_texture()", "texture-to-texture copies")
+    def copy_texture_to_texture(self, source, destination, copy_size) -> None:
+        what = "copy_texture_to_texture"
+        if not self._check_open(what):
+            return
+        src, sl, so, size = _textures._copy_region(source, copy_size, what, multisampled_ok=True)
+        dst, dl, do, _ = _textures._copy_region(destination, copy_size, what, multisampled_ok=True)
+        why = _textures.check_texture_copy(src, sl, so, dst, dl, do, size, what)
+        if why is not None:
+            self._fail(why)
+            return
+        self._commands.append(_TextureCopy(src, sl, so, dst, dl, do, size))
 
     def resolve_query_set(self, *args, **kwargs):
         _unsupported("encoder.resolve_query_set()", "query sets")

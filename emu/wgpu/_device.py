@@ -188,6 +188,10 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
                         raise _validation(f"{what}: entries[{i}] binds {tex._describe()} as a {kind.replace('_', ' ')}, "
                                           f"which needs usage {'TEXTURE_BINDING' if kind == 'texture' else 'STORAGE_BINDING'}",
                                           hint="create the texture with that usage")
+                    if lay.type.endswith(":multisampled") != (tex.sample_count > 1):
+                        raise _validation(f"{what}: entries[{i}] binds {tex._describe()} of sample_count "
+                                          f"{tex.sample_count} where the layout's multisampled is "
+                                          f"{lay.type.endswith(':multisampled')}")
                 bound[binding] = (res, None, None)
                 continue
             if isinstance(res, GPUBuffer):
@@ -313,9 +317,11 @@ def _handle_layout(entry) -> str | None:
     ("texture:SAMPLE_TYPE:VIEW_DIM", "storage_texture:ACCESS:FORMAT:VIEW_DIM", "sampler:TYPE")."""
     t = _get(entry, "texture")
     if t is not None:
-        if _get(t, "multisampled", False):
-            _unsupported("create_bind_group_layout(texture.multisampled=True)", "multisampled textures")
-        return f"texture:{_get(t, 'sample_type', 'float')}:{_get(t, 'view_dimension', '2d')}"
+        ms = ":multisampled" if _get(t, "multisampled", False) else ""
+        if ms and (_get(t, "sample_type", "float") == "float" or _get(t, "view_dimension", "2d") != "2d"):
+            raise _validation("create_bind_group_layout: a multisampled texture entry has view_dimension '2d' "
+                              "and a sample_type other than 'float'", hint="use sample_type 'unfilterable-float'")
+        return f"texture:{_get(t, 'sample_type', 'float')}:{_get(t, 'view_dimension', '2d')}{ms}"
     t = _get(entry, "storage_texture")
     if t is not None:
         return f"storage_texture:{_get(t, 'access', 'write-only')}:{_get(t, 'format')}:{_get(t, 'view_dimension', '2d')}"

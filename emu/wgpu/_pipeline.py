@@ -79,6 +79,8 @@ def _handle_type(t) -> str:
         access = {"write": "write-only", "read": "read-only", "read_write": "read-write"}[t.access]
         return f"storage_texture:{access}:{t.format}:{view}"
     sample = "depth" if t.depth else {"f32": "float", "i32": "sint", "u32": "uint"}[t.sampled.name]
+    if t.multisampled:          # WebGPU's default layout: a multisampled float texture is unfilterable
+        return f"texture:{'unfilterable-float' if sample == 'float' else sample}:{view}:multisampled"
     return f"texture:{sample}:{view}"
 
 
@@ -86,7 +88,8 @@ def _entry_text_of(t: str) -> str:
     """A layout type string as the bind group layout entry's text."""
     p = t.split(":")
     if p[0] == "texture":
-        return f"'texture': {{'sample_type': '{p[1]}', 'view_dimension': '{p[2]}'}}"
+        ms = ", 'multisampled': True" if p[3:] == ["multisampled"] else ""
+        return f"'texture': {{'sample_type': '{p[1]}', 'view_dimension': '{p[2]}'{ms}}}"
     if p[0] == "storage_texture":
         return f"'storage_texture': {{'access': '{p[1]}', 'format': '{p[2]}', 'view_dimension': '{p[3]}'}}"
     if p[0] == "sampler":
@@ -105,8 +108,8 @@ def _handle_ok(have: str, want: str) -> bool:
         return True
     h, w = have.split(":"), want.split(":")
     if h[0] == w[0] == "texture":
-        return h[2] == w[2] and (h[1], w[1]) in (("unfilterable-float", "float"), ("float", "depth"),
-                                                 ("unfilterable-float", "depth"))
+        return h[2:] == w[2:] and (h[1], w[1]) in (("unfilterable-float", "float"), ("float", "depth"),
+                                                   ("unfilterable-float", "depth"))
     return h[0] == w[0] == "sampler" and (h[1], w[1]) == ("non-filtering", "filtering")
 
 

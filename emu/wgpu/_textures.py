@@ -101,13 +101,17 @@ def create_sampler(device, *, label="", max_anisotropy=1, **descriptor) -> GPUSa
 
 # -- texel copies -----------------------------------------------------------------------------
 
-def _copy_region(info, size, what: str):
+def _copy_region(info, size, what: str, multisampled_ok: bool = False):
     """(texture, level, origin, (w, h, d)) of a GPUTexelCopyTextureInfo and a copy size."""
     tex = _get(info, "texture")
     if not isinstance(tex, GPUTexture):
         raise TypeError(f"{what}: 'texture' must be an emu GPUTexture, got {type(tex).__name__}")
     if tex._destroyed:
         raise _validation(f"{what}: {tex._describe()} is destroyed")
+    if tex.sample_count > 1 and not multisampled_ok:
+        raise _validation(f"{what}: {tex._describe()} is multisampled (sample_count {tex.sample_count}); WebGPU "
+                          f"copies those only to another texture", hint="emu's own Device.write_texture and "
+                          "read_texture take every sample (emu.Device, not emu.wgpu)")
     origin = _get(info, "origin", (0, 0, 0))
     if isinstance(origin, dict) or hasattr(origin, "get"):
         origin = (_get(origin, "x", 0), _get(origin, "y", 0), _get(origin, "z", 0))
@@ -175,6 +179,46 @@ def read(tex: GPUTexture, level, origin, size, layout, what: str, aligned: bool,
             start = offset + z * rows * row + y * row
             out[start:start + w * bpp] = block[z, y]
     return out
+
+
+def _copy_compatible(a: str, b: str) -> bool:
+    """WebGPU's copy-compatible formats: the same, or differing only in being -srgb."""
+    return a.removesuffix("-srgb") == b.removesuffix("-srgb")
+
+
+def check_texture_copy(src, src_level, src_origin, dst, dst_level, dst_origin, size, what: str) -> str | None:
+    """Why WebGPU refuses copy_texture_to_texture with these regions, or None."""
+    if not src.usage & _TU.COPY_SRC:
+        return f"{what}: the source {src._describe()} needs usage COPY_SRC"
+    if not dst.usage & _TU.COPY_DST:
+        return f"{what}: the destination {dst._describe()} needs usage COPY_DST"
+    if src.sample_count != dst.sample_count:
+        return f"{what}: the sample counts differ ({src.sample_count} and {dst.sample_count})"
+    if not _copy_compatible(src.format, dst.format):
+        return f"{what}: {src.format} and {dst.format} are not copy-compatible (the same format, or one's -srgb)"
+    for tex, level, origin, role in ((src, src_level, src_origin, "source"), (dst, dst_level, dst_origin, "destination")):
+        if not 0 <= level < tex.mip_level_count:
+            return f"{what}: the {role}'s mip_level {level}: {tex._describe()} has {tex.mip_level_count}"
+        ext = tex._emu.extent(level)
+        if min(origin) < 0 or any(o + n > e for o, n, e in zip(origin, size, ext)):
+            return f"{what}: the {role} region {origin} + {size} goes beyond level {level} of {tex._describe()} ({ext})"
+        whole = tuple(origin[:2]) == (0, 0) and tuple(size[:2]) == ext[:2]
+        if (tex._emu.format.depth or tex.sample_count > 1) and not whole:
+            return f"{what}: a {'depth' if tex._emu.format.depth else 'multisampled'} texture is copied whole " \
+                   f"(level {level}: {ext[0]}x{ext[1]})"
+    if src is dst and src_level == dst_level and (src.dimension == "3d" or not (
+            src_origin[2] + size[2] <= dst_origin[2] or dst_origin[2] + size[2] <= src_origin[2])):
+        return f"{what}: the source and destination are the same subresources of {src._describe()}"
+    return None
+
+
+def copy_texels(src, src_level, src_origin, dst, dst_level, dst_origin, size) -> None:
+    """The texel bytes of a region, from one texture to another (every sample of a multisampled one)."""
+    (sx, sy, sz), (dx, dy, dz), (w, h, d) = src_origin, dst_origin, size
+    a, b = src._emu.levels[src_level], dst._emu.levels[dst_level]
+    if src.sample_count > 1:            # its samples are stored where layers go
+        sz, dz, d = 0, 0, src.sample_count
+    b[dz:dz + d, dy:dy + h, dx:dx + w] = a[sz:sz + d, sy:sy + h, sx:sx + w]
 
 
 def bind_handle(g, resource):

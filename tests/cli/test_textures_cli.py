@@ -51,3 +51,21 @@ def test_mistakes_are_one_message(tmp_path, capsys):
     assert "k.wgsl:3:1" in err and "no sampler is bound there" in err and "--sampler 0:1=linear,clamp" in err
     assert cli(base + ["--texture", f"0:1={tmp_path / 'img.npy'}"]) == 1
     assert "declares no texture at @group(0) @binding(1) ('smp' is sampler)" in capsys.readouterr().err
+
+
+def test_a_multisampled_texture_from_the_command_line(tmp_path):
+    (tmp_path / "ms.wgsl").write_text("""
+@group(0) @binding(0) var t: texture_multisampled_2d<f32>;
+@group(0) @binding(1) var<storage, read_write> out: array<vec4f, 4>;
+@compute @workgroup_size(4) fn main(@builtin(local_invocation_index) i: u32) {
+  out[i] = textureLoad(t, vec2i(1, 0), i);
+}""")
+    samples = np.arange(4 * 2 * 3 * 4, dtype=np.float32).reshape(4, 2, 3, 4)        # (sample, y, x, rgba)
+    np.save(tmp_path / "ms.npy", samples)
+    np.save(tmp_path / "out.npy", np.zeros((4, 4), np.float32))
+    args = ["run", str(tmp_path / "ms.wgsl"), "--dispatch", "1", "--texture", f"0:0={tmp_path / 'ms.npy'}",
+            "--buffer", f"0:1={tmp_path / 'out.npy'}", "--output", f"0:1={tmp_path / 'got.npy'}"]
+    assert cli(args) == 0
+    assert np.array_equal(np.load(tmp_path / "got.npy").reshape(4, 4), samples[:, 0, 1])
+    np.save(tmp_path / "ms.npy", samples[:2])
+    assert cli(args) == 1

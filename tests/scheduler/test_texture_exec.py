@@ -226,6 +226,42 @@ def test_cube_filtering_is_seamless_across_edges_and_corners():
     assert out.tolist() == [(2 + 4) / 2, 6.0]
 
 
+def test_multisampled_textures_load_each_sample():
+    d = emu.Device()
+    ms = d.create_texture((3, 2), "rgba8uint", sample_count=4)
+    data = np.arange(4 * 2 * 3 * 4, dtype=np.uint8).reshape(4, 2, 3, 4)      # (sample, y, x, channel)
+    d.write_texture(ms, data)
+    assert np.array_equal(d.read_texture(ms), data)
+    depth = d.create_texture((3, 2), "depth32float", sample_count=4)
+    d.write_texture(depth, np.linspace(0, 1, 24, dtype=np.float32).reshape(4, 2, 3))
+    src = """
+@group(0) @binding(0) var t: texture_multisampled_2d<u32>;
+@group(0) @binding(1) var z: texture_depth_multisampled_2d;
+@group(0) @binding(2) var<storage, read_write> out: array<vec4u, 6>;
+@group(0) @binding(3) var<storage, read_write> dz: array<f32, 3>;
+@compute @workgroup_size(1) fn main() {
+  out[0] = textureLoad(t, vec2i(2, 1), 3);
+  out[1] = textureLoad(t, vec2u(0, 0), 1u);
+  out[2] = vec4u(textureNumSamples(t), textureNumSamples(z), textureDimensions(t));
+  out[3] = textureLoad(t, vec2i(1, 0), 7);          // sample 7 of 4: clamped to 3, reported
+  dz[0] = textureLoad(z, vec2i(1, 1), 2);
+}"""
+    out, dz = np.zeros((6, 4), np.uint32), np.zeros(3, np.float32)
+    pipe = d.create_compute_pipeline(d.create_shader_module(src, "ms.wgsl"), "main")
+    warned = d.dispatch(pipe, {(0, 0): ms, (0, 1): depth, (0, 2): out, (0, 3): dz}, (1, 1, 1))
+    assert out[:4].tolist() == [data[3, 1, 2].tolist(), data[1, 0, 0].tolist(), [4, 4, 3, 2], data[3, 0, 1].tolist()]
+    assert dz[0] == np.linspace(0, 1, 24, dtype=np.float32)[2 * 6 + 1 * 3 + 1]
+    assert len(warned) == 1 and str(warned[0]).startswith("ms.wgsl:10:12: warning: out-of-bounds texel access") \
+        and "1 access out of bounds" in str(warned[0])
+    with pytest.raises(EmuError, match="(?s)sample_count 1.*create it with sample_count=4"):
+        d.dispatch(pipe, {(0, 0): d.create_texture((3, 2), "rgba8uint"), (0, 1): depth, (0, 2): out, (0, 3): dz},
+                   (1, 1, 1))
+    with pytest.raises(EmuError, match="multisampled texture is 2d with one layer and one mip level"):
+        d.create_texture((4, 4, 2), "rgba8uint", sample_count=4)
+    with pytest.raises(EmuError, match="sample_count 2: WebGPU has 1 and 4"):
+        d.create_texture((4, 4), "rgba8uint", sample_count=2)
+
+
 def test_the_profile_s_filter_model_quantizes_linear_weights_and_levels():
     import dataclasses
     from emu.numerics.texels import TextureModel

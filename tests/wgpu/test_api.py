@@ -380,7 +380,6 @@ def test_submit_rules(device):
 def test_what_is_not_emulated_says_so(device):
     enc = device.create_command_encoder()
     for call, what in ((lambda: device.import_external_texture(source=None), "external textures"),
-                       (lambda: enc.copy_texture_to_texture({}, {}, (1, 1, 1)), "texture-to-texture copies"),
                        (lambda: device.create_render_pipeline(layout="auto", vertex={}), "render pipelines"),
                        (lambda: enc.begin_render_pass(color_attachments=[]), "render passes"),
                        (lambda: device.create_query_set(type="timestamp", count=2), "query sets"),
