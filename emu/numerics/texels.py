@@ -125,7 +125,9 @@ class TextureModel:
         return (f"normalized texels {self.normalized_decode}, linear weights from {sub}, level of detail "
                 f"{lod}, nearest mip rounds {self.mip_nearest}, f16 stores round {self.half_store}, 8-bit unorm "
                 f"filtering in {self.unorm8_filter}, 8-bit normalized stores {self.norm8_store}, sRGB decoded "
-                f"{'by the exact curve' if self.srgb_decode is None else 'by the device table'}")
+                f"{'by the exact curve' if self.srgb_decode is None else 'by the device table'}, float texels filtered "
+                f"{'as one rounded sum' if self.float_filter == 'exact' else 'by fma lerps'}, cube corners "
+                f"{self.cube_corners}")
 
 
 REFERENCE = TextureModel()
