@@ -12,8 +12,9 @@ c * f32(1/m)); f32 -> f16 stores (to nearest even or toward zero); the fractiona
 weights (a two-texel rgba16float texture sampled at 4096 positions; floor or nearest to k bits);
 8-bit unorm filtering (f32, or 8-bit fixed point as llvmpipe does); the fractional bits of the
 level of detail (mipmap linear over 4096 levels of detail); a nearest mip at k + 0.5; sRGB decode.
-Then the rules fitted from those (nvidia-h200's 8-bit stores and unorm8 filter) against inputs
-chosen to break them, as bytes that differ from emu's nvidia-h200 ("model_checks").
+The cases are texture_cases.cases() and new_cases() (these check the rules fitted from the first
+recording on inputs chosen to break them: every 12-bit step of 8-bit stores, 2-D and two-level
+unorm8 filtering; and seamless cube filtering, sRGB).
 """
 from __future__ import annotations
 
@@ -145,71 +146,6 @@ def probes(backend: str, raw: dict) -> dict:
     return found
 
 
-STORE_MANY = """
-@group(0) @binding(0) var<storage, read> v: array<vec4f>;
-@group(0) @binding(1) var img: texture_storage_2d<FORMAT, write>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
-  textureStore(img, vec2u(id.x % 64u, id.x / 64u), v[id.x]);
-}"""
-
-
-def store_values(kind: str) -> np.ndarray:
-    """Values that pin an 8-bit normalized store down: every multiple of 2^-12 (unorm) or of
-    2^-11 (snorm, both signs), each also a half and almost a whole step higher, as (n, 4) f32."""
-    k, top = (12, 4096) if kind == "unorm" else (11, 2048)
-    q = np.arange(top + 1, dtype=np.float64)
-    x = np.concatenate([q, q + 0.5, q + 0.999]) / (1 << k)
-    if kind == "snorm":
-        x = np.concatenate([x, -x])
-    x = np.clip(x, -1, 1).astype(F32)
-    n = -(-x.size // 256) * 256
-    return np.resize(x, n).reshape(-1, 4)
-
-
-def check_against_emu(source: str, backend: str, raw: dict, key: str, **case) -> dict:
-    """One shader on the adapter and on emu's nvidia-h200 profile: how many output bytes differ."""
-    from texture_cases import run_on_emu
-    got = run_on_adapter(source, backend=backend, **case)
-    ours = run_on_emu(dict(source=source, **case), "nvidia-h200")
-    out = {}
-    for (g, b), data in got.items():
-        raw[f"{key}:{g},{b}"] = np.frombuffer(data, np.uint8)
-        out[f"{g},{b}"] = int(np.sum(np.frombuffer(data, np.uint8) != np.frombuffer(ours[(g, b)], np.uint8)))
-    return out
-
-
-def probes_of_the_model(backend: str, raw: dict) -> dict:
-    """The rules fitted from the first session, checked on inputs chosen to break them: 8-bit
-    stores over every 12-bit (11-bit and sign) step, and 8-bit unorm filtering in 2-D and across
-    two mip levels (nvidia-h200's norm8_store and unorm8_filter)."""
-    found = {}
-    for fmt, kind in (("rgba8unorm", "unorm"), ("rgba8snorm", "snorm")):
-        v = store_values(kind)
-        h = v.shape[0] // 64
-        raw[f"probe2:store_{fmt}:values"] = v
-        found[f"store_{fmt}"] = check_against_emu(
-            STORE_MANY.replace("FORMAT", fmt), backend, raw, f"probe2:store_{fmt}", dispatch=(h, 1, 1),
-            buffers={(0, 0): v}, textures={(0, 1): HwTexture(fmt, (64, h, 1), (bytes(64 * h * 4),))})
-    from texture_cases import MIPS
-    rng = np.random.default_rng(11)
-    n = 4096
-    uvl = np.zeros((n, 4), F32)
-    uvl[:, :2] = rng.uniform(0.2, 0.8, (n, 2)).astype(F32)
-    img = rng.integers(0, 256, (2, 2, 4), dtype=np.uint8)
-    found["unorm8_filter_2d"] = check_against_emu(
-        MIPS, backend, raw, "probe2:unorm8_2d", dispatch=(n // 64, 1, 1),
-        buffers={(0, 2): uvl, (0, 3): np.zeros((n, 4), F32)},
-        textures={(0, 0): HwTexture("rgba8unorm", (2, 2, 1), (img.tobytes(),))}, samplers={(0, 1): LINEAR})
-    uvl[:, 2] = rng.uniform(0, 1, n).astype(F32)
-    lv = [rng.integers(0, 256, (2, 2, 4), dtype=np.uint8), rng.integers(0, 256, (1, 1, 4), dtype=np.uint8)]
-    found["unorm8_filter_mips"] = check_against_emu(
-        MIPS, backend, raw, "probe2:unorm8_mips", dispatch=(n // 64, 1, 1),
-        buffers={(0, 2): uvl, (0, 3): np.zeros((n, 4), F32)},
-        textures={(0, 0): HwTexture("rgba8unorm", (2, 2, 1), tuple(x.tobytes() for x in lv))},
-        samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})
-    return found
-
-
 def model(found: dict) -> dict:
     """The profile's `textures` field from what the probes found."""
     out = {}
@@ -265,14 +201,9 @@ def main(argv=None) -> int:
     except Exception as e:
         import traceback
         report["probes"] = f"failed: {traceback.format_exc()[-1500:]}"
-    try:
-        report["model_checks"] = probes_of_the_model(backend, raw)
-    except Exception:
-        import traceback
-        report["model_checks"] = f"failed: {traceback.format_exc()[-1500:]}"
     np.savez_compressed(out / "textures.npz", **raw)
     (out / "textures.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps({k: report.get(k) for k in ("textures", "probes", "model_checks")}, indent=1))
+    print(json.dumps({k: report.get(k) for k in ("textures", "probes")}, indent=1))
     print(f"wrote {out / 'textures.npz'} ({len(raw)} arrays) and textures.json in {time.monotonic() - t0:.1f} s")
     return 0
 

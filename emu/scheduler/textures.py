@@ -231,7 +231,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         # WGSL's order: (umin, vmax), (umax, vmax), (umax, vmin), (umin, vmin)
         return np.stack([corner[b][:, comp] for b in ((0, 1), (1, 1), (1, 0), (0, 0))], axis=1)
     if fixed8:
-        c = fixed[0] if len(fixed) == 1 else S.fixed8_lerp(fixed[0], fixed[1], delta)
+        c = fixed[0] if len(fixed) == 1 else S.fixed8_lerp(fixed[0], fixed[1], delta, floor=True)
         return texels.normalized(c, 255, model)
     if wide16:
         return S.unorm16_filter([tx for _, tx in taps], ws)

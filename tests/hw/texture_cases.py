@@ -203,9 +203,30 @@ def cases():
     return out
 
 
+STORE_MANY = """
+@group(0) @binding(0) var<storage, read> v: array<vec4f>;
+@group(0) @binding(1) var img: texture_storage_2d<FORMAT, write>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  textureStore(img, vec2u(id.x % 64u, id.x / 64u), v[id.x]);
+}"""
+
+
+def _steps(kind: str) -> np.ndarray:
+    """Every multiple of 2^-12 in [0, 1] (unorm) or of 2^-11 in [-1, 1] (snorm), each also half and
+    0.999 of a step higher, as (n, 4) f32 (n a multiple of 64)."""
+    k, top = (12, 4096) if kind == "unorm" else (11, 2048)
+    q = np.arange(top + 1, dtype=np.float64)
+    x = np.concatenate([q, q + 0.5, q + 0.999]) / (1 << k)
+    if kind == "snorm":
+        x = np.concatenate([x, -x])
+    x = np.clip(x, -1, 1).astype(np.float32)
+    return np.resize(x, -(-x.size // 256) * 256).reshape(-1, 4)
+
+
 def new_cases():
     """Cases not yet recorded on the H200 (lavapipe runs them in CI): linear cube filtering across
-    face edges and corners; an sRGB texture holding every value in each channel, read by
+    face edges and corners; 8-bit normalized stores of every 12-bit step; 8-bit unorm filtering in
+    2-D and between mip levels; an sRGB texture holding every value in each channel, read by
     textureLoad and filtered between texels."""
     rng = np.random.default_rng(20261202)
     c = np.arange(256)
@@ -230,7 +251,28 @@ def new_cases():
         buffers={(0, 2): d.astype(np.float32), (0, 3): np.zeros((n, 4), np.float32)},
         textures={(0, 0): HwTexture("rgba16float", (4, 4, 6), (faces.tobytes(),), view="cube")},
         samplers={(0, 1): LINEAR}))
-    return [cube, ("srgb", dict(
+    out = [cube]
+    # 8-bit normalized stores over every 12-bit (unorm) / sign and 11-bit (snorm) step, each also half
+    # and almost a whole step higher; 8-bit unorm filtering in 2-D and across two mip levels
+    for fmt, kind in (("rgba8unorm", "unorm"), ("rgba8snorm", "snorm")):
+        v = _steps(kind)
+        h = v.shape[0] // 64
+        out.append((f"store_steps_{fmt}", dict(
+            source=STORE_MANY.replace("FORMAT", fmt), dispatch=(h, 1, 1), buffers={(0, 0): v},
+            textures={(0, 1): HwTexture(fmt, (64, h, 1), (bytes(64 * h * 4),))})))
+    uvl = np.zeros((4096, 4), np.float32)
+    uvl[:, :2] = rng.uniform(0.2, 0.8, (4096, 2)).astype(np.float32)
+    four = rng.integers(0, 256, (2, 2, 4), dtype=np.uint8)
+    out.append(("unorm8_2d", dict(
+        source=MIPS, dispatch=(64, 1, 1), buffers={(0, 2): uvl.copy(), (0, 3): np.zeros((4096, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba8unorm", (2, 2, 1), (four.tobytes(),))}, samplers={(0, 1): LINEAR})))
+    uvl[:, 2] = rng.uniform(0, 1, 4096).astype(np.float32)
+    lv = [rng.integers(0, 256, (2, 2, 4), dtype=np.uint8), rng.integers(0, 256, (1, 1, 4), dtype=np.uint8)]
+    out.append(("unorm8_mips", dict(
+        source=MIPS, dispatch=(64, 1, 1), buffers={(0, 2): uvl, (0, 3): np.zeros((4096, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba8unorm", (2, 2, 1), tuple(x.tobytes() for x in lv))},
+        samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    return out + [("srgb", dict(
         source=SRGB, dispatch=(1, 1, 1),
         buffers={(0, 2): uv, (0, 3): np.zeros((512, 4), np.float32)},
         textures={(0, 0): HwTexture("rgba8unorm-srgb", (16, 16, 1), (img.tobytes(),))},
