@@ -6,6 +6,7 @@ command-line use; 3 an internal error (a bug in emu: one message asking for a re
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 import warnings
 from pathlib import Path
@@ -18,10 +19,46 @@ from .errors import DtypeWarning, EmuError, HostError, UsageError, internal_erro
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse, saying first the mistake a person made: a mistyped flag (argparse would first
+    ask for a required flag, `--dispach 4` giving "required: --dispatch") or command, with the
+    nearest right one."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
+        message = self._typo("invalid choice" in message) or message
         self.print_usage(sys.stderr)
         print(f"emu: error: {message}", file=sys.stderr)
         raise SystemExit(2)
+
+    def _typo(self, bad_command: bool) -> str | None:
+        argv = getattr(self, "_argv", [])
+        parser, flags = self, set(self._option_string_actions)
+        for word in (a for a in argv if not a.startswith("-")):   # down the commands named
+            commands = next((a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            if not commands:
+                break
+            if word not in commands:
+                if not bad_command:
+                    break
+                near = difflib.get_close_matches(word, list(commands), 1)
+                return (f"no command '{word}'" + (f": did you mean '{near[0]}'?" if near else "")
+                        + f" (`{parser.prog} --help` lists the commands)")
+            parser = commands[word]
+            flags |= set(parser._option_string_actions)
+        for a in argv:
+            if a == "--":
+                break
+            name = a.split("=", 1)[0]
+            if not name.startswith("--") or len(name) < 3:
+                continue          # values, -, negative numbers, short flags
+            if name in flags or sum(f.startswith(name) for f in flags) == 1:
+                continue          # argparse takes an unambiguous prefix
+            near = difflib.get_close_matches(name, sorted(flags), 1, cutoff=0.75)
+            return f"unrecognized argument {name}" + (f": did you mean {near[0]}?" if near else "")
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:

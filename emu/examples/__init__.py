@@ -49,7 +49,10 @@ def copy(dest: Path, force: bool = False) -> list[Path]:
     """Copy every bundled file into `dest` (made if missing); files there that differ stay
     unless `force`."""
     files = bundled()
-    clashes = [n for n, f in files.items() if (dest / n).exists() and (dest / n).read_bytes() != f.read_bytes()]
+    if dest.exists() and not dest.is_dir():
+        raise HostError(f"{dest}: not a folder", hint="give a folder to copy the examples into (made if missing)")
+    clashes = [n for n, f in files.items() if (dest / n).exists()
+               and (not (dest / n).is_file() or (dest / n).read_bytes() != f.read_bytes())]
     if clashes and not force:
         raise HostError(f"{dest}: {len(clashes)} file(s) there differ from the bundled ones "
                         f"({', '.join(clashes[:3])}{', ...' if len(clashes) > 3 else ''})",
@@ -57,7 +60,11 @@ def copy(dest: Path, force: bool = False) -> list[Path]:
     written = []
     for name, f in files.items():
         target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(f.read_bytes())
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(f.read_bytes())
+        except OSError as e:
+            raise HostError(f"cannot write {target}: {e.strerror or e}",
+                            hint="copy into a folder you can write to") from None
         written.append(target)
     return written

@@ -7,6 +7,7 @@ import json
 import sys
 
 import numpy as np
+import pytest
 
 import emu
 from emu.cli import main
@@ -57,6 +58,17 @@ def test_examples_copy_then_clash(tmp_path):
     assert (tmp_path / "gemm_wgpu.wgsl").read_text() == "// mine\n"
     assert cli("examples", "--copy", tmp_path, "--force")[0] == 0
     assert (tmp_path / "gemm_wgpu.wgsl").read_text().startswith("// Tiled GEMM")
+
+
+def test_examples_copy_onto_a_file_is_one_message(tmp_path):
+    """(was: an internal error, FileExistsError)"""
+    (tmp_path / "k.wgsl").write_text("// mine\n")
+    rc, out, err = cli("examples", "--copy", tmp_path / "k.wgsl")
+    assert (rc, out) == (1, "") and err == (f"emu: error: {tmp_path / 'k.wgsl'}: not a folder\n"
+                                             "   hint: give a folder to copy the examples into (made if missing)\n")
+    (tmp_path / "d" / "gemm_dawn.wgsl").mkdir(parents=True)      # a folder where a kernel goes
+    rc, _, err = cli("examples", "--copy", tmp_path / "d", "--force")
+    assert rc == 1 and err.startswith(f"emu: error: cannot write {tmp_path / 'd' / 'gemm_dawn.wgsl'}: Is a directory")
 
 
 def test_bundled_kernel_by_name_and_unknown_name():
@@ -184,3 +196,22 @@ def test_check_ok_bad_config_and_uniformity(tmp_path):
                                    "on local_invocation_index, which is not uniform: Tint (Dawn, Chrome) rejects "
                                    "this shader")
     assert err.count(": warning: ") == 5 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    # a typo'd flag is named before the required flag it leaves out (was: "required: --dispatch")
+    (["run", "@gemm_dawn", "--dispach", "4,4"], "unrecognized argument --dispach: did you mean --dispatch?"),
+    (["ir", "@gemm_dawn", "--overide", "M=64"], "unrecognized argument --overide: did you mean --override?"),
+    (["campaign", "fuzz", "--mutans", "3"], "unrecognized argument --mutans: did you mean --mutants?"),
+    (["runn", "k.wgsl"], "no command 'runn': did you mean 'run'? (`emu --help` lists the commands)"),
+    (["campaign", "fuz"], "no command 'fuz': did you mean 'fuzz'? (`emu campaign --help` lists the commands)"),
+    (["run", "@gemm_dawn", "--dispatch", "1", "--zzz"], "unrecognized argument --zzz"),
+    # what argparse says already stays: a prefix is taken, a missing value named
+    (["lanes", "--profil", "nvidia-h200"], "the following arguments are required: --config, --role"),
+    (["run", "@gemm_dawn", "--dispatch", "1", "--bounds", "strikt"],
+     "argument --bounds: invalid choice: 'strikt' (choose from 'webgpu', 'strict')"),
+])
+def test_command_line_mistakes_are_one_message(argv, says):
+    rc, out, err = cli(*argv)
+    assert rc == 2 and out == ""
+    assert err.splitlines()[-1] == f"emu: error: {says}" and err.startswith("usage: emu")
