@@ -27,6 +27,7 @@ import glob
 import itertools
 import json
 import os
+import zipfile
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,27 +44,38 @@ def load_vectors(paths) -> dict[str, dict[str, np.ndarray]]:
     """{key: {"A": ..., "B": ..., "C": ..., "D": ...}} from npz files or folders of them."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
+    from ..errors import HostError
+    hint = "give the folder `emu record` wrote, or mma_*.npz files"
     files = []
     for p in paths:
         p = str(p)
         if os.path.isdir(p):
             files += sorted(glob.glob(os.path.join(p, "mma_*.npz"))) or sorted(glob.glob(os.path.join(p, "*.npz")))
-        else:
+        elif os.path.exists(p):
             files.append(p)
+        else:
+            raise HostError(f"no such file or folder: '{p}'", hint=hint)
     if not files:
-        from ..errors import HostError
-        raise HostError(f"no .npz vector files in {', '.join(map(str, paths))}",
-                        hint="give the folder `emu record` wrote, or mma_*.npz files")
+        raise HostError(f"no .npz vector files in {', '.join(map(str, paths))}", hint=hint)
     out: dict[str, dict] = {}
     for f in files:
-        with np.load(f) as z:
-            for k in z.files:
-                key, part = k.rsplit("/", 1)
-                v = z[k]
-                if key.startswith("bf16_") and part in ("A", "B", "A0", "B0") and v.dtype == np.uint16:
-                    import ml_dtypes      # bf16 inputs are saved as their bits (npz has no bf16)
-                    v = v.view(ml_dtypes.bfloat16)
-                out.setdefault(key, {})[part] = v
+        try:
+            if not zipfile.is_zipfile(f):
+                raise ValueError("not an .npz archive")
+            with np.load(f) as z:
+                if not all("/" in k for k in z.files):
+                    raise ValueError("its arrays are not named KEY/PART")
+                for k in z.files:
+                    key, part = k.rsplit("/", 1)
+                    v = z[k]
+                    if key.startswith("bf16_") and part in ("A", "B", "A0", "B0") and v.dtype == np.uint16:
+                        import ml_dtypes      # bf16 inputs are saved as their bits (npz has no bf16)
+                        v = v.view(ml_dtypes.bfloat16)
+                    out.setdefault(key, {})[part] = v
+        except OSError as e:
+            raise HostError(f"cannot read '{f}': {e.strerror or e}", hint=hint) from None
+        except (ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise HostError(f"'{f}' is not a file of MMA vectors as `emu record` writes ({e})", hint=hint) from None
     return out
 
 

@@ -232,3 +232,24 @@ def test_h200_trials_the_profile_gets_wrong_differ_only_in_the_sign_of_zero():
         assert not (np.signbit(D) & (D == 0)).any(), f"{key}: the H200 returned a -0"
         assert set(want[np.isnan(D)].tolist()) <= {0x7FFF}
     assert wrong == 0
+
+
+@pytest.mark.parametrize("name, content, says", [
+    ("vectors", None, "no such file or folder: '{path}'"),
+    ("t.txt", b"hello\n", "'{path}' is not a file of MMA vectors as `emu record` writes (not an .npz archive)"),
+    ("x.npy", "npy", "'{path}' is not a file of MMA vectors as `emu record` writes (not an .npz archive)"),
+    ("y.npz", "npz", "'{path}' is not a file of MMA vectors as `emu record` writes (its arrays are not named KEY/PART)"),
+])
+def test_fit_of_what_is_not_a_vector_file_is_one_message(tmp_path, capsys, name, content, says):
+    """(was: an internal error, FileNotFoundError or numpy's advice to unpickle the file)"""
+    path = tmp_path / name
+    if content == "npy":
+        np.save(path, np.zeros(3))
+    elif content == "npz":
+        np.savez(path, a=np.zeros(2))
+    elif content is not None:
+        path.write_bytes(content)
+    assert cli(["fit", str(path), "--profile", "nvidia-h200"]) == 1
+    err = capsys.readouterr().err
+    assert err.splitlines() == [f"emu: error: {says.format(path=path)}",
+                                "   hint: give the folder `emu record` wrote, or mma_*.npz files"]
