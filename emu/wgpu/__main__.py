@@ -67,6 +67,16 @@ def build_parser():
 def main(argv=None):
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     profile, actions = args.profile, args.actions
+    if profile:
+        os.environ["EMU_PROFILE"] = profile
+    if os.environ.get("EMU_PROFILE") and (not actions or actions[0] == "--info"):   # the adapter's
+        from ..errors import EmuError
+        from ..profiles import load_profile
+        try:
+            load_profile(os.environ["EMU_PROFILE"])     # fail now, and say why, not at request time
+        except EmuError as e:
+            print(e.format(), file=sys.stderr)
+            return 2
     for opt in actions:
         if opt == "--install-hook":
             print(f"installed {install_hook()}: EMU_WGPU=1 now selects emu's adapter for this interpreter")
@@ -80,31 +90,33 @@ def main(argv=None):
             return 0
         elif opt == "--info":
             from . import _install
-            if profile:
-                os.environ["EMU_PROFILE"] = profile
             a = _install.flavor_gpu("emu").request_adapter_sync()
-            print(a.summary)
-            for k, v in a.info.items():
-                print(f"  {k}: {v}")
-            print(f"  features: {', '.join(sorted(a.features))}")
-            for c in _install.adapter_properties(a).get("subgroup_matrix_configs", []):
-                print(f"  subgroup matrix: {c}")
+            lines = [a.summary] + [f"  {k}: {v}" for k, v in a.info.items()]
+            lines.append(f"  features: {', '.join(sorted(a.features))}")
+            lines += [f"  subgroup matrix: {c}" for c in _install.adapter_properties(a).get("subgroup_matrix_configs", [])]
+            try:
+                print("\n".join(lines), flush=True)
+            except BrokenPipeError:     # `| head`: the reader went away
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
     if args.module is not None and not args.module:
         build_parser().error("-m needs a module name")
     argv = ["-m"] + args.module if args.module else args.program
     if not argv:
         build_parser().error("give the program to run (program.py ARGS or -m MODULE ARGS)")
-    if profile:
-        os.environ["EMU_PROFILE"] = profile
-    if os.environ.get("EMU_PROFILE"):
-        from ..errors import EmuError
-        from ..profiles import load_profile
+    # what python itself would refuse, said as python says it, before emu's adapter is put in place
+    if argv[0] == "-m":
+        import importlib.util
         try:
-            load_profile(os.environ["EMU_PROFILE"])     # fail now, and say why, not at request time
-        except EmuError as e:
-            print(e.format(), file=sys.stderr)
-            return 2
+            found = importlib.util.find_spec(argv[1])
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            print(f"python -m emu.wgpu: error: no module named {argv[1]!r}", file=sys.stderr)
+            return 1
+    elif not os.path.isfile(argv[0]):
+        print(f"python -m emu.wgpu: error: cannot open the program '{argv[0]}': no such file", file=sys.stderr)
+        return 2
     os.environ["EMU_WGPU"] = "1"    # child processes of the program that have the hook also get emu
     from . import install
     install()

@@ -234,3 +234,33 @@ def test_launcher_options_stop_at_the_program(tmp_path):
     assert r.returncode == 2 and "error: unrecognized arguments: --bogus" in r.stderr and "Traceback" not in r.stderr
     r = run()
     assert r.returncode == 2 and "error: give the program to run" in r.stderr
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    (["--profile", "nvidia-h20", "--info"], 2, "emu: error: no profile named 'nvidia-h20' and no such file"),
+    (["missing.py"], 2, "python -m emu.wgpu: error: cannot open the program 'missing.py': no such file"),
+    (["-m", "no_such_module_here"], 1, "python -m emu.wgpu: error: no module named 'no_such_module_here'"),
+    (["-m", "no_such_package.sub"], 1, "python -m emu.wgpu: error: no module named 'no_such_package.sub'"),
+])
+def test_launcher_mistakes_are_one_message(tmp_path, monkeypatch, capsys, argv, code, says):
+    """(was: a traceback from the adapter request or from runpy)"""
+    from emu.wgpu.__main__ import main
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EMU_PROFILE", "")           # main() sets it from --profile
+    assert main(argv) == code
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.splitlines()[0] == says
+
+
+def test_launcher_info_into_a_closed_pipe(monkeypatch):
+    """`python -m emu.wgpu --info | head -1`: the reader went away; no BrokenPipeError traceback."""
+    import os
+    from emu.wgpu.__main__ import main
+    r, w = os.pipe()
+    os.close(r)
+    out = os.fdopen(w, "w")
+    monkeypatch.setattr(sys, "stdout", out)
+    try:
+        assert main(["--info"]) == 0
+    finally:
+        out.close()
