@@ -96,7 +96,7 @@ def gpu_device():
     for backend in adapters.BACKENDS:
         info, why = adapters.available(backend)
         if info is None:
-            reasons.append(f"{backend}: {why}")
+            reasons.append(why)        # "BACKEND: why"
             continue
         adapter = adapters.get_adapter(backend)
         wanted = [f for f in ("shader-f16", "subgroups", "subgroup") if f in adapter.features]

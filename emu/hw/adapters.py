@@ -42,7 +42,7 @@ INSTALL_HINT = (
     "/etc/apt/sources.list.d/, then apt-get update && apt-get install -t bookworm-backports "
     "mesa-vulkan-drivers libvulkan1 (or run .ci/run)"
 )
-PIP_HINT = {"wgpu": "pip install -e '.[lavapipe]' (or pip install wgpu)",
+PIP_HINT = {"wgpu": "pip install wgpu==0.32.0",
             "dawn": "pip install wgpudawn==0.32.0.4"}
 
 _PACKAGES = {"wgpu": "wgpu", "dawn": "wgpudawn"}

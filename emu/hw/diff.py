@@ -410,7 +410,7 @@ class DiffReport:
 
     def text(self) -> str:
         a = self.adapter
-        lines = [f"emu diff {self.shader} (entry {self.entry}, dispatch {','.join(map(str, self.dispatch))}) "
+        lines = [f"emu diff {self.shader} (entry {self.entry or '?'}, dispatch {','.join(map(str, self.dispatch))}) "
                  f"on {self.backend}: {a.get('device', '?')} ({a.get('backend_type', '?')})"]
         if self.profile:
             lines.append(f"  emulator: profile {self.profile} ({self.profile_how}), subgroup size {self.subgroup_size}")

@@ -345,7 +345,8 @@ def load_profile(name_or_path: str | os.PathLike) -> Profile:
     path = Path(text)
     if path.is_file():
         return _load_file(path, _include_stack=())
-    near = difflib.get_close_matches(text, list_profiles(), n=1)
+    near = difflib.get_close_matches(text, list_profiles(), n=1) or \
+        [n for n in list_profiles() if text.lower() in n][:1]          # 'h200', 'rdna3'
     raise ProfileError(
         f"no profile named {text!r} and no such file",
         hint=(f"did you mean {near[0]!r}? " if near else "")

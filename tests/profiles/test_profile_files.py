@@ -219,6 +219,9 @@ def test_bad_json_and_missing_things(tmp_path):
         load_profile(write(tmp_path, doc))
     with pytest.raises(ProfileError, match=r"(?s)no profile named 'nvidia-h20'.*did you mean 'nvidia-h200'"):
         load_profile("nvidia-h20")
+    for part, full in (("h200", "nvidia-h200"), ("RDNA3", "amd-rdna3")):     # a part of the name
+        with pytest.raises(ProfileError, match=rf"(?s)no profile named '{part}'.*did you mean '{full}'"):
+            load_profile(part)
 
 
 def test_numerics_presets_in_sync_with_numerics_module():
