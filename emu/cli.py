@@ -177,6 +177,10 @@ def cmd_run(args, sources) -> int:
     from .api import Device
     bufs = [binding_spec(b, "--buffer") for b in args.buffer]
     outs = [binding_spec(o, "--output") for o in args.output]
+    for key, path in outs:          # before the run, which may be long: where the result goes
+        if not Path(path).resolve().parent.is_dir():
+            raise HostError(f"--output {key[0]}:{key[1]}: cannot write '{path}': no folder "
+                            f"'{Path(path).parent}'", hint="make the folder first, or write elsewhere")
     overrides = parse_overrides(args.override, args.spec_constant)
     grid = dispatch_size(args.dispatch)
     src = sources[args.shader] = read_source(args.shader)
@@ -241,7 +245,11 @@ def cmd_run(args, sources) -> int:
     for key, path in outs:
         g = globals_by_key[key]
         arr = bound[key].read() if g.space == "handle" else _typed_output(bound[key], g.type)
-        np.save(path, arr)
+        try:
+            np.save(path, arr)
+        except OSError as e:
+            raise HostError(f"--output {key[0]}:{key[1]}: cannot write '{path}': {e.strerror or e}",
+                            hint="check that the folder is writable") from None
         written += arr.nbytes
     if note is not None:        # a person is watching: say that it finished and what it did
         groups = grid[0] * grid[1] * grid[2]

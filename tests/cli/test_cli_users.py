@@ -215,3 +215,13 @@ def test_command_line_mistakes_are_one_message(argv, says):
     rc, out, err = cli(*argv)
     assert rc == 2 and out == ""
     assert err.splitlines()[-1] == f"emu: error: {says}" and err.startswith("usage: emu")
+
+
+def test_output_into_a_missing_folder_is_said_before_the_run(tmp_path):
+    """(was: the run, then an internal error, FileNotFoundError from numpy.save)"""
+    target = tmp_path / "no" / "c.npy"
+    rc, out, err = cli("run", "@gemm_wgpu", "--dispatch", "1", "--override", "M=16", "--override", "N=16",
+                       "--override", "K=16", "--output", f"0:2={target}")
+    assert (rc, out) == (1, "") and err.splitlines() == [
+        f"emu: error: --output 0:2: cannot write '{target}': no folder '{target.parent}'",
+        "   hint: make the folder first, or write elsewhere"]
