@@ -157,6 +157,15 @@ def main(argv=None) -> int:
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as e:
+        if e.filename is not None and any(str(e.filename) in a for a in argv):
+            # a file the command line names (emit -o, --report, --out, ...): the user's to mend
+            err = HostError(f"'{e.filename}': {e.strerror or e}",
+                            hint="check the path: its folder must exist, and be writable for an output")
+            print(err.format(sources), file=sys.stderr)
+            return 1
+        print(internal_error(e).format(sources), file=sys.stderr)
+        return 3
     except Exception as e:             # the one place where a bug of emu's becomes one message
         print(internal_error(e).format(sources), file=sys.stderr)
         return 3

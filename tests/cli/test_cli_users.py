@@ -225,3 +225,12 @@ def test_output_into_a_missing_folder_is_said_before_the_run(tmp_path):
     assert (rc, out) == (1, "") and err.splitlines() == [
         f"emu: error: --output 0:2: cannot write '{target}': no folder '{target.parent}'",
         "   hint: make the folder first, or write elsewhere"]
+
+
+def test_a_file_the_command_names_that_cannot_be_written_is_one_message(tmp_path):
+    """emit -o, --report, fit --out into a missing folder (was: internal error, FileNotFoundError)."""
+    target = tmp_path / "no" / "k.wgsl"
+    rc, out, err = cli("emit", "@gemm_dawn", "--dialect", "wgpu", "-o", target)
+    assert (rc, out) == (1, "") and err.splitlines() == [
+        f"emu: error: '{target}': No such file or directory",
+        "   hint: check the path: its folder must exist, and be writable for an output"]
