@@ -1,5 +1,6 @@
 """What the package hands out (package data): the example kernels `emu demo` runs, the
-wgpu-py / wgpudawn host programs of emu/examples/wgpu_host/, and the documents under emu/docs/.
+wgpu-py / wgpudawn host programs of emu/examples/wgpu_host/ with emu/wgpu/README.md, and the
+documents under emu/docs/.
 `emu examples` lists them, `emu examples --copy DIR` copies them out, `emu run @gemm_dawn` runs a
 bundled kernel by name."""
 from __future__ import annotations
@@ -16,6 +17,7 @@ def bundled() -> dict[str, Path]:
     root = Path(str(resources.files("emu")))
     out = {}
     for sub, pattern, into in (("examples", "*.wgsl", ""), ("examples/wgpu_host", "*.py", "wgpu_host/"),
+                               ("wgpu", "README.md", "wgpu_host/"),      # emu.wgpu's guide, with its programs
                                ("docs", "*.md", "docs/"), ("docs", "*.json", "docs/")):
         for f in sorted((root / sub).glob(pattern)):
             out[into + f.name] = f
