@@ -227,10 +227,12 @@ def cmd_run(args, sources) -> int:
             from .isa.types import ArrayType, StructType
             if (isinstance(g.type, ArrayType) and g.type.count is None) or \
                     (isinstance(g.type, StructType) and g.type.runtime_array is not None):
+                elem = str(g.type.elem) if isinstance(g.type, ArrayType) else ""
+                zeros = f"zeros:N:{elem if elem in ('f32', 'f16', 'i32', 'u32') else 'u32'}"
                 raise HostError(f"--output {key[0]}:{key[1]}: '{g.name}' is runtime-sized ({g.type}), "
                                 f"so emu cannot tell how large to make it", g.loc,
-                                hint=f"also pass --buffer {key[0]}:{key[1]}=FILE.npy with an array of the "
-                                     f"size you want (e.g. numpy.zeros)")
+                                hint=f"also pass --buffer {key[0]}:{key[1]}={zeros} (N elements) or "
+                                     f"--buffer {key[0]}:{key[1]}=FILE.npy, of the size you want")
             bound[key] = dev.create_buffer(size=g.type.size)
     if tracer is not None:
         tracer.begin(dev, mod, pipe, grid, args)

@@ -15,7 +15,7 @@ from importlib import resources
 import numpy as np
 
 from .api import Device
-from .errors import HostError
+from .errors import UsageError
 from .numerics.mma import mma
 from .numerics.mma_fast import matrix_mma
 
@@ -48,7 +48,7 @@ def expected(profile, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def run_demo(profile: str = "nvidia-h200", size: int = 128, out=sys.stdout) -> int:
     if size <= 0 or size % 32:
-        raise HostError(f"--size {size}: the example GEMMs need a positive multiple of 32")
+        raise UsageError(f"--size {size}: the example GEMMs need a positive multiple of 32")
     rng = np.random.default_rng(2026)
     a = rng.uniform(-1, 1, (size, size)).astype(np.float16)
     b = rng.uniform(-1, 1, (size, size)).astype(np.float16)

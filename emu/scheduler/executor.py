@@ -307,9 +307,13 @@ class Pipeline:
         self.module, self.opts, self.profile = module, opts, profile
         eps = module.entry_points()
         if entry is None:
-            if len(eps) != 1:
-                names = ", ".join(f.name for f in eps) or "none"
-                raise EmuError(f"the shader has {len(eps)} compute entry points ({names})",
+            if not eps:
+                graphics = ", ".join(f"@{g[1]} {g[0]}" for g in module.graphics_entries)
+                raise EmuError("the shader has no compute entry point" + (f" (only {graphics})" if graphics else ""),
+                               hint="emu runs compute shaders: declare one, e.g. "
+                                    "@compute @workgroup_size(64) fn main() { ... }")
+            if len(eps) > 1:
+                raise EmuError(f"the shader has {len(eps)} compute entry points ({', '.join(f.name for f in eps)})",
                                hint="choose one with --entry NAME")
             self.entry = eps[0]
         else:

@@ -249,8 +249,8 @@ def render_text(x: dict) -> str:
     t = x["types"]
     out = []
     wg = ", ".join(map(str, ev["workgroup"]))
-    out.append(f"{ev['op']} %{ev['id']} at {ev['loc']} (event {ev['seq']}, workgroup ({wg}), "
-               f"subgroup {ev['subgroup']})")
+    seq = f"event {ev['seq']}, " if ev.get("seq") is not None else ""     # none: --explain without --trace
+    out.append(f"{ev['op']} %{ev['id']} at {ev['loc']} ({seq}workgroup ({wg}), subgroup {ev['subgroup']})")
     out.append(f"config {ev['config']}, numeric model '{ev['model']}'"
                + (", saturating" if ev.get("saturate") else ""))
     has_c = x["c"]["lanes"] != [] or x["operand_events"]["C"] is not None or ev["op"] == "coop_mma"

@@ -234,3 +234,23 @@ def test_a_file_the_command_names_that_cannot_be_written_is_one_message(tmp_path
     assert (rc, out) == (1, "") and err.splitlines() == [
         f"emu: error: '{target}': No such file or directory",
         "   hint: check the path: its folder must exist, and be writable for an output"]
+
+
+def test_demo_size_is_a_usage_error():
+    rc, out, err = cli("demo", "--size", "33")
+    assert (rc, out, err) == (2, "", "emu: error: --size 33: the example GEMMs need a positive multiple of 32\n")
+
+
+def test_runtime_sized_output_hint_names_zeros():
+    rc, _, err = cli("run", "@gemm_wgpu", "--dispatch", "1", "--output", "0:2=c.npy")
+    assert rc == 1 and err.splitlines()[-1] == (
+        "   hint: also pass --buffer 0:2=zeros:N:f32 (N elements) or --buffer 0:2=FILE.npy, of the size you want")
+
+
+def test_a_shader_without_a_compute_entry_point():
+    """(was: 'the shader has 0 compute entry points (none)', hint: choose one with --entry NAME)"""
+    rc, _, err = cli("run", "-", "--dispatch", "1",
+                     stdin="@vertex fn vs() -> @builtin(position) vec4f { return vec4f(); }\n")
+    assert rc == 1 and err.splitlines() == [
+        "emu: error: the shader has no compute entry point (only @vertex vs)",
+        "   hint: emu runs compute shaders: declare one, e.g. @compute @workgroup_size(64) fn main() { ... }"]

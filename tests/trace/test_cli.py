@@ -42,6 +42,8 @@ def test_run_trace_then_explain(cli, gemm_files, tmp_path):
     assert x["reproduces"] and x["event"]["seq"] == mma0["seq"]
     # --explain shows subgroup 0's last step, which wrote c[2, 3]
     assert f"0x{int(c[2, 3].view(np.uint32)):08x}" in out
+    code, out4, err = cli(*gemm_files, "--explain", "2,3")        # without a trace file: no event seq
+    assert code == 0 and out4.splitlines()[0].endswith("(workgroup (0, 0, 0), subgroup 0)"), out4
 
 
 def test_run_perfetto(cli, gemm_files, tmp_path):
