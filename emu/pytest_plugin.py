@@ -47,6 +47,17 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{MARKER}(*configs): the cooperative-matrix configs the test needs, "
                                        f"as 'f16xf16->f32:16x16x16'; emu_device runs it on the profiles that have them")
+    for name in _asked(config):      # a wrong name is one line from pytest, not a collection traceback
+        from .errors import EmuError
+        from .profiles import load_profile
+        try:
+            load_profile(name)
+        except EmuError as e:
+            raise pytest.UsageError(f"--emu-profile {name}: {e.message}" + (f" ({e.hint})" if e.hint else "")) from None
+
+
+def _asked(config) -> list[str]:
+    return [n.strip() for opt in config.getoption("emu_profile") for n in opt.split(",") if n.strip()]
 
 
 def _has_configs(profile, configs) -> str | None:
@@ -65,7 +76,7 @@ def pytest_generate_tests(metafunc):
     if "emu_device" not in metafunc.fixturenames:
         return
     from .profiles import list_profiles, load_profile
-    asked = [n.strip() for opt in metafunc.config.getoption("emu_profile") for n in opt.split(",") if n.strip()]
+    asked = _asked(metafunc.config)
     configs = [c for m in metafunc.definition.iter_markers(MARKER) for c in m.args]
     params = []
     for name in asked or list_profiles():

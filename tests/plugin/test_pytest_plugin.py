@@ -69,6 +69,16 @@ def test_user_suite_on_two_profiles(tmp_path):
     assert r.returncode == 1 and "2 failed, 3 passed, 1 skipped" in out, out
 
 
+def test_a_wrong_profile_name_is_one_line(tmp_path):
+    """(was: a collection error with pluggy's traceback)"""
+    from emu.profiles import list_profiles
+    r = run_user_suite(tmp_path, "--emu-profile", "nvidia-h200,nvidia-h20")
+    assert r.returncode == 4 and "Traceback" not in r.stdout + r.stderr
+    assert r.stderr.splitlines()[0] == ("ERROR: --emu-profile nvidia-h20: no profile named 'nvidia-h20' and no such "
+                                        "file (did you mean 'nvidia-h200'? shipped profiles: "
+                                        f"{', '.join(list_profiles())}; or give the path of a profile JSON file)"), r.stderr
+
+
 def test_default_profiles_are_those_with_the_configs(tmp_path):
     r = run_user_suite(tmp_path, "-v", "-k", "needs_a_matrix_config")
     from emu.profiles import list_profiles, load_profile
