@@ -10,25 +10,41 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidArgument
 
 NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64')
 
-NP = {
+class _Dtypes(dict):
+    """NP, with 'bf16' (ml_dtypes' bfloat16) imported on first use: the import takes ~0.5 s,
+    which every emu command paid."""
+
+    def __missing__(self, name):
+        if name != 'bf16':
+            raise KeyError(name)
+        import ml_dtypes
+        d = self[name] = np.dtype(ml_dtypes.bfloat16)
+        return d
+
+    def __contains__(self, name):
+        return dict.__contains__(self, name) or name == 'bf16'
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+
+NP = _Dtypes({
     'bool': np.dtype(np.bool_),
     'i32': np.dtype(np.int32),
     'u32': np.dtype(np.uint32),
     'f32': np.dtype(np.float32),
     'f16': np.dtype(np.float16),
-    'bf16': np.dtype(ml_dtypes.bfloat16),
     'i8': np.dtype(np.int8),
     'u8': np.dtype(np.uint8),
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
-}
+})
 
 # Unsigned integer dtype of the same width, for bit views (bool is one byte in numpy).
 BITS = {
@@ -44,7 +60,7 @@ BITS = {
     'u64': np.dtype(np.uint64),
 }
 
-SIZE = {name: NP[name].itemsize for name in NAMES}
+SIZE = {name: BITS[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16'})
 INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i64', 'u64'})

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-import ml_dtypes
 import numpy as np
 
 from ..errors import InvalidArgument
@@ -307,8 +306,27 @@ def get_model(model):
 
 # ------------------------------------------------------------------ dtypes and packing
 
-FLOAT_DTYPES = {np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16",
-                 np.dtype(np.float32): "f32"}
+class _FloatDtypes(dict):
+    """dtype -> format name. bfloat16 is ml_dtypes', imported only once an array of it comes (it
+    takes ~0.5 s, which every emu command paid); no array has that dtype before ml_dtypes is."""
+
+    def __missing__(self, dt):
+        if getattr(dt, "name", None) == "bfloat16":
+            import ml_dtypes
+            if dt == np.dtype(ml_dtypes.bfloat16):
+                self[dt] = "bf16"
+                return "bf16"
+        raise KeyError(dt)
+
+    def __contains__(self, dt):
+        try:
+            self[dt]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+
+FLOAT_DTYPES = _FloatDtypes({np.dtype(np.float16): "f16", np.dtype(np.float32): "f32"})
 _INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8"}
 _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
                "i32": np.dtype(np.int32), "u32": np.dtype(np.uint32)}
