@@ -416,7 +416,7 @@ class Kernel:
         from ..numerics.pool import run_chunks
         gx, gy, gz = grid
         jobs = max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), total))
-        chunks = 1 if jobs == 1 else min(total, 4 * jobs)
+        chunks = 1 if jobs == 1 else min(total, 8 * jobs)    # handed out one by one (pool.run_chunks)
         errs = np.zeros((chunks, 3), np.int64)
         nlogs = np.zeros((chunks, 1), np.int64)
         logs = [None] * chunks
@@ -427,7 +427,7 @@ class Kernel:
                 logs[c] = np.empty(((z - a) * self.nsub * 4 + 64, LOG_COLS), np.int64)
                 self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, self.spa,
                              *self.prms, *args)
-        run_chunks(chunk, chunks, jobs)
+        run_chunks(chunk, chunks, jobs, per_thread=8)
         if (errs[:, 0] == ERR_SPECIAL).any() and not self.spa.all():
             return None
         ok = not errs[:, 0].any()

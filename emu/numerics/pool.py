@@ -4,6 +4,7 @@ spins at its barrier), a thread here just blocks when its core is taken by anoth
 busy machine slows a run down gracefully instead of stalling it."""
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -22,17 +23,26 @@ def pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def run_chunks(fn, n: int, jobs: int, *args, grain: int = 1):
-    """fn(*args, start, stop) over [0, n) in up to 2 * jobs contiguous chunks, on jobs threads
-    (the calling thread takes the first chunk). Chunks must be independent. With fewer than
-    `grain` items per thread the hand-over costs more than it saves: one thread does it all."""
+def run_chunks(fn, n: int, jobs: int, *args, grain: int = 1, per_thread: int = 2):
+    """fn(*args, start, stop) over [0, n) in up to per_thread * jobs contiguous chunks, on jobs
+    threads (the calling thread one of them), each taking the next chunk when it is done with
+    one: a thread slowed down (a core shared with another process, a chunk of more work) takes
+    fewer. Chunks must be independent. With fewer than `grain` items per thread the hand-over
+    costs more than it saves: one thread does it all."""
     jobs = max(1, min(int(jobs), CPUS, n // max(1, grain)))
     if jobs <= 1:
         fn(*args, 0, n)
         return
-    chunks = min(n, 2 * jobs)
+    chunks = min(n, per_thread * jobs)
     bounds = [(c * n // chunks, (c + 1) * n // chunks) for c in range(chunks)]
-    futs = [pool().submit(fn, *args, a, b) for a, b in bounds[1:]]
-    fn(*args, *bounds[0])
+    taken = itertools.count()           # next() on it is atomic: each chunk goes to one thread
+
+    def work():
+        for c in taken:
+            if c >= chunks:
+                return
+            fn(*args, *bounds[c])
+    futs = [pool().submit(work) for _ in range(jobs - 1)]
+    work()
     for f in futs:
         f.result()
