@@ -113,13 +113,16 @@ def main(out: str, size: int = 1024, big: int = 2048) -> int:
     warm = [timed([py, "-m", "emu", "demo"], env, 60) for _ in range(3)]
     R["demo_warm"] = {"walls": [w[0] for w in warm], "cpus": [w[1] for w in warm],
                       "ok": all("demo: OK" in w[2] for w in warm), "stderr": warm[-1][3][-300:]}
+    (outd / "host.json").write_text(json.dumps(R, indent=1))     # kept step by step
     # 2. jobs scaling
     wall, cpu, so, se, rc = timed([py, "-m", "bench.scaling", str(size), str(outd)], env, 150)
     R["scaling"] = {"wall": wall, "rc": rc, "table": so.strip().splitlines(), "stderr": se[-500:]}
+    (outd / "host.json").write_text(json.dumps(R, indent=1))     # kept step by step
     # 3. standard-normal inputs, compiled against the interpreter
     wall, cpu, so, se, rc = timed([py, "-c", NORMAL, str(big)], env, 150)
     lines = [ln for ln in so.splitlines() if ln.startswith("{")]
     R["normal"] = json.loads(lines[-1]) if lines else {"rc": rc, "stderr": se[-500:]}
+    (outd / "host.json").write_text(json.dumps(R, indent=1))     # kept step by step
     # 4. emu run against the dispatch in one process
     import numpy as np
     rng = np.random.default_rng(0)
