@@ -17,8 +17,6 @@ import math
 import re
 from importlib import resources
 
-import jsonschema
-
 DOCUMENT = json.loads(resources.files("emu").joinpath("docs", "emu-trace.schema.json").read_text(encoding="utf-8"))
 DEFS = DOCUMENT["$defs"]
 SCHEMA_VERSION = DEFS["header"]["properties"]["schema"]["enum"][0]
@@ -48,20 +46,22 @@ def _integer(checker, v) -> bool:         # 1.0 is not an integer in a trace
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many({"number": _number,
-                                                                            "integer": _integer}))
-
-
 _VALIDATORS: dict[int, tuple] = {}
+_CLASS: list = []
 
 
 def _validator(schema: dict):
-    """One validator per schema object (the record schemas are made once, at import)."""
+    """One validator per schema object (the record schemas are made once, at import). jsonschema
+    is imported here, when a trace is first checked: every emu command imports this module (the
+    run command's tracing flags), and the import took ~0.1 s of each."""
     got = _VALIDATORS.get(id(schema))
     if got is None or got[0] is not schema:
-        got = _VALIDATORS[id(schema)] = (schema, _Validator(schema))
+        if not _CLASS:
+            import jsonschema
+            d = jsonschema.Draft202012Validator
+            _CLASS.append(jsonschema.validators.extend(d, type_checker=d.TYPE_CHECKER.redefine_many(
+                {"number": _number, "integer": _integer})))
+        got = _VALIDATORS[id(schema)] = (schema, _CLASS[0](schema))
     return got[1]
 
 

@@ -84,22 +84,25 @@ def test_fast_mma_same_bits_as_reference_kernel():
 
 
 def test_a_run_without_bf16_does_not_import_ml_dtypes():
-    """ml_dtypes (bfloat16) takes ~0.5 s to import: a run that uses no bf16 leaves it unloaded, and
-    bf16 still works once asked for."""
+    """ml_dtypes (bfloat16) takes ~0.5 s to import and jsonschema ~0.1 s: a run through the command
+    line's parser that uses no bf16 and checks no trace leaves both unloaded, and bf16 still works
+    once asked for."""
     import subprocess
     import sys
     code = """
 import sys
 import numpy as np
 import emu
+import emu.cli
 from emu.numerics import dtypes, mma
+emu.cli.build_parser()
 dev = emu.Device("nvidia-h200")
 src = "@group(0) @binding(0) var<storage, read_write> x: array<f32>; @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) i: vec3<u32>) { x[i.x] = x[i.x] * 2.0; }"
 p = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
 b = dev.create_buffer(np.arange(4, dtype=np.float32))
 dev.dispatch(p, {(0, 0): b}, (1, 1, 1))
 assert b.read(np.float32).tolist() == [0.0, 2.0, 4.0, 6.0]
-assert "ml_dtypes" not in sys.modules
+assert "ml_dtypes" not in sys.modules and "jsonschema" not in sys.modules
 assert "bf16" in dtypes.NP and dtypes.NP.get("bf16").name == "bfloat16" and "ml_dtypes" in sys.modules
 assert mma.FLOAT_DTYPES[dtypes.NP["bf16"]] == "bf16" and np.dtype(np.int8) not in mma.FLOAT_DTYPES
 print("ok")
