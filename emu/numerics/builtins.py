@@ -53,7 +53,7 @@ from .scalar import as_type as _scalar_as_type
 # 'f64' is no WGSL type: the front end folds constant expressions of abstract floats with it
 # (WGSL's AbstractFloat is binary64), so every float function here takes it too.
 _FLOATS = dtypes.FLOATS | {'f64'}
-_NP = {**NP, 'f64': np.dtype(np.float64)}
+_NP = dtypes.Dtypes({**NP.plain(), 'f64': np.dtype(np.float64)})    # bf16 still imported on first use
 _BITS = {**dtypes.BITS, 'f64': np.dtype(np.uint64)}
 
 

@@ -16,9 +16,10 @@ from ..errors import InvalidArgument
 
 NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64')
 
-class _Dtypes(dict):
-    """NP, with 'bf16' (ml_dtypes' bfloat16) imported on first use: the import takes ~0.5 s,
-    which every emu command paid."""
+class Dtypes(dict):
+    """A name -> dtype table with 'bf16' (ml_dtypes' bfloat16) imported on first use: the import
+    takes ~0.5 s, which every emu command paid. Iterating or copying it ({**NP}) sees 'bf16' too,
+    and so imports it; Dtypes({**plain, ...}) of another table keeps it lazy."""
 
     def __missing__(self, name):
         if name != 'bf16':
@@ -33,8 +34,29 @@ class _Dtypes(dict):
     def get(self, name, default=None):
         return self[name] if name in self else default
 
+    def __iter__(self):
+        yield from dict.__iter__(self)
+        if not dict.__contains__(self, 'bf16'):
+            yield 'bf16'
 
-NP = _Dtypes({
+    def __len__(self):
+        return dict.__len__(self) + (not dict.__contains__(self, 'bf16'))
+
+    def keys(self):
+        return list(self)
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def plain(self) -> dict:
+        """The table without touching 'bf16' (for Dtypes({**NP.plain(), ...}))."""
+        return dict(dict.items(self))
+
+
+NP = Dtypes({
     'bool': np.dtype(np.bool_),
     'i32': np.dtype(np.int32),
     'u32': np.dtype(np.uint32),

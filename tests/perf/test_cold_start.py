@@ -105,6 +105,7 @@ assert b.read(np.float32).tolist() == [0.0, 2.0, 4.0, 6.0]
 assert "ml_dtypes" not in sys.modules and "jsonschema" not in sys.modules
 assert "bf16" in dtypes.NP and dtypes.NP.get("bf16").name == "bfloat16" and "ml_dtypes" in sys.modules
 assert mma.FLOAT_DTYPES[dtypes.NP["bf16"]] == "bf16" and np.dtype(np.int8) not in mma.FLOAT_DTYPES
+assert {**dtypes.NP}["bf16"] == dtypes.NP["bf16"] and len(dtypes.NP) == len(dtypes.NAMES) == len(list(dtypes.NP))
 print("ok")
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
