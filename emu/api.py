@@ -238,7 +238,10 @@ class Device:
         self.options.race_check = bool(race_check)
         # --jobs: threads for the compiled kernels; None = every core. Results never depend on it.
         import os
-        self.jobs = self.options.jobs = max(1, int(jobs) if jobs else (os.cpu_count() or 1))
+        if jobs is not None and not int(jobs) >= 1:
+            raise HostError(f"--jobs {jobs}: must be a positive number of threads",
+                            hint="leave it out to use every core")
+        self.jobs = self.options.jobs = int(jobs) if jobs is not None else (os.cpu_count() or 1)
 
     @contextmanager
     def _errors(self, sources: dict):

@@ -254,3 +254,11 @@ def test_a_shader_without_a_compute_entry_point():
     assert rc == 1 and err.splitlines() == [
         "emu: error: the shader has no compute entry point (only @vertex vs)",
         "   hint: emu runs compute shaders: declare one, e.g. @compute @workgroup_size(64) fn main() { ... }"]
+
+
+@pytest.mark.parametrize("jobs", ["0", "-3"])
+def test_jobs_below_one_is_refused(jobs):
+    """(was: 0 taken as every core, -3 as one thread, silently)"""
+    rc, _, err = cli("run", "@gemm_wgpu", "--dispatch", "1", "--jobs", jobs)
+    assert rc == 1 and err.splitlines() == [f"emu: error: --jobs {jobs}: must be a positive number of threads",
+                                            "   hint: leave it out to use every core"]
