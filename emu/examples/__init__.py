@@ -1,6 +1,6 @@
 """What the package hands out (package data): the example kernels `emu demo` runs, the
 wgpu-py / wgpudawn host programs of emu/examples/wgpu_host/ with emu/wgpu/README.md, and the
-documents under emu/docs/.
+documents under emu/docs/ with emu/profiles/README.md (docs/profiles.md: how to write a profile).
 `emu examples` lists them, `emu examples --copy DIR` copies them out, `emu run @gemm_dawn` runs a
 bundled kernel by name."""
 from __future__ import annotations
@@ -18,9 +18,10 @@ def bundled() -> dict[str, Path]:
     out = {}
     for sub, pattern, into in (("examples", "*.wgsl", ""), ("examples/wgpu_host", "*.py", "wgpu_host/"),
                                ("wgpu", "README.md", "wgpu_host/"),      # emu.wgpu's guide, with its programs
-                               ("docs", "*.md", "docs/"), ("docs", "*.json", "docs/")):
+                               ("docs", "*.md", "docs/"), ("docs", "*.json", "docs/"),
+                               ("profiles", "README.md", "docs/")):     # profile files: the format
         for f in sorted((root / sub).glob(pattern)):
-            out[into + f.name] = f
+            out[into + ("profiles.md" if sub == "profiles" else f.name)] = f
     return out
 
 

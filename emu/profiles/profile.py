@@ -350,7 +350,8 @@ def load_profile(name_or_path: str | os.PathLike) -> Profile:
     raise ProfileError(
         f"no profile named {text!r} and no such file",
         hint=(f"did you mean {near[0]!r}? " if near else "")
-        + f"shipped profiles: {', '.join(list_profiles())}; or give the path of a profile JSON file")
+        + f"shipped profiles: {', '.join(list_profiles())}; or give the path of a profile JSON file "
+          f"(its format: docs/profiles.md of `emu examples --copy DIR`)")
 
 
 def profile_for_adapter(vendor_id=None, device_name=None, backend=None) -> Profile | None:

@@ -76,7 +76,8 @@ def test_a_wrong_profile_name_is_one_line(tmp_path):
     assert r.returncode == 4 and "Traceback" not in r.stdout + r.stderr
     assert r.stderr.splitlines()[0] == ("ERROR: --emu-profile nvidia-h20: no profile named 'nvidia-h20' and no such "
                                         "file (did you mean 'nvidia-h200'? shipped profiles: "
-                                        f"{', '.join(list_profiles())}; or give the path of a profile JSON file)"), r.stderr
+                                        f"{', '.join(list_profiles())}; or give the path of a profile JSON file (its format: "
+                                        "docs/profiles.md of `emu examples --copy DIR`))"), r.stderr
 
 
 def test_default_profiles_are_those_with_the_configs(tmp_path):

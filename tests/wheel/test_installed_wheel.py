@@ -92,6 +92,7 @@ def test_wheel_in_an_empty_folder(venv):
         _sh(cmd, user, env)
     assert (user / "docs" / "trace-schema.md").exists() and (user / "c.npy").exists() and (user / "b.svg").exists()
     assert (user / "wgpu_host" / "README.md").read_text().startswith("# emu.wgpu")     # the guide README points to
+    assert "## Profile files" in (user / "docs" / "profiles.md").read_text()           # the format a hint points to
     r = _sh([str(py), "-c", readme_python()], user, env)
     err, same = r.stdout.split()
     assert float(err) < 1e-4 and same == "True"
