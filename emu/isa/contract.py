@@ -10,12 +10,18 @@ driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llam
 ``divide=True`` (a device that divides f32 as `x * RCP(y)`: the H200) an f32 division used only by
 the add is such a product too: `x / y + c` is `fma(x, 1 / y, c)`, and `1 / y` is RCP(y) there
 (measured: 65,536 of 65,536 results of x / y + z, traces/hw/vulkan/README.md).
+
+The driver contracts after inlining calls and keeping function variables in registers, so a
+product a function returns (directly or through a variable it stores last) fuses with the add
+its caller makes of the result: that call goes to a copy of the function which takes the addend
+and returns the fma (measured: llama.cpp's flash attention with logit softcap,
+`exp(softcap * tanh(s) - max)` with the product made in a helper, 1,024 of 1,024 outputs).
 """
 from __future__ import annotations
 
 from collections import Counter
 
-from .ir import Block, Builder, Inst, Module
+from .ir import Block, Builder, Function, Inst, Module
 from .types import F16, F32, scalar_of
 
 
@@ -46,7 +52,121 @@ def contract_fma(module: Module, f16: bool = False, divide: bool = False) -> int
                 else:
                     out.append(inst)
             blk.insts[:] = out
+    return count + _contract_calls(module, b, types, divide)
+
+
+def _contract_calls(module: Module, b: Builder, types, divide: bool) -> int:
+    """`f(...) + c` where f ends `return a * m` (or `v = a * m; return v`) -> `f'(..., c)`, f' the
+    copy of f that returns fma(a, m, c); only where moving the call to the add changes nothing:
+    f writes nothing but its own variables and nothing between the call and the add has effects."""
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    count = 0
+    for f in list(module.functions):
+        for blk in _blocks(f.body):
+            k = 0
+            while k < len(blk.insts):
+                inst = blk.insts[k]
+                new = _contract_call(module, blk.insts[:k], inst, defs, uses, b, types, divide)
+                if new is not None:
+                    call, pre = new
+                    blk.insts.remove(call)
+                    k -= 1
+                    blk.insts[k:k + 1] = pre
+                    k += len(pre) - 1
+                    count += 1
+                k += 1
     return count
+
+
+def _contract_call(module, before, inst, defs, uses, b, types, divide):
+    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
+            or scalar_of(inst.type) not in types:
+        return None
+    for side, v in enumerate(inst.args):
+        call = defs.get(v.id)
+        if call is None or call.op != "call" or uses[v.id] != 1 or call not in before:
+            continue
+        between = before[before.index(call) + 1:]
+        if any(i.blocks or i.op in ("store", "atomic", "barrier", "call", "subgroup", "texture")
+               or i.op.startswith("coop") for i in between):
+            continue
+        fn = module.function(call.attrs["callee"])
+        tail = fn and _returned_product(fn, defs, uses, divide)
+        if tail is None or tail[0].type != inst.type:
+            continue
+        c = inst.args[1 - side]
+        pre = []
+        if side == 0 and inst.attrs["fn"] == "sub":        # f() - c = fma(a, m, -c)
+            neg = Inst("unary", [c], c.type, {"fn": "neg"}, [], inst.loc, b.value(c.type))
+            pre.append(neg)
+            c = neg.result
+        name = f"{fn.name}__fma{b.next_id}"
+        module.functions.append(_with_fma(fn, tail[0], name, b, negate=side == 1 and inst.attrs["fn"] == "sub"))
+        inst.op, inst.args, inst.attrs = "call", list(call.args) + [c], {"callee": name}
+        return call, pre + [inst]
+    return None
+
+
+def _returned_product(fn, defs, uses, divide=False):
+    """(product, return) when fn's last statement returns a product used nowhere else, directly
+    or as the value it just stored in one of its variables; fn has no other return and writes
+    only its own variables."""
+    body = fn.body.insts
+    if not body or body[-1].op != "return" or not body[-1].args:
+        return None
+    for i in fn.walk():
+        if i.op == "return" and i is not body[-1]:
+            return None
+        if i.op in ("atomic", "barrier", "call", "subgroup", "texture") or i.op.startswith("coop"):
+            return None
+        if i.op == "store" and _root(i.args[0], defs).op != "var":
+            return None
+    r = body[-1].args[0]
+    p = _product(r, defs, uses, divide)
+    if p is None and len(body) >= 3:
+        st, ld = body[-3], body[-2]
+        if ld.op == "load" and ld.result is r and uses[r.id] == 1 and st.op == "store" \
+                and st.args[0] is ld.args[0] and defs.get(ld.args[0].id, ld).op == "var":
+            p = _product(st.args[1], defs, uses, divide)
+    return (p, body[-1]) if p is not None and p in body else None
+
+
+def _root(ptr, defs):
+    d = defs[ptr.id]
+    while d.op == "access":
+        d = defs[d.args[0].id]
+    return d
+
+
+def _with_fma(fn, product: Inst, name, b: Builder, negate: bool):
+    """A copy of fn (fresh values) taking one more operand c and returning fma(a, m, c) of the
+    product it returned ((-a) * m + c with negate)."""
+    vals = {}
+
+    def val(v):
+        if v.id not in vals:
+            vals[v.id] = b.value(v.type, v.name)
+        return vals[v.id]
+
+    def copy(blk):
+        return Block([Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs), [copy(s) for s in i.blocks],
+                           i.loc, val(i.result) if i.result is not None else None) for i in blk.insts])
+
+    params = [val(p) for p in fn.params]
+    body = copy(fn.body)
+    c = b.value(fn.ret)
+    p = next(i for i in body.insts if i.result is vals[product.result.id])
+    ret = body.insts[-1]
+    a, m, pre = _factors(p, ret.loc, b)
+    if negate:
+        n = Inst("unary", [a], a.type, {"fn": "neg"}, [], ret.loc, b.value(a.type))
+        pre.append(n)
+        a = n.result
+    fma = Inst("builtin", [a, m, c], fn.ret, {"fn": "fma"}, [], ret.loc, b.value(fn.ret))
+    body.insts[-1:-1] = pre + [fma]
+    ret.args = [fma.result]
+    return Function(name, params + [c], fn.ret, body, loc=fn.loc)
 
 
 def _blocks(b: Block):

@@ -92,3 +92,44 @@ def test_h200_reciprocal_sqrt_is_one_rsq():
     assert out["nvidia-h200"][128:].view(np.uint32).tolist() == (sfu.rcp(s) + s).astype(np.float32).view(np.uint32).tolist()
     ieee = np.float32(1) / np.sqrt(x)                    # the reference profile: two IEEE roundings
     assert out["reference"][64:128].view(np.uint32).tolist() == ieee.view(np.uint32).tolist()
+
+
+def test_product_returned_by_a_function_fuses_with_the_callers_add():
+    """The driver inlines calls and keeps variables in registers before contracting: a product a
+    helper returns (directly or through a variable it stored last) fuses with the caller's add or
+    subtract (llama.cpp's flash attention with logit softcap, recorded on the H200: 1,024 of 1,024
+    outputs only so). Not where the helper writes memory, or a use of the result is not the add."""
+    src = """
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+fn capped(x: f32) -> f32 {
+  var v = x;
+  v = o[1] * v;
+  return v;
+}
+fn scaled(x: f32) -> f32 { return x * o[1]; }
+fn writes(x: f32) -> f32 { o[7] = x; return x * o[1]; }
+@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[2];
+  o[3] = capped(a) - c;       // fma(o[1], a, -c)
+  o[4] = c - scaled(a);       // fma(-a, o[1], c)
+  let t = scaled(a);
+  o[5] = t + c + t;           // two uses: rounded product
+  o[6] = writes(a) - c;       // the helper stores to a global: not moved, not fused
+}
+"""
+    m, _ = compile_wgsl(src, "k.wgsl")
+    assert contract_fma(m) == 2
+    names = [f.name for f in m.functions]
+    assert sum(n.startswith("capped__fma") for n in names) == 1 and sum(n.startswith("scaled__fma") for n in names) == 1
+    vals = np.array([1 + 2.0 ** -12, 1 + 2.0 ** -12, 1 + 2.0 ** -11, 0, 0, 0, 0, 0], np.float32)
+    out = {}
+    for prof in ("nvidia-h200", "reference"):
+        dev = emu.Device(prof)
+        buf = dev.create_buffer(vals)
+        dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "k.wgsl")), {(0, 0): buf}, (1, 1, 1))
+        out[prof] = buf.read(np.float32)
+    h, r = out["nvidia-h200"], out["reference"]
+    assert h[3] == 2.0 ** -24 and h[4] == -(2.0 ** -24)       # fused: the exact product's tail
+    assert r[3] == 0 and r[4] == 0                            # a*b rounds to c first
+    assert h[5] == r[5] == np.float32(3 * (1 + 2.0 ** -11))
+    assert h[6] == 0 and h[7] == vals[0]
