@@ -36,6 +36,7 @@ def contract_fma(module: Module, f16: bool = False, divide: bool = False) -> int
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     ids = max(defs, default=-1) + 1
     b = Builder(ids)
+    fwd = _forwarded_loads(module)
     count = 0
     for f in module.functions:
         for blk in _blocks(f.body):
@@ -45,7 +46,7 @@ def contract_fma(module: Module, f16: bool = False, divide: bool = False) -> int
                     out.append(inst)
                     count += 1
                     continue
-                new = _contract(inst, defs, uses, b, types, reassociate=f16, divide=divide)
+                new = _contract(inst, defs, uses, b, types, reassociate=f16, divide=divide, fwd=fwd)
                 if new is not None:
                     out.extend(new)
                     count += 1
@@ -61,13 +62,14 @@ def _contract_calls(module: Module, b: Builder, types, divide: bool) -> int:
     f writes nothing but its own variables and nothing between the call and the add has effects."""
     uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    fwd = _forwarded_loads(module)
     count = 0
     for f in list(module.functions):
         for blk in _blocks(f.body):
             k = 0
             while k < len(blk.insts):
                 inst = blk.insts[k]
-                new = _contract_call(module, blk.insts[:k], inst, defs, uses, b, types, divide)
+                new = _contract_call(module, blk.insts[:k], inst, defs, uses, b, types, divide, fwd)
                 if new is not None:
                     call, pre = new
                     blk.insts.remove(call)
@@ -79,7 +81,7 @@ def _contract_calls(module: Module, b: Builder, types, divide: bool) -> int:
     return count
 
 
-def _contract_call(module, before, inst, defs, uses, b, types, divide):
+def _contract_call(module, before, inst, defs, uses, b, types, divide, fwd):
     if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
             or scalar_of(inst.type) not in types:
         return None
@@ -92,7 +94,7 @@ def _contract_call(module, before, inst, defs, uses, b, types, divide):
                or i.op.startswith("coop") for i in between):
             continue
         fn = module.function(call.attrs["callee"])
-        tail = fn and _returned_product(fn, defs, uses, divide)
+        tail = fn and _returned_product(fn, defs, uses, divide, fwd)
         if tail is None or tail[0].type != inst.type:
             continue
         c = inst.args[1 - side]
@@ -108,7 +110,7 @@ def _contract_call(module, before, inst, defs, uses, b, types, divide):
     return None
 
 
-def _returned_product(fn, defs, uses, divide=False):
+def _returned_product(fn, defs, uses, divide, fwd):
     """(product, return) when fn's last statement returns a product used nowhere else, directly
     or as the value it just stored in one of its variables; fn has no other return and writes
     only its own variables."""
@@ -122,14 +124,46 @@ def _returned_product(fn, defs, uses, divide=False):
             return None
         if i.op == "store" and _root(i.args[0], defs).op != "var":
             return None
-    r = body[-1].args[0]
-    p = _product(r, defs, uses, divide)
-    if p is None and len(body) >= 3:
-        st, ld = body[-3], body[-2]
-        if ld.op == "load" and ld.result is r and uses[r.id] == 1 and st.op == "store" \
-                and st.args[0] is ld.args[0] and defs.get(ld.args[0].id, ld).op == "var":
-            p = _product(st.args[1], defs, uses, divide)
+    p = _product(body[-1].args[0], defs, uses, divide, fwd)
     return (p, body[-1]) if p is not None and p in body else None
+
+
+def _forwarded_loads(module: Module) -> dict:
+    """{load's value id: the value it reads} for each load of a function variable that reads the
+    value stored by a store earlier in its block (nothing between that could store to it: no
+    call, no nested block) and is that value's only reader (the variable's next access in the block
+    is a store, or there is none and the block is the function's body): the driver keeps such a
+    variable in a register, so a product stored there reaches the load's user as a product."""
+    out = {}
+    for f in module.functions:
+        var_ids = {i.result.id for i in f.walk() if i.op == "var"}
+        direct = set(var_ids)             # only loaded and stored through, never indexed or passed
+        for i in f.walk():
+            for k, a in enumerate(i.args):
+                if a.id in var_ids and not (i.op == "load" or (i.op == "store" and k == 0)):
+                    direct.discard(a.id)
+        for blk in _blocks(f.body):
+            stored = {}
+            for j, inst in enumerate(blk.insts):
+                if inst.blocks or inst.op == "call":
+                    stored.clear()
+                elif inst.op == "var" and inst.args:
+                    stored[inst.result.id] = inst.args[0]
+                elif inst.op == "store" and inst.args[0].id in direct:
+                    stored[inst.args[0].id] = inst.args[1]
+                elif inst.op == "load" and inst.args[0].id in stored:
+                    value = stored.pop(inst.args[0].id)          # a later load is a second reader
+                    if _only_reader(blk.insts[j + 1:], inst.args[0].id, blk is f.body):
+                        out[inst.result.id] = value
+    return out
+
+
+def _only_reader(rest, ptr_id, top: bool) -> bool:
+    for inst in rest:
+        for i in inst.walk():
+            if any(a.id == ptr_id for a in i.args):
+                return i is inst and i.op == "store"
+    return top
 
 
 def _root(ptr, defs):
@@ -176,7 +210,9 @@ def _blocks(b: Block):
             yield from _blocks(sub)
 
 
-def _product(v, defs, uses, divide=False):
+def _product(v, defs, uses, divide=False, fwd=None):
+    if fwd and v.id in fwd and uses[v.id] == 1:      # a load of what a variable was just given
+        v = fwd[v.id]
     d = defs.get(v.id)
     fns = ("mul", "div") if divide else ("mul",)
     if d is not None and d.op == "binary" and d.attrs["fn"] in fns and uses[v.id] == 1 \
@@ -219,7 +255,7 @@ def _const_product(v, defs, uses):
     return (k, x) if kd is not None and kd.op == "const" else None
 
 
-def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=False, divide=False):
+def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=False, divide=False, fwd=None):
     if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact"):
         return None
     try:
@@ -235,12 +271,12 @@ def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=Fals
         neg.append(n)
         return n.result
 
-    p = _product(x, defs, uses, divide)
+    p = _product(x, defs, uses, divide, fwd)
     if p is not None:                                   # a*b + c, a*b - c
         c = y if inst.attrs["fn"] == "add" else negate(y)
         a, m, pre = _factors(p, inst.loc, b)
     else:
-        p = _product(y, defs, uses, divide)
+        p = _product(y, defs, uses, divide, fwd)
         if p is None:
             return None
         a, m, pre = _factors(p, inst.loc, b)            # c + a*b, c - a*b

@@ -2,7 +2,13 @@
 
 Reductions and scans combine lanes in a fixed butterfly / Hillis-Steele order (log2(size) steps),
 the shape hardware reductions take; inactive lanes contribute the operation's identity. The float
-results therefore follow one stated order; a profile may later name another.
+results therefore follow one stated order. A profile may name another: ``order="nvidia"`` is the
+H200's (measured through Dawn, tests/data/hw/h200/subgroups.npz: every result of 78 cases) --
+a float reduction of a whole subgroup is the butterfly (lane ^ 1, ^ 2, ... each lane combining its
+own value first), but of a partial one the Hillis-Steele scan over the active lanes in lane order
+(their ranks), its last value given to all; scans are always that rank scan, an exclusive one
+starting from +0 (add) or 1 (mul); f16 min/max combine as `own < other ? own : other` (a NaN
+from the other lane wins), other arithmetic is the profile's scalar model (`num`).
 """
 from __future__ import annotations
 
@@ -48,7 +54,12 @@ def _lanes_mask(m, x):
     return m.reshape(m.shape + (1,) * (x.ndim - m.ndim))
 
 
-def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args):
+_NVIDIA_ORDERED = ("add", "mul", "min", "max", "inclusive_add", "exclusive_add", "inclusive_mul", "exclusive_mul")
+
+
+def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args, order: str = "butterfly", num=None):
+    if order == "nvidia" and fn in _NVIDIA_ORDERED and np.dtype(NP[ty]).kind == "f":
+        return _nvidia(fn, ty, sg, mask, np.asarray(args[0]), num)
     m = mask.reshape(-1, sg)
     lane = np.arange(sg)
     if fn == "elect":
@@ -113,3 +124,55 @@ def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args):
     # A source outside the subgroup is indeterminate in WGSL: we return the lane's own value.
     src = np.where((src >= 0) & (src < sg), src, lane[None, :])
     return x[np.arange(x.shape[0])[:, None], src].reshape((-1,) + x.shape[2:])
+
+
+def _nvidia(fn, ty, sg, mask, x, num):
+    """The H200's order (see the module's docstring); `num`: the scalar model (binary, call)."""
+    op = fn.split("_")[-1]
+    binary, call = (num or scalar).binary, getattr(num, "call", builtins.call)
+    if op in ("min", "max") and ty == "f16":
+        comb = (lambda a, b: np.where(a < b, a, b)) if op == "min" else (lambda a, b: np.where(a > b, a, b))
+    elif op in ("min", "max"):
+        comb = lambda a, b: call(op, ty, a, b)          # noqa: E731
+    else:
+        comb = lambda a, b: binary(op, ty, a, b)        # noqa: E731
+    m = mask.reshape(-1, sg)
+    v = _grouped(x, sg)
+    n = m.sum(axis=1)
+    out = np.zeros_like(v)
+    whole = (n == sg) if fn in ("add", "mul", "min", "max") else np.zeros(n.shape, bool)
+    if whole.any():                                     # whole subgroups: the butterfly
+        w = v[whole]
+        lane = np.arange(sg)
+        step = 1
+        while step < sg:
+            w = comb(w, w[:, lane ^ step])
+            step <<= 1
+        out[whole] = w
+    part = ~whole
+    if part.any():
+        out[part] = _rank_scan(fn, op, m[part], v[part], n[part], comb)
+    return out.reshape(x.shape)
+
+
+def _rank_scan(fn, op, m, v, n, comb):
+    """Hillis-Steele over each subgroup's active lanes by rank (lane order); a reduction gives
+    every lane the last rank's value."""
+    sg = m.shape[1]
+    rank = np.cumsum(m, axis=1) - 1
+    g_idx, l_idx = np.nonzero(m)
+    c = np.zeros_like(v)
+    c[g_idx, rank[g_idx, l_idx]] = v[g_idx, l_idx]
+    if fn.startswith("exclusive"):
+        first = np.zeros_like(c[:, :1]) if op == "add" else np.ones_like(c[:, :1])
+        c = np.concatenate([first, c[:, :-1]], axis=1)
+    step = 1
+    while step < sg:
+        c = np.concatenate([c[:, :step], comb(c[:, step:], c[:, :-step])], axis=1)
+        step <<= 1
+    out = np.zeros_like(v)
+    if fn in ("add", "mul", "min", "max"):
+        out[:] = c[np.arange(c.shape[0]), np.maximum(n - 1, 0)][:, None]
+    else:
+        out[g_idx, l_idx] = c[g_idx, rank[g_idx, l_idx]]
+    return out

@@ -376,7 +376,8 @@ def h_subgroup(ex, inst, mask, frame):
     if ex.races is not None and inst.attrs["fn"] in SUBGROUP_REDUCTIONS:
         ex.races.subgroup_sync(mask, full=False)
     try:
-        return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args)
+        return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args,
+                                order=ex.pipe.profile.subgroup_order, num=_num(ex, "scalar"))
     except nreduce.NonUniform as e:
         lanes = np.zeros(ex.lanes, np.bool_)
         lanes[e.lane] = True

@@ -133,3 +133,38 @@ fn writes(x: f32) -> f32 { o[7] = x; return x * o[1]; }
     assert r[3] == 0 and r[4] == 0                            # a*b rounds to c first
     assert h[5] == r[5] == np.float32(3 * (1 + 2.0 ** -11))
     assert h[6] == 0 and h[7] == vals[0]
+
+
+def test_product_kept_in_a_variable_fuses_with_its_one_reader():
+    """`v = a * b; v += c` runs as fma(a, b, c) on the H200 (llama.cpp's flash attention with a mask
+    and logit softcap: `v = softcap * tanh(v); v += slope * mask` fuses the first product, 3,072 of
+    3,072 outputs); a variable read twice, or stored to in a branch between, keeps the product."""
+    src = """
+@group(0) @binding(0) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[2];
+  var v = 0.0;
+  v = a * a;
+  v += c;                     // fma(a, a, c)
+  o[3] = v;
+  var w = a * a;
+  o[4] = w + c;               // fma(a, a, c)
+  var u = a * a;
+  let twice = u;
+  o[5] = u + c + twice;       // read twice: rounded
+  var t = a * a;
+  if (c > 5.0) { t = 1.0; }     // never taken
+  o[6] = t + c;               // a branch between: rounded
+}
+"""
+    m, _ = compile_wgsl(src, "k.wgsl")
+    assert contract_fma(m) == 2
+    vals = np.array([1 + 2.0 ** -12, 0, -(1 + 2.0 ** -11), 0, 0, 0, 0, 0], np.float32)
+    dev = emu.Device("nvidia-h200")
+    buf = dev.create_buffer(vals)
+    dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "k.wgsl")), {(0, 0): buf}, (1, 1, 1))
+    out = buf.read(np.float32)
+    assert out[3] == 2.0 ** -24                         # a*a = 1 + 2^-11 + 2^-24 exactly
+    assert out[4] == 2.0 ** -24
+    assert out[5] == np.float32(1 + 2.0 ** -11)         # (a*a rounded) + c = 0, + a*a rounded
+    assert out[6] == 0
