@@ -15,8 +15,8 @@ constants and overrides (baked into the kernel); function `var`s of scalar type;
 an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
 binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
 abs and fma) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
-of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y, which go through
-the special function unit, leave the entry point to the interpreter); if / loop / break / continue /
+of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y through MUFU.RCP,
+whose measured table the kernel takes as one more argument); if / loop / break / continue /
 break_if / return.
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
@@ -97,6 +97,7 @@ class _Gen:
     def __init__(self, pipe):
         self.pipe = pipe
         self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
+        self.rcp = False                # f32 / or % on nvidia-h200: the kernel takes MUFU.RCP's table
         self.module = pipe.module
         self.entry: Function = pipe.entry
         self.lines: list[str] = []
@@ -584,7 +585,10 @@ class _Gen:
         if t == "f32" and self.nv:                      # emu.numerics.nvidia's FTZ and NaN rules
             if fn in ("add", "sub", "mul"):
                 return f"rt.nv_{fn}({x}, {y})"
-            self._no(fn, t)                             # x / y and x % y: MUFU.RCP, interpreter
+            if fn in ("div", "rem"):                    # through MUFU.RCP: its table is an argument
+                self.rcp = True
+                return f"rt.nv_{fn}({x}, {y}, rcp_tab)"
+            self._no(fn, t)
         if t == "f32":
             ops = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
             if fn in ops:
@@ -668,7 +672,7 @@ class _Gen:
         for k, st in self.stores.items():
             if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
                 raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
-        bufs = ", ".join(f"b{k}, n{k}" for k in range(len(self.buf_types)))
+        bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp)
         wgpre, pre = self.prelude()
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
@@ -809,6 +813,7 @@ class Kernel:
         self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
         self.stored_slots = gen.stored_slots
         self.has_loops = gen.nloops > 0
+        self.rcp = gen.rcp
         self.mod = None
 
     def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
@@ -824,6 +829,9 @@ class Kernel:
             n = (reg.nbytes // t.stride if t.count is None else t.count) if isinstance(t, ArrayType) else 1
             args += [view, np.int64(n)]
             datas.append(reg.data)
+        if self.rcp:
+            from ..numerics import sfu
+            args.append(sfu.table("rcp"))
         # buffers bound twice (or overlapping): lane order would show; leave it to the interpreter
         if any(self.stored) and len(datas) > 1:
             for i in range(len(datas)):

@@ -193,3 +193,41 @@ def nv_fma(a, b, c):
 def nv_f32_to_i32(x):
     """NaN converts to the low end of the range (-2^31) on the H200."""
     return np.int32(-2147483648) if x != x else f32_to_i32(x)
+
+
+@njit(**_inl)
+def nv_rcp(x, tab):
+    """MUFU.RCP as emu.numerics.sfu.rcp states it; `tab`: sfu.table("rcp"), the measured 1/m per
+    mantissa m (its exponent field relative to m's)."""
+    u = np.int64(f32_bits(x))
+    s, e_in, m = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
+    t = np.int64(tab[m])
+    e = ((t >> 23) & 0xFF) - (e_in - 127)
+    out = np.int64(0) if e <= 0 else (np.int64(0x7F800000) if e >= 255 else (e << 23) | (t & 0x7FFFFF))
+    if e_in == 0:
+        out = np.int64(0x7F800000)
+    if e_in == 255:
+        out = np.int64(0) if m == 0 else np.int64(0x7FFFFFFF)
+    if out != 0x7FFFFFFF:
+        out |= s << 31
+    return bits_f32(np.uint32(out))
+
+
+@njit(**_inl)
+def nv_div(a, b, tab):
+    """x / y = x * RCP(y) (emu.numerics.nvidia.binary)."""
+    return nv_mul(a, nv_rcp(nv_ftz(b), tab))
+
+
+@njit(**_inl)
+def nv_rem(a, b, tab):
+    """x % y = fma(-y, trunc(x * RCP(y)), x); an exact zero or NaN remainder takes x's sign when x
+    is a nonzero number (emu.numerics.nvidia.binary and _signed_like)."""
+    af, bf = nv_ftz(a), nv_ftz(b)
+    q = np.float32(np.trunc(nv_mul(a, nv_rcp(bf, tab))))
+    raw = fma_f32(neg_f32(bf), nv_ftz(q), af)
+    r = nv_out(raw)
+    if raw == 0 or raw != raw:
+        sa = f32_bits(af) & np.uint32(0x80000000) if (af != 0 and af == af) else np.uint32(0)
+        r = bits_f32((f32_bits(r) & np.uint32(0x7FFFFFFF)) | sa)
+    return r
