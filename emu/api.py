@@ -147,8 +147,9 @@ class ComputePipeline:
 
 
 def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None,
-                 defer_unset: bool = False):
+                 defer_unset: bool = False, const_eval: str = "wgsl"):
     """WGSL text (or, for a file named *.ir, the IR's text form) -> IR module and warnings.
+    `const_eval`: how WGSL const-expressions fold (a profile's field: "wgsl" or Dawn's "tint").
     Raises EmuError with file:line:col."""
     if file.endswith(".ir"):
         # IR text straight in: for front ends of other languages and for ops WGSL cannot spell
@@ -159,7 +160,8 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
         # SPIR-V binary or assembly, or GLSL through glslang: the same IR
         return spirv.compile_source(source, file, constants=constants)
     from .frontend.wgsl import compile_source
-    return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset)
+    return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset,
+                          const_eval=const_eval)
 
 
 def compile_for_ir(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
@@ -270,7 +272,8 @@ class Device:
             raise ArgumentError(f"create_shader_module: code must be WGSL text (a str), not {type(code).__name__}",
                                   hint="read the file first: create_shader_module(open(path).read(), path)")
         with self._errors({file: code}):
-            module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True)
+            module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True,
+                                            const_eval=self.profile.const_eval)
             # SPIR-V whose spec constants size its types (matrix shapes, arrays) is checked per
             # pipeline, with the pipeline's values (the defaults may name no config of the device)
             from .frontend.spirv import is_spirv_file
@@ -307,7 +310,8 @@ class Device:
         with self._errors({module.file: module.source}):
             if ir.needs_constants and (constants or ir.unset_overrides):
                 # overrides size types here: lower the shader again with this pipeline's values
-                ir, _ = compile_wgsl(module.source, module.file, constants=constants)
+                ir, _ = compile_wgsl(module.source, module.file, constants=constants,
+                                     const_eval=self.profile.const_eval)
                 self._for_device(ir)
                 constants = {}
             pipeline = Pipeline(ir, entry_point, constants, self.profile, self.options)

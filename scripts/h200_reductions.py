@@ -10,7 +10,11 @@ H200_SCRIPT=scripts/h200_reductions.py; LLAMA_SHADERS: llama.cpp's wgsl-shaders,
    softcap fit) through scripts/llama_webgpu.py --hw dawn --record: OUTDIR/llama_gpu_s1.npz;
 3. a held-out recording of every builtin case (seed H200_SEED, default 6), replayed on
    nvidia-h200 here on 16 processes: OUTDIR/heldout.json; its f16 part comes back
-   (OUTDIR/heldout/), the f32 part (too large) does not.
+   (OUTDIR/heldout/), the f32 part (too large) does not;
+4. f16 atan2(y, x) for every f16 x in [16, 2048) and 24 small y (the subnormal results nvidia-h200
+   does not reproduce): OUTDIR/atan2_f16.npz.
+H200_STEPS (default "subgroups,llama,heldout") picks the steps; SUBGROUP_SEED (default 1) the
+subgroup inputs (another seed is held out from the fit).
 OUTDIR then holds 7 files with the session's log (8 may come back from the device).
 """
 import json
@@ -47,16 +51,39 @@ def _eval(keys):
 def subgroups():
     from emu.hw import subgroup_record as sr
     from emu.hw.runner import run_on_adapter
-    rec = sr.record_subgroups(run_on_adapter, seed=1, log=say)
-    np.savez_compressed(OUT / "subgroups.npz", **rec)
+    seed = int(os.environ.get("SUBGROUP_SEED", "1"))
+    rec = sr.record_subgroups(run_on_adapter, seed=seed, log=say)
+    np.savez_compressed(OUT / f"subgroups{'' if seed == 1 else seed}.npz", **rec)
     lanes = rec["lanes"]
     say("subgroups recorded: size", int(rec["size"]), "lanes consecutive:",
         bool(np.all((lanes & 0xFFFF) == (np.arange(sr.N) % sr.WG) % int(rec["size"]))),
         "errors:", [k for k in rec if k.endswith("/error")])
     rows = sr.compare(rec, "nvidia-h200")
-    (OUT / "subgroups.json").write_text(json.dumps(rows, indent=1))
+    (OUT / f"subgroups{'' if seed == 1 else seed}.json").write_text(json.dumps(rows, indent=1))
     for k, r in rows.items():
         print(f"  {k:<34} {r['equal']:>6}/{r['n']:<6} (NaN as any NaN: {r['equal_nan_any']})", flush=True)
+    say("subgroups on nvidia-h200:", sum(r["equal"] for r in rows.values()), "of", sum(r["n"] for r in rows.values()),
+        "results;", sum(r["equal"] == r["n"] for r in rows.values()), "of", len(rows), "cases in full")
+
+
+def atan2_sweep():
+    from emu.hw.runner import run_on_adapter
+    x = np.arange(0x4C00, 0x6800, dtype=np.uint16).view(np.float16)          # [16, 2048)
+    ys = np.concatenate([np.array([1, 3, 17, 100, 513, 1023], np.uint16).view(np.float16),
+                         np.float16([1e-4, 2.5e-4, 6.1e-4, 1e-3, 3e-3, 7e-3, 1.2e-2, 2.4e-2, 4.9e-2]),
+                         np.float16([0.06, 0.11, 0.2, 0.4, 0.8, 1.5, 3.0, 6.0, 12.0])])[:24]
+    ys = np.concatenate([ys, -ys])
+    yy, xx = (a.ravel() for a in np.meshgrid(ys, x, indexing="ij"))
+    src = "\n".join(["enable f16;", "@group(0) @binding(0) var<storage, read> y: array<f16>;",
+                     "@group(0) @binding(1) var<storage, read> x: array<f16>;",
+                     "@group(0) @binding(2) var<storage, read_write> o: array<f16>;",
+                     "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {",
+                     "  o[g.x] = atan2(y[g.x], x[g.x]);", "}"])
+    n = yy.size
+    out = run_on_adapter(src, dispatch=(n // 64, 1, 1), backend="dawn",
+                         buffers={(0, 0): yy, (0, 1): xx, (0, 2): np.zeros(n, np.float16)})
+    np.savez_compressed(OUT / "atan2_f16.npz", y=yy, x=xx, out=np.frombuffer(out[(0, 2)], np.uint16))
+    say("atan2 sweep:", n, "results")
 
 
 def llama():
@@ -92,7 +119,8 @@ def heldout():
 
 
 if __name__ == "__main__":
-    for step in (subgroups, llama, heldout):
+    steps = os.environ.get("H200_STEPS", "subgroups,llama,heldout").split(",")
+    for step in (globals()[s] for s in steps):
         try:
             step()
         except Exception:           # noqa: BLE001

@@ -111,10 +111,10 @@ def record_subgroups(run, seed: int = 1, log=print) -> dict:
 
 def emulate(key: str, seed: int, size: int, profile: str = "nvidia-h200"):
     """emu's output bits of a case (the recording's lane numbering: consecutive invocations)."""
-    import emu
+    from ..api import Device
     ty, op = key.split("/")[:2]
     x, m = inputs(key, seed, size)
-    dev = emu.Device(profile, subgroup_size=size)
+    dev = Device(profile, subgroup_size=size)
     sentinel = np.full(N, 0x7E01 if ty == "f16" else 0x7FC00001, _BITS[ty]).view(_NP[ty])
     bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(np.resize(m, N)),
             (0, 2): dev.create_buffer(sentinel), (0, 3): dev.create_buffer(np.zeros(N, np.uint32))}

@@ -65,6 +65,9 @@ SCALAR_MODELS = ("ieee", "nvidia-sfu")
 # The order in which float subgroup reductions and scans combine lanes (emu.numerics.reduce):
 # a butterfly / Hillis-Steele over all lanes, inactive ones giving the identity, or the H200's.
 SUBGROUP_ORDERS = ("butterfly", "nvidia")
+# How const-expressions fold: WGSL's rules, or Dawn's Tint on the host ("tint": f16 quantized
+# toward zero, the C library's float functions; emu.numerics.tint)
+CONST_EVALS = ("wgsl", "tint")
 EVIDENCE_LEVELS = {"measured": "data", "published": "citation", "assumption": "reason"}
 EVIDENCE_FIELDS = ("configs", "subgroup_sizes", "lane_maps", "numerics", "stride_unit_8bit", "oob_behavior")
 SCOPES = ("subgroup",)
@@ -177,6 +180,7 @@ class Profile:
     limits: Mapping[str, int] = field(default_factory=lambda: MappingProxyType(dict(DEFAULT_LIMITS)))
     scalar: str = "ieee"
     subgroup_order: str = "butterfly"
+    const_eval: str = "wgsl"
     # what the texture unit does where WebGPU leaves room (emu/numerics/texels.py)
     textures: TextureModel = REFERENCE_TEXTURES
     # 64-bit atomic min/max on storage buffers (Vulkan's shaderBufferInt64Atomics; Metal from the
@@ -451,7 +455,7 @@ def _as_int(v) -> int:
 _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", "lane_maps",
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
-                 "limits", "scalar", "subgroup_order", "textures", "buffer_int64_atomics",
+                 "limits", "scalar", "subgroup_order", "const_eval", "textures", "buffer_int64_atomics",
                  "flexible_dimensions_nv")
 # VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV, one object each
 _FLEX_REQUIRED = ("m_granularity", "n_granularity", "k_granularity", "a_type", "c_type", "scope")
@@ -511,6 +515,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
     contract = ctx.string(doc.get("fp_contract", "none"), "fp_contract", FP_CONTRACT)
     scalar = ctx.string(doc.get("scalar", "ieee"), "scalar", SCALAR_MODELS)
     subgroup_order = ctx.string(doc.get("subgroup_order", "butterfly"), "subgroup_order", SUBGROUP_ORDERS)
+    const_eval = ctx.string(doc.get("const_eval", "wgsl"), "const_eval", CONST_EVALS)
     evidence = _parse_evidence(ctx, doc["evidence"], "evidence", required=EVIDENCE_FIELDS)
     limits = dict(DEFAULT_LIMITS)
     raw_limits = doc.get("limits", {})
@@ -581,7 +586,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         default_subgroup_size=default_sg, configs=tuple(configs), stride_unit_8bit=stride,
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
-        subgroup_order=subgroup_order, buffer_int64_atomics=int64_atomics,
+        subgroup_order=subgroup_order, const_eval=const_eval, buffer_int64_atomics=int64_atomics,
         flexible_nv=flexible,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
@@ -704,7 +709,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
     if not isinstance(raw, dict):
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
-    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "subgroup_order", "textures",
+    allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "subgroup_order", "const_eval", "textures",
                                  "buffer_int64_atomics", "flexible_dimensions_nv")
     out = {}
     for key, ev in raw.items():

@@ -7,14 +7,16 @@ from ...isa.ops import OPS
 
 
 def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
-                   constants: dict | None = None, defer_unset: bool = False):
+                   constants: dict | None = None, defer_unset: bool = False, const_eval: str = "wgsl"):
     """Parse and lower a WGSL module. Returns (ir.Module, warnings); raises EmuError.
 
     A module whose overrides size types or feed module-scope expressions is lowered with the
     overrides as constants (`constants`, else their defaults); `module.needs_constants` says so,
     and each pipeline then lowers it again with its own constants. With `defer_unset` (creating a
     shader module) an override that such a place needs but that has no value yet lowers as a
-    placeholder, listed in `module.unset_overrides`: the pipeline's constants must set it."""
+    placeholder, listed in `module.unset_overrides`: the pipeline's constants must set it.
+    `const_eval`: "wgsl" folds const-expressions by WGSL's rules, "tint" as Dawn does
+    (emu.numerics.tint)."""
     from .errors import WgslError
     from .lower import Lowerer, NeedsConstants
     from .parser import parse
@@ -28,10 +30,10 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
     sys.setrecursionlimit(max(limit, 10_000))   # lowering recurses over the tree, as deep as parsing allows
     try:
         try:
-            lw = Lowerer(tree, file, strict, constants)
+            lw = Lowerer(tree, file, strict, constants, const_eval=const_eval)
             module = lw.run()
         except NeedsConstants:
-            lw = Lowerer(tree, file, strict, dict(constants or {}), defer_unset=defer_unset)
+            lw = Lowerer(tree, file, strict, dict(constants or {}), defer_unset=defer_unset, const_eval=const_eval)
             module = lw.run()
             module.needs_constants = True
             module.unset_overrides = list(lw.unset_overrides)

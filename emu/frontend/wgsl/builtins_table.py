@@ -305,7 +305,9 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         except OverflowError:
             lw.err(node, f"{name}(...) of constants that do not fit in {ty} "
                          f"({', '.join(str(v.value) for v in vals)})", hint=f"give the arguments values that fit in {ty}")
-        out = nb.call(name, ty, *arrs)
+        # Dawn folds concrete f32 and f16 with the host's float functions (emu.numerics.tint)
+        tint = lw.tint if s in (F32, F16) else None
+        out = (tint or nb).call(name, ty, *arrs)
         value = _pylist(out)[0]
         if scalar_of(rt) is ABSTRACT_INT:
             value = _map(value, int)

@@ -186,7 +186,7 @@ class CallLowering:
             return Const(t, (np.asarray(v.value, dtype=_np_dtype(scalar_of(src))) != 0).astype(bool).tolist())
         if isinstance(v, Const):
             arr = np.asarray(v.value, dtype=_np_dtype(scalar_of(src)))
-            out = ns.convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)
+            out = (self.tint or ns).convert(arr, _num_name(scalar_of(src)), scalar_of(t).name)
             return Const(t, _pylist(out))
         return Val(self.b.op("convert", [v.v], t))
 

@@ -13,7 +13,7 @@ from ...isa.types import (ArrayType, BOOL, CoopMatrixType, F16, F32, I32, I64, M
                           with_scalar)
 from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
-from .values import (BIN_OPS, BUILTIN_VALUES, Const, NeedsConstants, Ref, SWIZZLE, SwizzleRef, Val, _flatten,
+from .values import (BIN_OPS, BUILTIN_VALUES, Const, NeedsConstants, Ref, SWIZZLE, SwizzleRef, Val, _flatten, _map,
                      _np_binary, _np_shift, _np_unary, _round_fraction, _scalar_or_none, _splat,
                      _tn, loc_of)
 
@@ -52,6 +52,8 @@ class ExpressionLowering:
         if t is ABSTRACT_FLOAT:
             return Const(t, f)
         r = _round_fraction(v, t)
+        if self.tint and t is F16:          # Tint: the nearest f32, then toward zero
+            r = float(self.tint.quantize_f16(np.float32(_round_fraction(v, F32))))
         if not np.isfinite(r):            # rounds to an infinity: WGSL refuses the literal
             self.err(e, f"{e.text or v} is out of range of {t}",
                      hint=f"the largest finite {t} is {'65504' if t is F16 else '3.40282347e+38'}")
@@ -299,7 +301,13 @@ class ExpressionLowering:
 
     def fold(self, f, t: Type, args: list[Const], node, result: Type | None = None) -> Const:
         """Evaluate a constant expression with the device's own numerics."""
-        return self.finite_const(result or t, f(t, *[a.value for a in args]), node)
+        rt = result or t
+        if self.tint and scalar_of(t) == F16:       # Tint: in float, each f16 result quantized
+            value = f(with_scalar(t, F32), *[a.value for a in args])
+            if scalar_of(rt) == F16:
+                value = _map(value, lambda x: float(self.tint.quantize_f16(np.float32(x))))
+            return self.finite_const(rt, value, node)
+        return self.finite_const(rt, f(t, *[a.value for a in args]), node)
 
     def finite_const(self, rt: Type, value, node) -> Const:
         """A folded constant expression: WGSL rejects one of float type that is infinite or NaN."""

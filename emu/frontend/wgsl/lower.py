@@ -32,8 +32,12 @@ from ...numerics.dtypes import NP
 
 class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     def __init__(self, tree: A.Module, file: str, strict: bool = False, override_values: dict | None = None,
-                 defer_unset: bool = False):
+                 defer_unset: bool = False, const_eval: str = "wgsl"):
         self.tree, self.file, self.strict = tree, file, strict
+        # how const-expressions fold: WGSL's rules, or Dawn's (Tint's host float arithmetic, which
+        # quantizes f16 toward zero: emu.numerics.tint)
+        from ...numerics import tint
+        self.tint = tint if const_eval == "tint" else None
         # None: overrides stay run-time values; a dict: lower with them as constants
         self.override_values = override_values
         # Creating a shader module: an override without a value yet lowers as a placeholder (1);
@@ -478,6 +482,8 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if t.is_float:
             with np.errstate(over="ignore"):      # said below, in one message
                 v = float(np.asarray(float(x), np.float64).astype(NP[t.name]))
+                if self.tint and t == F16:      # Tint: to float, then toward zero
+                    v = float(self.tint.quantize_f16(np.float32(float(x))))
             if np.isinf(v) and np.isfinite(float(x)):
                 self.err(node, f"{x} is out of range of {t}")
             return v

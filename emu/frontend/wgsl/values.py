@@ -262,7 +262,7 @@ def _np_binary(fn, t, a, b, lw, node):
         return _map2(a, b, lambda x, y: _abstract_binary(fn, s, x, y, lw, node))
     if fn in ("div", "rem") and s.is_int and np.any(np.asarray(b) == 0):
         lw.err(node, "integer division by zero in a constant expression")
-    res = ns.binary(fn, s.name, np.asarray(a, _np_dtype(s)), np.asarray(b, _np_dtype(s)))
+    res = (getattr(lw, "tint", None) or ns).binary(fn, s.name, np.asarray(a, _np_dtype(s)), np.asarray(b, _np_dtype(s)))
     if s.is_int and fn in ("add", "sub", "mul"):
         exact = _map2(a, b, lambda x, y: {"add": x + y, "sub": x - y, "mul": x * y}[fn])
         if _pylist(res) != exact:
