@@ -36,7 +36,7 @@ class _Site:
     def report(self, store: bool) -> np.ndarray:
         bad = self.bad
         if bad.any():
-            what = f"{self.view.describe()} ({_binding(self.inst)})"
+            what = f"{self.view.describe()} ({_binding(self.ex, self.inst, self.view)})"
             if self.ex.opts.bounds == "strict":
                 self.ex.fail(self.inst, f"texel coordinate, level or layer out of bounds in {what}", bad,
                              hint="guard the access with textureDimensions/NumLevels/NumLayers; without "
@@ -47,7 +47,11 @@ class _Site:
         return bad
 
 
-def _binding(inst) -> str:
+def _binding(ex, inst, view) -> str:
+    """The texture variable's name: the global the batch bound this view to."""
+    for name, bound in ex.globals.items():
+        if bound is view:
+            return f"'{name}'"
     v = inst.args[inst.attrs["operands"].index("texture")]
     return f"'{v.name}'" if v.name else "the texture"
 
