@@ -226,7 +226,7 @@ def _steps(kind: str) -> np.ndarray:
 def new_cases():
     """Cases not yet recorded on the H200 (lavapipe runs them in CI): linear cube filtering across
     face edges and corners; 8-bit normalized stores of every 12-bit step; 8-bit unorm filtering in
-    2-D and between mip levels; an sRGB texture holding every value in each channel, read by
+    2-D and between mip levels; f16 filtering in 1-D and 2-D; an sRGB texture holding every value in each channel, read by
     textureLoad and filtered between texels."""
     rng = np.random.default_rng(20261202)
     c = np.arange(256)
@@ -272,6 +272,15 @@ def new_cases():
         source=MIPS, dispatch=(64, 1, 1), buffers={(0, 2): uvl, (0, 3): np.zeros((4096, 4), np.float32)},
         textures={(0, 0): HwTexture("rgba8unorm", (2, 2, 1), tuple(x.tobytes() for x in lv))},
         samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    # f16 texels filtered linearly along one axis (u random, v at a row's centre) and in 2-D
+    for name, h in (("f16_filter_1d", 1), ("f16_filter_2d", 4)):
+        img16 = rng.uniform(-2, 2, (h, 64, 4)).astype(np.float16)
+        uvf = np.zeros((4096, 4), np.float32)
+        uvf[:, 0] = rng.uniform(0, 1, 4096).astype(np.float32)
+        uvf[:, 1] = rng.uniform(0, 1, 4096).astype(np.float32) if h > 1 else 0.5
+        out.append((name, dict(
+            source=MIPS, dispatch=(64, 1, 1), buffers={(0, 2): uvf, (0, 3): np.zeros((4096, 4), np.float32)},
+            textures={(0, 0): HwTexture("rgba16float", (64, h, 1), (img16.tobytes(),))}, samplers={(0, 1): LINEAR})))
     return out + [("srgb", dict(
         source=SRGB, dispatch=(1, 1, 1),
         buffers={(0, 2): uv, (0, 3): np.zeros((512, 4), np.float32)},
