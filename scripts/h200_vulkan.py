@@ -13,6 +13,7 @@
     python scripts/h200_vulkan.py --prepare          # here: compile the kernels into the bundle
     python scripts/h200_vulkan.py OUTDIR [--quick]   # there
     python scripts/h200_vulkan.py OUTDIR --nv2       # there: the NV2 kernel and the x / y + z probe
+    python scripts/h200_vulkan.py OUTDIR --cm2       # there: NV2 workgroup scope, mul_mm_cm2.comp
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -49,7 +50,8 @@ def prepare():
     from emu.frontend.spirv import spirv_binary
     SPV.mkdir(parents=True, exist_ok=True)
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
-                       {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp"}):
+                       {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
+                        "nv2_tensor.spvasm", "nv2_elementwise.spvasm"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
@@ -142,6 +144,84 @@ def nv2(out: Path) -> dict:
     return log
 
 
+def cm2(out: Path) -> dict:
+    """VK_NV_cooperative_matrix2 at workgroup scope: our tensor-layout kernel (nv2_tensor.spvasm,
+    random f16 inputs: the order of the workgroup multiply's sums shows) and llama.cpp's
+    mul_mm_cm2.comp (its s/m/l coopmat2 warptiles, aligned, ragged and narrow shapes), diffed."""
+    from emu.hw.diff import diff_shader
+    log = {"diffs": []}
+    rng = np.random.default_rng(13)
+    for t in range(2):
+        scale = lambda s: (rng.standard_normal(s) * 2.0 ** rng.integers(-4, 4, s)).astype(np.float16)  # noqa: E731
+        bufs = {(0, 0): scale((50, 32)), (0, 1): scale((32, 32)), (0, 2): np.full(64 * 32, -7, np.float32),
+                (0, 3): np.full(32 * 72, -7, np.float32)}
+        t0 = time.time()
+        try:
+            rep = diff_shader(*kernel_source("nv2_tensor.spvasm"), dispatch=(1, 1, 1), profile="nvidia-h200",
+                              backend="vulkan", buffers=bufs, first=32)
+            js = rep.to_json()
+            js["seconds"] = round(time.time() - t0, 2)
+            log["diffs"].append(js)
+            say(f"diff nv2_tensor (inputs {t}): {rep.result.upper()} {js.get('totals')} in {js['seconds']}s")
+            if rep.result != "identical":
+                print(rep.text()[-2500:], flush=True)
+        except Exception:
+            log["diffs"].append({"shader": "nv2_tensor", "result": "crash", "error": traceback.format_exc()[-3000:]})
+            say(f"diff nv2_tensor: CRASH\n{traceback.format_exc()}")
+    log["elementwise"] = nv2_elementwise(out, rng)
+    if (SPV / "mul_mm_cm2.spv").is_file():
+        sys.path.insert(0, str(ROOT / "scripts"))
+        import llama_vulkan
+        cases = ",".join(c[0] for c in llama_vulkan.CASES if c[1] == "cm2")
+        try:
+            log["llama_rc"] = llama_vulkan.main([str(BUNDLE / "no-sources"), "--spv-dir", str(SPV), "--cases", cases,
+                                                 "--backend", "vulkan", "--out", str(out)])
+        except Exception:
+            say(f"llama cm2: CRASH\n{traceback.format_exc()}")
+    else:
+        say("no mul_mm_cm2.spv in the bundle (prepare with EMU_GLSLANG set): skipped")
+    return log
+
+
+def nv2_elementwise(out: Path, rng) -> list:
+    """nv2_elementwise.spvasm (per-element functions, reductions at workgroup and subgroup scope):
+    2 diffs and 8 raw runs (inputs and outputs, nv2_elementwise_runs.npz) to fit the orders."""
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    src, file = kernel_source("nv2_elementwise.spvasm")
+    diffs, runs = [], {}
+    for t in range(8):
+        f16 = lambda s: (rng.standard_normal(s) * 2.0 ** rng.integers(-4, 4, s)).astype(np.float16)  # noqa: E731
+        a, b = f16((64, 32)), f16((32, 32))
+        y = (rng.standard_normal((64, 32)) * 2.0 ** rng.integers(-8, 8, (64, 32))).astype(np.float32)
+        bufs = {(0, 0): a, (0, 1): b, (0, 2): y, (0, 3): np.zeros(6 * 2048, np.float32),
+                (0, 4): np.zeros(4 * 768, np.float32)}
+        try:
+            if t < 2:
+                t0 = time.time()
+                rep = diff_shader(src, file, dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan",
+                                  buffers=bufs, first=32)
+                js = rep.to_json()
+                js["seconds"] = round(time.time() - t0, 2)
+                diffs.append(js)
+                say(f"diff nv2_elementwise (inputs {t}): {rep.result.upper()} {js.get('totals')}")
+                if rep.result != "identical":
+                    print(rep.text()[-2500:], flush=True)
+            got = vulkan.run_spirv(src.encode("utf-8", "surrogateescape"), entry="main", dispatch=(1, 1, 1),
+                                   buffers={k: v.tobytes() for k, v in bufs.items()},
+                                   kinds={k: "storage" for k in bufs}, outputs=[(0, 3), (0, 4)])
+        except Exception:
+            diffs.append({"shader": "nv2_elementwise", "result": "crash", "error": traceback.format_exc()[-3000:]})
+            say(f"nv2_elementwise: CRASH\n{traceback.format_exc()}")
+            break
+        runs.update({f"t{t}/A": a, f"t{t}/B": b, f"t{t}/Y": y,
+                     f"t{t}/R": np.frombuffer(got[(0, 3)], np.float32).reshape(6, 64, 32),
+                     f"t{t}/S": np.frombuffer(got[(0, 4)], np.float32).reshape(4, 3, 16, 16)})
+    if runs:
+        np.savez_compressed(out / "nv2_elementwise_runs.npz", **runs)
+    return diffs
+
+
 def record(out: Path, trials: int, seed: int = 2026) -> dict:
     """bf16 and f16 -> f32 16x16x16 through Vulkan: {key: stats}; vectors saved under out/vectors."""
     from emu.frontend.spirv import spirv_binary
@@ -203,6 +283,11 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
+    if "--cm2" in argv:
+        summary["cm2"] = cm2(out)
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+        say("done")
+        return 0
     if "--nv2" in argv:
         summary["nv2"] = nv2(out)
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -1096,6 +1096,10 @@ def r_coop_reduce(em, i):
     em.fail(i, "matrix reductions (VK_NV_cooperative_matrix2) have no WGSL spelling")
 
 
+def r_coop_nv2(em, i):
+    em.fail(i, f"{i.op} (VK_NV_cooperative_matrix2: per-element functions, tensor layouts) has no WGSL spelling")
+
+
 def r_coop_length(em, i):
     em.fail(i, "neither WGSL dialect asks a cooperative matrix for its per-lane length")
 
@@ -1113,7 +1117,8 @@ EMIT_RULES = {
     OP.coop_fill: r_coop_fill, OP.coop_load: r_coop_load, OP.coop_store: r_coop_store,
     OP.coop_mma: r_coop_mma, OP.coop_mul: r_coop_mul, OP.coop_scalar: r_coop_scalar,
     OP.coop_convert: r_coop_convert, OP.coop_length: r_coop_length, OP.texture: r_texture,
-    OP.coop_reduce: r_coop_reduce,
+    OP.coop_reduce: r_coop_reduce, OP.coop_per_element: r_coop_nv2, OP.coop_load_tensor: r_coop_nv2,
+    OP.coop_store_tensor: r_coop_nv2,
 }
 
 

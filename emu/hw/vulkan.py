@@ -204,7 +204,9 @@ NEEDS_EXTENSION = {"CooperativeMatrixKHR": "VK_KHR_cooperative_matrix",
                    "BFloat16CooperativeMatrixKHR": "VK_KHR_shader_bfloat16",
                    "CooperativeMatrixReductionsNV": "VK_NV_cooperative_matrix2",
                    "CooperativeMatrixConversionsNV": "VK_NV_cooperative_matrix2",
-                   "CooperativeMatrixPerElementOperationsNV": "VK_NV_cooperative_matrix2"}
+                   "CooperativeMatrixPerElementOperationsNV": "VK_NV_cooperative_matrix2",
+                   "CooperativeMatrixTensorAddressingNV": "VK_NV_cooperative_matrix2",
+                   "TensorAddressingNV": "VK_NV_cooperative_matrix2"}
 
 
 def _check_capabilities(spirv: bytes):

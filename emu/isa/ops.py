@@ -138,6 +138,17 @@ _OPS = [
           "combine a matrix's rows, columns, all elements or 2x2 blocks with fn; every element of "
           "the result gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
           cooperative=True),
+    OpDef("coop_per_element", (1, None), True,
+          "call `callee`(row, column, element, operands...) for every element of the matrix (an operand "
+          "that is a matrix of its type gives its element); the results form the matrix "
+          "(VK_NV_cooperative_matrix2)", attrs=("callee",), effects=True, cooperative=True),
+    OpDef("coop_load_tensor", (4, 5), True,
+          "load a matrix from (array pointer, element offset) through a tensor layout (and view), "
+          "elements the view clips keeping the third operand's (VK_NV_cooperative_matrix2)",
+          effects=True, cooperative=True),
+    OpDef("coop_store_tensor", (4, 5), False,
+          "store a matrix (third operand) to (array pointer, element offset) through a tensor layout "
+          "(and view)", effects=True, cooperative=True),
     OpDef("coop_length", (0, 0), True, "number of elements each lane holds of the result type",
           attrs=("matrix",), cooperative=True),
 ]

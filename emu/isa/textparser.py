@@ -271,8 +271,15 @@ class _Line:
             role = self.ident("a matrix role")
             if role not in ROLES:
                 self.fail(f"unknown matrix role '{role}'", rt, hint="one of A, B, C")
+            scope = "subgroup"
+            if self.peek().text == ",":
+                self.next()
+                st = self.peek()
+                scope = self.ident("a matrix scope")
+                if scope != "workgroup":
+                    self.fail(f"unknown matrix scope '{scope}'", st, hint="workgroup, or nothing for subgroup scope")
             self.expect(">", "to close 'coopmat<'")
-            return CoopMatrixType(rows, cols, e, role)
+            return CoopMatrixType(rows, cols, e, role, scope)
         if name in ("sampler", "sampler_comparison"):
             return SamplerType(name == "sampler_comparison")
         if name in TEXTURE_NAMES:

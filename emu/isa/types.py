@@ -234,14 +234,17 @@ ROLES = ("A", "B", "C")
 
 @dataclass(frozen=True)
 class CoopMatrixType(Type):
-    """A matrix distributed over the lanes of a subgroup: `rows` x `cols` of `elem`, used as `role`."""
+    """A matrix distributed over the lanes of a subgroup: `rows` x `cols` of `elem`, used as `role`;
+    of `scope` "workgroup" (VK_NV_cooperative_matrix2), held by the whole workgroup."""
     rows: int
     cols: int
     elem: ScalarType
     role: str
+    scope: str = "subgroup"
 
     def __str__(self) -> str:
-        return f"coopmat<{self.elem}, {self.rows}x{self.cols}, {self.role}>"
+        scope = ", workgroup" if self.scope == "workgroup" else ""
+        return f"coopmat<{self.elem}, {self.rows}x{self.cols}, {self.role}{scope}>"
 
 
 # Textures and samplers (WGSL's handle types): opaque values that name a bound resource.

@@ -8,10 +8,15 @@ from __future__ import annotations
 from ..errors import EmuError
 from .ir import Block, Function, Inst, Module, reachable
 from .ops import ATOMIC_OPS, BARRIERS, BINARY_OPS, COOP_SCALAR_OPS, OPS, SUBGROUP_OPS, UNARY_OPS
-from .types import (BOOL, U32, VOID, AtomicType, CoopMatrixType, PointerType, scalar_of, width)
+from .types import (BOOL, I32, U32, VOID, AtomicType, CoopMatrixType, PointerType, ScalarType, VectorType,
+                    scalar_of, width)
 
 
 DAWN_COOP = "chromium_experimental_subgroup_matrix"
+# a module whose cooperative matrices may have VK_NV_cooperative_matrix2's flexible dimensions and
+# workgroup scope (the SPIR-V front end's: Vulkan offers them where the device has the feature)
+FLEXIBLE_DIMENSIONS = "nv_cooperative_matrix_flexible_dimensions"
+VECTOR_INPUTS = ("global_invocation_id", "local_invocation_id", "workgroup_id", "num_workgroups")
 
 
 class VerifyError(EmuError):
@@ -91,6 +96,8 @@ class _Verifier:
         check = getattr(self, "op_" + i.op, None)
         if check is not None:
             check(i)
+        if i.op == "return" and (i.args[0].type if i.args else VOID) != f.ret:
+            self.fail(i, f"'{f.name}' returns {f.ret}, not {i.args[0].type if i.args else 'nothing'}")
         if i.op == "loop":
             body = self.block(i.blocks[0], defined, f, loops + 1, breakables + 1)
             self.block(i.blocks[1], body, f, loops + 1, breakables + 1)
@@ -124,6 +131,15 @@ class _Verifier:
             self.fail(i, f"load needs a pointer, not {p}")
         if p.pointee != i.type:
             self.fail(i, f"load of {p} gives {p.pointee}, not {i.type}")
+        if _runtime_sized(p.pointee):
+            self.fail(i, f"load of {p.pointee}, which holds a runtime-sized array: load its elements")
+
+    def op_convert(self, i):
+        for t in (i.args[0].type, i.type):
+            try:
+                scalar_of(t)
+            except TypeError:
+                self.fail(i, f"convert of {i.args[0].type} to {i.type}: both are numbers or vectors of them")
 
     def op_store(self, i):
         p, v = i.args[0].type, i.args[1].type
@@ -395,6 +411,22 @@ class _Verifier:
             self.fail(i, f"call of @{fn.name} with operands ({', '.join(str(a.type) for a in i.args)}); "
                          f"it takes ({', '.join(str(p.type) for p in fn.params)})")
 
+    def op_coop_per_element(self, i):
+        m = i.args[0].type
+        self.matrices(i, m, i.type)
+        fn = self.m.function(i.attrs["callee"])
+        if fn is None:
+            self.fail(i, f"coop_per_element of unknown function @{i.attrs['callee']}")
+        want = [None, None, m.elem] + [a.type.elem if isinstance(a.type, CoopMatrixType) else a.type
+                                      for a in i.args[1:]]
+        got = [p.type for p in fn.params]
+        if (len(got) != len(want) or any(g not in (U32, I32) for g in got[:2])
+                or any(w is not None and g != w for g, w in zip(got, want)) or fn.ret != m.elem
+                or any(isinstance(a.type, CoopMatrixType) and a.type != m for a in i.args[1:])):
+            self.fail(i, f"@{fn.name} takes ({', '.join(map(str, got))}) -> {fn.ret}; a per-element function of "
+                         f"{m} takes (u32 row, u32 column, {m.elem} element"
+                         f"{''.join(', ' + str(w) for w in want[3:])}) -> {m.elem}, matrix operands of {m}")
+
     def op_coop_mma(self, i):
         a, b, c = (x.type for x in i.args)
         if not all(isinstance(t, CoopMatrixType) for t in (a, b, c)):
@@ -443,6 +475,12 @@ class _Verifier:
         if i.attrs["builtin"] not in INPUTS:
             self.fail(i, f"'input' of unknown builtin {i.attrs['builtin']!r}",
                       hint=f"use one of {', '.join(INPUTS)}")
+        n = 3 if i.attrs["builtin"] in VECTOR_INPUTS else 1
+        t = i.type
+        if not ((t.n == n if isinstance(t, VectorType) else n == 1) and scalar_of(t).name in ("u32", "i32")
+                if isinstance(t, (VectorType, ScalarType)) else False):
+            self.fail(i, f"the builtin {i.attrs['builtin']} is {'a 3-vector of 32-bit integers' if n == 3 else 'a 32-bit integer'}, "
+                         f"not {t}")
 
     def matrices(self, i, *types):
         for t in types:
@@ -452,8 +490,9 @@ class _Verifier:
     def config(self, i, a, b, c):
         if self.profile is None:
             return
-        cfg = self.profile.find_config(a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
-        if cfg is None:
+        cfg = self.profile.find_config(a.rows, b.cols, a.cols, a.elem.name, c.elem.name) \
+            if a.scope == "subgroup" else None
+        if cfg is None and (FLEXIBLE_DIMENSIONS not in self.m.enables or self.profile.flexible_mma(a, b, c) is None):
             shape = (a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
             where = self.profile.where_else(lambda p: p.find_config(*shape) is not None,
                                             f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
@@ -467,13 +506,21 @@ class _Verifier:
             self.fail(i, f"'{i.op}' needs a cooperative matrix, not {t}")
         if self.profile is None or (t, id(self.profile)) in self.coop_checked:
             return
-        if self.profile.matrix_config(t) is None:
+        if (self.profile.matrix_config(t) is None or t.scope != "subgroup") and (
+                FLEXIBLE_DIMENSIONS not in self.m.enables or self.profile.flexible_for(t) is None):
             what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
             where = self.profile.where_else(lambda p: p.matrix_config(t) is not None,
                                             f"a {what} matrix of {t.rows}x{t.cols} {t.elem}", t.elem.is_int)
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
                       hint=where + "\n" + self.profile.describe_configs())
         self.coop_checked.add((t, id(self.profile)))
+
+
+def _runtime_sized(t) -> bool:
+    from .types import ArrayType, StructType
+    if isinstance(t, ArrayType):
+        return t.count is None or _runtime_sized(t.elem)
+    return isinstance(t, StructType) and any(_runtime_sized(m.type) for m in t.members)
 
 
 def _const_mismatch(t, v) -> str | None:

@@ -105,6 +105,9 @@ def mma(ex, inst, a, b, c, subgroups):
     """A cooperative multiply-add straight on fragments (emu/numerics/mma_fast.py), without
     building matrices; None where that kernel does not apply."""
     ta, tb, tc = (x.type for x in inst.args)
+    if ta.scope != "subgroup" or ex.pipe.profile.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name,
+                                                             tc.elem.name) is None:
+        return None         # flexible dimensions: K steps of a configuration (scheduler.coop)
     return mma_fast.frag_mma(matrix_model(ex, ta, tc), a, b, c,
                              [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
                              subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))

@@ -251,6 +251,8 @@ class _CoopGen(_Gen):
             self.emit(d + 1, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_tile.use32(self.prms[s])})")
             self.vals[r.id] = ("mat", name)
         elif op == OP.coop_length:
+            if self.pipe.profile.is_flexible(inst.attrs["matrix"]):
+                raise Unsupported("the length of a matrix of flexible dimensions (the interpreter refuses it)")
             n = self.pipe.profile.matrix_lane_map(inst.attrs["matrix"], self.pipe.opts.subgroup_size)
             self.emit(d, f"v{r.id} = np.uint32({int(n.rows_idx.shape[1])})")
             self.vals[r.id] = f"v{r.id}"
@@ -260,7 +262,8 @@ class _CoopGen(_Gen):
     def mma_slot(self, ta, tb, tc, tr) -> int:
         from ..numerics.dtypes import NP
         prof = self.pipe.profile
-        cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name)
+        cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name) \
+            if ta.scope == "subgroup" else None
         if cfg is None or tr.elem.name != tc.elem.name:
             raise Unsupported("no such configuration")
         model = prof.model_for(cfg)

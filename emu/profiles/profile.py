@@ -216,12 +216,63 @@ class Profile:
         return self.find_config(m=t.rows, n=t.cols, accumulator=t.elem.name, scope=None)
 
     def matrix_lane_map(self, t, subgroup_size: int) -> LaneMap:
-        """The lane map of cooperative matrix type `t` (its role's) at a subgroup size (cached)."""
+        """The lane map of cooperative matrix type `t` (its role's) at a subgroup size (cached).
+        A matrix of no configuration's shape (VK_NV_cooperative_matrix2's flexible dimensions,
+        workgroup scope) is held whole by every subgroup: element e of lane l is the matrix's
+        element e * lanes + l in row-major order. Its real distribution is the driver's and is
+        never visible (emu refuses element access to such matrices), so its values are exact."""
         key = ("matrix", t, subgroup_size)
         lm = self._cache.get(key)
         if lm is None:
-            lm = self._cache[key] = self.lane_map(self.matrix_config(t), t.role, subgroup_size)
+            cfg = self.matrix_config(t) if getattr(t, "scope", "subgroup") == "subgroup" else None
+            if cfg is None and self.flexible_for(t) is not None:
+                lm = _whole_matrix_map(t.rows, t.cols, subgroup_size)
+            else:
+                lm = self.lane_map(cfg, t.role, subgroup_size)
+            self._cache[key] = lm
         return lm
+
+    def is_flexible(self, t) -> bool:
+        """Whether matrix type `t` is held whole by each subgroup (flexible or workgroup scope)."""
+        return (getattr(t, "scope", "subgroup") == "workgroup" or self.matrix_config(t) is None) \
+            and self.flexible_for(t) is not None
+
+    def flexible_for(self, t, workgroup_size: int | None = None):
+        """The first VK_NV_cooperative_matrix2 flexible-dimension entry admitting matrix type `t`:
+        its scope, its role's component type, rows and columns multiples of the granularities
+        (A is M x K, B is K x N, C is M x N); at workgroup scope, for `workgroup_size`
+        invocations where given. None where none does."""
+        scope = getattr(t, "scope", "subgroup")
+        for f in self.flexible_nv:
+            if f["scope"] != scope or (workgroup_size is not None and scope == "workgroup"
+                                       and f["workgroup_invocations"] != workgroup_size):
+                continue
+            g = {"A": ("m", "k", ("a_type",)), "B": ("k", "n", ("b_type",)),
+                 "C": ("m", "n", ("c_type", "result_type"))}[t.role]
+            if (t.rows % f[g[0] + "_granularity"] == 0 and t.cols % f[g[1] + "_granularity"] == 0
+                    and t.elem.name in [f[k] for k in g[2]]):
+                return f
+        return None
+
+    def flexible_mma(self, a, b, c, workgroup_size: int | None = None):
+        """(flexible entry, the configuration whose numerics each K step runs) of a multiply-add
+        of flexible dimensions, or None: the driver splits it into steps of the entry's K
+        granularity, each one multiply-add of the matrix unit (the configuration of that K and
+        these types), accumulated in K order."""
+        scope = getattr(a, "scope", "subgroup")
+        for f in self.flexible_nv:
+            if f["scope"] != scope or (workgroup_size is not None and scope == "workgroup"
+                                       and f["workgroup_invocations"] != workgroup_size):
+                continue
+            if (a.rows % f["m_granularity"] or b.cols % f["n_granularity"] or a.cols % f["k_granularity"]
+                    or (f["a_type"], f["b_type"]) != (a.elem.name, b.elem.name)
+                    or c.elem.name not in (f["c_type"], f["result_type"])):
+                continue
+            base = self.find_config(k=f["k_granularity"], a_type=a.elem.name, c_type=c.elem.name,
+                                    b_type=b.elem.name)
+            if base is not None:
+                return f, base
+        return None
 
     def supports_subgroup_size(self, n: int) -> bool:
         return n in self.subgroup_sizes
@@ -829,6 +880,15 @@ def _check_spec(ctx: _Ctx, spec, where: str):
             spec["by_subgroup_size"][int(key)] = _check_spec(ctx, sub, f"{where}.by_subgroup_size.{key}")
         return spec
     return spec
+
+
+def _whole_matrix_map(rows: int, cols: int, sg: int) -> LaneMap:
+    import numpy as np
+    per_lane = -(-rows * cols // sg)
+    flat = np.arange(per_lane)[None, :] * sg + np.arange(sg)[:, None]
+    coords = np.stack([flat // cols, flat % cols], axis=-1)
+    coords[flat >= rows * cols] = -1
+    return LaneMap(rows, cols, sg, coords, name=f"whole {rows}x{cols} matrix in every subgroup")
 
 
 def _build_map(spec, cfg: CoopConfig, role: str, sg: int) -> LaneMap:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..isa.types import CoopMatrixType
+from ..isa.types import ArrayType, CoopMatrixType
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
 from ..numerics import builtins as nbuiltins
@@ -189,8 +189,63 @@ def h_coop_mma(ex, inst, mask, frame):
     if D is not None:
         return D
     A, B, C = (_matrices(ex, v, t, subgroups) for v, t in ((a, ta), (b, tb), (c, tc)))
-    D = nmma.mma(matrix_model(ex, ta, tc), A, B, C, tc.elem.name, saturate=bool(inst.attrs.get("saturate")))
+    sat = bool(inst.attrs.get("saturate"))
+    prof = ex.pipe.profile
+    cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name) if ta.scope == "subgroup" else None
+    if cfg is not None:
+        D = nmma.mma(prof.model_for(cfg), A, B, C, tc.elem.name, saturate=sat)
+    else:
+        D = _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask)
     return _fragments(ex, D, inst.type, subgroups)
+
+
+def _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask):
+    """A multiply-add of VK_NV_cooperative_matrix2's flexible dimensions: K steps of the entry's
+    granularity, each one multiply-add of the matrix unit (its configuration's numerics), in K order."""
+    prof = ex.pipe.profile
+    wg = ex.pipe.layout.wg_count
+    if ta.scope == "workgroup":
+        _whole_workgroup(ex, inst, mask)
+    found = prof.flexible_mma(ta, tb, tc, wg if ta.scope == "workgroup" else None)
+    if found is None:
+        sizes = sorted({f["workgroup_invocations"] for f in prof.flexible_nv if f["scope"] == "workgroup"})
+        ex.fail(inst, f"the device '{prof.name}' has no flexible-dimension configuration for "
+                      f"{ta.elem}x{tb.elem}->{tc.elem} at M={ta.rows} N={tb.cols} K={ta.cols} "
+                      f"({ta.scope} scope{f', {wg} invocations' if ta.scope == 'workgroup' else ''})",
+                hint=f"`emu props {prof.name}` lists its VkCooperativeMatrixFlexibleDimensionsPropertiesNV"
+                     + (f"; workgroup scope runs with {', '.join(map(str, sizes))} invocations" if sizes else ""))
+    f, base = found
+    model, kg = prof.model_for(base), f["k_granularity"]
+    D = C
+    for k0 in range(0, ta.cols, kg):
+        D = nmma.mma(model, A[:, :, k0:k0 + kg], B[:, k0:k0 + kg, :], D, tc.elem.name, saturate=sat)
+    return D
+
+
+def _whole_workgroup(ex, inst, mask):
+    """A workgroup-scope matrix operation is executed by every invocation of the workgroup."""
+    n = ex.wg_lanes                 # the workgroup's lanes, padded to whole subgroups
+    m, live = mask.reshape(-1, n), ex.live.reshape(-1, n)
+    partial = m.any(axis=1) & (m != live).any(axis=1)
+    if partial.any():
+        w = int(np.flatnonzero(partial)[0])
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[w * n:(w + 1) * n] = live[w] & ~m[w]
+        ex.fail(inst, "workgroup-scope cooperative matrix operation in non-uniform control flow: only "
+                      "some invocations of the workgroup reached it", lanes,
+                hint="every invocation of the workgroup must execute workgroup-scope matrix operations "
+                     "together; make the condition workgroup-uniform")
+
+
+def fragment_length(ex, inst, t: CoopMatrixType) -> int:
+    """Elements a lane holds of `t`; refused for matrices held whole by each subgroup (flexible
+    dimensions, workgroup scope), whose distribution over lanes is the driver's."""
+    if ex.pipe.profile.is_flexible(t):
+        ex.fail(inst, f"element access to {t}: how the driver spreads a matrix of flexible dimensions "
+                      f"or workgroup scope over invocations is not modelled (length and index are its own)",
+                hint="use coopMatPerElementNV (row, column and value of every element), a reduction, "
+                     "or a matrix of a configuration's shape at subgroup scope")
+    return int(lane_map(ex, t).rows_idx.shape[1])
 
 
 @handler("coop_mul")
@@ -239,36 +294,55 @@ def h_coop_convert(ex, inst, mask, frame):
     return _fragments(ex, mats, dst, subgroups)
 
 
-REDUCE_MODES = ("row", "column", "row_column", "2x2")
-REDUCE_FNS = ("add", "mul", "min", "max")
+# The H200's order for a row (column) of a reduction: pairs of elements whose positions in the
+# row (column) differ in one bit are added, bit by bit in this order, then the higher bits in
+# increasing order (traces/hw/vulkan/README.md: rows of 16x16 subgroup accumulators, f32 and f16,
+# and of 64x32 workgroup ones; columns of 16x16 subgroup ones, 512 of 512 each).
+REDUCE_BIT_ORDER = {"row": (3, 1, 2, 0), "column": (3, 0, 1, 2)}
+
+
+def _bit_tree(comb, vals: list, mode: str):
+    """Combine vals[0..n-1] by position bits (REDUCE_BIT_ORDER[mode]); a missing partner passes."""
+    n = len(vals)
+    bits = max(1, (n - 1).bit_length())
+    first = [b for b in REDUCE_BIT_ORDER[mode] if b < bits]
+    order = first + [b for b in range(bits) if b not in first]
+    cur = dict(enumerate(vals))
+    for k in order:
+        cur = {i: (comb(v, cur[i | 1 << k]) if (i | 1 << k) in cur else v)
+               for i, v in cur.items() if not i >> k & 1}
+    return cur[0]
 
 
 @handler("coop_reduce")
 def h_coop_reduce(ex, inst, mask, frame):
-    """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order a subgroup
-    does it. Rows and columns: a lane's elements of the group, by position, sit in register slots
-    (position % 2: two accumulator elements a 32-bit register) of successive tiles (position // 2);
-    each slot is combined over the tiles, then across the lanes holding the group as a butterfly
-    (lane pairs at distance 1, 2, 4, ... of their order), then the slots in order: on the H200,
-    row sums of f32 and f16 accumulators, 256 of 256 (traces/hw/vulkan/README.md). Whole matrix
-    and 2x2 blocks (not measured): each lane's elements in fragment order, then the butterfly."""
+    """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order the H200
+    does it. Rows and columns: by position bits (REDUCE_BIT_ORDER), measured. Whole matrix and
+    2x2 blocks (the whole matrix's order not found on the H200, 2x2 not measured): each lane's
+    elements in fragment order, then across the lanes as a butterfly."""
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     ty, fn, mode = src.elem.name, inst.attrs["fn"], inst.attrs["mode"]
     subgroups = _subgroups(ex, inst, mask)
-    lm = lane_map(ex, src)
-    sg = ex.opts.subgroup_size
-    frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
+    if src.scope == "workgroup":
+        _whole_workgroup(ex, inst, mask)
     if fn in ("add", "mul"):
         comb = lambda a, b: scalar_numerics(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
     else:
         comb = lambda a, b: scalar_numerics(ex, "builtins").call(fn, ty, a, b)  # noqa: E731
+    if mode in ("row", "column"):
+        mats = _matrices(ex, v, src, subgroups)                        # (S, rows, cols)
+        lines = mats if mode == "row" else mats.transpose(0, 2, 1)
+        r = np.asarray(_bit_tree(comb, [lines[:, :, k] for k in range(lines.shape[2])], mode))  # (S, lines)
+        out = np.ascontiguousarray(np.broadcast_to(r[:, :, None] if mode == "row" else r[:, None, :],
+                                                   (len(subgroups), dst.rows, dst.cols)))
+        return _fragments(ex, out.astype(mats.dtype, copy=False), dst, subgroups)
+    lm = lane_map(ex, src)
+    sg = ex.opts.subgroup_size
+    frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
     rows, cols = lm.rows_idx, lm.cols_idx
-    group = {"row": rows, "column": cols, "row_column": np.zeros_like(rows),
-             "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]
+    group = {"row_column": np.zeros_like(rows), "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]
     out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
-    other = cols if mode == "row" else rows          # an element's position within its row / column
-    slots = 2 if mode in ("row", "column") else 1
 
     def fold(vals):
         p = vals[0]
@@ -283,23 +357,13 @@ def h_coop_reduce(ex, inst, mask, frame):
         return vals[0]
 
     for g in np.unique(group[lm.valid]):
-        per_slot = [[] for _ in range(slots)]
+        mine = []
         for lane in range(sg):
             idx = [i for i in range(group.shape[1]) if lm.valid[lane, i] and group[lane, i] == g]
-            if not idx:
-                continue
-            if slots > 1:
-                idx.sort(key=lambda i: other[lane, i])
-            for s in range(slots):
-                mine = [frags[:, lane, i] for i in idx[s::slots]]
-                if mine:
-                    per_slot[s].append(fold(mine))
-        r = np.asarray(fold([butterfly(v) for v in per_slot if v]))[:, None, None]
-        if mode == "row":
-            out[:, g:g + 1, :] = r
-        elif mode == "column":
-            out[:, :, g:g + 1] = r
-        elif mode == "2x2":
+            if idx:
+                mine.append(fold([frags[:, lane, i] for i in idx]))
+        r = np.asarray(butterfly(mine))[:, None, None]
+        if mode == "2x2":
             out[:, g // (src.cols // 2):g // (src.cols // 2) + 1, g % (src.cols // 2):g % (src.cols // 2) + 1] = r
         else:
             out[:] = r
@@ -308,4 +372,134 @@ def h_coop_reduce(ex, inst, mask, frame):
 
 @handler("coop_length")
 def h_coop_length(ex, inst, mask, frame):
-    return ex.constant(inst.type, int(lane_map(ex, inst.attrs["matrix"]).rows_idx.shape[1]))
+    return ex.constant(inst.type, fragment_length(ex, inst, inst.attrs["matrix"]))
+
+
+# -- tensor addressing (VK_NV_cooperative_matrix2) ----------------------------------------------
+
+def _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, store):
+    """Byte addresses (S, lanes, E) of a tensor load/store (-1: not accessed, or dropped), the
+    slots a load fills with the clamp value, the accessed slots, and the lane map."""
+    from ..memory import tensor
+    sg = ex.opts.subgroup_size
+    lm = lane_map(ex, t)
+    arr = ptr.type if isinstance(ptr.type, ArrayType) else ArrayType(ptr.type, None)
+    off = mcoop.uniform(ex, inst, "offset", offset, subgroups, mask)
+    base = mcoop.pointer_base(ptr, sg, subgroups) + off * arr.stride            # (S,)
+    S = len(subgroups)
+    lay = np.asarray(layout).reshape(-1, sg, np.shape(layout)[-1])[subgroups].reshape(S * sg, -1)
+    vw = None if view is None else np.asarray(view).reshape(-1, sg, np.shape(view)[-1])[subgroups].reshape(S * sg, -1)
+    rows = np.tile(lm.rows_idx, (S, 1))
+    cols = np.tile(lm.cols_idx, (S, 1))
+    try:
+        index, accessed, clamped, undefined = tensor.element_index(lay, vw, rows, cols, t.cols, store)
+    except tensor.AddressingError as e:
+        ex.fail(inst, f"tensor {'store' if store else 'load'} of {t}: {e}", mcoop.lanes_of(ex, int(subgroups[0])))
+    shape = (S, sg, -1)
+    index, accessed, clamped, undefined = (x.reshape(shape) for x in (index, accessed, clamped, undefined))
+    valid = lm.valid[None]
+    if (undefined & valid).any():
+        s, lane, e = (int(x) for x in np.argwhere(undefined & valid)[0])
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[subgroups[s] * sg + lane] = True
+        ex.fail(inst, f"element ({int(lm.rows_idx[lane, e])}, {int(lm.cols_idx[lane, e])}) of a tensor "
+                      f"{'store' if store else 'load'} of {t} lies outside the layout's dimensions, and its "
+                      f"clamp mode is Undefined: undefined behaviour", lanes,
+                hint="slice inside the dimensions, or create the layout with a clamp mode "
+                     "(gl_CooperativeMatrixClampModeConstantNV reads the clamp value, drops stores)")
+    used = accessed & ~clamped & valid
+    addr = np.where(used, base[:, None, None] + index * t.elem.size, -1)
+    limit = ptr.region.nbytes
+    over = used & ((addr < 0) | (addr + t.elem.size > limit))
+    if over.any():
+        s, lane, e = (int(x) for x in np.argwhere(over)[0])
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[subgroups[s] * sg + lane] = True
+        ex.fail(inst, f"element ({int(lm.rows_idx[lane, e])}, {int(lm.cols_idx[lane, e])}) of a tensor "
+                      f"{'store' if store else 'load'} of {t} is at byte {int(addr[s, lane, e])}, outside "
+                      f"{ptr.region.describe()} ({limit} bytes)", lanes,
+                hint="the layout's dimensions and strides address more than the buffer holds; check them "
+                     "and the element offset")
+    if ex.opts.tracer is not None:
+        ex.opts.tracer.access(ex, inst, subgroups, addr)
+    return addr, clamped & accessed & valid, accessed & valid, lm
+
+
+@handler("coop_load_tensor")
+def h_coop_load_tensor(ex, inst, mask, frame):
+    ptr, offset, obj, layout = (frame.vals[a.id] for a in inst.args[:4])
+    view = frame.vals[inst.args[4].id] if len(inst.args) > 4 else None
+    t: CoopMatrixType = inst.type
+    subgroups = _subgroups(ex, inst, mask)
+    if t.scope == "workgroup":
+        _whole_workgroup(ex, inst, mask)
+    sg = ex.opts.subgroup_size
+    addr, clamped, accessed, lm = _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, False)
+    dt = np.dtype(NP[t.elem.name])
+    rows = mcoop.region_rows(ptr, sg, subgroups)
+    raw = ptr.region.data
+    safe = np.where(addr < 0, 0, addr)
+    gathered = np.zeros(addr.shape + (dt.itemsize,), np.uint8)
+    for b in range(dt.itemsize):
+        gathered[..., b] = raw[rows[:, None, None], safe + b]
+    vals = gathered.view(dt)[..., 0]
+    # the clamp value's low bits, as the element's bits
+    cv = np.asarray(layout).reshape(-1, sg, np.shape(layout)[-1])[subgroups][..., -1].astype(np.uint64)
+    cv = (cv & ((1 << (8 * dt.itemsize)) - 1)).astype(f"u{dt.itemsize}").view(dt)[..., None]
+    old = np.asarray(obj).reshape(-1, sg, np.shape(obj)[-1])[subgroups].astype(dt, copy=False)
+    vals = np.where(clamped, cv, np.where(accessed, vals, old))
+    out = np.zeros((ex.lanes // sg, sg, lm.rows_idx.shape[1]), dt)
+    out[subgroups] = np.where(lm.valid[None], vals, np.zeros((), dt))
+    return out.reshape(ex.lanes, -1)
+
+
+@handler("coop_store_tensor")
+def h_coop_store_tensor(ex, inst, mask, frame):
+    ptr, offset, value, layout = (frame.vals[a.id] for a in inst.args[:4])
+    view = frame.vals[inst.args[4].id] if len(inst.args) > 4 else None
+    t: CoopMatrixType = inst.args[2].type
+    subgroups = _subgroups(ex, inst, mask)
+    if t.scope == "workgroup":
+        _whole_workgroup(ex, inst, mask)
+    sg = ex.opts.subgroup_size
+    addr, _, _, lm = _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, True)
+    frags = value.reshape(-1, sg, value.shape[-1])[subgroups].astype(NP[t.elem.name], copy=False)
+    keep = addr >= 0
+    rows = np.broadcast_to(mcoop.region_rows(ptr, sg, subgroups)[:, None, None], addr.shape)
+    raw = ptr.region.data
+    if ex.opts.race_check and len(subgroups) > 1:
+        _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, raw.shape[1])
+    nbytes = frags.dtype.itemsize
+    bytes_ = np.ascontiguousarray(frags).view(np.uint8).reshape(frags.shape + (nbytes,))
+    for b in range(nbytes):
+        raw[rows[keep], addr[keep] + b] = bytes_[..., b][keep]
+
+
+@handler("coop_per_element")
+def h_coop_per_element(ex, inst, mask, frame):
+    """The function runs once per element slot for the lanes holding that element (lane maps
+    that repeat an element run it for each copy: the spec allows 'at least once')."""
+    from .frame import Frame
+    m = frame.vals[inst.args[0].id]
+    t: CoopMatrixType = inst.type
+    _subgroups(ex, inst, mask)
+    if t.scope == "workgroup":
+        _whole_workgroup(ex, inst, mask)
+    fn = ex.pipe.module.function(inst.attrs["callee"])
+    lm = lane_map(ex, t)
+    reps = ex.lanes // ex.opts.subgroup_size
+    valid, rows, cols = (np.tile(x, (reps, 1)) for x in (lm.valid, lm.rows_idx, lm.cols_idx))
+    extras = [(a.type, frame.vals[a.id]) for a in inst.args[1:]]
+    out = np.array(m, copy=True)
+    for e in range(out.shape[1]):
+        on = mask & valid[:, e]
+        if not on.any():
+            continue
+        coords = [x[:, e].astype(NP[p.type.name]) for x, p in zip((rows, cols), fn.params)]   # u32 or i32
+        vals = coords + [m[:, e]] + [v[:, e] if isinstance(ty, CoopMatrixType) else v for ty, v in extras]
+        for p, v in zip(fn.params, vals):
+            frame.vals[p.id] = v
+        callee = Frame(frame.vals, ex.lanes)
+        ex.run_block(fn.body, on, callee)
+        out[:, e] = np.where(on, callee.retval, out[:, e])
+    return out

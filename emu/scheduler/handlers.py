@@ -264,7 +264,7 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
     elif isinstance(t, MatrixType):
         elem, count = t.column, t.cols
     elif isinstance(t, CoopMatrixType):     # element i of the lane's fragment (SPIR-V, GLSL)
-        elem, count = t.elem, _fragment_length(ex, t)
+        elem, count = t.elem, _fragment_length(ex, inst, t)
     else:
         elem, count = t.elem, t.n
     span = nested_count(elem) if isinstance(t, ArrayType) else None
@@ -273,9 +273,9 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
     return take(v, _checked_index(ex, inst, dyn_val, count, mask), span), elem
 
 
-def _fragment_length(ex, t: CoopMatrixType) -> int:
-    from .coop import lane_map
-    return int(lane_map(ex, t).rows_idx.shape[1])
+def _fragment_length(ex, inst, t: CoopMatrixType) -> int:
+    from .coop import fragment_length
+    return fragment_length(ex, inst, t)
 
 
 @handler("extract")
@@ -305,7 +305,7 @@ def _insert(ex, inst, v, t, path, dyn, elem, mask):
         return tuple(items)
     sub_t = t.elem if isinstance(t, (ArrayType, VectorType, CoopMatrixType)) else t.column
     count = t.count if isinstance(t, ArrayType) else t.cols if isinstance(t, MatrixType) else \
-        _fragment_length(ex, t) if isinstance(t, CoopMatrixType) else t.n
+        _fragment_length(ex, inst, t) if isinstance(t, CoopMatrixType) else t.n
     if step < 0:
         idx, dyn = _checked_index(ex, inst, dyn[0], count, mask), dyn[1:]
     else:

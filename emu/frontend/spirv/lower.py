@@ -12,6 +12,7 @@ from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Loc, Module, Value
 from ...isa.types import (BOOL, I32, U32, VOID, ArrayType, CoopMatrixType, MatrixType, PointerType,
                           ScalarType, StructType, Type, VectorType, scalar_of, with_scalar)
+from ...isa.verify import FLEXIBLE_DIMENSIONS
 from .grammar import Instruction
 from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident
 from .ops import OpLowering
@@ -371,7 +372,9 @@ def _storage_scalar(s: ScalarType) -> ScalarType:
 
 def lower_module(info: ModuleInfo, file: str, constants: dict | None) -> Module:
     from .module import PUSH_CONSTANTS  # noqa: F401  (documented there)
-    module = Module(file=file)
+    # Vulkan with VK_NV_cooperative_matrix2's flexibleDimensions feature admits matrices of any
+    # multiple of a granularity (emu enables it where a device offers it); Dawn and wgpu do not
+    module = Module(file=file, enables=[FLEXIBLE_DIMENSIONS])
     module.structs = list(info.structs)
     module.overrides = list({id(o): o for o in info.overrides.values()}.values())
     if info.needs_constants:

@@ -31,6 +31,7 @@ BUILTINS = {"GlobalInvocationId": "global_invocation_id", "LocalInvocationId": "
             "SubgroupSize": "subgroup_size", "SubgroupId": "subgroup_id", "NumSubgroups": "num_subgroups"}
 ROLES = {0: "A", 1: "B", 2: "C"}     # MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR
 SUBGROUP_SCOPE = 3
+WORKGROUP_SCOPE = 2
 CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess",
                 "StoragePushConstant8", "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess",
                 "StoragePushConstant16", "GroupNonUniform", "GroupNonUniformVote",
@@ -39,7 +40,10 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "VulkanMemoryModelDeviceScope", "BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR",
                 "Int8", "ShaderNonUniform", "Matrix", "Linkage",
                 # VK_NV_cooperative_matrix2: reductions and conversions between uses (subgroup scope)
-                "CooperativeMatrixReductionsNV", "CooperativeMatrixConversionsNV"}
+                "CooperativeMatrixReductionsNV", "CooperativeMatrixConversionsNV",
+                # its tensor addressing, per-element operations and workgroup scope
+                "CooperativeMatrixTensorAddressingNV", "TensorAddressingNV",
+                "CooperativeMatrixPerElementOperationsNV"}
 
 WIDTHS = {"Int64": "64-bit integers", "Int16": "16-bit integers", "Float64": "64-bit floats",
           "Int64Atomics": "64-bit atomics"}
@@ -83,6 +87,7 @@ class ModuleInfo:
         self.ext_sets: dict[int, str] = {}
         self.defs: dict[int, Instruction] = {}
         self.types: dict[int, object] = {}
+        self.tensor_types: dict[int, tuple] = {}     # tensor layout / view type id -> its constants
         self.consts: dict[int, tuple[Type, object]] = {}
         self.overrides: dict[int, Override] = {}
         self.spec_exprs: dict[int, Instruction] = {}   # OpSpecConstantComposite / Op
@@ -205,9 +210,14 @@ class ModuleInfo:
                              f"emu's IR has f32, f16 and bf16", hint="use float (f32) or float16_t")
             return t
         if op == "OpTypeVector":
-            return VectorType(self.type(o[0], i), o[1])
+            elem = self.type(o[0], i)
+            if not isinstance(elem, ScalarType) or elem == VOID or not 2 <= o[1] <= 4:
+                self.fail(i, f"a vector of {o[1]} {elem}: 2 to 4 numbers or booleans")
+            return VectorType(elem, o[1])
         if op == "OpTypeMatrix":
             col = self.type(o[0], i)
+            if not isinstance(col, VectorType) or not col.elem.is_float or not 2 <= o[1] <= 4:
+                self.fail(i, f"a matrix of {o[1]} columns of {col}: 2 to 4 float vectors")
             return MatrixType(o[1], col.n, col.elem)
         if op == "OpTypeArray":
             elem = self.type(o[0], i)
@@ -243,12 +253,38 @@ class ModuleInfo:
             if not all(x in self.consts for x in o[1:5]):
                 self.needs_constants = True     # sized by spec constants (llama.cpp's TM, TN, TK)
             scope, rows, cols, use = (self.spec_value(x, i) for x in o[1:5])
-            if scope != SUBGROUP_SCOPE:
-                self.fail(i, "cooperative matrices of workgroup scope are not supported yet (subgroup scope only)")
-            return CoopMatrixType(rows, cols, elem, ROLES[use])
+            if scope not in (SUBGROUP_SCOPE, WORKGROUP_SCOPE):
+                self.fail(i, f"cooperative matrices of scope {scope}: Subgroup or Workgroup (VK_NV_cooperative_matrix2)")
+            if use not in ROLES:
+                self.fail(i, f"matrix use {use}: MatrixAKHR, MatrixBKHR or MatrixAccumulatorKHR")
+            return CoopMatrixType(rows, cols, elem, ROLES[use], "workgroup" if scope == WORKGROUP_SCOPE else "subgroup")
+        if op in ("OpTypeTensorLayoutNV", "OpTypeTensorViewNV"):
+            return self._tensor_type(i)
         self.fail(i, f"{op} is not supported by emu's SPIR-V front end",
                   hint="emu runs compute shaders over buffers; images, samplers and physical pointers "
                        "are not modelled")
+
+    def _tensor_type(self, i: Instruction) -> Type:
+        """SPV_NV_tensor_addressing's layouts and views as u32 arrays (tensor.py: their fields);
+        the type's constants (clamp mode, permutation) are recorded for the create op."""
+        from ...memory import tensor
+        o = i.ops
+        dim = self._int_const(o[0], i)
+        if not 1 <= dim <= tensor.MAX_DIM:
+            self.fail(i, f"a tensor {'layout' if i.opname == 'OpTypeTensorLayoutNV' else 'view'} of "
+                         f"{dim} dimensions: 1 to {tensor.MAX_DIM}")
+        if i.opname == "OpTypeTensorLayoutNV":
+            clamp = self._int_const(o[1], i)
+            if not 0 <= clamp < len(tensor.CLAMP_MODES):
+                self.fail(i, f"tensor clamp mode {clamp}: 0 to {len(tensor.CLAMP_MODES) - 1}")
+            self.tensor_types[i.result] = ("layout", dim, clamp)
+            return tensor.layout_type(dim)
+        has_dim = self._int_const(o[1], i)
+        perm = [self._int_const(x, i) for x in o[2:]]
+        if sorted(perm) != list(range(dim)):
+            self.fail(i, f"a tensor view's permutation {perm} must order the {dim} dimensions 0..{dim - 1}")
+        self.tensor_types[i.result] = ("view", dim, bool(has_dim), perm)
+        return tensor.view_type(dim)
 
     def spec_value(self, id_: int, at: Instruction) -> int:
         """The integer value of a (specialization) constant for this module's host values."""

@@ -760,6 +760,171 @@ class OpLowering:
             self.fail(i, f"{fn} reductions of {elem} matrices are not supported")
         return fn
 
+    def op_CooperativeMatrixPerElementOpNV(self, i):
+        # Func(row, column, element, operands...) per element; a matrix operand gives its element
+        rt, m = self.rtype(i), self.val(i.ops[0], i)
+        if not isinstance(m.type, CoopMatrixType) or m.type != rt:
+            self.fail(i, "OpCooperativeMatrixPerElementOpNV maps a cooperative matrix to one of its type")
+        if i.ops[1] not in self.fn_names:
+            self.fail(i, f"%{i.ops[1]} is no function of the module")
+        extras = [self.val(x, i) for x in i.ops[2:]]
+        return self.b.op("coop_per_element", [m] + extras, rt, callee=self.fn_names[i.ops[1]])
+
+    # -- tensor layouts and views (SPV_NV_tensor_addressing; emu.memory.tensor: their fields) ----
+    def tensor_kind(self, i, id_, want: str):
+        """The recorded type of a tensor layout / view operand: ("layout", D, clamp) or
+        ("view", D, has_dim, perm)."""
+        d = self.info.defs.get(id_)
+        k = self.info.tensor_types.get(d.type_id) if d is not None else None
+        if k is None or k[0] != want:
+            self.fail(i, f"%{id_} is no tensor {want}")
+        return k
+
+    def u32(self, value: int):
+        return self.b.op("const", [], U32, value=int(value) & 0xFFFFFFFF)
+
+    def tensor_parts(self, v) -> list:
+        return [self.b.op("extract", [v], U32, path=[k]) for k in range(v.type.count)]
+
+    def tensor_update(self, i, base_id, want, fn):
+        """A copy of the layout / view `base_id` with fields changed by fn(parts, fields, D)."""
+        from ...memory import tensor
+        kind = self.tensor_kind(i, base_id, want)
+        base = self.val(base_id, i)
+        parts = self.tensor_parts(base)
+        d = kind[1]
+        fn(parts, (tensor.layout_fields if want == "layout" else tensor.view_fields)(d), d)
+        return self.b.op("construct", parts, base.type)
+
+    def tensor_args(self, i, ids, n):
+        if len(ids) != n:
+            self.fail(i, f"{i.opname} takes {n} values here, not {len(ids)}")
+        return [self.as_sign(self.val(x, i), "U") for x in ids]
+
+    def op_CreateTensorLayoutNV(self, i):
+        from ...memory import tensor
+        kind = self.info.tensor_types.get(i.type_id)
+        if kind is None or kind[0] != "layout":
+            self.fail(i, "OpCreateTensorLayoutNV makes a tensor layout")
+        return self.b.op("construct", [self.u32(x) for x in tensor.initial_layout(kind[1], kind[2])], self.rtype(i))
+
+    def op_CreateTensorViewNV(self, i):
+        from ...memory import tensor
+        kind = self.info.tensor_types.get(i.type_id)
+        if kind is None or kind[0] != "view":
+            self.fail(i, "OpCreateTensorViewNV makes a tensor view")
+        return self.b.op("construct", [self.u32(x) for x in tensor.initial_view(kind[1], kind[2], kind[3])],
+                         self.rtype(i))
+
+    def ceil_div(self, a, b):
+        one = self.u32(1)
+        top = self.b.op("binary", [self.b.op("binary", [a, b], U32, fn="add"), one], U32, fn="sub")
+        return self.b.op("binary", [top, b], U32, fn="div")
+
+    def op_TensorLayoutSetDimensionNV(self, i):
+        # dimensions and spans set, offsets 0, packed strides counted in blocks
+        def set_(parts, f, d):
+            dims = self.tensor_args(i, i.ops[1:], d)
+            s = self.u32(1)
+            for k in range(d - 1, -1, -1):
+                parts[f["dim"][0] + k] = parts[f["span"][0] + k] = dims[k]
+                parts[f["offset"][0] + k] = self.u32(0)
+                parts[f["stride"][0] + k] = s
+                s = self.b.op("binary", [s, self.ceil_div(dims[k], parts[f["block"][0] + k])], U32, fn="mul")
+        return self.tensor_update(i, i.ops[0], "layout", set_)
+
+    def op_TensorLayoutSetStrideNV(self, i):
+        def set_(parts, f, d):
+            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
+                parts[f["stride"][0] + k] = v
+        return self.tensor_update(i, i.ops[0], "layout", set_)
+
+    def op_TensorLayoutSetBlockSizeNV(self, i):
+        def set_(parts, f, d):
+            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
+                parts[f["block"][0] + k] = v
+        return self.tensor_update(i, i.ops[0], "layout", set_)
+
+    def op_TensorLayoutSliceNV(self, i):
+        # (offset, span) per dimension: offsets added, spans set
+        def set_(parts, f, d):
+            vals = self.tensor_args(i, i.ops[1:], 2 * d)
+            for k in range(d):
+                o = f["offset"][0] + k
+                parts[o] = self.b.op("binary", [parts[o], vals[2 * k]], U32, fn="add")
+                parts[f["span"][0] + k] = vals[2 * k + 1]
+        return self.tensor_update(i, i.ops[0], "layout", set_)
+
+    def op_TensorLayoutSetClampValueNV(self, i):
+        def set_(parts, f, d):
+            v = self.val(i.ops[1], i)
+            if v.type != U32:
+                v = self.b.op("bitcast", [v], U32) if scalar_of(v.type).size == 4 else None
+                if v is None:
+                    self.fail(i, "the clamp value is a 32-bit value (its low bits are the element's)")
+            parts[f["clamp_value"][0]] = v
+        return self.tensor_update(i, i.ops[0], "layout", set_)
+
+    def op_TensorViewSetDimensionNV(self, i):
+        # dimensions set, strides packed (the last 1)
+        def set_(parts, f, d):
+            dims = self.tensor_args(i, i.ops[1:], d)
+            s = self.u32(1)
+            for k in range(d - 1, -1, -1):
+                parts[f["dim"][0] + k] = dims[k]
+                parts[f["stride"][0] + k] = s
+                s = self.b.op("binary", [s, dims[k]], U32, fn="mul")
+        return self.tensor_update(i, i.ops[0], "view", set_)
+
+    def op_TensorViewSetStrideNV(self, i):
+        def set_(parts, f, d):
+            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
+                parts[f["stride"][0] + k] = v
+        return self.tensor_update(i, i.ops[0], "view", set_)
+
+    def op_TensorViewSetClipNV(self, i):
+        def set_(parts, f, d):
+            for k, v in enumerate(self.tensor_args(i, i.ops[1:], 4)):
+                parts[f["clip"][0] + k] = v
+        return self.tensor_update(i, i.ops[0], "view", set_)
+
+    def tensor_operands(self, i, ops):
+        """(layout, view or None) of a tensor load/store: its TensorAddressingOperands."""
+        layout_id, mem, addressing = ops[0], ops[1], ops[2:]
+        kind = self.tensor_kind(i, layout_id, "layout")
+        flags, params = (addressing[0], addressing[1:]) if addressing else (frozenset(), [])
+        flags = flags if isinstance(flags, frozenset) else frozenset([flags])
+        if "DecodeFunc" in flags:
+            self.fail(i, "tensor loads through a decode function (block-quantized formats) are not supported",
+                      hint="load the matrix's component type directly")
+        view = None
+        if "TensorView" in flags:
+            vk = self.tensor_kind(i, params[0], "view")
+            if not vk[2] and vk[1] != kind[1]:
+                self.fail(i, f"a tensor view without dimensions takes the layout's span: it needs the layout's "
+                             f"{kind[1]} dimensions, not {vk[1]}")
+            view = self.val(params[0], i)
+        return self.val(layout_id, i), view
+
+    def op_CooperativeMatrixLoadTensorNV(self, i):
+        rt = self.rtype(i)
+        arr, off = self.coop_pointer(i, i.ops[0])
+        obj = self.val(i.ops[1], i)
+        if obj.type != rt:
+            self.fail(i, f"the loaded-into matrix is {obj.type}, the result {rt}")
+        layout, view = self.tensor_operands(i, i.ops[2:])
+        return self.b.op("coop_load_tensor", [arr, off, obj, layout] + ([view] if view is not None else []), rt)
+
+    def op_CooperativeMatrixStoreTensorNV(self, i):
+        arr, off = self.coop_pointer(i, i.ops[0])
+        v = self.val(i.ops[1], i)
+        if not isinstance(v.type, CoopMatrixType):
+            self.fail(i, "OpCooperativeMatrixStoreTensorNV stores a cooperative matrix")
+        if arr.type.access == "read":
+            self.fail(i, "cannot store a matrix into a read-only buffer")
+        layout, view = self.tensor_operands(i, i.ops[2:])
+        self.b.emit("coop_store_tensor", [arr, off, v, layout] + ([view] if view is not None else []))
+
     def op_CooperativeMatrixLengthKHR(self, i):
         t = self.info.types.get(i.ops[0])
         if not isinstance(t, CoopMatrixType):

@@ -14,7 +14,7 @@ import pytest
 
 import emu
 from emu.errors import EmuError
-from emu.frontend.spirv import compile_glsl
+from emu.frontend.spirv import assemble, compile_glsl
 from emu.frontend.spirv.grammar import load
 
 SHADERS = Path(__file__).resolve().parents[3] / "tests" / "shaders" / "spirv"
@@ -22,9 +22,14 @@ SHADERS = Path(__file__).resolve().parents[3] / "tests" / "shaders" / "spirv"
 
 @lru_cache(maxsize=None)
 def seeds() -> list[list[int]]:
+    """Our kernels as SPIR-V: the GLSL ones compiled, the assembly ones (VK_NV_cooperative_matrix2
+    and bf16, which the wheel's glslang refuses; a .comp with an .spvasm twin is taken from it)
+    assembled."""
     out = []
-    for p in sorted(SHADERS.glob("*.comp")):
-        data = compile_glsl(p.read_text(), p.name)
+    for p in sorted(SHADERS.glob("*.comp")) + sorted(SHADERS.glob("*.spvasm")):
+        if p.suffix == ".comp" and p.with_suffix(".spvasm").is_file():
+            continue
+        data = compile_glsl(p.read_text(), p.name) if p.suffix == ".comp" else assemble(p.read_text(), p.name)
         out.append(list(struct.unpack(f"<{len(data) // 4}I", data)))
     return out
 
