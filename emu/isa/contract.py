@@ -9,7 +9,7 @@ unless either is marked `exact` (GLSL's `precise`, SPIR-V's NoContraction); with
 driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llama.cpp's rms_norm). With
 ``divide=True`` (a device that divides f32 as `x * RCP(y)`: the H200) an f32 division used only by
 the add is such a product too: `x / y + c` is `fma(x, 1 / y, c)`, and `1 / y` is RCP(y) there
-(measured: 65,536 of 65,536 results of x / y + z, traces/hw/vulkan/README.md).
+(measured: 65,536 of 65,536 results of x / y + z, tests/data/hw/h200/vulkan/README.md).
 
 The driver contracts after inlining calls and keeping function variables in registers, so a
 product a function returns (directly or through a variable it stores last) fuses with the add

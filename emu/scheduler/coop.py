@@ -296,7 +296,7 @@ def h_coop_convert(ex, inst, mask, frame):
 
 # The H200's order for a row (column) of a reduction: pairs of elements whose positions in the
 # row (column) differ in one bit are added, bit by bit in this order, then the higher bits in
-# increasing order (traces/hw/vulkan/README.md: rows of 16x16 subgroup accumulators, f32 and f16,
+# increasing order (tests/data/hw/h200/vulkan/README.md: rows of 16x16 subgroup accumulators, f32 and f16,
 # and of 64x32 workgroup ones; columns of 16x16 subgroup ones, 512 of 512 each).
 REDUCE_BIT_ORDER = {"row": (3, 1, 2, 0), "column": (3, 0, 1, 2)}
 

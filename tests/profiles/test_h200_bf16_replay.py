@@ -3,7 +3,7 @@ through the Vulkan API by scripts/h200_vulkan.py with tests/shaders/spirv/mma_bf
 (tests/data/hw/h200/vulkan_bf16.npz, 4 distributions x 256 trials; A and B saved as their bits),
 replayed through the same SPIR-V on the emulator with the `nvidia-h200` profile: D bit for bit.
 The fused model that reproduces the f16 recordings (nvidia-hopper) reproduces these as well;
-`emu fit` of them alone recovers the same parameters (traces/hw/vulkan/README.md)."""
+`emu fit` of them alone recovers the same parameters (tests/data/hw/h200/vulkan/README.md)."""
 from pathlib import Path
 
 import numpy as np

@@ -149,11 +149,11 @@ def test_glsl_with_nv2_names_the_compiler_to_use(monkeypatch):
 
 
 def test_the_h200s_runs_replay():
-    """8 runs of nv2_elementwise on the H200 (random f16 and f32 inputs; H200 session 3,
+    """8 runs of nv2_elementwise on the H200 (random f16 and f32 inputs; H200 session 3;
     tests/data/hw/h200/vulkan_nv2_elementwise_runs.npz): the workgroup-scope product, both
     per-element functions, the workgroup row sums and the subgroup tiles and column sums replay
     bit for bit. The workgroup column sums and the whole-matrix sum are not modelled (their order
-    was not found: traces/hw/vulkan/README.md), so they are not compared."""
+    was not found: tests/data/hw/h200/vulkan/README.md), so they are not compared."""
     runs = np.load(Path(__file__).resolve().parents[2] / "data" / "hw" / "h200" / "vulkan_nv2_elementwise_runs.npz")
     for t in range(8):
         r, s = _elementwise(runs[f"t{t}/A"], runs[f"t{t}/B"], runs[f"t{t}/Y"])
