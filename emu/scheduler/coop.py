@@ -40,20 +40,30 @@ def zero_fragments(ex, t: CoopMatrixType) -> np.ndarray:
 
 def _subgroups(ex, inst, mask):
     """Indices of the subgroups that execute this op; each must have all its live lanes active."""
-    sg = ex.opts.subgroup_size
-    m = mask.reshape(-1, sg)
-    live = ex.live.reshape(-1, sg)
+    return np.flatnonzero(_together(ex, inst, mask, ex.opts.subgroup_size, "subgroup"))
+
+
+def _whole_workgroup(ex, inst, mask):
+    """A workgroup-scope matrix operation is executed by every invocation of the workgroup."""
+    _together(ex, inst, mask, ex.wg_lanes, "workgroup")    # its lanes, padded to whole subgroups
+
+
+def _together(ex, inst, mask, n: int, scope: str):
+    """Which groups of `n` lanes (subgroups, workgroups) execute the op: all their live lanes or none."""
+    m = mask.reshape(-1, n)
+    live = ex.live.reshape(-1, n)
     on = m.any(axis=1)
     partial = on & (m != live).any(axis=1)
     if partial.any():
         s = int(np.flatnonzero(partial)[0])
         lanes = np.zeros(ex.lanes, np.bool_)
-        lanes[s * sg:(s + 1) * sg] = live[s] & ~m[s]
-        ex.fail(inst, "cooperative matrix operation in non-uniform control flow: only some "
-                      "invocations of the subgroup reached it", lanes,
-                hint="every invocation of a subgroup must execute cooperative matrix operations "
-                     "together; make the branch or loop condition subgroup-uniform")
-    return np.flatnonzero(on)
+        lanes[s * n:(s + 1) * n] = live[s] & ~m[s]
+        what = "" if scope == "subgroup" else "workgroup-scope "
+        ex.fail(inst, f"{what}cooperative matrix operation in non-uniform control flow: only some "
+                      f"invocations of the {scope} reached it", lanes,
+                hint=f"every invocation of a {scope} must execute {what}cooperative matrix operations "
+                     f"together; make the branch or loop condition {scope}-uniform")
+    return on
 
 
 def _placed(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask):
@@ -222,21 +232,6 @@ def _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask):
     return D
 
 
-def _whole_workgroup(ex, inst, mask):
-    """A workgroup-scope matrix operation is executed by every invocation of the workgroup."""
-    n = ex.wg_lanes                 # the workgroup's lanes, padded to whole subgroups
-    m, live = mask.reshape(-1, n), ex.live.reshape(-1, n)
-    partial = m.any(axis=1) & (m != live).any(axis=1)
-    if partial.any():
-        w = int(np.flatnonzero(partial)[0])
-        lanes = np.zeros(ex.lanes, np.bool_)
-        lanes[w * n:(w + 1) * n] = live[w] & ~m[w]
-        ex.fail(inst, "workgroup-scope cooperative matrix operation in non-uniform control flow: only "
-                      "some invocations of the workgroup reached it", lanes,
-                hint="every invocation of the workgroup must execute workgroup-scope matrix operations "
-                     "together; make the condition workgroup-uniform")
-
-
 def fragment_length(ex, inst, t: CoopMatrixType) -> int:
     """Elements a lane holds of `t`; refused for matrices held whole by each subgroup (flexible
     dimensions, workgroup scope), whose distribution over lanes is the driver's."""
@@ -398,28 +393,28 @@ def _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, stor
     shape = (S, sg, -1)
     index, accessed, clamped, undefined = (x.reshape(shape) for x in (index, accessed, clamped, undefined))
     valid = lm.valid[None]
-    if (undefined & valid).any():
-        s, lane, e = (int(x) for x in np.argwhere(undefined & valid)[0])
+    what = f"tensor {'store' if store else 'load'} of {t}"
+
+    def refuse(bad, why, hint):
+        s, lane, e = (int(x) for x in np.argwhere(bad)[0])
         lanes = np.zeros(ex.lanes, np.bool_)
         lanes[subgroups[s] * sg + lane] = True
-        ex.fail(inst, f"element ({int(lm.rows_idx[lane, e])}, {int(lm.cols_idx[lane, e])}) of a tensor "
-                      f"{'store' if store else 'load'} of {t} lies outside the layout's dimensions, and its "
-                      f"clamp mode is Undefined: undefined behaviour", lanes,
-                hint="slice inside the dimensions, or create the layout with a clamp mode "
-                     "(gl_CooperativeMatrixClampModeConstantNV reads the clamp value, drops stores)")
+        ex.fail(inst, f"element ({int(lm.rows_idx[lane, e])}, {int(lm.cols_idx[lane, e])}) of a {what} "
+                      f"{why(s, lane, e)}", lanes, hint=hint)
+    if (undefined & valid).any():
+        refuse(undefined & valid, lambda *_: "lies outside the layout's dimensions, and its clamp mode is "
+                                              "Undefined: undefined behaviour",
+               "slice inside the dimensions, or create the layout with a clamp mode "
+               "(gl_CooperativeMatrixClampModeConstantNV reads the clamp value, drops stores)")
     used = accessed & ~clamped & valid
     addr = np.where(used, base[:, None, None] + index * t.elem.size, -1)
     limit = ptr.region.nbytes
     over = used & ((addr < 0) | (addr + t.elem.size > limit))
     if over.any():
-        s, lane, e = (int(x) for x in np.argwhere(over)[0])
-        lanes = np.zeros(ex.lanes, np.bool_)
-        lanes[subgroups[s] * sg + lane] = True
-        ex.fail(inst, f"element ({int(lm.rows_idx[lane, e])}, {int(lm.cols_idx[lane, e])}) of a tensor "
-                      f"{'store' if store else 'load'} of {t} is at byte {int(addr[s, lane, e])}, outside "
-                      f"{ptr.region.describe()} ({limit} bytes)", lanes,
-                hint="the layout's dimensions and strides address more than the buffer holds; check them "
-                     "and the element offset")
+        refuse(over, lambda s, lane, e: f"is at byte {int(addr[s, lane, e])}, outside {ptr.region.describe()} "
+                                        f"({limit} bytes)",
+               "the layout's dimensions and strides address more than the buffer holds; check them "
+               "and the element offset")
     if ex.opts.tracer is not None:
         ex.opts.tracer.access(ex, inst, subgroups, addr)
     return addr, clamped & accessed & valid, accessed & valid, lm

@@ -801,6 +801,14 @@ class OpLowering:
             self.fail(i, f"{i.opname} takes {n} values here, not {len(ids)}")
         return [self.as_sign(self.val(x, i), "U") for x in ids]
 
+    def tensor_set(self, i, want: str, field: str):
+        """A copy of the layout / view with `field` set to the operands, in order."""
+        def set_(parts, f, d):
+            first, count = f[field]
+            for k, v in enumerate(self.tensor_args(i, i.ops[1:], count)):
+                parts[first + k] = v
+        return self.tensor_update(i, i.ops[0], want, set_)
+
     def op_CreateTensorLayoutNV(self, i):
         from ...memory import tensor
         kind = self.info.tensor_types.get(i.type_id)
@@ -834,16 +842,10 @@ class OpLowering:
         return self.tensor_update(i, i.ops[0], "layout", set_)
 
     def op_TensorLayoutSetStrideNV(self, i):
-        def set_(parts, f, d):
-            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
-                parts[f["stride"][0] + k] = v
-        return self.tensor_update(i, i.ops[0], "layout", set_)
+        return self.tensor_set(i, "layout", "stride")
 
     def op_TensorLayoutSetBlockSizeNV(self, i):
-        def set_(parts, f, d):
-            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
-                parts[f["block"][0] + k] = v
-        return self.tensor_update(i, i.ops[0], "layout", set_)
+        return self.tensor_set(i, "layout", "block")
 
     def op_TensorLayoutSliceNV(self, i):
         # (offset, span) per dimension: offsets added, spans set
@@ -877,16 +879,10 @@ class OpLowering:
         return self.tensor_update(i, i.ops[0], "view", set_)
 
     def op_TensorViewSetStrideNV(self, i):
-        def set_(parts, f, d):
-            for k, v in enumerate(self.tensor_args(i, i.ops[1:], d)):
-                parts[f["stride"][0] + k] = v
-        return self.tensor_update(i, i.ops[0], "view", set_)
+        return self.tensor_set(i, "view", "stride")
 
     def op_TensorViewSetClipNV(self, i):
-        def set_(parts, f, d):
-            for k, v in enumerate(self.tensor_args(i, i.ops[1:], 4)):
-                parts[f["clip"][0] + k] = v
-        return self.tensor_update(i, i.ops[0], "view", set_)
+        return self.tensor_set(i, "view", "clip")
 
     def tensor_operands(self, i, ops):
         """(layout, view or None) of a tensor load/store: its TensorAddressingOperands."""
