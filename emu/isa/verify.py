@@ -490,11 +490,14 @@ class _Verifier:
     def config(self, i, a, b, c):
         if self.profile is None:
             return
-        cfg = self.profile.find_config(a.rows, b.cols, a.cols, a.elem.name, c.elem.name) \
-            if a.scope == "subgroup" else None
-        if cfg is None and (FLEXIBLE_DIMENSIONS not in self.m.enables or self.profile.flexible_mma(a, b, c) is None):
-            shape = (a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
-            where = self.profile.where_else(lambda p: p.find_config(*shape) is not None,
+        shape = (a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
+        flexible = FLEXIBLE_DIMENSIONS in self.m.enables
+
+        def has(p):
+            return (a.scope == "subgroup" and p.find_config(*shape) is not None
+                    or flexible and p.flexible_mma(a, b, c) is not None)
+        if not has(self.profile):
+            where = self.profile.where_else(has,
                                             f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
                                             a.elem.is_int or c.elem.is_int)
             self.fail(i, f"the device '{self.profile.name}' has no matrix unit for "
@@ -506,10 +509,14 @@ class _Verifier:
             self.fail(i, f"'{i.op}' needs a cooperative matrix, not {t}")
         if self.profile is None or (t, id(self.profile)) in self.coop_checked:
             return
-        if (self.profile.matrix_config(t) is None or t.scope != "subgroup") and (
-                FLEXIBLE_DIMENSIONS not in self.m.enables or self.profile.flexible_for(t) is None):
+        flexible = FLEXIBLE_DIMENSIONS in self.m.enables
+
+        def has(p):
+            return (t.scope == "subgroup" and p.matrix_config(t) is not None
+                    or flexible and p.flexible_for(t) is not None)
+        if not has(self.profile):
             what = {"A": "left (A)", "B": "right (B)", "C": "result (C)"}[t.role]
-            where = self.profile.where_else(lambda p: p.matrix_config(t) is not None,
+            where = self.profile.where_else(has,
                                             f"a {what} matrix of {t.rows}x{t.cols} {t.elem}", t.elem.is_int)
             self.fail(i, f"the device '{self.profile.name}' has no {what} matrix of {t.rows}x{t.cols} {t.elem}",
                       hint=where + "\n" + self.profile.describe_configs())

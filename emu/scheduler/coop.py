@@ -289,30 +289,43 @@ def h_coop_convert(ex, inst, mask, frame):
     return _fragments(ex, mats, dst, subgroups)
 
 
-# The H200's order for a row (column) of a reduction: pairs of elements whose positions in the
-# row (column) differ in one bit are added, bit by bit in this order, then the higher bits in
-# increasing order (tests/data/hw/h200/vulkan/README.md: rows of 16x16 subgroup accumulators, f32 and f16,
-# and of 64x32 workgroup ones; columns of 16x16 subgroup ones, 512 of 512 each).
-REDUCE_BIT_ORDER = {"row": (3, 1, 2, 0), "column": (3, 0, 1, 2)}
+# The H200's order for a row (column) of a reduction, over the positions of the elements in it:
+# ("tree", k) adds the pairs whose positions differ in bit k; ("fold", bits) adds, from the first,
+# the elements whose positions differ in those bits (the first bit least significant); the bits
+# not named follow as trees in increasing order. Measured (tests/data/hw/h200/vulkan/README.md):
+# rows of 16x16 subgroup accumulators (f32, f16) and of a 64x32 one at workgroup scope (128
+# invocations), columns of 16x16 subgroup ones and of the 64x32 workgroup one, each all of its runs.
+REDUCE_ORDER = {"row": (("tree", (3,)), ("tree", (1,)), ("tree", (2,)), ("tree", (0,))),
+                "column": (("fold", (3, 4)), ("tree", (0,)), ("tree", (1,)), ("tree", (2,)))}
 
 
-def _bit_tree(comb, vals: list, mode: str):
-    """Combine vals[0..n-1] by position bits (REDUCE_BIT_ORDER[mode]); a missing partner passes."""
-    n = len(vals)
-    bits = max(1, (n - 1).bit_length())
-    first = [b for b in REDUCE_BIT_ORDER[mode] if b < bits]
-    order = first + [b for b in range(bits) if b not in first]
+def _ordered_sum(comb, vals: list, mode: str):
+    """Combine vals[0..n-1] in REDUCE_ORDER[mode]; a missing partner passes."""
+    bits = max(1, (len(vals) - 1).bit_length())
+    stages = [(kind, tuple(b for b in group if b < bits)) for kind, group in REDUCE_ORDER[mode]]
+    named = {b for _, group in stages for b in group}
+    stages = [st for st in stages if st[1]] + [("tree", (b,)) for b in range(bits) if b not in named]
     cur = dict(enumerate(vals))
-    for k in order:
-        cur = {i: (comb(v, cur[i | 1 << k]) if (i | 1 << k) in cur else v)
-               for i, v in cur.items() if not i >> k & 1}
+    for kind, group in stages:
+        mask = sum(1 << b for b in group)
+        nxt = {}
+        for i in cur:
+            if i & mask:
+                continue
+            acc = None
+            for q in range(1 << len(group)):
+                j = i | sum(1 << b for n, b in enumerate(group) if q >> n & 1)
+                if j in cur:
+                    acc = cur[j] if acc is None else comb(acc, cur[j])
+            nxt[i] = acc
+        cur = nxt
     return cur[0]
 
 
 @handler("coop_reduce")
 def h_coop_reduce(ex, inst, mask, frame):
     """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order the H200
-    does it. Rows and columns: by position bits (REDUCE_BIT_ORDER), measured. Whole matrix and
+    does it. Rows and columns: REDUCE_ORDER, measured. Whole matrix and
     2x2 blocks (the whole matrix's order not found on the H200, 2x2 not measured): each lane's
     elements in fragment order, then across the lanes as a butterfly."""
     v = frame.vals[inst.args[0].id]
@@ -328,7 +341,7 @@ def h_coop_reduce(ex, inst, mask, frame):
     if mode in ("row", "column"):
         mats = _matrices(ex, v, src, subgroups)                        # (S, rows, cols)
         lines = mats if mode == "row" else mats.transpose(0, 2, 1)
-        r = np.asarray(_bit_tree(comb, [lines[:, :, k] for k in range(lines.shape[2])], mode))  # (S, lines)
+        r = np.asarray(_ordered_sum(comb, [lines[:, :, k] for k in range(lines.shape[2])], mode))  # (S, lines)
         out = np.ascontiguousarray(np.broadcast_to(r[:, :, None] if mode == "row" else r[:, None, :],
                                                    (len(subgroups), dst.rows, dst.cols)))
         return _fragments(ex, out.astype(mats.dtype, copy=False), dst, subgroups)

@@ -261,10 +261,14 @@ def test_coop_stores_side_by_side():
 def _project_shaders():
     files = sorted({*ROOT.glob("tests/**/*.wgsl"), *ROOT.glob("emu/examples/*.wgsl"), *ROOT.glob("bench/**/*.wgsl"),
                     *ROOT.glob("tests/**/*.comp"), *ROOT.glob("tests/**/*.spvasm"), *ROOT.glob("emu/examples/*.comp")})
-    return [f for f in files if f.stat().st_size < 200_000]
+    # a GLSL kernel with a SPIR-V assembly twin (NV2, which the wheel's glslang refuses) runs as the twin
+    return [f for f in files if f.stat().st_size < 200_000
+            and not (f.suffix == ".comp" and f.with_suffix(".spvasm").is_file())]
 
 
 OVERRIDES = {"consts_overrides.wgsl": {"COUNT": 8}}       # overrides without a default
+# workgroup-scope matrices of flexible dimensions (VK_NV_cooperative_matrix2): the H200's
+PROFILES = {"nv2_tensor.spvasm": "nvidia-h200", "nv2_elementwise.spvasm": "nvidia-h200"}
 
 
 @pytest.mark.parametrize("path", _project_shaders(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -272,7 +276,7 @@ def test_silent_on_the_project_shaders(path):
     """Each entry point, one and two workgroups, zeroed buffers: no race reported (other errors,
     such as a shader written to be refused, are not this test's business). WGSL, GLSL and SPIR-V."""
     from emu.api import min_binding_size, used_globals
-    dev = emu.Device("reference", 32)
+    dev = emu.Device(PROFILES.get(path.name, "reference"), 32)
     mod = dev.create_shader_module(path.read_text(), str(path))
     for ep in mod.ir.entry_points():
         for groups in (1, 2):

@@ -115,6 +115,7 @@ def test_a_profile_without_flexible_dimensions_refuses_the_matrices():
     with pytest.raises(EmuError) as e:
         _tensor(profile="reference")
     assert "has no" in e.value.message and "64x32" in e.value.message
+    assert "profiles that have" in e.value.hint and "nvidia-h200" in e.value.hint
 
 
 def test_element_access_to_a_workgroup_matrix_is_one_message():
@@ -151,13 +152,13 @@ def test_glsl_with_nv2_names_the_compiler_to_use(monkeypatch):
 def test_the_h200s_runs_replay():
     """8 runs of nv2_elementwise on the H200 (random f16 and f32 inputs; H200 session 3;
     tests/data/hw/h200/vulkan_nv2_elementwise_runs.npz): the workgroup-scope product, both
-    per-element functions, the workgroup row sums and the subgroup tiles and column sums replay
-    bit for bit. The workgroup column sums and the whole-matrix sum are not modelled (their order
-    was not found: tests/data/hw/h200/vulkan/README.md), so they are not compared."""
+    per-element functions, the workgroup row and column sums and the subgroup tiles and column sums
+    replay bit for bit. The whole-matrix sum is not modelled (its order was not found:
+    tests/data/hw/h200/vulkan/README.md), so it is not compared."""
     runs = np.load(Path(__file__).resolve().parents[2] / "data" / "hw" / "h200" / "vulkan_nv2_elementwise_runs.npz")
     for t in range(8):
         r, s = _elementwise(runs[f"t{t}/A"], runs[f"t{t}/B"], runs[f"t{t}/Y"])
         want_r, want_s = runs[f"t{t}/R"], runs[f"t{t}/S"]
-        for k in (0, 1, 2, 3):                 # D, D * 0.75 + Y, signed by place, row sums
+        for k in (0, 1, 2, 3, 4):              # D, D * 0.75 + Y, signed by place, row and column sums
             assert np.array_equal(r[k].view(np.uint32), want_r[k].view(np.uint32)), (t, k)
         assert np.array_equal(s.view(np.uint32), want_s.view(np.uint32)), t
