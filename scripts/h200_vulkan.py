@@ -14,6 +14,7 @@
     python scripts/h200_vulkan.py OUTDIR [--quick]   # there
     python scripts/h200_vulkan.py OUTDIR --nv2       # there: the NV2 kernel and the x / y + z probe
     python scripts/h200_vulkan.py OUTDIR --cm2       # there: NV2 workgroup scope, mul_mm_cm2.comp
+    python scripts/h200_vulkan.py OUTDIR --flex      # there: subgroup flexible dimensions, 2x2 sums
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -51,7 +52,7 @@ def prepare():
     SPV.mkdir(parents=True, exist_ok=True)
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
                        {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
-                        "nv2_tensor.spvasm", "nv2_elementwise.spvasm"}):
+                        "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
@@ -222,6 +223,58 @@ def nv2_elementwise(out: Path, rng) -> list:
     return diffs
 
 
+def flex(out: Path) -> dict:
+    """Session 4: subgroup-scope matrices of flexible dimensions (gemm_flexible.comp, 32x32 tiles),
+    the 2x2 reduction (nv2_2x2.spvasm: 2 diffs and 8 raw runs, nv2_2x2_runs.npz), and
+    nv2_elementwise on new inputs (the reduction orders fitted on session 3's runs)."""
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    rng = np.random.default_rng(17)
+    f16 = lambda *s: (rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s)).astype(np.float16)  # noqa: E731
+    log = {"diffs": []}
+
+    def diff(name, groups, consts, bufs):
+        t0 = time.time()
+        try:
+            rep = diff_shader(*kernel_source(name), dispatch=groups, profile="nvidia-h200", backend="vulkan",
+                              overrides=consts, buffers=bufs, first=32)
+            js = rep.to_json()
+            js["spec_constants"], js["seconds"] = consts, round(time.time() - t0, 2)
+            log["diffs"].append(js)
+            say(f"diff {name} {consts}: {rep.result.upper()} {js.get('totals')} in {js['seconds']}s")
+            if rep.result != "identical":
+                print(rep.text()[-2500:], flush=True)
+        except Exception:
+            log["diffs"].append({"shader": name, "result": "crash", "error": traceback.format_exc()[-3000:]})
+            say(f"diff {name}: CRASH\n{traceback.format_exc()}")
+    for m, n, k in ((64, 64, 96), (96, 64, 64)):
+        diff("gemm_flexible.comp", (n // 32, m // 32, 1), {"0": m, "1": n, "2": k},
+             {(0, 0): f16(m, k), (0, 1): f16(k, n), (0, 2): np.zeros(m * n, np.float32)})
+    src, file = kernel_source("nv2_2x2.spvasm")
+    runs = {}
+    for t in range(8):
+        a, b = f16(32, 32), f16(32, 32)
+        bufs = {(0, 0): a, (0, 1): b, (0, 2): np.zeros(1280, np.float32)}
+        if t < 2:
+            diff("nv2_2x2.spvasm", (1, 1, 1), {}, bufs)
+        try:
+            got = vulkan.run_spirv(src.encode("utf-8", "surrogateescape"), entry="main", dispatch=(1, 1, 1),
+                                   buffers={k: v.tobytes() for k, v in bufs.items()},
+                                   kinds={k: "storage" for k in bufs}, outputs=[(0, 2)])
+        except Exception as e:
+            say(f"nv2_2x2 raw: {type(e).__name__}: {e}")
+            break
+        runs.update({f"t{t}/A": a, f"t{t}/B": b, f"t{t}/R": np.frombuffer(got[(0, 2)], np.float32)})
+    if runs:
+        np.savez_compressed(out / "nv2_2x2_runs.npz", **runs)
+    for t in range(2):
+        y = (rng.standard_normal((64, 32)) * 2.0 ** rng.integers(-8, 8, (64, 32))).astype(np.float32)
+        diff("nv2_elementwise.spvasm", (1, 1, 1), {}, {(0, 0): f16(64, 32), (0, 1): f16(32, 32), (0, 2): y,
+                                                      (0, 3): np.zeros(6 * 2048, np.float32),
+                                                      (0, 4): np.zeros(4 * 768, np.float32)})
+    return log
+
+
 def record(out: Path, trials: int, seed: int = 2026) -> dict:
     """bf16 and f16 -> f32 16x16x16 through Vulkan: {key: stats}; vectors saved under out/vectors."""
     from emu.frontend.spirv import spirv_binary
@@ -283,6 +336,11 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
+    if "--flex" in argv:
+        summary["flex"] = flex(out)
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+        say("done")
+        return 0
     if "--cm2" in argv:
         summary["cm2"] = cm2(out)
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -325,9 +325,9 @@ def _ordered_sum(comb, vals: list, mode: str):
 @handler("coop_reduce")
 def h_coop_reduce(ex, inst, mask, frame):
     """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order the H200
-    does it. Rows and columns: REDUCE_ORDER, measured. Whole matrix and
-    2x2 blocks (the whole matrix's order not found on the H200, 2x2 not measured): each lane's
-    elements in fragment order, then across the lanes as a butterfly."""
+    does it: rows and columns REDUCE_ORDER, 2x2 blocks each row's pair then the rows, measured.
+    The whole matrix (its order not found on the H200): each lane's elements in fragment order,
+    then across the lanes as a butterfly."""
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     ty, fn, mode = src.elem.name, inst.attrs["fn"], inst.attrs["mode"]
@@ -345,11 +345,15 @@ def h_coop_reduce(ex, inst, mask, frame):
         out = np.ascontiguousarray(np.broadcast_to(r[:, :, None] if mode == "row" else r[:, None, :],
                                                    (len(subgroups), dst.rows, dst.cols)))
         return _fragments(ex, out.astype(mats.dtype, copy=False), dst, subgroups)
+    if mode == "2x2":
+        # each row's pair of the block, then the two rows (H200 session 4: 2,048 of 2,048)
+        b = _matrices(ex, v, src, subgroups).reshape(len(subgroups), src.rows // 2, 2, src.cols // 2, 2)
+        out = comb(comb(b[:, :, 0, :, 0], b[:, :, 0, :, 1]), comb(b[:, :, 1, :, 0], b[:, :, 1, :, 1]))
+        return _fragments(ex, np.ascontiguousarray(np.asarray(out).astype(b.dtype, copy=False)), dst, subgroups)
     lm = lane_map(ex, src)
     sg = ex.opts.subgroup_size
     frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
-    rows, cols = lm.rows_idx, lm.cols_idx
-    group = {"row_column": np.zeros_like(rows), "2x2": (rows // 2) * (src.cols // 2) + cols // 2}[mode]
+    group = np.zeros_like(lm.rows_idx)                             # the whole matrix
     out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
 
     def fold(vals):
@@ -370,11 +374,7 @@ def h_coop_reduce(ex, inst, mask, frame):
             idx = [i for i in range(group.shape[1]) if lm.valid[lane, i] and group[lane, i] == g]
             if idx:
                 mine.append(fold([frags[:, lane, i] for i in idx]))
-        r = np.asarray(butterfly(mine))[:, None, None]
-        if mode == "2x2":
-            out[:, g // (src.cols // 2):g // (src.cols // 2) + 1, g % (src.cols // 2):g % (src.cols // 2) + 1] = r
-        else:
-            out[:] = r
+        out[:] = np.asarray(butterfly(mine))[:, None, None]
     return _fragments(ex, out, dst, subgroups)
 
 

@@ -162,3 +162,39 @@ def test_the_h200s_runs_replay():
         for k in (0, 1, 2, 3, 4):              # D, D * 0.75 + Y, signed by place, row and column sums
             assert np.array_equal(r[k].view(np.uint32), want_r[k].view(np.uint32)), (t, k)
         assert np.array_equal(s.view(np.uint32), want_s.view(np.uint32)), t
+
+
+def test_a_subgroup_gemm_of_flexible_dimensions_is_k_steps_of_the_matrix_unit():
+    """gemm_flexible.comp (plain KHR GLSL: the wheel's glslang compiles it) multiplies 32x32 tiles
+    at subgroup scope, shapes only the flexible-dimension configuration admits: each K step of 16
+    is the 16x16x16 configuration's rounding, accumulated in order (H200 session 4: IDENTICAL)."""
+    from emu.numerics import mma as nmma
+    from emu.profiles import load_profile
+    rng = np.random.default_rng(2)
+    f16 = lambda s: (rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s)).astype(np.float16)  # noqa: E731
+    a, b = f16((64, 96)), f16((96, 64))
+    dev = emu.Device("nvidia-h200")
+    mod = dev.create_shader_module((DIR / "gemm_flexible.comp").read_text(), "tests/shaders/spirv/gemm_flexible.comp")
+    pipe = dev.create_compute_pipeline(mod, constants={"0": 64, "1": 64, "2": 96})
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=64 * 64 * 4)}
+    dev.dispatch(pipe, bufs, (2, 2, 1))
+    prof = load_profile("nvidia-h200")
+    model = prof.model_for(prof.find_config(16, 16, 16, "f16", "f32"))
+    want = np.zeros((1, 64, 64), np.float32)
+    for k in range(0, 96, 16):
+        want = nmma.mma(model, a[None, :, k:k + 16], b[None, k:k + 16], want, "f32")
+    assert np.array_equal(bufs[(0, 2)].read(np.float32).reshape(64, 64).view(np.uint32), want[0].view(np.uint32))
+
+
+def test_the_h200s_2x2_sums_replay():
+    """8 runs of nv2_2x2 on the H200 (H200 session 4; tests/data/hw/h200/vulkan_nv2_2x2_runs.npz):
+    a 32x32 subgroup accumulator and its 2x2 block sums (each row's pair, then the two rows)."""
+    runs = np.load(Path(__file__).resolve().parents[2] / "data" / "hw" / "h200" / "vulkan_nv2_2x2_runs.npz")
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module((DIR / "nv2_2x2.spvasm").read_text(),
+                                                                "tests/shaders/spirv/nv2_2x2.spvasm"))
+    for t in range(8):
+        bufs = {(0, 0): dev.create_buffer(runs[f"t{t}/A"]), (0, 1): dev.create_buffer(runs[f"t{t}/B"]),
+                (0, 2): dev.create_buffer(size=1280 * 4)}
+        dev.dispatch(pipe, bufs, (1, 1, 1))
+        assert np.array_equal(bufs[(0, 2)].read(np.float32).view(np.uint32), runs[f"t{t}/R"].view(np.uint32)), t
