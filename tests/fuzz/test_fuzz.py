@@ -332,3 +332,22 @@ def test_parallel_run_is_the_one_run_in_ranges(tmp_path):
     assert total["mutants"] == 30 and total["ranges"] == [[1, 15], [16, 30]] and total["findings"] == {}
     assert sum(total["counts"]["npy"].values()) == 30
     assert (tmp_path / "findings.tar.gz").is_file() and not (tmp_path / "jobs").exists()
+
+
+def test_huge_zero_initializer_of_a_private_var():
+    """var<private> v = array<bool, 4294967295>(); (held lazily) is the zero the variable starts
+    at: the IR prints and reads back (was: TypeError printing the lazy array, found by the fuzzer
+    from a Tint file); a huge initializer that is not all zero is one message."""
+    from emu.errors import EmuError
+    from emu.frontend.wgsl import compile_source
+    src = "var<private> v = array<bool, 4294967295>();\n@compute @workgroup_size(1) fn main() { }\n"
+    assert targets.wgsl(src, run=False) == "ok"
+    assert "global @v : array<bool, 4294967295> private\n" in _ir_of(src)
+    zero_struct = ("struct S { a: u32, b: array<u32, 100000000> }\nvar<private> v = S(0u, array<u32, 100000000>());\n"
+                   "@compute @workgroup_size(1) fn main() { }\n")
+    assert targets.wgsl(zero_struct, run=False) == "ok"
+    with pytest.raises(EmuError) as e:
+        compile_source(zero_struct.replace("S(0u", "S(1u"), "k.wgsl")
+    assert e.value.message.startswith("S is a value of 400000004 bytes; emu allows initializers up to 1048576 "
+                                      "bytes unless they are all zero")
+    assert (e.value.loc.line, e.value.loc.col) == (2, 18)

@@ -24,7 +24,7 @@ from .textures import texture_type
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, VEC2U_ATOMICS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
-                     _name, _returns, _span, _tn, lazy_site, loc_of)
+                     _all_zero, _name, _returns, _span, _tn, lazy_site, loc_of)
 from ...isa.types import MAX_REGISTER_AXES, MAX_VALUE_BYTES, register_axes
 from ...isa.constants import coerce_scalar
 from ...numerics.dtypes import NP
@@ -258,6 +258,15 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if t is None:
                 t = concrete(c.type)
             init = self.convert_const(c, t, d.init).value
+            if lazy_site(init) is not None:
+                # a huge zero-valued array (held lazily): a private var starts at zero anyway;
+                # one inside a value that is not all zero cannot be written out
+                if not _all_zero(init):
+                    self.err(d.init, f"{t.name if isinstance(t, StructType) else _tn(t)} is a value of {t.size} bytes; emu allows initializers up to "
+                                     f"{MAX_VALUE_BYTES} bytes unless they are all zero",
+                             hint="leave the initializer out (a private variable starts at zero) and assign "
+                                  "the elements that are not zero")
+                init = None
         if t is None:
             self.err(d, f"var '{d.name}' needs a type")
         group = binding = None

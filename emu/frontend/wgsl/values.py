@@ -178,6 +178,15 @@ def lazy_site(v):
     return None
 
 
+def _all_zero(v) -> bool:
+    """Whether constant value `v` is the zero value of its type (a lazy huge zero array is)."""
+    if isinstance(v, ZeroArray):
+        return True
+    if isinstance(v, list):
+        return all(map(_all_zero, v))
+    return v == 0 and not (isinstance(v, float) and math.copysign(1.0, v) < 0)
+
+
 def _zero(t, site=None):
     from ...isa.types import MAX_VALUE_BYTES
     if isinstance(t, StructType):
