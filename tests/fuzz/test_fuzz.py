@@ -298,6 +298,21 @@ def test_ir_subgroup_operands_are_verified():
         assert check("ir", sg.replace(old, new)) == "error", new
 
 
+def test_ir_atomic_operands_are_verified():
+    """An atomic's pointer must point to an atomic, with the operation's operand count (was: an
+    atomic add through a pointer to the whole array<atomic<u32>, 4> reached the executor,
+    NoScalarType in h_atomic; found by --run-ir on the H200's 16 cores)."""
+    at = _ir_of("@group(0) @binding(0) var<storage, read_write> c: array<atomic<u32>, 4>;\n"
+                "@compute @workgroup_size(1) fn main(@builtin(local_invocation_index) i: u32) "
+                "{ atomicAdd(&c[i], 1u); }\n")
+    assert check("ir", at) == "ok"
+    for old, new in (("atomic %2, %3", "atomic %1, %3"),            # the array, not an element
+                     ("atomic %2, %3", "atomic %2"),                 # no value
+                     ("atomic %2, %3", "atomic %2, %3, %3")):
+        assert old in at
+        assert check("ir", at.replace(old, new)) == "error", new
+
+
 def test_npy_found(tmp_path):
     from numpy.lib import format as npf
     b = io.BytesIO()
