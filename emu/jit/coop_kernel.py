@@ -350,6 +350,7 @@ class Kernel:
         self.nsub = gen.nsub
         self.mma_bits = gen.mma_bits
         self.spa = np.zeros(max(1, len(gen.prms)), np.int64)    # mma_call's addresses, once needed
+        self.special_failed = False
         self.mod = None
         self.handed_back = 0                    # dispatches handed to the interpreter (for tests)
 
@@ -398,11 +399,8 @@ class Kernel:
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
         saved = [r.data.copy() for r in written]
         ok = self._run(grid, lo, total, args, nowned, max_steps)
-        if ok is None:
+        if ok is None and self._load_special():
             # a subgroup needed mma_call's kernel: with it loaded, the range runs again
-            from ..numerics import mma_call
-            for s, (ab, cd) in enumerate(self.mma_bits):
-                self.spa[s] = mma_call.address(ab, cd)
             for r, sv in zip(written, saved):
                 r.data[...] = sv
             ok = self._run(grid, lo, total, args, nowned, max_steps)
@@ -412,6 +410,24 @@ class Kernel:
             r.data[...] = sv
         self.handed_back += 1
         return lo
+
+    def _load_special(self) -> bool:
+        """mma_call's kernels' addresses into spa; False (the interpreter runs such dispatches,
+        said once) where numba cannot build them."""
+        if self.special_failed:
+            return False
+        from ..numerics import mma_call
+        try:
+            for s, (ab, cd) in enumerate(self.mma_bits):
+                self.spa[s] = mma_call.address(ab, cd)
+        except Exception as e:
+            import warnings
+            warnings.warn(f"emu JIT: multiply-adds outside the common case left to the interpreter "
+                          f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
+            self.special_failed = True
+            self.spa[:] = 0
+            return False
+        return True
 
     def _run(self, grid, lo, total, args, nowned, max_steps):
         """The range on --jobs threads: True (done), False (hand it back) or None (a subgroup

@@ -6,6 +6,7 @@ warning and every error must be the same. Each case also says which way the comp
 compiled, some multiply-adds through emu/numerics/mma_call.py's kernel for what the fast paths
 leave: zeros, subnormals, infinities, NaNs), 'handed back' (the kernel met something it leaves to
 the interpreter, restored what it wrote and handed the dispatch over) or 'declined' (not compiled)."""
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -295,3 +296,32 @@ def test_jobs_do_not_change_bits(monkeypatch):
         assert pipe.pipeline._jit.handed_back == 0
         outs.append(bufs[(0, 2)].read(np.uint32))
     assert np.array_equal(outs[0], outs[1])
+
+
+def test_special_kernel_unavailable_hands_back(monkeypatch):
+    """Where mma_call's kernel cannot be built, a dispatch that needs it goes to the interpreter
+    (said once, in a warning) with the interpreter's bits, and later ones go there without trying
+    again."""
+    from emu.numerics import mma_call
+    src = dawn_gemm("f16", "f32", 16, 16, 16, wg=64, c_in=True)
+    make = lambda rng: awkward(rng, 16, 16, 16, "f16", "f32", "special", "row_major")  # noqa: E731
+    consts = {"M": 32, "N": 64, "K": 64}
+    _, _, want = run(monkeypatch, "0", "nvidia-h200", 32, src, consts, make, (4, 1, 1))
+    calls = []
+
+    def broken(ab, cd):
+        calls.append((ab, cd))
+        raise RuntimeError("no compiler here")
+    monkeypatch.setattr(mma_call, "address", broken)
+    monkeypatch.setenv("EMU_JIT", "1")
+    dev = emu.Device("nvidia-h200", jobs=2)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "case.wgsl"), constants=consts)
+    for attempt in range(2):
+        bufs = {key: dev.create_buffer(v) if isinstance(v, np.ndarray) else dev.create_buffer(size=v)
+                for key, v in make(np.random.default_rng(7)).items()}
+        with pytest.warns(RuntimeWarning, match="outside the common case") if attempt == 0 else nullcontext():
+            dev.dispatch(pipe, bufs, (4, 1, 1))
+        for key in want:
+            assert np.array_equal(bufs[key].read(np.uint8), want[key]), f"binding {key} differs"
+    k = pipe.pipeline._jit
+    assert k.handed_back == 2 and len(calls) == 1 and not k.spa.any()
