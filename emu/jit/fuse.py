@@ -768,16 +768,21 @@ _MODULES: dict[str, object] = {}
 _STAMP: list = []
 
 
+# the modules whose compiled functions generated kernels call (their imports within emu included)
+_CALLED = ("numerics/scalar_compiled.py", "numerics/scalar.py", "numerics/dtypes.py", "numerics/rounding.py",
+           "numerics/mma_kernels.py", "numerics/mma_tile.py", "numerics/mma_fast.py", "numerics/mma_call.py",
+           "jit/coop_kernel.py")
+
+
 def _stamp() -> str:
-    """A hash of the code generated kernels call (emu/numerics and emu/jit): numba's cache checks
-    only a kernel's own file, so a kernel compiled against older callees (an upgrade, another
-    checkout sharing the cache) would keep their old machine code; with this line in its source
-    it is another file."""
+    """A hash of the code generated kernels call (_CALLED): numba's cache checks only a kernel's
+    own file, so a kernel compiled against older callees (an upgrade, another checkout sharing the
+    cache) would keep their old machine code; with this line in its source it is another file."""
     if not _STAMP:
         h = hashlib.sha256()
         root = Path(__file__).resolve().parents[1]
-        for f in sorted([*root.glob("numerics/*.py"), *root.glob("jit/*.py")]):
-            h.update(f.name.encode() + f.read_bytes())
+        for name in _CALLED:
+            h.update(name.encode() + (root / name).read_bytes())
         _STAMP.append(h.hexdigest()[:16])
     return _STAMP[0]
 

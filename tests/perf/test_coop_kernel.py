@@ -325,3 +325,41 @@ def test_special_kernel_unavailable_hands_back(monkeypatch):
             assert np.array_equal(bufs[key].read(np.uint8), want[key]), f"binding {key} differs"
     k = pipe.pipeline._jit
     assert k.handed_back == 2 and len(calls) == 1 and not k.spa.any()
+
+
+def test_stamp_covers_what_generated_kernels_call():
+    """fuse._CALLED (hashed into every generated kernel's source, since numba's cache does not see
+    a callee change) names every emu module a generated kernel imports, and what those import
+    from emu in turn."""
+    import ast
+    import importlib
+    from emu.jit import fuse
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(file_src("bench/shaders/gemm_simple.wgsl"), "g.wgsl"))
+    src = coop_kernel._CoopGen(pipe.pipeline).build()
+    vec = dev.create_compute_pipeline(dev.create_shader_module(file_src("tests/shaders/vecadd.wgsl"), "v.wgsl"))
+    src += "\n" + fuse.compile_pipeline(vec.pipeline).source
+    root = ROOT / "emu"
+
+    def imported(tree, pkg):
+        """The emu modules a module's top-level from-imports name (a module, or the one holding a
+        name); in-function imports are Python-side helpers, not compiled callees."""
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and (node.level == 1 or (node.module or "").startswith("emu")):
+                base = f"{pkg}.{node.module}" if node.level == 1 and node.module else (pkg if node.level else node.module)
+                for a in node.names:
+                    try:
+                        yield importlib.import_module(f"{base}.{a.name}")
+                    except ModuleNotFoundError:
+                        yield importlib.import_module(base)
+    todo = list(imported(ast.parse(src), ""))
+    seen = set()
+    while todo:
+        mod = todo.pop()
+        path = Path(mod.__file__).resolve().relative_to(root).as_posix()
+        if path in seen:
+            continue
+        seen.add(path)
+        if path.startswith("numerics/"):     # (emu.jit.coop_kernel: the generator, for two functions)
+            todo += imported(ast.parse(Path(mod.__file__).read_text()), mod.__name__.rsplit(".", 1)[0])
+    assert seen and seen <= set(fuse._CALLED), sorted(seen - set(fuse._CALLED))
