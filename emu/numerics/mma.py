@@ -2,8 +2,9 @@
 
     d = mma(model, a, b, c, result_type, saturate=False, jobs=1)
         a (S, M, K), b (S, K, N), c (S, M, N): S independent subgroups at once. a and b share a
-        dtype: float16, bfloat16 (ml_dtypes), float32, int8 or uint8. c is float16 / float32 for
-        float inputs, int32 / uint32 for integer inputs. result_type: 'f16', 'f32', 'i32', 'u32'.
+        dtype: float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32 or uint32. c is float16 /
+        float32 for float inputs, an integer dtype for integer inputs (see below). result_type:
+        'f16', 'f32', 'i32', 'u32', 'i8', 'u8' (C's type).
         Returns (S, M, N) in the result type. jobs=1 runs the serial numba kernel, jobs>1 the
         prange one on that many threads (the result is the same).
     info = explain_element(model, a_row, b_col, c_scalar, result_type)
@@ -18,8 +19,10 @@ Models (MODELS; a model object or its preset name is accepted everywhere):
                     MMA-Sim (Xie et al., arXiv:2511.10909) and Khattak & Mikaitis
                     (arXiv:2512.07004); FusedParams says what each parameter means.
 - 'int-wrap'        integers only.
-Integer inputs always take exact integer products and an exact sum; + C wraps modulo 2^32, or
-saturates with saturate=True (SPIR-V SaturatingAccumulation: only the final + C saturates). So a
+Integer inputs (i8/u8 into i8/u8/i32/u32, i32/u32 into i32/u32) always give the low bits of the
+exact A*B + C: it wraps modulo 2^32 (2^8 for an 8-bit result), as SPIR-V's
+OpCooperativeMatrixMulAddKHR defines it, or, for 8-bit inputs into 32 bits, saturates with
+saturate=True (SPIR-V SaturatingAccumulation: only the final + C saturates). So a
 profile can name one float preset for all its configurations.
 
 Each model has a plain-Python reference (`mma_ref`, used by explain_element and the tests) and a
@@ -39,7 +42,7 @@ from .mma_ref import FORMATS, FloatFormat
 __all__ = ["mma", "MODELS", "get_model", "explain_element", "reference_mma", "resolve", "FusedParams",
            "FusedModel", "ExactModel", "IEEEChainModel", "LavapipeChainModel", "IntModel", "Rule"]
 
-RESULT_TYPES = ("f16", "f32", "i32", "u32")
+RESULT_TYPES = ("f16", "f32", "i32", "u32", "i8", "u8")
 _ROUND_CODE = {"rne": _k.R_RNE, "rz": _k.R_RZ, "rd": _k.R_RD, "ru": _k.R_RU}
 # IEEE 754 leaves the NaN produced by an invalid operation open; these models use the positive
 # quiet NaN with only the top fraction bit set (assumption).
@@ -327,9 +330,11 @@ class _FloatDtypes(dict):
 
 
 FLOAT_DTYPES = _FloatDtypes({np.dtype(np.float16): "f16", np.dtype(np.float32): "f32"})
-_INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8"}
+_INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8",
+               np.dtype(np.int32): "i32", np.dtype(np.uint32): "u32"}
 _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
-               "i32": np.dtype(np.int32), "u32": np.dtype(np.uint32)}
+               "i32": np.dtype(np.int32), "u32": np.dtype(np.uint32),
+               "i8": np.dtype(np.int8), "u8": np.dtype(np.uint8)}
 
 
 def bits32(x: np.ndarray) -> np.ndarray:
@@ -381,12 +386,21 @@ def _check(a, b, c, result_type, saturate):
     if a.dtype != b.dtype:
         raise InvalidArgument(f"a and b must share a dtype, got {a.dtype} and {b.dtype}")
     if a.dtype in _INT_DTYPES:
-        if result_type not in ("i32", "u32") or c.dtype not in (np.dtype(np.int32), np.dtype(np.uint32)):
-            raise InvalidArgument(f"integer inputs ({a.dtype}) need an i32/u32 C and result, got C "
-                             f"{c.dtype} and result {result_type!r}")
+        fin = _INT_DTYPES[a.dtype]
+        accs = ("i32", "u32") if fin in ("i32", "u32") else ("i8", "u8", "i32", "u32")
+        if result_type not in accs or c.dtype.kind not in "iu" or \
+                c.dtype.itemsize != _ACC_DTYPES[result_type].itemsize:
+            raise InvalidArgument(f"integer inputs ({a.dtype}) need an {'/'.join(accs)} C and result, "
+                                  f"got C {c.dtype} and result {result_type!r}")
+        if saturate and (fin in ("i32", "u32") or result_type in ("i8", "u8")):
+            # SPIR-V leaves an overflowing product sum undefined under SaturatingAccumulation;
+            # 8-bit products into 32 bits cannot overflow at any K a device has, these can
+            raise InvalidArgument(f"saturate (SaturatingAccumulation) is modelled for 8-bit inputs "
+                                  f"into an i32/u32 result only, not {fin} into {result_type}")
         return True, _INT_DTYPES[a.dtype], None
     if a.dtype not in FLOAT_DTYPES:
-        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8")
+        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8, "
+                              f"int32, uint32")
     if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
         raise InvalidArgument(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
                          f"and result {result_type!r}")
@@ -432,10 +446,16 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         signed = result_type == "i32"
         lo, hi = (-(1 << 31), (1 << 31) - 1) if signed else (0, (1 << 32) - 1)
         out = np.empty(c.shape, np.int64)
-        _run(_k.int_mma_serial, _k.int_mma_parallel, jobs,
-             np.ascontiguousarray(a, dtype=np.int32), np.ascontiguousarray(b, dtype=np.int32),
+        # 32-bit inputs go in as their int32 bits: congruent modulo 2^32, and the kernel's int64
+        # sum wraps modulo 2^64, so the low 32 (or 8) bits are those of the exact sum
+        a32, b32 = (np.ascontiguousarray(x.view(np.int32) if x.dtype.itemsize == 4 else x, dtype=np.int32)
+                    for x in (a, b))
+        _run(_k.int_mma_serial, _k.int_mma_parallel, jobs, a32, b32,
              np.ascontiguousarray(c, dtype=np.int64), out, bool(saturate), lo, hi)
-        return out.astype(np.uint32).view(_ACC_DTYPES[result_type])
+        out = out.astype(np.uint32)
+        if result_type in ("i8", "u8"):
+            out = out.astype(np.uint8)            # the low 8 bits: wraps modulo 2^8
+        return out.view(_ACC_DTYPES[result_type])
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
     out = np.empty(c.shape, np.uint32)
     prm = pack_rule(rule)
@@ -493,10 +513,12 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     if is_int:
         trace: dict = {}
         r = _ref.int_element(a_row.tolist(), b_col.tolist(), int(c_arr.item()), result_type, saturate, trace)
-        info.update(rule="integer: exact products and sum, then + C " + ("saturating" if saturate else "wrapping mod 2^32"),
+        wrap = "wrapping mod 2^8" if result_type in ("i8", "u8") else "wrapping mod 2^32"
+        info.update(rule="integer: exact products and sum, then + C " + ("saturating" if saturate else wrap),
                     input_type=fin, inputs={"a": [int(x) for x in a_row], "b": [int(x) for x in b_col],
                                             "c": int(c_arr.item())},
-                    steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFFFFFFFF:08x}"})
+                    steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFF:02x}" if result_type in ("i8", "u8")
+                                                         else f"0x{r & 0xFFFFFFFF:08x}"})
         return info
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
     ab, bb, cb = bits32(a_row).tolist(), bits32(b_col).tolist(), int(bits32(c_arr).item())

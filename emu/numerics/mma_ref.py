@@ -471,20 +471,23 @@ def _term_info(k, neg, mag, lsb, fexp, kept, q) -> dict:
 
 
 def int_element(a_row, b_col, c: int, result_type: str, saturate: bool, trace=None) -> int:
-    """Integers: exact products and an exact sum; then + C wraps modulo 2^32, or (saturate, SPIR-V
-    SaturatingAccumulation) clamps to the result type's range. Returns the result's value."""
+    """Integers: exact products and an exact sum; then + C wraps modulo 2^32 (2^8 for an i8/u8
+    result), or (saturate, SPIR-V SaturatingAccumulation) clamps to the result type's range.
+    Returns the result's value."""
     s = sum(int(x) * int(y) for x, y in zip(a_row, b_col))
     t = s + int(c)
-    lo, hi = (-(1 << 31), (1 << 31) - 1) if result_type == "i32" else (0, (1 << 32) - 1)
+    bits = 8 if result_type in ("i8", "u8") else 32
+    signed = result_type in ("i8", "i32")
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if saturate:
         r = min(max(t, lo), hi)
     else:
-        r = t & 0xFFFFFFFF
-        if result_type == "i32" and r >= 1 << 31:
-            r -= 1 << 32
+        r = t & ((1 << bits) - 1)
+        if signed and r >= 1 << (bits - 1):
+            r -= 1 << bits
     if trace is not None:
         trace["steps"] = [{"sum_of_products": s, "plus_c": t,
-                           "rule": "saturate to range" if saturate else "wrap modulo 2^32",
+                           "rule": "saturate to range" if saturate else f"wrap modulo 2^{bits}",
                            "result": r}]
     return r
 

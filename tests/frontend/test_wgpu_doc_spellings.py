@@ -195,3 +195,53 @@ fn main() {
     with pytest.raises(EmuError) as e:
         run(src, {(0, 0): X, (0, 1): W, (0, 2): C}, (1, 1, 1), "nvidia-h200")
     assert e.value.message == "the device 'nvidia-h200' has no left (A) matrix of 16x32 f16"
+
+
+H200_REFUSES = {"i32": "the device 'nvidia-h200' has no left (A) matrix of 16x16 i32",
+                "u32": "the device 'nvidia-h200' has no left (A) matrix of 16x16 u32",
+                "i8": "the device 'nvidia-h200' has no result (C) matrix of 16x16 i8",
+                "u8": "the device 'nvidia-h200' has no result (C) matrix of 16x16 u8"}
+INT_SRC = """enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read> x: array<{t}>;
+@group(0) @binding(1) var<storage, read> w: array<{t}>;
+@group(0) @binding(2) var<storage, read> acc: array<{t}>;
+@group(0) @binding(3) var<storage, read_write> out: array<{t}>;
+@compute @workgroup_size(32)
+fn main() {{
+    let a = coopLoadT<coop_mat{k}x16<{t}, A>>(&x[0], {k}u);
+    let b = coopLoadT<coop_mat16x{k}<{t}, B>>(&w[0], 16u);
+    let c = coopLoadT<coop_mat16x16<{t}, C>>(&acc[0], 16u);
+    coopStoreT(coopMultiplyAdd(a, b, c), &out[0], 16u);
+}}
+"""
+
+
+@pytest.mark.parametrize("t,k", [("i32", 16), ("u32", 16), ("i8", 32), ("u8", 32)])
+@pytest.mark.parametrize("jit", ["0", "1"])
+def test_naga_integer_shapes_wrap_on_reference(monkeypatch, t, k, jit):
+    """naga's integer shapes: i32/u32 16x16x16, and i8/u8 inputs into an i8/u8 accumulator at
+    16x16x32. The result is the low 32 (8) bits of the exact A*B + C, as SPIR-V's
+    OpCooperativeMatrixMulAddKHR defines it without SaturatingAccumulation. Only the reference
+    profile lists them; the compiled cooperative kernel leaves integers to the interpreter."""
+    from emu.jit import coop_kernel
+    monkeypatch.setenv("EMU_JIT", jit)
+    monkeypatch.setattr(coop_kernel, "MIN_SUBGROUPS", 1)
+    dt = np.dtype({"i32": np.int32, "u32": np.uint32, "i8": np.int8, "u8": np.uint8}[t])
+    lo, hi = np.iinfo(dt).min, np.iinfo(dt).max
+    # 32-bit: |entries| below 2^28, so the int64 sum is exact, yet far past 2^32; 8-bit: any
+    big = (1 << 28) if dt.itemsize == 4 else None
+    X, W, C = (RNG.integers(max(lo, -big) if big else lo, (min(hi, big) if big else hi) + 1, shape,
+                            dtype=np.int64).astype(dt) for shape in ((16, k), (k, 16), (16, 16)))
+    src = INT_SRC.format(t=t, k=k)              # 8-bit: naga's array<i8> / array<u8> storage
+    bufs = run(src, {(0, 0): X, (0, 1): W, (0, 2): C, (0, 3): np.zeros((16, 16), dt)}, (1, 1, 1),
+               "reference")
+    exact = X.astype(np.int64) @ W.astype(np.int64) + C.astype(np.int64)
+    want = (exact & ((1 << (8 * dt.itemsize)) - 1)).astype(dt.str.replace("i", "u")).view(dt)
+    assert np.abs(exact).max() >= (1 << (8 * dt.itemsize))          # the wrap is exercised
+    np.testing.assert_array_equal(bufs[(0, 3)].read(dt).reshape(16, 16), want)
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "doc.wgsl"))
+    assert coop_kernel.compile_pipeline(pipe.pipeline) is None
+    with pytest.raises(EmuError) as e:
+        run(src, {(0, 0): X, (0, 1): W, (0, 2): C, (0, 3): np.zeros((16, 16), dt)}, (1, 1, 1), "nvidia-h200")
+    assert e.value.message == H200_REFUSES[t]

@@ -367,6 +367,36 @@ def test_integer_wrap_and_saturate_known_answers():
     assert _int1([200], [200], 0, "u32", False) == 40000
 
 
+def test_integer_32bit_inputs_and_8bit_results_wrap():
+    """i32/u32 inputs and i8/u8 results: the low bits of the exact A*B + C (Python integers
+    here), from the serial and parallel kernels and the reference alike, at the extremes."""
+    rng = _rng("int-wide")
+    cases = ((np.int32, np.int32, "i32", 16), (np.uint32, np.uint32, "u32", 16),
+             (np.int8, np.int8, "i8", 32), (np.uint8, np.uint8, "u8", 32))
+    for dt, cdt, rt, K in cases:
+        info, cinfo = np.iinfo(dt), np.iinfo(cdt)
+        a = rng.integers(info.min, info.max + 1, size=(3, 4, K), dtype=np.int64).astype(dt)
+        b = rng.integers(info.min, info.max + 1, size=(3, K, 4), dtype=np.int64).astype(dt)
+        c = rng.integers(cinfo.min, cinfo.max + 1, size=(3, 4, 4), dtype=np.int64).astype(cdt)
+        a[0, 0, :], b[0, :, 0], c[0, 0, 0] = info.min, info.min, cinfo.max
+        a[0, 1, :], b[0, :, 1] = info.max, info.max
+        exact = [[[sum(int(a[s, i, k]) * int(b[s, k, j]) for k in range(K)) + int(c[s, i, j])
+                   for j in range(4)] for i in range(4)] for s in range(3)]
+        bits = np.iinfo(cdt).bits
+        want = np.array([[[x % (1 << bits) for x in row] for row in m] for m in exact],
+                        np.uint64).astype(np.uint8 if bits == 8 else np.uint32).view(cdt)
+        for got in (mma("exact", a, b, c, rt), mma("int-wrap", a, b, c, rt, jobs=2),
+                    reference_mma("exact", a, b, c, rt)):
+            assert got.dtype == cdt and np.array_equal(got, want), rt
+    # by hand: 16 * (-2^31)^2 = 2^66 leaves 0; (127 * 127) * 32 + 1 = 516129 = 0x7E021 -> 0x21
+    A = np.full((1, 1, 16), -2 ** 31, np.int32)
+    assert int(mma("exact", A, A.reshape(1, 16, 1), np.full((1, 1, 1), 5, np.int32), "i32")[0, 0, 0]) == 5
+    A = np.full((1, 1, 32), 127, np.int8)
+    assert int(mma("exact", A, A.reshape(1, 32, 1), np.ones((1, 1, 1), np.int8), "i8")[0, 0, 0]) == 0x21
+    info = explain_element("exact", A[0, 0], A[0, 0], np.int8(1), "i8")
+    assert info["result"] == {"value": 0x21, "bits": "0x21"} and "2^8" in info["rule"]
+
+
 def test_integer_preset_is_independent_of_float_preset():
     rng = _rng("intpreset")
     a = rng.integers(-128, 128, size=(3, 4, 32)).astype(np.int8)
@@ -437,7 +467,11 @@ def test_errors_name_the_problem():
         mma("exact", a, b, c, "f32", saturate=True)
     with pytest.raises(ValueError, match="for integer inputs"):
         mma("int-wrap", a, b, c, "f32")
-    with pytest.raises(ValueError, match="need an i32/u32"):
+    with pytest.raises(ValueError, match="need an i8/u8/i32/u32 C"):
         mma("exact", a.astype(np.int8), b.astype(np.int8), c, "f32")
+    with pytest.raises(ValueError, match="need an i32/u32 C"):
+        mma("exact", a.astype(np.int32), b.astype(np.int32), c.astype(np.int8), "i8")
+    with pytest.raises(ValueError, match="8-bit inputs into an i32/u32 result only, not i32 into i32"):
+        mma("exact", a.astype(np.int32), b.astype(np.int32), c.astype(np.int32), "i32", saturate=True)
     with pytest.raises(ValueError, match="inconsistent FusedParams"):
         FusedParams(block=8, frac_bits=24, c_position="outside")
