@@ -800,6 +800,11 @@ def _parse_config(ctx: _Ctx, raw, where: str, default_model):
         ctx.fail(where, "mixes integer and floating-point types", "use integer A, B and C, or float A, B and C")
     if sat and a not in INTEGER_TYPES:
         ctx.fail(f"{where}.saturating_accumulation", "saturation applies to integer configs only", "remove it")
+    if sat and (TYPE_BITS[a] > 8 or TYPE_BITS[b] > 8 or TYPE_BITS[r] < 32):
+        # wider products (or a narrow result) can overflow before the + C, which SPIR-V leaves
+        # undefined under SaturatingAccumulation: emu models 8-bit inputs into 32 bits only
+        ctx.fail(f"{where}.saturating_accumulation", f"saturation is modelled for 8-bit inputs into a "
+                 f"32-bit result only, not {a} x {b} -> {r}", "remove it: the accumulation wraps")
     cfg = CoopConfig(m, n, k, a, b, c, r, sat, scope)
     model = raw.get("model", default_model["integer" if a in INTEGER_TYPES else "float"])
     if isinstance(model, (str, dict)):

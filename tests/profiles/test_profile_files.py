@@ -178,6 +178,11 @@ BAD = [
     (dict(configs=[{"m": 4, "n": 4, "k": 4, "a_type": "half", "c_type": "f32"}]), r"configs\[0\]\.a_type: 'half' is not one of"),
     (dict(configs=[{"m": 4, "n": 4, "k": 4, "a_type": "f16", "c_type": "i32"}]), r"configs\[0\]: mixes integer and floating-point"),
     (dict(configs=[{"m": 0, "n": 4, "k": 4, "a_type": "f16", "c_type": "f32"}]), r"configs\[0\]\.m: expected a positive integer"),
+    (dict(configs=[{"m": 4, "n": 4, "k": 4, "a_type": "i32", "c_type": "i32", "saturating_accumulation": True}]),
+     r"configs\[0\]\.saturating_accumulation: saturation is modelled for 8-bit inputs into a 32-bit result "
+     r"only, not i32 x i32 -> i32.*hint: remove it"),
+    (dict(configs=[{"m": 4, "n": 4, "k": 4, "a_type": "i8", "c_type": "i8", "saturating_accumulation": True}]),
+     r"configs\[0\]\.saturating_accumulation: saturation is modelled .* not i8 x i8 -> i8"),
     (dict(lane_maps="nvidia"), r"lane_maps: 'nvidia' is not one of .*reference"),
     (dict(lane_maps={"formula": {"row": "__import__('os')", "col": "i"}}),
      r"lane_maps\.formula\.row: a function call at column 1 of \"__import__\('os'\)\" is not allowed in a formula"),
