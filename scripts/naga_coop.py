@@ -2,7 +2,9 @@
 naga/tests/in/wgsl/cooperative-matrix*.wgsl, wgpu's examples/features/src/cooperative_matrix/*.wgsl):
 every compute entry point of every .wgsl file, on the first device profile whose configurations
 it uses (real devices first, `reference` last), with every binding filled with small integers.
-Prints one row per entry point: the profile it ran on and what happened. Nothing of those files is
+Prints one row per entry point: the profile it ran on and what happened. An entry point whose
+cooperative load or store is off Vulkan's alignment (undefined there; emu refuses it on every
+profile) is counted apart as undefined as written. Nothing of those files is
 kept here; without a folder it says so and exits 0.
 
     python scripts/naga_coop.py /tmp/coop_corpus            # a folder of .wgsl files
@@ -104,7 +106,7 @@ def main(argv) -> int:
               "cooperative_matrix example shaders into a folder and pass it)")
         return 0
     files = sorted(p for a in argv for p in (Path(a).rglob("*.wgsl") if Path(a).is_dir() else [Path(a)]))
-    rows, ok, refused_as_naga = [], 0, 0
+    rows, ok, refused_as_naga, undefined = [], 0, 0, 0
     for path in files:
         src = path.read_text()
         try:
@@ -141,15 +143,21 @@ def main(argv) -> int:
                 ok += 1
                 break
             else:
-                rows.append((path.name, entry, "none", "no profile runs it: " + "; ".join(why[-1:])))
+                if why and why[-1].startswith(f"{PROFILES[-1]}: misaligned cooperative matrix"):
+                    # Vulkan leaves a load or store off its alignment undefined (emu/memory/coop.py)
+                    rows.append((path.name, entry, "none", "undefined as written: " + why[-1]))
+                    undefined += 1
+                else:
+                    rows.append((path.name, entry, "none", "no profile runs it: " + "; ".join(why[-1:])))
     w = max(len(r[0]) for r in rows) if rows else 10
     print(f"{'file':<{w}}  {'entry':<14} {'profile':<12} result")
     for r in rows:
         print(f"{r[0]:<{w}}  {r[1]:<14} {r[2]:<12} {r[3]}")
     other = sum(1 for r in rows if r[1] == "-") - refused_as_naga
     print(f"\n{ok} of {sum(1 for r in rows if r[1] != '-') + other} entry points ran; "
+          f"{undefined} undefined as written (a cooperative access off Vulkan's alignment); "
           f"{refused_as_naga} file(s) refused as naga refuses them")
-    return 0 if ok == len(rows) - refused_as_naga else 1
+    return 0 if ok == len(rows) - refused_as_naga - undefined else 1
 
 
 if __name__ == "__main__":
