@@ -173,7 +173,8 @@ def shader_args(p: argparse.ArgumentParser, buffer_help: str):
     p.add_argument("--spec-constant", action="append", default=[], metavar="ID=VALUE",
                    help="SPIR-V/GLSL specialization constant (constant_id) ID")
     p.add_argument("--push-constants", default=None, metavar="FILE",
-                   help="SPIR-V/GLSL push-constant block contents: raw bytes, or a .npy array")
+                   help="push-constant block contents (SPIR-V/GLSL, WGSL var<push_constant> or "
+                        "var<immediate>): raw bytes, or a .npy array")
 
 
 # -- textures and samplers (--texture, --sampler) -------------------------------------------------

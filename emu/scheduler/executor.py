@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmuError, HostError, note_location
+from ..frontend.spirv.module import PUSH_CONSTANTS
 from ..isa.ir import Block, Function, Inst, Module, used_globals
 from ..isa.ops import OPS
 from ..isa.types import CoopMatrixType, Type, contains
@@ -293,6 +294,10 @@ def _check_bindings(module: Module, entry) -> None:
         if g.group is None:
             continue
         other = seen.setdefault((g.group, g.binding), g)
+        if other is not g and (g.group, g.binding) == PUSH_CONSTANTS:
+            raise EmuError(f"entry point '{entry.name}' uses two push-constant blocks, '{other.name}' and "
+                           f"'{g.name}': a pipeline has one", g.loc,
+                           hint="put the values in one struct in a single var<push_constant>")
         if other is not g:
             raise EmuError(f"@group({g.group}) @binding({g.binding}) is used by both '{other.name}' and "
                            f"'{g.name}' in entry point '{entry.name}'", g.loc,

@@ -224,6 +224,19 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
 
     def global_var(self, d: A.VarDecl) -> Global:
         space = d.address_space or "handle"
+        written = space          # as the shader spells it, for messages
+        push = space in ("push_constant", "immediate")
+        if push:
+            # naga's push constants (newer wgpu spells them var<immediate>): one read-only block
+            # the host sets per dispatch. emu binds it like a uniform at the push-constant slot,
+            # as for SPIR-V's PushConstant, which --push-constants FILE fills.
+            if d.group is not None or d.binding is not None:
+                self.err(d, f"var<{space}> '{d.name}' takes no @group/@binding: the host sets push "
+                            f"constants apart from bind groups", hint=f"write var<{space}> {d.name}: T;")
+            if d.access_mode is not None:
+                self.err(d, f"var<{space}, {d.access_mode}>: only var<storage> takes an access mode",
+                         hint=f"write var<{space}> (push constants are read-only)")
+            space = "uniform"
         # only a workgroup array may be sized by an override the pipeline sets later
         saved, self.defer_unset = self.defer_unset, self.defer_unset and space == "workgroup"
         try:
@@ -237,8 +250,11 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                           "@group(0) @binding(0) var t: texture_2d<f32>;" if space != "handle" else
                      "write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
         if space not in ("private", "workgroup", "uniform", "storage", "handle"):
-            self.err(d, f"module-scope var '{d.name}' needs an address space",
-                     hint="write var<storage, read_write>, var<uniform>, var<workgroup> or var<private>")
+            self.err(d, f"var<{space}> '{d.name}': '{space}' is not an address space of module-scope "
+                        f"variables" if space != "function" else
+                     f"var<function> '{d.name}' is only allowed inside a function",
+                     hint="write var<storage, read_write>, var<uniform>, var<workgroup>, var<private> "
+                          "or var<push_constant> (var<immediate>)")
         if d.access_mode is not None and (space != "storage" or d.access_mode not in ("read", "read_write")):
             self.err(d, f"var<{space}, {d.access_mode}>: " + (
                 f"'{d.access_mode}' is not an access mode of storage buffers" if space == "storage"
@@ -251,7 +267,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         init = None
         if d.init is not None:
             if space != "private":
-                self.err(d.init, f"a var<{space}> cannot have an initializer")
+                self.err(d.init, f"a var<{written}> cannot have an initializer")
             c = self.expr(d.init)
             if not isinstance(c, Const):
                 self.err(d.init, "a module-scope initializer must be a constant expression")
@@ -272,7 +288,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         group = binding = None
         if space == "handle" and d.init is not None:
             self.err(d.init, "a texture or sampler cannot have an initializer")
-        if space in ("storage", "uniform", "handle"):
+        if push:
+            from ..spirv.module import PUSH_CONSTANTS
+            group, binding = PUSH_CONSTANTS
+        elif space in ("storage", "uniform", "handle"):
             if d.group is None or d.binding is None:
                 self.err(d, f"resource '{d.name}' needs @group and @binding attributes",
                          hint="write @group(0) @binding(N) before 'var'")
