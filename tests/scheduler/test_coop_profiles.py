@@ -119,6 +119,8 @@ def test_multiply_add_equals_model(profile, sg, cfg):
     packed = np.dtype(NP[ta]).itemsize == 1
     # 8-bit matrices: dense rows of K (or N) bytes, addressed in the profile's stride unit
     div = 4 if packed and p.stride_unit_8bit == "array_element" else 1
+    packed_c = np.dtype(NP[tc]).itemsize == 1          # an 8-bit accumulator (the reference's i8/u8)
+    div_c = 4 if packed_c and p.stride_unit_8bit == "array_element" else 1
     src = f"""
 enable chromium_experimental_subgroup_matrix;
 {"enable f16;" if "f16" in (ta, tc) else ""}
@@ -131,8 +133,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>) {{
   let t = wg.x;
   let l = subgroupMatrixLoad<{dawn_type("A", ta, M, K)}, row_major>(&a, t * {M * K // (4 if packed else 1)}u, {K // div}u);
   let r = subgroupMatrixLoad<{dawn_type("B", ta, K, N)}, row_major>(&b, t * {K * N // (4 if packed else 1)}u, {N // div}u);
-  let acc = subgroupMatrixLoad<{dawn_type("C", tc, M, N)}, row_major>(&c, t * {M * N}u, {N}u);
-  subgroupMatrixStore<row_major>(&d, t * {M * N}u, subgroupMatrixMultiplyAccumulate(l, r, acc), {N}u);
+  let acc = subgroupMatrixLoad<{dawn_type("C", tc, M, N)}, row_major>(&c, t * {M * N // (4 if packed_c else 1)}u, {N // div_c}u);
+  subgroupMatrixStore<row_major>(&d, t * {M * N // (4 if packed_c else 1)}u, subgroupMatrixMultiplyAccumulate(l, r, acc), {N // div_c}u);
 }}
 """
     rng = np.random.default_rng(3)
