@@ -170,6 +170,8 @@ WGSL_FOUND = {
     "float_rem_by_zero_constant": "@compute @workgroup_size(1) fn main() { var x = 3.0 % 0.0; }\n",
     "bool_of_a_big_abstract_int": "var<private> b: bool = bool(2147483648);\n"
                                   "@compute @workgroup_size(1) fn main() { b = !b; }\n",
+    # a pointer in a workgroup variable (was: TypeError laying out workgroup memory)
+    "pointer_in_a_workgroup_var": "var<workgroup> v: ptr<function, u32>;\n@compute @workgroup_size(1) fn main() { }\n",
     "huge_private_array": "var<private> p: array<u32, 100000000>;\n"
                           "@compute @workgroup_size(1) fn main() { p[0] = 1u; }\n",
 }

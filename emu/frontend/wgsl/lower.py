@@ -285,6 +285,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 init = None
         if t is None:
             self.err(d, f"var '{d.name}' needs a type")
+        if contains(t, PointerType):
+            self.err(d.type or d, f"var<{space}> '{d.name}' cannot hold a pointer ({t}): WGSL's pointers are not storable",
+                     hint="keep the value itself, or pass the pointer to a function as a parameter")
         group = binding = None
         if space == "handle" and d.init is not None:
             self.err(d.init, "a texture or sampler cannot have an initializer")
