@@ -383,8 +383,11 @@ def _check(a, b, c, result_type, saturate):
     if b.shape[:2] != (S, K) or c.shape != (S, M, b.shape[2]):
         raise InvalidArgument(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
                          f"(want (S, M, K), (S, K, N), (S, M, N))")
-    if a.dtype != b.dtype:
-        raise InvalidArgument(f"a and b must share a dtype, got {a.dtype} and {b.dtype}")
+    bytes8 = (np.dtype(np.int8), np.dtype(np.uint8))
+    if a.dtype != b.dtype and not (a.dtype in bytes8 and b.dtype in bytes8):
+        # i8 x u8 (SPIR-V's per-operand signedness) is exact products of the two values; other
+        # pairs have no multiply-add a device lists
+        raise InvalidArgument(f"a and b must share a dtype (or be i8 and u8), got {a.dtype} and {b.dtype}")
     if a.dtype in _INT_DTYPES:
         fin = _INT_DTYPES[a.dtype]
         accs = ("i32", "u32") if fin in ("i32", "u32") else ("i8", "u8", "i32", "u32")

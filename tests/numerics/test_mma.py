@@ -475,3 +475,32 @@ def test_errors_name_the_problem():
         mma("exact", a.astype(np.int32), b.astype(np.int32), c.astype(np.int32), "i32", saturate=True)
     with pytest.raises(ValueError, match="inconsistent FusedParams"):
         FusedParams(block=8, frac_bits=24, c_position="outside")
+
+
+def test_mixed_signedness_8bit_products_are_exact():
+    """i8 x u8 and u8 x i8 (SPIR-V's per-operand signedness, listed by amd-rdna3): products of the
+    two values, summed exactly, + C wrapping modulo 2^32 or saturating; kernels, parallel kernel
+    and plain-Python reference agree with sums worked out in Python integers."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(-128, 128, (3, 16, 16)).astype(np.int8)
+    b = rng.integers(0, 256, (3, 16, 16)).astype(np.uint8)
+    a[0, 0, :] = -128
+    b[0, :, 0] = 255                                  # 16 * (-128 * 255) = -522,240
+    c = rng.integers(-2**31, 2**31, (3, 16, 16)).astype(np.int32)
+    c[0, 0, 0] = -2**31
+    exact = [[[sum(int(a[s, i, k]) * int(b[s, k, j]) for k in range(16)) + int(c[s, i, j])
+               for j in range(16)] for i in range(16)] for s in range(3)]
+    assert exact[0][0][0] == -522240 - 2**31
+    wrapped = np.array([[[((v + 2**31) % 2**32) - 2**31 for v in row] for row in m] for m in exact], np.int64)
+    clamped = np.clip(np.array(exact, dtype=object), -2**31, 2**31 - 1).astype(np.int64)
+    for x, y in ((a, b), (b.transpose(0, 2, 1).copy(), a.transpose(0, 2, 1).copy())):
+        want_w = wrapped if x is a else wrapped.transpose(0, 2, 1)
+        want_c = clamped if x is a else clamped.transpose(0, 2, 1)
+        cc = c if x is a else c.transpose(0, 2, 1).copy()
+        for jobs in (1, 2):
+            assert np.array_equal(mma("exact", x, y, cc, "i32", jobs=jobs), want_w)
+            assert np.array_equal(mma("exact", x, y, cc, "i32", saturate=True, jobs=jobs), want_c)
+        assert np.array_equal(reference_mma("exact", x, y, cc, "i32"), want_w)
+        assert np.array_equal(reference_mma("exact", x, y, cc, "i32", saturate=True), want_c)
+    with pytest.raises(ValueError, match="share a dtype"):
+        mma("exact", a, b.astype(np.int32), c, "i32")

@@ -49,9 +49,10 @@ def test_warmup_then_demo_compiles_nothing():
     assert rec.buffer == []
 
 
-def test_warmup_skips_the_mixed_sign_configs(monkeypatch):
-    """amd-rdna3 lists i8 x u8 configs; warmup gave each kernel one input type (was: 'a and b
-    must share a dtype', exit 1). The GEMMs and kernels are recorded here, not compiled."""
+def test_warmup_runs_the_mixed_sign_configs(monkeypatch):
+    """amd-rdna3 lists i8 x u8 configs (was: 'a and b must share a dtype', exit 1; then skipped);
+    warmup now runs them on the integer kernel like the others. The GEMMs and kernels are recorded
+    here, not compiled."""
     calls = []
     monkeypatch.setattr(demo, "run_demo", lambda profile, size, out: calls.append(size) or 0)
     for name in ("mma", "matrix_mma"):
@@ -61,9 +62,9 @@ def test_warmup_skips_the_mixed_sign_configs(monkeypatch):
     monkeypatch.setattr(mma_call, "address", lambda *bits: None)
     out = io.StringIO()
     assert demo.warmup("amd-rdna3", out=out) == 0
-    assert out.getvalue().startswith("warmup: kernels for 'amd-rdna3' ready (9 operand type combinations; "
-                                     "6 mixed-sign configs skipped: no kernel runs them)")
-    assert calls[:2] == [32, 128] and all(a == b for a, b, *_ in calls[2:])
+    assert out.getvalue().startswith("warmup: kernels for 'amd-rdna3' ready (15 operand type combinations)")
+    assert calls[:2] == [32, 128]
+    assert ("int8", "uint8", "int32", "i32", False) in calls and ("uint8", "int8", "int32", "i32", True) in calls
     assert ("int8", "int8", "int32", "i32", True) in calls and ("uint8", "uint8", "uint32", "u32", False) in calls
 
 

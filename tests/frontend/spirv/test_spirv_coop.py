@@ -87,3 +87,21 @@ def test_saturating_accumulation_is_refused_where_the_device_has_none():
     with pytest.raises(EmuError) as e:
         emu.Device("nvidia-h200").create_shader_module(src, "sat.comp")
     assert "satur" in e.value.message
+
+
+def test_mixed_signedness_int8_multiply_add_on_amd_rdna3():
+    """i8 x u8 -> i32 from GLSL (glslang writes the operand signedness): exact products of the two
+    values, + C (was: 'a and b must share a dtype', with no source location)."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-128, 128, (16, 16)).astype(np.int8)
+    b = rng.integers(0, 256, (16, 16)).astype(np.uint8)
+    a[0, :] = -128
+    b[:, 0] = 255
+    dev = emu.Device("amd-rdna3")
+    pipe = dev.create_compute_pipeline(_module(dev, "mma_mixed_sign.comp"))
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=1024)}
+    dev.dispatch(pipe, bufs, (1, 1, 1))
+    got = bufs[(0, 2)].read(np.int32).reshape(16, 16)
+    want = a.astype(np.int64) @ b.astype(np.int64) - 7
+    assert got[0, 0] == 16 * -128 * 255 - 7
+    assert np.array_equal(got, want)
