@@ -149,7 +149,6 @@ _FUZZ: dict = {}
 def fuzz_job(p: dict) -> dict:
     """Mutants first..end-1 of the fuzzer's seed (tests/fuzz/run.py, the same mutants as
     `python -m tests.fuzz.run --seed S`); class: "clean" or "findings", with each finding's site."""
-    import random
     root = p["root"]
     if root not in sys.path:
         sys.path.insert(0, root)
@@ -158,20 +157,14 @@ def fuzz_job(p: dict) -> dict:
     if key not in _FUZZ:
         _FUZZ[key] = fz.corpus(p.get("tint"))
     seeds = _FUZZ[key]
-    chosen = p["targets"]
-    wheel = [k for k, w in fz.WEIGHTS if k in chosen for _ in range(w)]
     t0 = time.monotonic()
     counts, findings = Counter(), {}
-    for n in range(p["first"], p["end"]):
-        rng = random.Random(f"{p['seed']}:{n}")
-        kind = wheel[n % len(wheel)]
-        data = fz.mutant(kind, seeds[kind], rng)
+    for n, kind, data in fz.numbered(seeds, p["targets"], p["seed"], p["first"], p["end"]):
         outcome, _ = fz.run_one(kind, data, p["timeout"], kind != "ir")
         if outcome in ("ok", "error"):
             counts[f"{kind} {outcome}"] += 1
             continue
-        site = f"{kind}: hang over {p['timeout']:g} s" if outcome == "hang" else f"{kind}: {fz.site(outcome)}"
-        findings.setdefault(site, {"first": n, "message": str(outcome)[:200]})
+        findings.setdefault(fz.finding(kind, outcome, p["timeout"]), {"first": n, "message": str(outcome)[:200]})
     return {"class": "findings" if findings else "clean", "counts": dict(counts), "findings": findings,
             "seconds": round(time.monotonic() - t0, 3)}
 

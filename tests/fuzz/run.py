@@ -134,6 +134,21 @@ def mutant(kind: str, seeds: list, rng: random.Random):
     return mutate(seed, rng, seeds)
 
 
+def numbered(seeds: dict[str, list], chosen: list[str], seed: int, first: int, end: int):
+    """(n, kind, data) of mutants first..end-1 of a seed: mutant n depends on (seed, n) alone, so
+    disjoint ranges run anywhere (tests/fuzz/parallel.py, `emu campaign fuzz`) add up to one run."""
+    wheel = [k for k, w in WEIGHTS if k in chosen for _ in range(w)]
+    for n in range(first, end):
+        rng = random.Random(f"{seed}:{n}")
+        kind = wheel[n % len(wheel)]
+        yield n, kind, mutant(kind, seeds[kind], rng)
+
+
+def finding(kind: str, outcome, timeout: float) -> str:
+    """The site a hang or an exception is counted under (one finding per site)."""
+    return f"{kind}: hang over {timeout:g} s" if outcome == "hang" else f"{kind}: {site(outcome)}"
+
+
 def run_one(kind: str, data, timeout: float = 10.0, run: bool = True):
     """(outcome, wall seconds): outcome "ok" / "error" / "hang" (over `timeout` CPU seconds) or
     the exception raised."""
@@ -197,7 +212,6 @@ def main(argv=None) -> int:
     for k in chosen:
         if k not in targets.TARGETS:
             ap.error(f"unknown target {k!r} (targets: {', '.join(targets.TARGETS)})")
-    wheel = [k for k, w in WEIGHTS if k in chosen for _ in range(w)]
     print("fuzz: inputs " + ", ".join(f"{k} {len(seeds[k])}" for k in chosen), flush=True)
     out = Path(args.out) if args.out else None
     if out:
@@ -207,13 +221,10 @@ def main(argv=None) -> int:
     hangs, slowest = 0, (0.0, None)
     t0 = last = time.time()
     n = args.start - 1
-    for n in range(args.start, args.start + args.mutants):
+    for n, kind, data in numbered(seeds, chosen, args.seed, args.start, args.start + args.mutants):
         if stopping:
             n -= 1
             break
-        rng = random.Random(f"{args.seed}:{n}")
-        kind = wheel[n % len(wheel)]
-        data = mutant(kind, seeds[kind], rng)
         try:
             outcome, dt = run_one(kind, data, args.timeout,
                                   (not args.no_run) and (kind != "ir" or args.run_ir))
@@ -229,7 +240,7 @@ def main(argv=None) -> int:
         if outcome in ("ok", "error"):
             counts[kind][outcome] += 1
             continue
-        key = f"{kind}: hang over {args.timeout:g} s" if outcome == "hang" else f"{kind}: {site(outcome)}"
+        key = finding(kind, outcome, args.timeout)
         hangs += outcome == "hang"
         if key not in findings:
             findings[key] = (str(outcome)[:200], n)
