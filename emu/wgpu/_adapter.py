@@ -96,6 +96,7 @@ def _profile_features(profile, flavor: str) -> set:
     feats = {"core-features-and-limits", "shader-f16"}
     if flavor in ("wgpu", "emu"):
         feats.add("subgroup")
+        feats.add("immediates")       # wgpu-native gates var<immediate> on a feature (Dawn: on the limit only)
         if profile.props_wgpu():
             feats.add("cooperative-matrix")
     if flavor in ("dawn", "emu"):

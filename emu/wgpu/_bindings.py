@@ -32,9 +32,10 @@ class GPUBindGroupLayout(GPUObjectBase, *binding_bases("GPUBindGroupLayout")):
 
 
 class GPUPipelineLayout(GPUObjectBase, *binding_bases("GPUPipelineLayout")):
-    def __init__(self, label, device, layouts):
+    def __init__(self, label, device, layouts, immediate_size: int = 0):
         super().__init__(label, device)
         self._bind_group_layouts = list(layouts)
+        self._immediate_size = immediate_size       # bytes of immediate data (pass.set_immediates)
 
 
 class GPUBindGroup(GPUObjectBase, *binding_bases("GPUBindGroup")):

@@ -5,7 +5,10 @@ import sys
 
 from typing import Sequence
 
+import numpy as np
+
 from ..errors import EmuError, HostError, InvalidArgument
+from ..frontend.spirv.module import PUSH_CONSTANTS
 from ._compat import binding_bases
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer
@@ -85,11 +88,17 @@ class _Dispatch(_Cmd):
             return
         p = self.pipeline
         regions, write_backs = {}, []
-        for g in p._used:
+        for g in p._used + ([p._immediate] if p._immediate is not None else []):
             key = (g.group, g.binding)
             buf, off, size = self.bindings[key]
             if g.space == "handle":          # a texture (view) or sampler: emu's own, checked against the type
                 regions[key] = _textures.bind_handle(g, buf)
+                continue
+            if key == PUSH_CONSTANTS:        # the pass's immediate data, as set when it was recorded
+                row = np.zeros((1, max(16, -(-len(buf) // 16) * 16)), np.uint8)    # a padded row, as _view's
+                row[0, :len(buf)] = np.frombuffer(buf, np.uint8)
+                regions[key] = Region(g.name, "buffer", 1, len(buf), data=row, binding=key, access=g.access,
+                                      space=g.space)
                 continue
             row, wb = buf._view(off, size, writable=g.space == "storage" and g.access != "read")
             regions[key] = Region(g.name, "buffer", 1, size, data=row, binding=key, access=g.access, space=g.space)
@@ -303,6 +312,8 @@ class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCo
         self._encoder = encoder
         self._pipeline: GPUComputePipeline | None = None
         self._groups: dict[int, tuple] = {}          # index -> (bind group, dynamic offsets)
+        self._immediates = bytearray(device._limits["max-immediate-size"])
+        self._immediates_set = bytearray(len(self._immediates) // 4)      # 1 per 4-byte word set
         self._ended = False
 
     def _fail(self, message, **kw):
@@ -404,6 +415,15 @@ class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCo
                            loc=g.loc, sources=sources, hint="bind a larger range (or buffer)")
                 return None
             bindings[(g.group, g.binding)] = (buf, off, size)
+        if p._immediate is not None:
+            g, need = p._immediate, _min_size(p._immediate)
+            unset = [4 * i for i in range(need // 4) if not self._immediates_set[i]]
+            if unset:
+                self._fail(f"{what}: '{g.name}' (var<immediate>, {g.type}) reads {need} bytes of immediate data; "
+                           f"bytes from {unset[0]} were not set in this pass", loc=g.loc, sources=sources,
+                           hint=f"call pass.set_immediates(0, data) with its {need} bytes before dispatching")
+                return None
+            bindings[PUSH_CONSTANTS] = (bytes(self._immediates[:need]), None, None)
         # usage scope: a buffer written as storage must not be used read-only in the same dispatch
         usages: dict[int, list] = {}
         for i in range(len(layouts)):
@@ -471,8 +491,25 @@ class GPUComputePassEncoder(GPUObjectBase, _DebugCommands, *binding_bases("GPUCo
         if self._encoder._state == "locked":
             self._encoder._state = "open"
 
-    def set_immediates(self, *args, **kwargs):
-        _unsupported("pass.set_immediates()", "immediate data")
+    def set_immediates(self, range_offset: int, data, data_offset: int = 0, data_size: int | None = None) -> None:
+        """Bytes data[data_offset:data_offset + data_size] into the pass's immediate data at
+        range_offset (wgpu-py's byte offsets); dispatches read them as the shader's var<immediate>."""
+        view = memoryview(data).cast("B")
+        data_offset = int(data_offset)
+        size = view.nbytes - data_offset if data_size is None else int(data_size)
+        if not (0 <= data_offset <= view.nbytes and 0 <= size <= view.nbytes - data_offset):
+            raise ValueError(f"set_immediates: data_offset {data_offset} and data_size {size} do not lie within "
+                             f"the data's {view.nbytes} bytes")
+        offset, limit = int(range_offset), len(self._immediates)
+        what = f"set_immediates({offset}, <{size} bytes>)"
+        if not self._recording(what):
+            return
+        if offset % 4 or size % 4 or offset < 0 or offset + size > limit:
+            self._fail(f"{what}: the offset and size must be multiples of 4 and offset + size at most the "
+                       f"device limit max-immediate-size ({limit})")
+            return
+        self._immediates[offset:offset + size] = view[data_offset:data_offset + size]
+        self._immediates_set[offset // 4:(offset + size) // 4] = b"\x01" * (size // 4)
 
     def write_timestamp(self, *args, **kwargs):
         _unsupported("pass.write_timestamp()", "timestamp queries")

@@ -46,7 +46,7 @@ DEFAULT_LIMITS = {
     "max-compute-workgroup-storage-size": 32768, "max-compute-invocations-per-workgroup": 1024,
     "max-compute-workgroup-size-x": 1024, "max-compute-workgroup-size-y": 1024,
     "max-compute-workgroup-size-z": 64, "max-compute-workgroups-per-dimension": 65535,
-    "max-immediate-size": 0,
+    "max-immediate-size": 256,      # var<immediate> bytes (Vulkan push constants: 256 on NVIDIA's drivers)
 }
 
 # WGSL `enable` extension -> the device features it needs (any one of the names)

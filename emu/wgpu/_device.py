@@ -11,7 +11,9 @@ from ._bindings import GPUBindGroup, GPUBindGroupLayout, GPUPipelineLayout, _Lay
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandEncoder
 from ._common import GPUObjectBase, _BU, _ENABLE_FEATURES, _SS, _flag_value, _from_emu, _get, _internal, _round_up, _subgroup_size, _unsupported, _usage_names, _validation
-from ._pipeline import GPUComputePipeline, _auto_layout, _check_constants, _check_layout_matches, _check_pipeline_limits
+from ..frontend.spirv.module import PUSH_CONSTANTS
+from ._pipeline import (GPUComputePipeline, _auto_layout, _check_constants, _check_immediate_size,
+                        _check_layout_matches, _check_pipeline_limits, _min_size)
 from ._promise import GPUPromise
 from ._queue import GPUQueue
 from ._shader import GPUShaderModule
@@ -151,9 +153,19 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
             elif not isinstance(bgl, GPUBindGroupLayout):
                 raise TypeError(f"bind_group_layouts[{i}] is not an emu GPUBindGroupLayout "
                                 f"(got {type(bgl).__name__}): objects of a real adapter do not mix with emu's")
-        if immediate_size:
-            _unsupported("create_pipeline_layout(immediate_size=...)", "immediate data")
-        return GPUPipelineLayout(label, self, layouts)
+        immediate_size = int(immediate_size)
+        if self._adapter._flavor == "wgpu" and immediate_size and "immediates" not in self._features:
+            raise _validation(f"create_pipeline_layout(immediate_size={immediate_size}): the device was "
+                              f"created without the 'immediates' feature",
+                              hint="request it: adapter.request_device_sync(required_features=['immediates'], "
+                                   "required_limits={'max-immediate-size': N})")
+        if immediate_size % 4 or not 0 <= immediate_size <= self._limits["max-immediate-size"]:
+            raise _validation(f"create_pipeline_layout(immediate_size={immediate_size}): it must be a multiple "
+                              f"of 4 from 0 to the device limit max-immediate-size "
+                              f"({self._limits['max-immediate-size']})",
+                              hint="raise the limit with required_limits={'max-immediate-size': N} when "
+                                   "requesting the device" if immediate_size % 4 == 0 else None)
+        return GPUPipelineLayout(label, self, layouts, immediate_size)
 
     def create_bind_group(self, *, label: str = "", layout: "GPUBindGroupLayout", entries: Sequence) -> "GPUBindGroup":
         if not isinstance(layout, GPUBindGroupLayout):
@@ -251,18 +263,37 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
             raise _internal(e, sources) from e
         from ..api import used_globals
         used = [g for g in used_globals(module._emu.ir, pipe.pipeline.entry) if g.space in ("storage", "uniform", "handle")]
+        # var<immediate> (var<push_constant>): set with pass.set_immediates(), not in a bind group
+        immediate = next((g for g in used if (g.group, g.binding) == PUSH_CONSTANTS), None)
+        used = [g for g in used if g is not immediate]
         wg_bytes = sum(_round_up(g.type.size, 16) for g in used_globals(module._emu.ir, pipe.pipeline.entry)
                        if g.space == "workgroup" and hasattr(g.type, "size"))
         _check_pipeline_limits(self, pipe, used, wg_bytes, sources)
+        if immediate is not None and self._adapter._flavor == "wgpu":       # what wgpu-native refuses
+            if "immediates" not in self._features:
+                raise _validation(f"'{immediate.name}' is a var<immediate>, and the device was created without "
+                                  f"the 'immediates' feature", immediate.loc, sources=sources,
+                                  hint="request it: adapter.request_device_sync(required_features=['immediates'], "
+                                       "required_limits={'max-immediate-size': N})")
+            if layout == "auto":
+                raise _validation(f"'{immediate.name}' is a var<immediate>, and wgpu-native's layout='auto' gives "
+                                  f"a pipeline no immediate data (0 bytes)", immediate.loc, sources=sources,
+                                  hint=f"create the layout yourself: device.create_pipeline_layout(bind_group_layouts="
+                                       f"[...], immediate_size={_min_size(immediate)})")
         if isinstance(layout, GPUPipelineLayout):
             _check_layout_matches(layout, used, sources)
+            _check_immediate_size(immediate, layout._immediate_size, sources)
             pl, auto = layout, False
         elif layout == "auto":
             pl, auto = None, True
         else:
             raise TypeError("create_compute_pipeline() 'layout' arg must be a GPUPipelineLayout or 'auto'")
         p = GPUComputePipeline(label, self, module, pipe, used)
-        p._layout = _auto_layout(self, p, used) if auto else pl
+        p._immediate = immediate
+        p._layout = _auto_layout(self, p, used, immediate) if auto else pl
+        if auto:
+            _check_immediate_size(immediate, self._limits["max-immediate-size"], sources, "the device limit "
+                                  "max-immediate-size")
         p._auto = auto
         return p
 

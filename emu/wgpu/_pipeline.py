@@ -154,13 +154,22 @@ def _check_layout_matches(layout: "GPUPipelineLayout", used, sources):
                               f"type {g.type} needs at least {need}", g.loc, sources=sources)
 
 
-def _auto_layout(dev, pipeline: "GPUComputePipeline", used) -> "GPUPipelineLayout":
+def _check_immediate_size(g, size: int, sources, what: str = "the pipeline layout's immediate_size"):
+    """The var<immediate> of the entry point must fit in the immediate bytes the layout provides."""
+    if g is not None and _min_size(g) > size:
+        raise _validation(f"'{g.name}' (var<immediate>, {g.type}) needs {_min_size(g)} bytes of immediate data; "
+                          f"{what} is {size}", g.loc, sources=sources,
+                          hint=f"create the pipeline layout with immediate_size={_min_size(g)} (and request the "
+                               f"device with required_limits={{'max-immediate-size': {_min_size(g)}}} if needed)")
+
+
+def _auto_layout(dev, pipeline: "GPUComputePipeline", used, immediate=None) -> "GPUPipelineLayout":
     n = max([g.group for g in used] + [-1]) + 1
     groups = [dict() for _ in range(n)]
     for g in used:
         groups[g.group][g.binding] = _LayoutEntry(g.binding, _SS.COMPUTE, _binding_type(g), False, _min_size(g))
     layouts = [GPUBindGroupLayout("", dev, entries, exclusive=pipeline) for entries in groups]
-    return GPUPipelineLayout("", dev, layouts)
+    return GPUPipelineLayout("", dev, layouts, _min_size(immediate) if immediate is not None else 0)
 
 
 class GPUComputePipeline(GPUObjectBase, *binding_bases("GPUComputePipeline")):
@@ -169,6 +178,7 @@ class GPUComputePipeline(GPUObjectBase, *binding_bases("GPUComputePipeline")):
         self._module = module
         self._emu = pipe
         self._used = used
+        self._immediate = None              # the entry point's var<immediate>, if it has one
         self._layout: GPUPipelineLayout | None = None
         self._auto = False
 

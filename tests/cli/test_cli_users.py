@@ -39,14 +39,14 @@ def test_examples_lists_kernels_host_programs_and_docs():
     assert rc == 0 and err == ""
     names = [line.split()[0] for line in out.splitlines() if line and not line.startswith("run ")]
     assert names == ["gemm_dawn.wgsl", "gemm_wgpu.wgsl", "wgpu_host/bind_groups.py", "wgpu_host/gemm_dawn.py",
-                     "wgpu_host/indirect.py", "wgpu_host/storage_uniform.py", "wgpu_host/README.md", "docs/trace-schema.md",
+                     "wgpu_host/immediates.py", "wgpu_host/indirect.py", "wgpu_host/storage_uniform.py", "wgpu_host/README.md", "docs/trace-schema.md",
                      "docs/emu-trace.schema.json", "docs/profiles.md"]
     assert "Tiled GEMM on the matrix units, Dawn's dialect" in out
 
 
 def test_examples_copy_then_clash(tmp_path):
     rc, out, _ = cli("examples", "--copy", tmp_path)
-    assert rc == 0 and out.startswith(f"copied 10 files into {tmp_path}")
+    assert rc == 0 and out.startswith(f"copied 11 files into {tmp_path}")
     assert (tmp_path / "gemm_dawn.wgsl").read_text().startswith("// Tiled GEMM")
     assert "emu-trace/1" in (tmp_path / "docs" / "trace-schema.md").read_text()
     assert json.loads((tmp_path / "docs" / "emu-trace.schema.json").read_text())["$defs"]["header"]

@@ -428,3 +428,73 @@ def test_internal_error_is_one_gpu_internal_error(device, monkeypatch):
     text = str(e.value)
     assert text.startswith("k.wgsl:2:89: error: internal error: ZeroDivisionError: a planted bug")
     assert "please report" in text and "lane 0" in text
+
+
+IMMEDIATE = """
+struct Push { row: u32, scale: f32 }
+var<immediate> push: Push;
+@group(0) @binding(0) var<storage, read_write> out: array<f32>;
+@compute @workgroup_size(4) fn main(@builtin(local_invocation_id) l: vec3u) {
+  out[push.row * 4u + l.x] = f32(l.x) * push.scale;
+}"""
+
+
+def immediate_pass(dev, layout, pushes):
+    mod = dev.create_shader_module(code=IMMEDIATE, label="imm.wgsl")
+    p = dev.create_compute_pipeline(layout=layout, compute={"module": mod, "entry_point": "main"})
+    buf = dev.create_buffer(size=32, usage=BU.STORAGE | BU.COPY_SRC)
+    enc = dev.create_command_encoder()
+    cp = enc.begin_compute_pass()
+    cp.set_pipeline(p)
+    cp.set_bind_group(0, dev.create_bind_group(layout=p.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": buf}}]))
+    for args in pushes:
+        if args:
+            cp.set_immediates(*args)
+        cp.dispatch_workgroups(1)
+    cp.end()
+    dev.queue.submit([enc.finish()])
+    return np.frombuffer(dev.queue.read_buffer(buf), np.float32)
+
+
+def push_bytes(row, scale):
+    return np.array([row], np.uint32).tobytes() + np.array([scale], np.float32).tobytes()
+
+
+def test_immediates_feed_each_dispatch_what_the_pass_had_set(device):
+    # layout='auto' derives immediate_size from the var (WebGPU's default layout); a partial update
+    # (bytes 4..7 only) keeps the row set before it
+    got = immediate_pass(device, "auto", [(0, push_bytes(1, 0.5)), (4, push_bytes(9, 2.0), 4, 4)])
+    assert got.tolist() == [0, 0, 0, 0, 0, 2, 4, 6]
+
+
+def test_immediates_errors_name_the_var_and_the_fix(device):
+    with pytest.raises(wgpu.GPUValidationError, match=r"imm.wgsl:3:1: .*bytes from 0 were not set in this pass"):
+        immediate_pass(device, "auto", [None])
+    small = device.create_pipeline_layout(bind_group_layouts=[device.create_bind_group_layout(entries=[
+        {"binding": 0, "visibility": SS.COMPUTE, "buffer": {"type": "storage"}}])], immediate_size=4)
+    with pytest.raises(wgpu.GPUValidationError, match=r"imm.wgsl:3:1: .*needs 8 bytes of immediate data; the "
+                                                      r"pipeline layout's immediate_size is 4"):
+        immediate_pass(device, small, [])
+    with pytest.raises(wgpu.GPUValidationError, match=r"multiples of 4 and offset \+ size at most the device "
+                                                      r"limit max-immediate-size \(256\)"):
+        immediate_pass(device, "auto", [(2, push_bytes(0, 1.0))])
+    with pytest.raises(wgpu.GPUValidationError, match=r"immediate_size=6\): it must be a multiple of 4"):
+        device.create_pipeline_layout(bind_group_layouts=[], immediate_size=6)
+
+
+def test_immediates_under_wgpu_pys_names_follow_wgpu_native():
+    adapter = wgpu.GPU(profile="reference", flavor="wgpu").request_adapter_sync()
+    assert "immediates" in adapter.features and adapter.limits["max-immediate-size"] == 256
+    plain = adapter.request_device_sync()
+    with pytest.raises(wgpu.GPUValidationError, match="created without the 'immediates' feature"):
+        plain.create_pipeline_layout(bind_group_layouts=[], immediate_size=8)
+    with pytest.raises(wgpu.GPUValidationError, match=r"imm.wgsl:3:1: .*without the 'immediates' feature"):
+        immediate_pass(plain, "auto", [])
+    dev = adapter.request_device_sync(required_features=["immediates"], required_limits={"max-immediate-size": 8})
+    with pytest.raises(wgpu.GPUValidationError, match=r"(?s)imm.wgsl:3:1: .*layout='auto' gives a pipeline no "
+                                                      r"immediate data.*immediate_size=8"):
+        immediate_pass(dev, "auto", [])
+    layout = dev.create_pipeline_layout(bind_group_layouts=[dev.create_bind_group_layout(entries=[
+        {"binding": 0, "visibility": SS.COMPUTE, "buffer": {"type": "storage"}}])], immediate_size=8)
+    assert immediate_pass(dev, layout, [(0, push_bytes(0, 3.0), 0, 8)]).tolist()[:4] == [0, 3, 6, 9]

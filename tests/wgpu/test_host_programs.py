@@ -5,7 +5,7 @@ import pytest
 
 from wgpuhost import SKIP_CODE, run_program
 
-PLAIN = ["storage_uniform.py", "bind_groups.py", "indirect.py"]
+PLAIN = ["storage_uniform.py", "bind_groups.py", "indirect.py", "immediates.py"]
 
 
 def assert_same_bits(a: dict, b: dict, what: str):
