@@ -58,9 +58,11 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
     size, runs = int(size), int(runs)
     src, block = (SIMPLE, 16) if kernel == "simple" else (GEMM, 32)
     tracer = None
-    if trace == "on":
+    if trace in ("on", "jsonl"):
+        import tempfile
         from emu.trace.tracer import MemorySink, Tracer
-        tracer = Tracer(sink=MemorySink())
+        tmp = tempfile.TemporaryDirectory()
+        tracer = Tracer(sink=MemorySink()) if trace == "on" else Tracer(Path(tmp.name) / "t.jsonl")
     dev = emu.Device(profile, jobs=None if jobs in (None, "all") else int(jobs), tracer=tracer)
     mod = dev.create_shader_module(src.read_text(), str(src.relative_to(ROOT)))
     pipe = dev.create_compute_pipeline(mod, constants={"M": size, "N": size, "K": size})
@@ -88,8 +90,16 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
         want = expected(dev.profile, a, b)
         got = bufs[(0, 2)].read(np.float32).reshape(size, size)
         check = bool(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
+    extra = {}
+    if trace == "on":                       # the sink keeps arrays; reading builds the schema's lists
+        t = time.perf_counter()
+        extra["records"] = len(tracer.records)
+        extra["read_s"] = time.perf_counter() - t
+    if trace == "jsonl":
+        tracer.end()
+        extra["file_bytes"] = (Path(tmp.name) / "t.jsonl").stat().st_size // (runs + 1)     # per dispatch
     _out(times=ts, numpy_times=nps, bound_bytes=a.nbytes + b.nbytes + 4 * size * size, bit_exact=check,
-         jobs=dev.jobs)
+         jobs=dev.jobs, **extra)
 
 
 def emu_demo_start(runs):

@@ -186,6 +186,7 @@ def main(argv=None) -> int:
         rows.append(("demo_warm", "emu demo, warm caches", f"median of {len(r['times'])}"))
     case("trace_off", "emu GEMM nvidia-h200 256^3, tracing off", ["emu_gemm", "nvidia-h200", 256, runs, "all", "off"])
     case("trace_on", "emu GEMM nvidia-h200 256^3, tracing on (memory sink)", ["emu_gemm", "nvidia-h200", 256, min(runs, 3), "all", "on"])
+    case("trace_jsonl", "emu GEMM nvidia-h200 256^3, tracing on (JSONL file)", ["emu_gemm", "nvidia-h200", 256, min(runs, 3), "all", "jsonl"])
 
     text = report(R, rows, args, runs)
     print(text)
@@ -218,6 +219,10 @@ def report(R, rows, args, runs) -> str:
             extra.append("WRONG RESULT")
         if r.get("numpy_times"):
             extra.append(f"numpy same process: min {fmt_t(min(r['numpy_times']))}, emu min {fmt_t(min(r['times']))}")
+        if "read_s" in r:
+            extra.append(f"reading its {r['records']:,} records back as lists: {fmt_t(r['read_s'])}")
+        if "file_bytes" in r:
+            extra.append(f"{fmt_mb(r['file_bytes'])} per run")
         if "cold_cpu" in r:
             extra.append(f"CPU: cold {r['cold_cpu']:.1f} s, warm {r['warm_cpu']:.1f} s; compile line printed: "
                          f"cold {'yes' if r['notice'][0] else 'no'}, warm {'yes' if any(r['notice'][1:]) else 'no'}")
@@ -273,6 +278,7 @@ def report(R, rows, args, runs) -> str:
     add("numba compile, cold (s)", m.get("compile_cold"), "<= 10 s")
     add("numba compile, warm (s)", m.get("compile_warm"), "<= 2 s")
     add("GEMM 256^3 tracing on / off", ratio(m.get("trace_on"), m.get("trace_off")), "<= 1000x")
+    add("GEMM 256^3 tracing to a JSONL file / off", ratio(m.get("trace_jsonl"), m.get("trace_off")), "-")
     add("emu GEMM 1024^3 --jobs 1 / all cores", ratio(m.get("emu_gemm_h200_1024_j1"), m.get("emu_gemm_h200_1024")), ">= 1x", False)
     return "\n".join(lines)
 

@@ -14,11 +14,48 @@ def bits_fmt(tname: str) -> str:
     return f"0x{{:0{HEX_DIGITS[tname]}x}}"
 
 
-def bits_list(arr: np.ndarray, tname: str):
-    """Raw bit patterns of `arr` (elements of type `tname`) as nested lists of hex strings."""
-    fmt = bits_fmt(tname).format
+_HEX_TABLES: dict = {}
+
+
+def _hex_of(tname: str, before: str = "", after: str = ""):
+    """The function from a raw bit pattern to its text; for 8- and 16-bit types a lookup in a
+    table of every pattern, built once (traces format millions of them)."""
+    digits = HEX_DIGITS[tname]
+    text = before + bits_fmt(tname) + after
+    if digits > 4:
+        return text.format
+    table = _HEX_TABLES.get(text)
+    if table is None:
+        table = _HEX_TABLES[text] = list(map(text.format, range(1 << 4 * digits)))
+    return table.__getitem__
+
+
+def bits_list(arr: np.ndarray, tname: str, before: str = "", after: str = ""):
+    """Raw bit patterns of `arr` (elements of type `tname`) as nested lists of hex strings
+    (each between `before` and `after`: the JSON writer's pieces)."""
+    hex_of = _hex_of(tname, before, after)
     raw = np.ascontiguousarray(arr).view(BITS[tname])
-    return _map_nested(raw.tolist(), fmt)
+    if raw.ndim == 2:
+        return [list(map(hex_of, row)) for row in raw.tolist()]
+    return _map_nested(raw.tolist(), hex_of)
+
+
+def element_texts(tname: str, encode):
+    """For 8- and 16-bit types, every bit pattern's `"bits":...,"value":...` tail of an element's
+    JSON text (`encode`: the JSON encoder), indexed by the pattern; None for wider types."""
+    if HEX_DIGITS[tname] > 4:
+        return None
+    key = ("element", tname)
+    table = _HEX_TABLES.get(key)
+    if table is None:
+        n = 1 << 4 * HEX_DIGITS[tname]
+        patterns = np.arange(n, dtype=np.uint64).astype(BITS[tname])
+        arr = patterns.view(NP[tname]) if tname != "bool" else patterns.astype(bool)
+        bits = bits_list(patterns, tname)
+        with np.errstate(invalid="ignore"):          # the NaN patterns, widened
+            vals = encode(value_list(arr, tname))[1:-1].split(",")
+        table = _HEX_TABLES[key] = [f'"{b}","value":{v}' for b, v in zip(bits, vals)]
+    return table
 
 
 def value_list(arr: np.ndarray, tname: str):

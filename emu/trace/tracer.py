@@ -15,6 +15,8 @@ one per (instruction, workgroup).
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import sys
@@ -45,31 +47,171 @@ def config_name(cfg) -> str:
     return s
 
 
+# ---------------------------------------------------------------------------------- fragments
+
+class _Layout:
+    """Per lane map, what every record's fragments share: each lane's (row, col) of its valid
+    elements and, where a lane has padding, which of its slots hold an element."""
+
+    def __init__(self, lm):
+        self.lm = lm
+        self.coords = [[(r, c) for (r, c), ok in zip(co, va) if ok]
+                       for co, va in zip(lm.coords.tolist(), lm.valid.tolist())]
+        self.keep = [None if all(va) else [i for i, ok in enumerate(va) if ok] for va in lm.valid.tolist()]
+        self.json_heads = [[f'{{"row":{r},"col":{c},"bits":' for r, c in co] for co in self.coords]
+
+
+class Fragments:
+    """A record's "fragments" kept as arrays (the subgroup's elements, the byte offsets) until a
+    sink needs the schema's lists: building a dict per element costs ~100x more than the
+    instruction being traced. `tolist()` gives exactly the list the schema describes."""
+    __slots__ = ("layout", "raw", "tname", "lanes", "offsets")
+
+    def __init__(self, layout, raw, tname, lanes, offsets):
+        self.layout, self.raw, self.tname, self.lanes, self.offsets = layout, raw, tname, lanes, offsets
+
+    def tolist(self) -> list:
+        lay = self.layout
+        bits = fmt.bits_list(self.raw, self.tname)
+        vals = fmt.value_list(self.raw, self.tname)
+        offs = self.offsets.tolist() if self.offsets is not None else None
+        out = []
+        for l in self.lanes:
+            keep = lay.keep[l]
+            b, v = bits[l], vals[l]
+            o = offs[l] if offs is not None else None
+            if keep is not None:
+                b, v = [b[i] for i in keep], [v[i] for i in keep]
+                o = [o[i] for i in keep] if o is not None else None
+            entry = {"lane": l, "elements": [{"row": r, "col": c, "bits": x, "value": y}
+                                             for (r, c), x, y in zip(lay.coords[l], b, v)]}
+            if o is not None:
+                entry["offsets"] = [x if x >= 0 else None for x in o]
+            out.append(entry)
+        return out
+
+    def json(self) -> str:
+        """The text `dumps(self.tolist())` gives, written without building the lists (a JSONL
+        trace file of a 256^3 GEMM has 3.3 million elements)."""
+        lay = self.layout
+        table = fmt.element_texts(self.tname, dumps)
+        if table is not None:                   # 8/16-bit elements: bits and value looked up
+            tails = np.ascontiguousarray(self.raw).view(fmt.BITS_OF[self.tname]).tolist()
+            tails = [list(map(table.__getitem__, t)) for t in tails]
+        else:
+            bits = fmt.bits_list(self.raw, self.tname, '"', '","value":')
+            vals = dumps(fmt.value_list(self.raw, self.tname)).split("],[")     # every lane's at once
+            tails = [list(map(str.__add__, b, v.strip("[]").split(","))) for b, v in zip(bits, vals)]
+        offs = self.offsets.tolist() if self.offsets is not None else None
+        lanes = []
+        for l in self.lanes:
+            keep = lay.keep[l]
+            t, o = tails[l], offs[l] if offs is not None else None
+            if keep is not None:
+                t = [t[i] for i in keep]
+                o = [o[i] for i in keep] if o is not None else None
+            lanes.append((l, t, o))
+        if offs is not None:
+            otexts = dumps([[x if x >= 0 else None for x in o] for _, _, o in lanes]).split("],[")
+        out = []
+        for i, (l, t, o) in enumerate(lanes):
+            els = "},".join(map(str.__add__, lay.json_heads[l], t)) + "}" if t else ""
+            text = f'{{"lane":{l},"elements":[{els}]'
+            if o is not None:
+                text += ',"offsets":[' + otexts[i].strip("[]") + "]"
+            out.append(text + "}")
+        return "[" + ",".join(out) + "]"
+
+
+def dumps_record(rec: dict) -> str:
+    """`dumps(expand(rec))`, with each Fragments written by its own json() (rec is not changed)."""
+    texts = []
+
+    def hole(f):
+        texts.append(f.json())
+        return f"\0{len(texts) - 1}"
+    r = rec
+    if type(rec.get("fragments")) is Fragments:
+        r = dict(rec, fragments=hole(rec["fragments"]))
+    ops = rec.get("operands")
+    if ops and any(type(o.get("fragments")) is Fragments for o in ops.values()):
+        r = dict(r, operands={k: dict(o, fragments=hole(o["fragments"])) if type(o.get("fragments")) is Fragments
+                              else o for k, o in ops.items()})
+    text = dumps(r)
+    for i, t in enumerate(texts):
+        text = text.replace(f'"\\u0000{i}"', t, 1)
+    return text
+
+
+def expand(rec: dict) -> dict:
+    """`rec` with its Fragments (its own and its operands') replaced by plain lists, in place."""
+    f = rec.get("fragments")
+    if type(f) is Fragments:
+        rec["fragments"] = f.tolist()
+    for o in rec.get("operands", {}).values():
+        f = o.get("fragments")
+        if type(f) is Fragments:
+            o["fragments"] = f.tolist()
+    return rec
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """Millions of small dicts and lists, none in a cycle: without this the collector's passes over
+    the growing heap cost more than building them (3.3 us against 0.2 us per element at 256^3)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 # ---------------------------------------------------------------------------------- sinks
 
 class MemorySink:
-    """Keeps the records in a list (tests, golden files, `emu run --explain`)."""
+    """Keeps the records in a list (tests, golden files, `emu run --explain`). Fragments stay
+    arrays until `records` is first read after they were written."""
+    compact = True
 
     def __init__(self):
-        self.records: list[dict] = []
+        self._records: list[dict] = []
+        self._plain = 0                      # records before this index hold plain lists only
 
     def write(self, rec: dict):
-        self.records.append(rec)
+        self._records.append(rec)
+
+    @property
+    def records(self) -> list[dict]:
+        recs = self._records
+        if self._plain < len(recs):
+            with _no_gc():
+                for i in range(self._plain, len(recs)):
+                    expand(recs[i])
+            self._plain = len(recs)
+        return recs
 
     def close(self):
         pass
 
 
-def dumps(rec: dict) -> str:
-    return json.dumps(rec, separators=(",", ":"), allow_nan=False)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
+def dumps(rec) -> str:
+    """json.dumps(rec, separators=(",", ":"), allow_nan=False), without building an encoder per call."""
+    return _ENCODER.encode(rec)
 
 
 class JsonlSink:
+    compact = True
+
     def __init__(self, f):
         self.f = f
 
     def write(self, rec: dict):
-        self.f.write(dumps(rec) + "\n")
+        self.f.write(dumps_record(rec) + "\n")
 
     def close(self):
         self.f.close()
@@ -79,6 +221,8 @@ class PerfettoSink:
     """Chrome trace-event JSON (object form): a process per workgroup, a thread (track) per
     subgroup plus one for workgroup-wide records, an 'X' slice per record at the tracer's
     instruction clock (1 instruction = 1 us)."""
+
+    compact = True                           # it keeps no fragments
 
     def __init__(self, f):
         self.f = f
@@ -168,6 +312,7 @@ class Tracer:
         self._access = None
         self._recent: dict = {}
         self._maps: dict = {}
+        self._layouts: dict = {}
         self._ended = False
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -218,6 +363,11 @@ class Tracer:
     @property
     def records(self) -> list[dict]:
         return getattr(self.sink, "records", [])
+
+    def _emit(self, rec):
+        """A record with Fragments in it: sinks that take them (ours) expand them when the trace
+        is read or written; any other sink gets the plain lists."""
+        self.sink.write(rec if getattr(self.sink, "compact", False) else expand(rec))
 
     # -- hooks from the executor ----------------------------------------------------------------
     def access(self, batch, inst, subgroups, addr):
@@ -303,21 +453,15 @@ class Tracer:
     def _matrix(self, lm, t: CoopMatrixType) -> dict:
         return {"role": t.role, "rows": t.rows, "cols": t.cols, "type": t.elem.name, "map": lm.name}
 
-    def _fragments(self, lm, frag, tname, lanes, offsets=None) -> list:
-        bits = fmt.bits_list(frag, tname)
-        vals = fmt.value_list(frag, tname)
-        coords = lm.coords.tolist()
-        valid = lm.valid.tolist()
-        offs = offsets.tolist() if offsets is not None else None
-        out = []
-        for l in lanes:
-            els = [{"row": rc[0], "col": rc[1], "bits": b, "value": v}
-                   for rc, b, v, ok in zip(coords[l], bits[l], vals[l], valid[l]) if ok]
-            entry = {"lane": l, "elements": els}
-            if offs is not None:
-                entry["offsets"] = [o if o >= 0 else None for o, ok in zip(offs[l], valid[l]) if ok]
-            out.append(entry)
-        return out
+    def _fragments(self, lm, frag, tname, lanes, offsets=None) -> "Fragments":
+        return Fragments(self._layout(lm), np.array(frag), tname, lanes,
+                         None if offsets is None else np.array(offsets))
+
+    def _layout(self, lm) -> "_Layout":
+        lay = self._layouts.get(id(lm))
+        if lay is None or lay.lm is not lm:
+            lay = self._layouts[id(lm)] = _Layout(lm)
+        return lay
 
     def _subgroup_events(self, batch, inst, mask, frame):
         sg = batch.opts.subgroup_size
@@ -352,7 +496,7 @@ class Tracer:
             rec["mask"] = fmt.mask_hex(m[w, s])
             if op == OP.coop_length:
                 rec["value"] = int(np.asarray(value)[base])
-                self.sink.write(rec)
+                self._emit(rec)
                 continue
             lm = self._lane_map(batch, t)
             frag = value[base:base + sg]
@@ -370,7 +514,7 @@ class Tracer:
                 self._mma_info(rec, batch, inst, vals, base, (w, s), inline=False)
             elif op in (OP.coop_scalar, OP.coop_convert) and inst.attrs:
                 rec["attrs"] = {k: fmt.json_value(v) for k, v in inst.attrs.items()}
-            self.sink.write(rec)
+            self._emit(rec)
             self._remember((w, s), t, frag, rec["seq"])
         if capture:
             self._capture(batch, inst, vals, mask, first_seq)
@@ -439,7 +583,7 @@ class Tracer:
                "matrix": self._matrix(lm, t),
                "fragments": self._fragments(lm, vals[inst.result.id][:sg], t.elem.name, range(sg))}
         self._mma_info(rec, batch, inst, vals, 0, (0, 0), inline=True)
-        self.captured = rec
+        self.captured = expand(rec)
 
     def _workgroup_events(self, batch, inst, mask, frame):
         if self.sink is None:
