@@ -189,6 +189,9 @@ class _Emitter:
         if isinstance(t, ScalarType):
             if t.name in ("bf16", "i8", "u8"):
                 self.fail(inst, f"{t} exists only inside cooperative matrices; WGSL has no {t} values")
+            if t.name == "f64" and self.d == "dawn":
+                self.fail(inst, "f64 is naga's (wgpu's SHADER_F64 feature): Tint (Dawn) has no 64-bit floats",
+                          hint="emit with --dialect wgpu, or compute in f32")
             return t.name
         if isinstance(t, VectorType):
             return f"vec{t.n}<{self.ty(t.elem, inst)}>"
@@ -236,6 +239,13 @@ class _Emitter:
             if t.name == "i64":
                 v = int(v)
                 return "(-9223372036854775807li - 1li)" if v == -(1 << 63) else f"{v}li"
+            if t.name == "f64":
+                self.ty(t, inst)                # (refused in the Dawn dialect)
+                v = float(v)
+                if math.isfinite(v):            # the shortest decimal that reads back as v
+                    return f"{v!r}lf"
+                bits = int(np.array(v, np.float64).view(np.uint64))
+                return f"bitcast<f64>({bits:#018x}lu)"
             if t.name in ("f32", "f16"):
                 if not math.isfinite(float(v)):
                     # WGSL const-expressions cannot be NaN or infinite (Tint rejects even

@@ -70,7 +70,8 @@ I8 = ScalarType("i8", "sint", 8)
 U8 = ScalarType("u8", "uint", 8)
 I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
 U64 = ScalarType("u64", "uint", 64)
-SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64)}
+F64 = ScalarType("f64", "float", 64)       # naga's (wgpu's SHADER_F64); Tint has none
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64, F64)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
 STORAGE_ONLY = (BF16, I8, U8)
 

@@ -23,6 +23,32 @@ class VerifyError(EmuError):
     pass
 
 
+def holds_f64(t) -> bool:
+    """Whether a type holds an f64 (naga's 64-bit floats), as a component, element or member."""
+    if isinstance(t, ScalarType):
+        return t.name == "f64"
+    for sub in ("elem", "pointee"):
+        if hasattr(t, sub):
+            return holds_f64(getattr(t, sub))
+    return any(holds_f64(m.type) for m in getattr(t, "members", ()))
+
+
+def _has_f64(i: Inst) -> bool:
+    return any(holds_f64(v.type) for v in ([i.result] if i.result is not None else []) + list(i.args))
+
+
+def f64_site(module: Module):
+    """The source location of the module's first f64 (a global's or an instruction's), or None."""
+    for g in module.globals:
+        if holds_f64(g.type):
+            return g.loc
+    for f in module.functions:
+        for i in f.walk():
+            if _has_f64(i):
+                return i.loc
+    return None
+
+
 def verify(module: Module, profile=None, subgroup_size: int | None = None, entry: Function | None = None) -> None:
     """Structure for every function (WGSL's module errors); the device's rules (configurations,
     subgroup size) only for the functions `entry` reaches, so that a module's other entry points
@@ -96,6 +122,11 @@ class _Verifier:
         check = getattr(self, "op_" + i.op, None)
         if check is not None:
             check(i)
+        if self.profile is not None and not self.profile.shader_float64 and _has_f64(i):
+            self.fail(i, f"profile '{self.profile.name}' has no 64-bit floats (Vulkan's shaderFloat64, wgpu's "
+                         f"feature 'shader-f64'), which this f64 value needs",
+                      hint="run it on a profile whose device has them (nvidia-h200, amd-rdna3, lavapipe, "
+                           "reference, ...), or compute in f32")
         if i.op == "return" and (i.args[0].type if i.args else VOID) != f.ret:
             self.fail(i, f"'{f.name}' returns {f.ret}, not {i.args[0].type if i.args else 'nothing'}")
         if i.op == "loop":

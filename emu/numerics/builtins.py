@@ -230,9 +230,10 @@ def _step(ty, edge, x):
 
 
 def _frexp(ty, e):
+    """(fraction, exponent): the exponent is i32, for f64 i64 (naga's frexp of f64)."""
     _need_float(ty, 'frexp')
     m, ex = np.frexp(_f64(e, ty))
-    return _round(m, ty), ex.astype(np.int32)
+    return _round(m, ty), ex.astype(np.int64 if ty == 'f64' else np.int32)
 
 
 def _modf(ty, e):

@@ -1,7 +1,8 @@
 """Scalar type names of the project and their numpy representations.
 
 Every scalar type is named by a short string used across emu:
-'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64' (naga's 64-bit integers).
+'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64' (naga's 64-bit integers),
+'f64' (naga's IEEE binary64).
 'bf16', 'i8' and 'u8' are not WGSL scalar types; they exist as component types of
 cooperative matrices and follow the same rules as their WGSL relatives
 (bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits).
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64')
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64', 'f64')
 
 class Dtypes(dict):
     """A name -> dtype table with 'bf16' (ml_dtypes' bfloat16) imported on first use: the import
@@ -66,6 +67,7 @@ NP = Dtypes({
     'u8': np.dtype(np.uint8),
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
+    'f64': np.dtype(np.float64),
 })
 
 # Unsigned integer dtype of the same width, for bit views (bool is one byte in numpy).
@@ -80,11 +82,12 @@ BITS = {
     'u8': np.dtype(np.uint8),
     'i64': np.dtype(np.uint64),
     'u64': np.dtype(np.uint64),
+    'f64': np.dtype(np.uint64),
 }
 
 SIZE = {name: BITS[name].itemsize for name in NAMES}
 
-FLOATS = frozenset({'f32', 'f16', 'bf16'})
+FLOATS = frozenset({'f32', 'f16', 'bf16', 'f64'})
 INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i64', 'u64'})
 SIGNED = frozenset({'i32', 'i8', 'i64'})
 UNSIGNED = frozenset({'u32', 'u8', 'u64'})
@@ -132,7 +135,8 @@ FORMAT = {
     'f16': FloatFormat(11, 5),
     'bf16': FloatFormat(8, 8),
 }
-F64 = FloatFormat(53, 11)   # AbstractFloat
+F64 = FloatFormat(53, 11)   # AbstractFloat, and naga's f64
+FORMAT['f64'] = F64
 
 
 def is_float(ty: str) -> bool:

@@ -96,9 +96,11 @@ def widen_to_f32(x: np.ndarray, ty: str) -> np.ndarray:
 
 
 def round_f64(x64: np.ndarray, ty: str) -> np.ndarray:
-    """One RNE rounding of float64 values to f32, f16 or bf16 (overflow -> infinity).
-    NaN stays NaN (payload unspecified)."""
+    """One RNE rounding of float64 values to f32, f16 or bf16 (overflow -> infinity; f64: as
+    they are). NaN stays NaN (payload unspecified)."""
     x64 = np.asarray(x64, np.float64)
+    if ty == 'f64':
+        return x64
     with np.errstate(over='ignore', invalid='ignore'):
         if ty == 'f32':
             return x64.astype(np.float32)            # the hardware cast is one RNE
@@ -111,7 +113,7 @@ def round_f64(x64: np.ndarray, ty: str) -> np.ndarray:
 
 
 def to_f64(x: np.ndarray, ty: str) -> np.ndarray:
-    """Exact widening of f16/bf16/f32 values to float64."""
+    """Exact widening of f16/bf16/f32 values to float64 (f64: as they are)."""
     return np.asarray(x, dtypes.NP[ty]).astype(np.float64)
 
 

@@ -9,7 +9,7 @@ subnormals kept (WGSL allows flushing them; we do not), IEEE results for
 overflow, division by zero and invalid operations (WGSL makes those
 indeterminate; we give the IEEE value). How each type gets one correct rounding:
 
-* f32: numpy float32 ufuncs, which are the IEEE operations of the host.
+* f32, f64 (naga's): numpy float32/float64 ufuncs, which are the IEEE operations of the host.
 * f16: evaluate in float32, then round to f16. For + - * / and sqrt this double
   rounding is innocuous because 24 >= 2*11 + 2 (S. A. Figueroa, "When is double
   rounding innocuous?", SIGNUM 1995), and for f16 operands every exact result is
@@ -117,7 +117,7 @@ def _float_binary(op, ty, a, b):
     if fn is None:
         raise InvalidArgument(f"operator {op!r} is not defined on {ty}")
     with np.errstate(all='ignore'):
-        if ty == 'f32':
+        if ty in ('f32', 'f64'):
             return np.asarray(fn(a, b))
         if ty == 'f16':
             r = fn(a.astype(np.float32), b.astype(np.float32))
@@ -238,12 +238,25 @@ def _float_to_int(x, src, dst):
     with np.errstate(invalid='ignore'):
         t = np.clip(np.trunc(x64), lo, hi)
     t = np.where(t == t, t, 0.0)                      # NaN -> 0 (WGSL: indeterminate)
+    if dst == 'u64':                                  # (t is in [0, 2^64): int64 would wrap it)
+        return t.astype(np.uint64)
     return t.astype(np.int64).astype(NP[dst])
 
 
 def _int_to_float(x, src, dst, saturate=False):
-    x64 = np.asarray(x).astype(np.int64).astype(np.float64)     # exact: |x| < 2^32
-    r = rounding.round_f64(x64, dst)
+    x = np.asarray(x)
+    if WIDTH[src] == 64:
+        # naga's i64/u64: float64 holds them only to 53 bits, so one RNE straight from the
+        # integer (numpy's cast to float64 is one; narrower targets round the exact value)
+        x64 = x.astype(np.float64)
+        if dst == 'f64':
+            return x64
+        fmt = FORMAT[dst]
+        exact = np.frompyfunc(lambda v: float(rounding.round_fraction(Fraction(int(v)), fmt)), 1, 1)
+        r = as_type(np.asarray(exact(x), np.float64), dst) if x.size else np.zeros(x.shape, NP[dst])
+    else:
+        x64 = x.astype(np.int64).astype(np.float64)     # exact: |x| < 2^32
+        r = rounding.round_f64(x64, dst)
     if dst == 'f16':
         # WGSL: an integer outside f16's finite range converts to infinity (no extra
         # significand bits to drop, unlike float sources), or saturates if asked.
@@ -257,6 +270,10 @@ def _int_to_float(x, src, dst, saturate=False):
 def _float_to_float(x, src, dst):
     if src == dst:
         return np.asarray(x, NP[dst])
+    if dst == 'f64':                   # exact widening (numpy's casts keep NaN payloads and signs)
+        return np.asarray(rounding.widen_to_f32(x, src) if src == 'bf16' else x).astype(np.float64)
+    if src == 'f64':                   # one RNE from the binary64 value
+        return np.asarray(x).astype(np.float32) if dst == 'f32' else rounding.round_f64(x, dst)
     f = rounding.widen_to_f32(x, src)
     if dst == 'f32':
         return f
@@ -322,8 +339,10 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     if src in dtypes.INTS:
         return _int_to_float(x, src, dst, saturate=True)
     r = _float_to_float(x, src, dst)
+    if dst == 'f64':
+        return r                       # every float widens to f64 exactly
     mx = FORMAT[dst].max_value
-    over = np.isinf(r.astype(np.float32)) & np.isfinite(rounding.widen_to_f32(x, src))
+    over = np.isinf(r.astype(np.float32)) & np.isfinite(rounding.to_f64(x, src))
     if over.any():
         r = np.where(over, as_type(np.where(r.astype(np.float32) > 0, mx, -mx), dst), r)
     return r

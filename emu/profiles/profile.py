@@ -186,6 +186,9 @@ class Profile:
     # 64-bit atomic min/max on storage buffers (Vulkan's shaderBufferInt64Atomics; Metal from the
     # M2): Dawn's feature 'atomic-vec2u-min-max' (WGSL's atomic<vec2<u32>>) needs them
     buffer_int64_atomics: bool = True
+    # 64-bit floats in shaders (Vulkan's shaderFloat64; wgpu's feature SHADER_F64, 'shader-f64'):
+    # naga's f64 needs them; Metal has none
+    shader_float64: bool = True
     flexible_nv: tuple = ()           # VK_NV_cooperative_matrix2 flexible-dimension configurations
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
@@ -507,7 +510,7 @@ _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", 
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
                  "limits", "scalar", "subgroup_order", "const_eval", "textures", "buffer_int64_atomics",
-                 "flexible_dimensions_nv")
+                 "shader_float64", "flexible_dimensions_nv")
 # VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV, one object each
 _FLEX_REQUIRED = ("m_granularity", "n_granularity", "k_granularity", "a_type", "c_type", "scope")
 _FLEX_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "workgroup_invocations")
@@ -575,6 +578,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         limits[k] = ctx.integer(v, f"limits.{k}")
     textures = _parse_textures(ctx, doc.get("textures"))
     int64_atomics = ctx.boolean(doc.get("buffer_int64_atomics", True), "buffer_int64_atomics")
+    float64 = ctx.boolean(doc.get("shader_float64", True), "shader_float64")
 
     # numerics defaults
     num = doc["numerics"]
@@ -638,7 +642,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
         subgroup_order=subgroup_order, const_eval=const_eval, buffer_int64_atomics=int64_atomics,
-        flexible_nv=flexible,
+        shader_float64=float64, flexible_nv=flexible,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -761,7 +765,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
     allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "subgroup_order", "const_eval", "textures",
-                                 "buffer_int64_atomics", "flexible_dimensions_nv")
+                                 "buffer_int64_atomics", "shader_float64", "flexible_dimensions_nv")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

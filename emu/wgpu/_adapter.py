@@ -99,6 +99,8 @@ def _profile_features(profile, flavor: str) -> set:
         feats.add("immediates")       # wgpu-native gates var<immediate> on a feature (Dawn: on the limit only)
         if profile.props_wgpu():
             feats.add("cooperative-matrix")
+        if profile.shader_float64:       # naga's f64 (wgpu's SHADER_F64); Dawn has no such feature
+            feats.add("shader-f64")
     if flavor in ("dawn", "emu"):
         feats.add("subgroups")
         if profile.props_dawn():

@@ -59,7 +59,7 @@ _ENABLE_FEATURES = {
     "atomic_vec2u_min_max": ("atomic-vec2u-min-max",),
 }
 # names of one feature as different bindings spell it
-_FEATURE_ALIASES = {"subgroup": "subgroups", "subgroups": "subgroup"}
+_FEATURE_ALIASES = {"subgroup": "subgroups", "subgroups": "subgroup", "wgpu-shader-f64": "shader-f64"}
 
 
 class NotSupportedError(NotImplementedError):

@@ -108,6 +108,16 @@ class GPUDevice(GPUObjectBase, *binding_bases("GPUDevice")):
                     hint=f"adapter.request_device_sync(required_features=['{need[0]}']) "
                          f"(the adapter {'has' if need[0] in self._adapter.features else 'lacks'} it)",
                     sources=sources, loc=_enable_loc(code, ext, file))
+        if "shader-f64" not in self._features:
+            from ..isa.verify import f64_site
+            loc = f64_site(mod.ir)
+            if loc is not None:          # wgpu: the validator's missing capability FLOAT64
+                raise _validation(
+                    "the shader uses f64 (naga's 64-bit floats), which needs the device feature 'shader-f64', "
+                    "and the device was requested without it",
+                    hint="adapter.request_device_sync(required_features=['shader-f64']) "
+                         f"(the adapter {'has' if 'shader-f64' in self._adapter.features else 'lacks'} it)",
+                    sources=sources, loc=loc)
         return GPUShaderModule(label, self, mod, code, file)
 
     def create_bind_group_layout(self, *, label: str = "", entries: Sequence) -> "GPUBindGroupLayout":

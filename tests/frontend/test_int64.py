@@ -144,17 +144,3 @@ def test_a_shift_amount_that_is_not_u32_is_refused_where_it_is(amount, name):
     assert (e.value.loc.line, e.value.loc.col) == (5, 12)
     assert e.value.message == f"the shift amount must be u32, not {name}"
     assert e.value.hint == "convert it: u32(...)"
-
-
-@pytest.mark.parametrize("src,col,text", [
-    ("@compute @workgroup_size(1) fn main() { let y = 2.5lf; }", 49, "the f64 literal '2.5lf'"),
-    ("@compute @workgroup_size(1) fn main() { let y = 3lf; }", 49, "the f64 literal '3lf'"),
-    ("@compute @workgroup_size(1) fn main() { var x: f64; }", 48, "the type f64"),
-])
-def test_naga_f64_is_refused_by_name(src, col, text):
-    # naga's 64-bit floats (its f64.wgsl input): emu has no f64 arithmetic, and says so
-    with pytest.raises(emu.EmuError) as e:
-        emu.compile_wgsl(src, "f.wgsl")
-    assert e.value.message == (f"{text} (naga's 64-bit floats, wgpu's SHADER_F64 feature) is not supported by "
-                               f"emu: it has no f64 arithmetic")
-    assert (e.value.loc.line, e.value.loc.col) == (1, col)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...isa.types import (BOOL, F16, F32, I32, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
+from ...isa.types import (BOOL, F16, F32, I32, I64, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, TupleType, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
 from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
@@ -133,7 +133,7 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
         kind = kinds[0]
         if kind == "F" and not s.is_float or kind == "I" and not s.is_int or \
                 kind in "NS" and s == BOOL or kind == "S" and s.kind == "uint":
-            what = {"F": "f32 or f16", "I": "i32 or u32", "N": "a number", "S": "a signed number"}[kind]
+            what = {"F": "f32 or f16 (or naga's f64)", "I": "i32 or u32", "N": "a number", "S": "a signed number"}[kind]
             lw.err(node, f"{name} needs {what}, not {_tn(t)}")
         if kind == "I":
             t = concrete(t)      # the bit functions take i32/u32 only: an abstract integer becomes i32
@@ -212,7 +212,8 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
         t = concrete(args[0].type)
         if not scalar_of(t).is_float:
             lw.err(node, f"{name} needs a float, not {_tn(args[0].type)}")
-        second = ("exp", with_scalar(t, I32)) if name == "frexp" else ("whole", t)
+        # (naga's f64 gives an i64 exponent: its integer is as wide as the float)
+        second = ("exp", with_scalar(t, I64 if scalar_of(t).name == "f64" else I32)) if name == "frexp" else ("whole", t)
         rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
         if isinstance(args[0], Const):
             # a constant expression: folded with the device's numerics, a constant struct
@@ -312,9 +313,21 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         if scalar_of(rt) is ABSTRACT_INT:
             value = _map(value, int)
         return lw.finite_const(rt, value, node)
+    if scalar_of(t).name == "f64" and name in F64_NO_DEVICE:
+        lw.err(node, f"{name} of f64 runs on no device: naga writes it as GLSL.std.450 {F64_NO_DEVICE[name]}, "
+                     f"which takes only 16- and 32-bit floats (so the driver rejects the SPIR-V), and HLSL and "
+                     f"Metal have no f64 {name} either",
+               hint=f"compute it in f32: f64({name}(f32(x))), or fold it from constants")
     args = [lw.materialize(v, concrete(v.type)) for v in vals]
     return Val(lw.b.op("builtin", args, concrete(rt), fn=name))
 
+
+# WGSL builtins whose GLSL.std.450 instruction exists only for 16- and 32-bit floats (the
+# SPIR-V extended instruction set's own restriction): f64 values reach them only as constants
+F64_NO_DEVICE = {"sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
+                 "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh",
+                 "atanh": "Atanh", "atan2": "Atan2", "pow": "Pow", "exp": "Exp", "log": "Log",
+                 "exp2": "Exp2", "log2": "Log2", "degrees": "Degrees", "radians": "Radians"}
 
 _EXACT = ("abs", "sign", "min", "max", "clamp", "dot", "select")
 

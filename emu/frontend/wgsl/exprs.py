@@ -8,7 +8,7 @@ import numpy as np
 
 from ...isa import ops as OPS_MOD
 from ...isa.ir import Block
-from ...isa.types import (ArrayType, BOOL, CoopMatrixType, F16, F32, I32, I64, MatrixType, PointerType, ScalarType,
+from ...isa.types import (ArrayType, BOOL, CoopMatrixType, F16, F32, F64, I32, I64, MatrixType, PointerType, ScalarType,
                           StructType, TupleType, Type, U32, U64, VectorType, scalar_of, width,
                           with_scalar)
 from . import ast as A
@@ -47,7 +47,9 @@ class ExpressionLowering:
         v = e.value
         if e.suffix == "h":
             self.require(e, "f16", "an f16 literal")
-        t = {"": ABSTRACT_FLOAT, "f": F32, "h": F16}[e.suffix]
+        if e.suffix == "lf":
+            self.f64_use(e, f"the literal {e.text}")
+        t = {"": ABSTRACT_FLOAT, "f": F32, "h": F16, "lf": F64}[e.suffix]
         f = float(v)
         if t is ABSTRACT_FLOAT:
             return Const(t, f)

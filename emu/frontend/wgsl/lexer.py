@@ -140,16 +140,17 @@ _BLANK_RE = re.compile("[ \t\n\u000b\u000c\r\u0085\u200e\u200f\u2028\u2029]+")
 _WORD_RE = re.compile(r"[^\W\d]\w*")  # candidate; confirmed with str.isidentifier (XID rules)
 _WORD_CONT_RE = re.compile(r"\w*")
 
+# (naga's f64 suffix 'lf' beside WGSL's 'f' and 'h')
 _HEX_FLOAT = (
-    r"0[xX](?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.[0-9a-fA-F]*)(?:[pP][+-]?[0-9]+[fh]?)?"
-    r"|0[xX][0-9a-fA-F]+[pP][+-]?[0-9]+[fh]?"
+    r"0[xX](?:[0-9a-fA-F]*\.[0-9a-fA-F]+|[0-9a-fA-F]+\.[0-9a-fA-F]*)(?:[pP][+-]?[0-9]+(?:lf|[fh])?)?"
+    r"|0[xX][0-9a-fA-F]+[pP][+-]?[0-9]+(?:lf|[fh])?"
 )
 _HEX_INT = r"0[xX][0-9a-fA-F]+(?:l[iu]|[iu])?"
 _DEC_FLOAT = (
-    r"[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?[fh]?"
-    r"|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?[fh]?"
-    r"|[0-9]+[eE][+-]?[0-9]+[fh]?"
-    r"|0[fh]|[1-9][0-9]*[fh]"
+    r"[0-9]*\.[0-9]+(?:[eE][+-]?[0-9]+)?(?:lf|[fh])?"
+    r"|[0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?(?:lf|[fh])?"
+    r"|[0-9]+[eE][+-]?[0-9]+(?:lf|[fh])?"
+    r"|0(?:lf|[fh])|[1-9][0-9]*(?:lf|[fh])"
 )
 _DEC_INT = r"0(?:l[iu]|[iu])?|[1-9][0-9]*(?:l[iu]|[iu])?"
 _NUMBER_RE = re.compile(
@@ -243,14 +244,6 @@ def _scan(
                         SourceSpan(file, line, col, line, col + len(bad)),
                         f"write '{bad.lstrip('0') or '0'}' (WGSL has no octal literals)",
                     )
-                if source.startswith("lf", end) and m.lastgroup in ("int", "float") and not text[-1:].isalpha() \
-                        and not _is_ident_continue(source[end + 2:end + 3] or " "):
-                    raise WgslError(
-                        f"the f64 literal '{bad}' (naga's 64-bit floats, wgpu's SHADER_F64 feature) is not "
-                        f"supported by emu: it has no f64 arithmetic",
-                        SourceSpan(file, line, col, line, col + len(bad)),
-                        "compute in f32 (suffix 'f'), or run the shader on a GPU through wgpu",
-                    )
                 if m.lastgroup in ("float", "hexfloat") and not text[-1:].isalpha() and source[end] in "iu":
                     hint = (
                         f"'{source[end]}' is an integer suffix but '{text}' is a float; "
@@ -258,7 +251,8 @@ def _scan(
                     )
                 else:
                     hint = (
-                        "integer suffixes are 'i' and 'u', float suffixes 'f' and 'h'; "
+                        "integer suffixes are 'i' and 'u' (naga: 'li', 'lu'), float suffixes 'f' and 'h' "
+                        "(naga: 'lf'); "
                         "separate a literal from a following name with a space or an operator"
                     )
                 raise WgslError(
@@ -277,10 +271,9 @@ def _scan(
             else:
                 suffix = ""
                 if kind == "float":
-                    if text[-1] in "fh":
-                        suffix = text[-1]
-                elif text[-1] in "fh" and re.search(r"[pP][+-]?[0-9]+[fh]$", text):
-                    suffix = text[-1]
+                    suffix = "lf" if text.endswith("lf") else text[-1] if text[-1] in "fh" else ""
+                elif re.search(r"[pP][+-]?[0-9]+(?:lf|[fh])$", text):
+                    suffix = "lf" if text.endswith("lf") else text[-1]
                 if not _float_fits(text):
                     raise WgslError(
                         f"float literal '{text}' is out of range: it is larger than any float type holds",
@@ -508,8 +501,8 @@ def float_literal_value(text: str) -> Fraction:
     """
     body = text
     is_hex = body[:2] in ("0x", "0X")
-    if body and body[-1] in "fh" and (not is_hex or re.search(r"[pP][+-]?[0-9]+[fh]$", body)):
-        body = body[:-1]
+    if body and body[-1] in "fh" and (not is_hex or re.search(r"[pP][+-]?[0-9]+(?:lf|[fh])$", body)):
+        body = body[:-2] if body.endswith("lf") else body[:-1]
     if is_hex:
         m = _HEX_PARTS_RE.fullmatch(body)
         base, radix_digits = 2, 16

@@ -30,6 +30,10 @@ from ...isa.constants import coerce_scalar
 from ...numerics.dtypes import NP
 
 
+# Extensions only Tint (Dawn) knows (naga refuses 'enable subgroups;' as unimplemented)
+DAWN_ONLY_ENABLES = ("chromium_experimental_subgroup_matrix", "subgroups", "subgroups_f16", VEC2U_ATOMICS)
+
+
 class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
     def __init__(self, tree: A.Module, file: str, strict: bool = False, override_values: dict | None = None,
                  defer_unset: bool = False, const_eval: str = "wgsl"):
@@ -66,6 +70,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         self.switch_depth = 0
         self.in_type = 0
         self.warned_int64 = False
+        self.warned_f64 = False
         # (node, type): the type the program declares for the value of `node` (a let's or var's
         # declared type, an assignment's target), for calls that infer from it: coopLoad<_, A>
         self.expected: tuple | None = None
@@ -83,6 +88,12 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
 
     # -- module -----------------------------------------------------------------------------------
     def run(self) -> Module:
+        for d in self.tree.directives:
+            if isinstance(d, A.EnableDirective) and "f64" in d.names:
+                # naga refuses it too (an unknown enable-extension); its f64 is a device feature
+                self.err(d, "there is no 'f64' extension to enable: naga's f64 needs no directive (it is wgpu's "
+                            "SHADER_F64 device feature, 'shader-f64'), and Tint has no f64",
+                         hint="remove 'f64' from the enable directive")
         for e in self.m.enables:
             if e not in ("f16", "subgroups", "subgroups_f16", VEC2U_ATOMICS) + COOP_EXTS:
                 self.warn(self.tree.directives[0], f"extension '{e}' is not known to emu; ignored")
@@ -332,10 +343,9 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.require(te, "f16", "the f16 type")
             if name in ("i64", "u64"):
                 self.int64_use(te, f"the type {name}")
+            if name == "f64":
+                self.f64_use(te, "the type f64")
             return WGSL_SCALARS[name]
-        if name == "f64":
-            self.err(te, "the type f64 (naga's 64-bit floats, wgpu's SHADER_F64 feature) is not supported by "
-                         "emu: it has no f64 arithmetic", hint="compute in f32, or run the shader on a GPU through wgpu")
         if name in ("i8", "u8") and "wgpu_cooperative_matrix" in self.m.enables:
             # naga's 8-bit integers: the storage of 8-bit cooperative matrices (array<i8>)
             return MATRIX_ELEMS[name]
@@ -673,6 +683,22 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             self.warned_int64 = True
             self.warn(node, f"{what}: 64-bit integers are naga's (wgpu's SHADER_INT64 feature); Tint (Dawn, "
                             f"Chrome) has none", hint="use i32/u32 (or vec2<u32>) to run on every WebGPU implementation")
+
+    def f64_use(self, node, what: str):
+        # naga's 64-bit floats (wgpu's SHADER_F64 feature); WGSL and Tint have none, so a module
+        # written for Dawn (an extension only Tint knows) cannot hold one
+        dawn = next((d for d in self.tree.directives if isinstance(d, A.EnableDirective)
+                     for e in d.names if e in DAWN_ONLY_ENABLES or e.startswith("chromium_")), None)
+        if dawn is not None:
+            ext = next(e for e in dawn.names if e in DAWN_ONLY_ENABLES or e.startswith("chromium_"))
+            self.err(node, f"{what}: f64 is naga's (wgpu's SHADER_F64 feature) and Tint (Dawn, Chrome) has none, "
+                           f"but this module enables '{ext}' (line {dawn.span.line}), which only Tint knows: "
+                           f"no WebGPU implementation runs it",
+                     hint="compute in f32 in a Dawn shader, or drop the Dawn extension to run it as a wgpu shader")
+        if self.strict and not self.warned_f64:
+            self.warned_f64 = True
+            self.warn(node, f"{what}: 64-bit floats are naga's (wgpu's SHADER_F64 feature); Tint (Dawn, "
+                            f"Chrome) has none", hint="use f32 to run on every WebGPU implementation")
 
     def subgroup_use(self, node, what: str):
         if "subgroups" not in self.m.enables:

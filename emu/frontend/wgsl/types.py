@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, I64, U8, U32, U64, ArrayType, MatrixType, ScalarType,
+from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, U32, U64, ArrayType, MatrixType, ScalarType,
                           Type, VectorType, scalar_of, with_scalar)
 
 # The types of literals and constant expressions before they meet a concrete type.
@@ -38,9 +38,9 @@ def can_convert(src: ScalarType, dst: ScalarType) -> bool:
     if src == dst:
         return True
     if src is ABSTRACT_INT:
-        return dst in (I32, U32, I64, U64, F32, F16, ABSTRACT_FLOAT)
+        return dst in (I32, U32, I64, U64, F32, F16, F64, ABSTRACT_FLOAT)
     if src is ABSTRACT_FLOAT:
-        return dst in (F32, F16)
+        return dst in (F32, F16, F64)
     return False
 
 
@@ -65,7 +65,7 @@ for _n in (2, 3, 4):
 
 MAT_RE = re.compile(r"mat([234])x([234])$")
 VEC_RE = re.compile(r"vec([234])$")
-WGSL_SCALARS = {"bool": BOOL, "i32": I32, "u32": U32, "f32": F32, "f16": F16, "i64": I64, "u64": U64}
+WGSL_SCALARS = {"bool": BOOL, "i32": I32, "u32": U32, "f32": F32, "f16": F16, "i64": I64, "u64": U64, "f64": F64}
 # Element types a cooperative matrix may have (bf16 only from front ends that can spell it).
 MATRIX_ELEMS = {"f16": F16, "f32": F32, "i32": I32, "u32": U32, "i8": I8, "u8": U8, "bf16": BF16}
 HANDLE_TYPES = ("texture_", "sampler")

@@ -221,9 +221,14 @@ def _returns(stmts) -> bool:
 
 
 def _round_fraction(v: Fraction, t: ScalarType) -> float:
-    """Round an exact literal value to f32/f16, to nearest even, in one step."""
+    """Round an exact literal value to f32/f16 (or f64), to nearest even, in one step."""
     if v == 0:
         return 0.0
+    if t.bits == 64:
+        try:
+            return float(v)                        # int / int in Python: one correct rounding
+        except OverflowError:
+            return float("inf") if v > 0 else float("-inf")
     info = np.finfo(NP[t.name])
     if abs(v) >= Fraction(2) ** info.maxexp - Fraction(2) ** (info.maxexp - info.nmant - 2):
         return float("inf") if v > 0 else float("-inf")     # the largest finite + half an ulp or more
