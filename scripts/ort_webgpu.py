@@ -28,6 +28,8 @@ import emu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama_webgpu import U16, U32, Runner, judge  # noqa: E402  (one runner for both scripts)
+from ort_wgsl_template import (ELEMENT_ALIAS, UNIFORM, VALUE_ALIAS, Program, Var,  # noqa: E402
+                               apply_template)
 
 
 def pack_uniforms(text: str, file: str, values: dict) -> np.ndarray:
@@ -138,11 +140,274 @@ PROGRAMS = (   # (name, what the code contains, runner)
 )
 
 
+# -- the *.wgsl.template kernels, instantiated as their C++ programs do ---------------------------
+# Each gives (template path, params, Program with its variables, uniforms, workgroup and dispatch),
+# the uniform values and the buffers; the runners check the output against float64.
+
+def _ceil(a, b):
+    return -(-a // b)
+
+
+def subgroup_matrix_matmul(tpl, run, rng, m, n, k, batch=1, count_m=4, count_n=2, split_k=1, bias=False):
+    """SubgroupMatrixMatMul (8x16x16 f16, 32 lanes a subgroup, split_k subgroups a workgroup):
+    A [batch, M, K] x B [batch, K, N] (a 2-D B is one batch of batch * M rows) (+ bias [N]) -> f16 [batch, M, N]; a tile of 8*count_m x
+    16*count_n a workgroup, dispatched (N tiles, M tiles, batch). Each 16-deep K block is one
+    rounding of the f16 accumulator, the split-K sum one more each."""
+    tm, tn = 8 * count_m, 16 * count_n
+    a = (rng.standard_normal((batch, m, k)) / 4).astype(np.float16)
+    b = (rng.standard_normal((k, n) if batch == 1 else (batch, k, n)) / 4).astype(np.float16)   # batched A: batched B
+    c = (rng.standard_normal(n) / 4).astype(np.float16)
+    ins = [Var("input_a", "f16", UNIFORM, a.shape), Var("input_b", "f16", UNIFORM, b.shape)]
+    if bias:
+        ins.append(Var("bias", "f16", UNIFORM, c.shape))
+    out = Var("output", "f16", UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (batch, m, n))
+    groups = (_ceil(n, tn), _ceil(m, tm), batch)
+    prog = Program(ins, [out], [("M", "u32", 1), ("N", "u32", 1), ("K", "u32", 1), ("num_n_tile", "u32", 1)],
+                   workgroup=(32 * split_k, 1, 1), dispatch=groups, features=("subgroups", "subgroup_matrix"))
+    apply_template(prog, tpl, dict(has_bias=bias, sg_mat_k=16, sg_mat_m=8, sg_mat_n=16, sg_mat_count_m=count_m,
+                                   sg_mat_count_n=count_n, split_k=split_k), {v.name: v for v in ins + [out]})
+    text = prog.source()
+    u = pack_uniforms(text, "subgroup_matrix_matmul.wgsl", {"M": m, "N": n, "K": k, "num_n_tile": groups[0]})
+    bufs = {(0, 0): a, (0, 1): b, **({(0, 2): c} if bias else {})}
+    bufs[(0, len(ins))] = 2 * batch * m * n
+    bufs[(0, len(ins) + 1)] = u
+    res = run(text, "subgroup_matrix_matmul.wgsl", bufs, groups, (0, len(ins)), np.float16, matrices=True)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref = a64 @ b64 + (c.astype(np.float64) if bias else 0)
+    mag = np.abs(a64) @ np.abs(b64) + (np.abs(c.astype(np.float64)) if bias else 0)
+    return res, ref, (k // 16 + split_k + 2) * U16 * mag, text
+
+
+def subgroup_matrix_gemm(tpl, run, rng, m, n, k, trans_a=0, trans_b=0, c_shape=None, count_m=4, count_n=2,
+                         split_k=1, alpha=0.5, beta=2.0):
+    """Gemm on 8x16x16 subgroup matrices: alpha * op(A) @ op(B) + beta * C, op(X) = X or X^T
+    (the transposed operands loaded column-major), C broadcast to [M, N] through element
+    strides (0 on a broadcast axis). One 2-D tile grid, workgroup_idx = m_tile * N tiles + n_tile."""
+    tm, tn = 8 * count_m, 16 * count_n
+    a = (rng.standard_normal((k, m) if trans_a else (m, k)) / 4).astype(np.float16)
+    b = (rng.standard_normal((n, k) if trans_b else (k, n)) / 4).astype(np.float16)
+    ins = [Var("input_a", "f16", UNIFORM, a.shape), Var("input_b", "f16", UNIFORM, b.shape)]
+    if c_shape is not None:
+        c = (rng.standard_normal(c_shape) / 4).astype(np.float16)
+        ins.append(Var("input_c", "f16", UNIFORM, c.shape))
+        full = np.broadcast_to(c, (m, n))
+        c_strides = [0 if full.strides[i] == 0 else s_ // 2 for i, s_ in enumerate(full.strides)]
+    out = Var("output", "f16", UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (m, n))
+    groups = (_ceil(n, tn), _ceil(m, tm), 1)
+    names = [("M", "u32", 1), ("N", "u32", 1), ("K", "u32", 1), ("alpha", "f32", 1), ("beta", "f32", 1),
+             ("c_stride_m", "u32", 1), ("c_stride_n", "u32", 1)]
+    prog = Program(ins, [out], names, workgroup=(32 * split_k, 1, 1), dispatch=groups,
+                   features=("subgroups", "subgroup_matrix"))
+    apply_template(prog, tpl, dict(has_c=c_shape is not None, trans_a=trans_a, trans_b=trans_b, sg_mat_k=16, sg_mat_m=8,
+                                   sg_mat_n=16, sg_mat_count_m=count_m, sg_mat_count_n=count_n, split_k=split_k),
+                   {v.name: v for v in ins + [out]})
+    text = prog.source()
+    vals = {"M": m, "N": n, "K": k, "alpha": alpha, "beta": beta}
+    if c_shape is not None:
+        vals.update(c_stride_m=c_strides[0], c_stride_n=c_strides[1])
+    u = pack_uniforms(text, "subgroup_matrix_gemm.wgsl", vals)
+    bufs = {(0, i): x for i, x in enumerate([a, b] + ([c] if c_shape is not None else []))}
+    bufs[(0, len(ins))] = 2 * m * n
+    bufs[(0, len(ins) + 1)] = u
+    res = run(text, "subgroup_matrix_gemm.wgsl", bufs, groups, (0, len(ins)), np.float16, matrices=True)
+    a64 = a.astype(np.float64).T if trans_a else a.astype(np.float64)
+    b64 = b.astype(np.float64).T if trans_b else b.astype(np.float64)
+    cc = beta * np.broadcast_to(c, (m, n)).astype(np.float64) if c_shape is not None else 0
+    ref = alpha * (a64 @ b64) + cc
+    mag = abs(alpha) * (np.abs(a64) @ np.abs(b64)) + np.abs(cc)
+    return res, ref, (k // 16 + split_k + 4) * U16 * mag, text
+
+
+def matmul_gemv(tpl, run, rng, n, k, dtype="f32", wg=(16, 8)):
+    """MatMul's GEMV (M = 1): a [K] times b [K, N] as vec4 columns; workgroup_size_y lanes
+    share a column's K (fma in f32), then a tree sum over y; f16 output rounds once more."""
+    npt = np.float32 if dtype == "f32" else np.float16
+    a = rng.standard_normal(k).astype(npt)
+    b = rng.standard_normal((k, n)).astype(npt)
+    vec = f"vec4<{dtype}>"
+    va, vb = Var("a", dtype, UNIFORM | VALUE_ALIAS, (k,)), Var("b", vec, UNIFORM | VALUE_ALIAS, (k, n // 4))
+    vo = Var("output", vec, UNIFORM | VALUE_ALIAS, (n // 4,))
+    groups = (_ceil(n // 4, wg[0]), 1, 1)
+    prog = Program([va, vb], [vo], [("N", "u32", 1), ("K", "u32", 1)], workgroup=(*wg, 1), dispatch=groups)
+    apply_template(prog, tpl, {}, {"a": va, "b": vb, "output": vo})
+    text = prog.source()
+    u = pack_uniforms(text, "matmul_gemv.wgsl", {"N": n, "K": k})
+    res = run(text, "matmul_gemv.wgsl", {(0, 0): a, (0, 1): b, (0, 2): n * a.itemsize, (0, 3): u}, groups, (0, 2), npt)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    bound = (k + 4) * U32 * mag + (U16 * np.abs(ref) if dtype == "f16" else 0)
+    return res, ref, bound, text
+
+
+def matmul_tiled_subgroup(tpl, run, rng, m, n, k, batch=1, tile_n=32, use_subgroup=1, dtype="f32"):
+    """MatMul's 64 x tile_n subgroup tile (64 lanes, one output row each): vec4 A and B, B
+    transposed through workgroup memory and (use_subgroup, subgroup_size >= tile_n) shared by
+    subgroupShuffle; dot() of vec4s accumulated in the output's element type."""
+    npt = np.float32 if dtype == "f32" else np.float16
+    a = rng.standard_normal((batch, m, k)).astype(npt)
+    b = rng.standard_normal((batch, k, n)).astype(npt)
+    vec = f"vec4<{dtype}>"
+    va = Var("a", vec, UNIFORM | VALUE_ALIAS, (batch, m, k // 4))
+    vb = Var("b", vec, UNIFORM | VALUE_ALIAS, (batch, k, n // 4))
+    vo = Var("output", vec, UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (batch, m, n // 4))
+    mt, nt, kt = _ceil(m, 64), _ceil(n, tile_n), _ceil(k, 16)
+    groups = (batch * mt * nt, 1, 1)
+    names = ("Batch", "M", "K", "k_of_a", "n_div_4", "M_tiles", "N_tiles", "K_tiles")
+    prog = Program([va, vb], [vo], [(x, "u32", 1) for x in names], workgroup=(64, 1, 1), dispatch=groups)
+    apply_template(prog, tpl, dict(tile_n=tile_n, use_subgroup=use_subgroup), {"a": va, "b": vb, "output": vo})
+    text = prog.source()
+    u = pack_uniforms(text, "matmul_tiled_subgroup.wgsl", dict(zip(names, (batch, m, k, k // 4, n // 4, mt, nt, kt))))
+    res = run(text, "matmul_tiled_subgroup.wgsl", {(0, 0): a, (0, 1): b, (0, 2): a.itemsize * batch * m * n, (0, 3): u},
+              groups, (0, 2), npt)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    ref, mag = a64 @ b64, np.abs(a64) @ np.abs(b64)
+    return res, ref, (k + 4) * (U32 if dtype == "f32" else U16) * mag, text
+
+
+def layer_norm(tpl, run, rng, rows, size, dtype="f32", bias=True, simplified=False, stats=True):
+    """LayerNormalization / SimplifiedLayerNormalization over the last `size` values of each
+    of `rows` rows: sums of x and x*x in f32 (vec4/vec2 lanes where size allows), a tree over the
+    workgroup, inverseSqrt; y in x's type. Split over workgroups when size % 512 == 0 and rows == 1."""
+    npt = np.float32 if dtype == "f32" else np.float16
+    comps = 4 if size % 4 == 0 else (2 if size % 2 == 0 else 1)
+    split = size % 512 == 0 and rows == 1
+    x = (rng.standard_normal((rows, size)) + 0.5).astype(npt)
+    scale = (rng.random(size) + 0.5).astype(npt)
+    shift = rng.standard_normal(size).astype(npt)
+    t = dtype if comps == 1 else f"vec{comps}<{dtype}>"
+    vx = Var("x", t, UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (rows * size // comps,))
+    ins = [vx, Var("scale", t, UNIFORM, (size // comps,))] + ([Var("bias", t, UNIFORM, (size // comps,))] if bias else [])
+    outs = [Var("y", t, UNIFORM, (rows * size // comps,))]
+    if stats:
+        outs += [Var("mean_output", "f32", 0, (rows,)), Var("inv_std_dev_output", "f32", 0, (rows,))]
+    wg = 128 if split else 64
+    groups = (size // (wg * comps), 1, 1) if split else (rows, 1, 1)
+    names = ("components", "norm_count", "norm_size", "norm_size_vectorized")
+    prog = Program(ins, outs, [(x_, "u32", 1) for x_ in names] + [("epsilon", "f32", 1)], workgroup=(wg, 1, 1),
+                   dispatch=groups)
+    apply_template(prog, tpl, dict(has_bias=bias, simplified=simplified, has_mean_output=stats,
+                                   has_inv_std_dev_output=stats, split_norm_dim=split, components=comps),
+                   {v.name: v for v in ins + outs})
+    text = prog.source()
+    eps = 1e-5
+    u = pack_uniforms(text, "layer_norm.wgsl", {"components": comps, "norm_count": rows, "norm_size": size,
+                                                "norm_size_vectorized": size // comps, "epsilon": eps})
+    bufs = {(0, i): v for i, v in enumerate([x, scale] + ([shift] if bias else []))}
+    bufs[(0, len(ins))] = x.nbytes
+    if stats:
+        bufs[(0, len(ins) + 1)], bufs[(0, len(ins) + 2)] = 4 * rows, 4 * rows
+    bufs[(0, len(ins) + len(outs))] = u
+    res = run(text, "layer_norm.wgsl", bufs, groups, (0, len(ins)), npt)
+    x64 = x.astype(np.float64)
+    mean = np.zeros((rows, 1)) if simplified else x64.mean(axis=1, keepdims=True)
+    var = (x64 * x64).mean(axis=1, keepdims=True) - (0 if simplified else mean * mean)
+    inv = 1 / np.sqrt(var + np.float64(np.float32(eps)))
+    ref = (x64 - mean) * inv * scale.astype(np.float64) + (shift.astype(np.float64) if bias else 0)
+    ms = (x64 * x64).mean(axis=1, keepdims=True)
+    # f32 sums of `size` terms (relative n*u, through E[x^2] - mean^2 into inv), then the
+    # elementwise ops in x's type
+    rel = 2 * (size + 8) * U32 * ms / var
+    uy = U32 if dtype == "f32" else U16
+    mag = (np.abs(x64) + np.abs(mean)) * inv * np.abs(scale.astype(np.float64))
+    bound = mag * (rel + 6 * uy) + np.abs(mean) * inv * (size + 8) * U32 + uy * np.abs(ref) + 2 * uy * np.abs(shift if bias else 0)
+    return res, ref, bound, text
+
+
+TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword arguments)
+    # ragged M and N in whole 8-row / 16-column blocks: every load that feeds a kept output lies
+    # inside its buffer
+    ("SubgroupMatrixMatMul 8x16x16 tile 32x32", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=40, n=80, k=64)),
+    ("SubgroupMatrixMatMul 8x16x16 64x64 bias batch 2", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=72, n=112, k=48, batch=2, count_m=8, count_n=4, bias=True)),
+    ("SubgroupMatrixMatMul 8x16x16 16x48 split_k 4", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=24, n=64, k=160, count_m=2, count_n=3, split_k=4)),
+    ("SubgroupMatrixMatMul 8x16x16 8x16 split_k 8", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=24, n=32, k=256, count_m=1, count_n=1, split_k=8)),
+    # N = 40: the last tile's B block (columns 32..47) runs past the end of B in the last K rows.
+    # The template counts on such loads reading zeros element by element; Dawn's robustness
+    # transform (Tint's robustness.cc) instead moves a matrix that does not fit to offset 0, so
+    # kept outputs of that tile come out wrong under Dawn, as emu runs it (the later C++ side
+    # shifts a trailing tile back inside the buffer)
+    ("SubgroupMatrixMatMul 8x16x16 N=40 (B block past the end)", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=32, n=40, k=16, expect="wrong")),
+    # ORT pads B only to an even row (4-byte rows); Vulkan's OpCooperativeMatrixLoadKHR (Dawn's
+    # path on the Vulkan profiles) needs 16-byte strides
+    ("SubgroupMatrixMatMul 8x16x16 N=70 (B stride 140 bytes)", "math/subgroup_matrix_matmul_8x16x16.wgsl.template",
+     subgroup_matrix_matmul, dict(m=45, n=70, k=64, expect="misaligned cooperative matrix load")),
+    ("SubgroupMatrixGemm 8x16x16 A B, C [N]", "math/subgroup_matrix_gemm_8x16x16.wgsl.template",
+     subgroup_matrix_gemm, dict(m=40, n=48, k=32, c_shape=(48,))),
+    ("SubgroupMatrixGemm 8x16x16 A^T B^T, C [M,1], split_k 2", "math/subgroup_matrix_gemm_8x16x16.wgsl.template",
+     subgroup_matrix_gemm, dict(m=48, n=64, k=64, trans_a=1, trans_b=1, c_shape=(48, 1), count_m=2, count_n=4,
+                                split_k=2)),
+    ("SubgroupMatrixGemm 8x16x16 A^T B, no C, 64x16", "math/subgroup_matrix_gemm_8x16x16.wgsl.template",
+     subgroup_matrix_gemm, dict(m=64, n=32, k=48, trans_a=1, count_m=8, count_n=1)),
+    ("MatMul GEMV f32", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=200, k=77)),
+    ("MatMul GEMV f16", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=96, k=50, dtype="f16", wg=(8, 32))),
+    ("MatMul tiled subgroup 64x32 shuffle", "math/matmul_tiled_subgroup.wgsl.template", matmul_tiled_subgroup,
+     dict(m=70, n=72, k=36, batch=2)),
+    ("MatMul tiled subgroup 64x16 no shuffle f16", "math/matmul_tiled_subgroup.wgsl.template", matmul_tiled_subgroup,
+     dict(m=64, n=40, k=20, tile_n=16, use_subgroup=0, dtype="f16")),
+    ("LayerNorm f32 vec4, bias, stats", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=5, size=96)),
+    ("SimplifiedLayerNorm f32 vec2", "nn/layer_norm.wgsl.template", layer_norm,
+     dict(rows=3, size=30, simplified=True, bias=False, stats=False)),
+    ("LayerNorm f16 scalar", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=4, size=33, dtype="f16", stats=False)),
+    ("LayerNorm f32 split over workgroups", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=1, size=1024)),
+)
+
+
+TEMPLATE_LABELS = {k[0] for k in TEMPLATE_KERNELS}
+
+
+def run_templates(folder: Path, args, rows) -> bool:
+    """Instantiate and run every template kernel whose file is in the folder; matrix kernels on
+    --matrix-profile at 32 lanes (ONNX Runtime's 8x16x16 programs are written for a subgroup of 32)."""
+    failed = False
+    plain = Runner(emu.Device(args.profile), args.hw)
+    matrix = Runner(emu.Device(args.matrix_profile, 32), None)
+    for label, rel, runner, kw in TEMPLATE_KERNELS:
+        path = next((p for p in sorted(folder.rglob(Path(rel).name)) if p.as_posix().endswith(rel)), None)
+        if path is None:
+            continue
+        run = matrix if runner in (subgroup_matrix_matmul, subgroup_matrix_gemm) else plain
+        on = args.matrix_profile if run is matrix else args.profile
+        rng = np.random.default_rng(0)
+        kw = dict(kw)
+        expect = kw.pop("expect", None)
+        try:
+            res, ref, bound, text = runner(path, run, rng, **kw)
+        except emu.EmuError as e:
+            first = e.format().splitlines()[0]
+            ok = expect is not None and expect in first
+            rows.append((f"{label} [{on}]", "emu", "no", "-", "refused" if ok else "-", first))
+            failed |= not ok
+            continue
+        if expect is not None and expect != "wrong":
+            rows.append((f"{label} [{on}]", "emu", "yes", "-", "NO", f"ran; expected: {expect}"))
+            failed = True
+            continue
+        if args.dump:
+            Path(args.dump).mkdir(parents=True, exist_ok=True)
+            (Path(args.dump) / (re.sub(r"\W+", "_", label) + ".wgsl")).write_text(text)
+        for backend, (got, note) in res.items():
+            err, ok = judge(got, ref, bound)
+            if expect == "wrong":
+                ok = "wrong, as under Dawn" if ok == "NO" and "out-of-bounds" in note else "NO"
+                failed |= ok == "NO"
+            else:
+                failed |= ok != "yes"
+            rows.append((f"{label} [{on}]", backend, "yes" if got is not None else "no", err, ok, note))
+    return failed
+
+
 def main(argv) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder", nargs="?", help="a folder of ONNX Runtime's generated WGSL (and templates)")
     ap.add_argument("--profile", default="nvidia-h200")
     ap.add_argument("--hw", choices=("wgpu", "dawn"))
+    ap.add_argument("--matrix-profile", default="reference",
+                    help="profile for the 8x16x16 subgroup-matrix templates (run at 32 lanes)")
+    ap.add_argument("--dump", metavar="DIR", help="write each instantiated template's WGSL there")
     args = ap.parse_args(argv)
     if not args.folder or not Path(args.folder).is_dir():
         print("ort_webgpu: no folder given; skipping (collect ONNX Runtime WebGPU shaders and pass the folder)")
@@ -153,6 +418,7 @@ def main(argv) -> int:
     counts = {"ok": 0, "rejected": 0, "crash": 0}
     rows, failed = [], False
     templates = sorted(folder.rglob("*.wgsl.template"))
+    failed |= run_templates(folder, args, rows)
     for path in sorted(folder.rglob("*.wgsl")):
         text = path.read_text()
         try:
@@ -181,7 +447,8 @@ def main(argv) -> int:
                     failed |= ok != "yes"
                     rows.append((label, backend, "yes" if got is not None else "no", err, ok, note))
     print(f"compiled: {counts['ok']} ok, {counts['rejected']} rejected, {counts['crash']} crashed "
-          f"(of {sum(counts.values())} .wgsl); {len(templates)} .wgsl.template counted, not run")
+          f"(of {sum(counts.values())} .wgsl); {len(templates)} .wgsl.template found, "
+          f"{sum(r[0].split(' [')[0] in TEMPLATE_LABELS for r in rows if r[1] == 'emu')} template kernel(s) run")
     print(f"{'program':<52} {'on':<5} {'ran':<5} {'max |err|':<10} {'in bound':<9} notes")
     for r in rows:
         print(f"{r[0]:<52} {r[1]:<5} {r[2]:<5} {r[3]:<10} {r[4]:<9} {r[5]}")

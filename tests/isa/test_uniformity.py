@@ -54,3 +54,38 @@ def test_recording_shader_is_not_flagged():
     from emu.hw.record import shader
     assert warnings_of(shader("f16", "f32", 16, 16, 16, 32)) == []
     assert warnings_of(shader("u8", "u32", 16, 16, 32, 32)) == []
+
+
+# A split-K loop as ONNX Runtime's subgroup-matrix MatMul writes it: each subgroup of 32 takes
+# every kSplit-th K block from local_invocation_index / 32, which Tint cannot prove uniform, so
+# the program turns the check off with a module-scope diagnostic directive.
+SPLIT_K = """enable f16;
+enable chromium_experimental_subgroup_matrix;
+{directive}
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read_write> c: array<f16>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) lidx: u32) {
+  var acc: subgroup_matrix_result<f16, 8, 8>;
+  for (var kb = lidx / 32u; kb < 4u; kb += 2u) {
+    let m = subgroupMatrixLoad<subgroup_matrix_left<f16, 8, 8>>(&a, kb * 64u, false, 8u);
+    acc = subgroupMatrixMultiplyAccumulate(m, subgroupMatrixLoad<subgroup_matrix_right<f16, 8, 8>>(&a, 0u, false, 8u), acc);
+  }
+  subgroupMatrixStore(&c, 0u, acc, false, 8u);
+}
+"""
+
+
+def test_diagnostic_directive_sets_the_matrix_uniformity_severity():
+    flagged = warnings_of(SPLIT_K.replace("{directive}", ""))
+    assert [line for line, _ in flagged] == [11, 12, 12, 14]   # loop body, and the store after the loop
+    assert all(m.endswith("Tint (Dawn, Chrome) rejects this shader") for _, m in flagged)
+    # turned off: Tint compiles it, so emu says nothing
+    assert warnings_of(SPLIT_K.replace("{directive}", "diagnostic(off, chromium.subgroup_matrix_uniformity);")) == []
+    # lowered to a warning: Tint compiles it and reports each site; the last directive wins
+    w = warnings_of(SPLIT_K.replace("{directive}", "diagnostic(off, chromium.subgroup_matrix_uniformity);\n"
+                                                   "diagnostic(warning, chromium.subgroup_matrix_uniformity);"))
+    assert [line for line, _ in w] == [12, 13, 13, 15]
+    assert all(m.endswith("Tint (Dawn, Chrome) reports it as a warning (chromium.subgroup_matrix_uniformity)")
+               for _, m in w)

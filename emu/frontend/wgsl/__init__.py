@@ -47,7 +47,7 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         raise
     finally:
         sys.setrecursionlimit(limit)
-    _uniformity_warnings(module, lw.warnings)
+    _uniformity_warnings(module, lw.warnings, _matrix_uniformity_severity(tree))
     if lw.override_values:
         known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}
         for key in lw.override_values:
@@ -58,9 +58,28 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
     return module, lw.warnings
 
 
-def _uniformity_warnings(module, warnings: list) -> None:
-    """Warn where Tint's uniformity analysis would reject a cooperative-matrix operation."""
-    if not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
+MATRIX_UNIFORMITY_RULE = "chromium.subgroup_matrix_uniformity"
+
+
+def _matrix_uniformity_severity(tree) -> str:
+    """Tint's severity for subgroup-matrix uniformity: error unless a module-scope
+    `diagnostic(SEVERITY, chromium.subgroup_matrix_uniformity);` sets it (the last one wins)."""
+    severity = "error"
+    for d in tree.directives:
+        if getattr(d, "rule", None) == MATRIX_UNIFORMITY_RULE:
+            severity = d.severity
+    return severity
+
+
+def _uniformity_warnings(module, warnings: list, severity: str = "error") -> None:
+    """Warn where Tint's uniformity analysis would reject (or, with the rule set to warning or
+    info, report) a cooperative-matrix operation; nothing where the shader turns the rule off."""
+    if severity == "off" or not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
         return
     for finding in uniformity.check(module):
-        warnings.append(EmuError(finding.message, finding.inst.loc, hint=uniformity.HINT, severity="warning"))
+        message = finding.message
+        if severity != "error":
+            message = message.replace("Tint (Dawn, Chrome) rejects this shader",
+                                      f"Tint (Dawn, Chrome) reports it as a{'n' if severity == 'info' else ''} "
+                                      f"{severity} ({MATRIX_UNIFORMITY_RULE})")
+        warnings.append(EmuError(message, finding.inst.loc, hint=uniformity.HINT, severity="warning"))
