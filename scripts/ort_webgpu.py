@@ -313,6 +313,55 @@ def layer_norm(tpl, run, rng, rows, size, dtype="f32", bias=True, simplified=Fal
     return res, ref, bound, text
 
 
+def quantize_linear(tpl, run, rng, size, scale=0.05, zero_point=128):
+    """QuantizeLinear to uint8, per tensor: clamp(round(x / scale) + zero_point, 0, 255), four
+    to a u32 through workgroup memory. A quotient within a few ULP of a rounding tie may round
+    either way on a device whose f32 division is not correctly rounded: one step allowed there."""
+    x = (rng.standard_normal(size) * 4).astype(np.float32)
+    vx = Var("x", "f32", UNIFORM, (size,))
+    vs = Var("y_scale", "f32", UNIFORM | VALUE_ALIAS, (1,))
+    vz = Var("y_zero_point", "u8x4", UNIFORM, (1,))
+    vy = Var("y", "u8x4", UNIFORM, (_ceil(size, 4),))
+    groups = (_ceil(size, 64), 1, 1)
+    prog = Program([vx, vs, vz], [vy], [("data_size", "u32", 1)], workgroup=(64, 1, 1), dispatch=groups)
+    apply_template(prog, tpl, dict(HAS_ZERO_POINT=1, QUANTIZATION_TYPE=0, WORKGROUP_SIZE=64, Y_IS_SIGNED=0,
+                                   Y_PACKING_MODE=1), {v.name: v for v in (vx, vs, vz, vy)})
+    text = prog.source()
+    u = pack_uniforms(text, "quantize_linear.wgsl", {"data_size": size})
+    bufs = {(0, 0): x, (0, 1): np.array([scale], np.float32), (0, 2): np.array([zero_point], np.uint32),
+            (0, 3): 4 * _ceil(size, 4), (0, 4): u}
+    res = run(text, "quantize_linear.wgsl", bufs, groups, (0, 3), np.uint32)
+    res = {k_: (None if g is None else g.view(np.uint8)[:size].astype(np.float64), note) for k_, (g, note) in res.items()}
+    q = x.astype(np.float64) / np.float64(np.float32(scale))
+    ref = np.clip(np.round(q) + zero_point, 0, 255)
+    near_tie = np.abs(np.abs(q - np.floor(q)) - 0.5) <= 4 * U32 * np.abs(q)
+    return res, ref, near_tie.astype(np.float64), text
+
+
+def pad(tpl, run, rng, shape, pads, mode, dtype="f32", value=1.5):
+    """Pad (ONNX modes constant, reflect, edge, wrap) of a tensor of rank len(shape); pads are
+    (lower, upper) per axis. Output indices from its uniform shape and strides; a copy, exact."""
+    npt = np.float32 if dtype == "f32" else np.float16
+    data = rng.standard_normal(shape).astype(npt)
+    mode_id = {"constant": 0, "reflect": 1, "edge": 2, "wrap": 3}[mode]
+    ref = np.pad(data, pads, mode=mode, **({"constant_values": value} if mode == "constant" else {}))
+    r = len(shape)
+    vd = Var("data", dtype, UNIFORM, shape)
+    vo = Var("output", dtype, UNIFORM | VALUE_ALIAS | 1, ref.shape)
+    groups = (_ceil(ref.size, 64), 1, 1)
+    prog = Program([vd], [vo], [("constant_value", "u32", 1), ("lower_pads", "i32", r), ("data_shape", "u32", r),
+                                ("data_stride", "u32", r - 1), ("output_size", "u32", 1)], dispatch=groups)
+    apply_template(prog, tpl, dict(dim_value_zero=0, is_float16=dtype == "f16", pad_mode=mode_id),
+                   {"data": vd, "output": vo})
+    text = prog.source()
+    bits = (np.array([value, 0], np.float16).view(np.uint32) if dtype == "f16" else np.array([value], np.float32).view(np.uint32))[0]
+    u = pack_uniforms(text, "pad.wgsl", {"constant_value": int(bits), "lower_pads": [p_[0] for p_ in pads],
+                                         "data_shape": shape, "data_stride": _strides(shape), "output_size": ref.size,
+                                         "output_shape": ref.shape, "output_stride": _strides(ref.shape)})
+    res = run(text, "pad.wgsl", {(0, 0): data, (0, 1): ref.size * data.itemsize, (0, 2): u}, groups, (0, 1), npt)
+    return res, ref.astype(np.float64), np.zeros(ref.shape), text
+
+
 TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword arguments)
     # ragged M and N in whole 8-row / 16-column blocks: every load that feeds a kept output lies
     # inside its buffer
@@ -348,6 +397,16 @@ TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword
      dict(m=70, n=72, k=36, batch=2)),
     ("MatMul tiled subgroup 64x16 no shuffle f16", "math/matmul_tiled_subgroup.wgsl.template", matmul_tiled_subgroup,
      dict(m=64, n=40, k=20, tile_n=16, use_subgroup=0, dtype="f16")),
+    ("QuantizeLinear f32 -> u8 per tensor", "quantization/quantize_linear.wgsl.template", quantize_linear,
+     dict(size=1001)),
+    ("Pad constant rank 3", "tensor/pad.wgsl.template", pad, dict(shape=(3, 4, 5), pads=((1, 0), (2, 1), (0, 3)),
+                                                                   mode="constant")),
+    ("Pad reflect rank 2", "tensor/pad.wgsl.template", pad, dict(shape=(5, 6), pads=((2, 3), (4, 1)), mode="reflect")),
+    ("Pad edge rank 4 f16", "tensor/pad.wgsl.template", pad, dict(shape=(2, 3, 2, 3), pads=((0, 1), (1, 1), (2, 0), (0, 2)),
+                                                                  mode="edge", dtype="f16")),
+    ("Pad wrap rank 1, pads past the size", "tensor/pad.wgsl.template", pad, dict(shape=(4,), pads=((6, 9),), mode="wrap")),
+    ("Pad constant f16 rank 2", "tensor/pad.wgsl.template", pad, dict(shape=(3, 3), pads=((1, 1), (0, 2)),
+                                                                      mode="constant", dtype="f16")),
     ("LayerNorm f32 vec4, bias, stats", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=5, size=96)),
     ("SimplifiedLayerNorm f32 vec2", "nn/layer_norm.wgsl.template", layer_norm,
      dict(rows=3, size=30, simplified=True, bias=False, stats=False)),
