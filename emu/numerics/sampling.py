@@ -154,7 +154,11 @@ def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, 
     """For normalised coordinates `s` over `size` texels: (i0, i1, alpha), the texels (wrapped)
     and the weight of i1; nearest: i0 == i1 and alpha 0."""
     with np.errstate(invalid="ignore", over="ignore"):     # NaN or huge coordinates: kept in range below
-        u = np.nan_to_num((s.astype(F32) * size.astype(F32)).astype(F32), nan=0.0, posinf=2.0 ** 30, neginf=-2.0 ** 30)
+        if model.coordinate_bits is None:                   # the f32 product
+            u = (s.astype(F32) * size.astype(F32)).astype(F32)
+        else:       # the coordinate in fixed point first (rounded down), then scaled exactly
+            u = np.floor(s.astype(np.float64) * (1 << model.coordinate_bits)) / (1 << model.coordinate_bits) * size
+        u = np.nan_to_num(u, nan=0.0, posinf=2.0 ** 30, neginf=-2.0 ** 30)
     if not linear:
         i = np.floor(u).astype(np.int64) + offset
         w = wrap(i, size, mode)
@@ -163,7 +167,13 @@ def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, 
     i0 = np.floor(a).astype(np.int64)
     alpha = (a - np.floor(a)).astype(F32)
     i0 = i0 + offset
-    return wrap(i0, size, mode), wrap(i0 + 1, size, mode), alpha
+    w0, w1 = wrap(i0, size, mode), wrap(i0 + 1, size, mode)
+    if mode == "clamp-to-edge" and model.filter_weights == "split8":
+        # past an edge both texels are the edge texel: the H200 gives it all the weight (as if the
+        # coordinate were clamped to the texel's centre), which its integer split makes visible
+        # (unorm8_mips: 149 lookups of 4096); a gather still returns both (the compare case)
+        alpha = np.where(w0 == w1, F32(0), alpha)
+    return w0, w1, alpha
 
 
 def weights(alphas: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]]:
@@ -173,6 +183,59 @@ def weights(alphas: list[np.ndarray]) -> list[tuple[tuple[int, ...], np.ndarray]
         a = a.astype(np.float64)
         out = [(k + (0,), w * (1 - a)) for k, w in out] + [(k + (1,), w * a) for k, w in out]
     return out
+
+
+def split_weights(total: np.ndarray, alphas: list[np.ndarray]) -> dict:
+    """The H200's integer linear weights, in units of 1/256: a level's share of the 256 (all of it,
+    or 256 - L and L between two mip levels, L the level of detail's 8 fractional bits) split axis by
+    axis, z first (3-D), then x, then y, by each axis's 8-bit fraction f: the upper texel gets
+    total * f / 256 rounded, the lower one the rest; halves round up, except in the y split under the
+    lower x texel, where they round down. In 2-D at one level: w11 = round(A * B / 256), w10 = A - w11,
+    w01 = B - w11 (measured on the H200: every value of unorm8_2d, unorm8_mips, f16_filter_2d,
+    unorm8_3d). Returns {(bit per axis): weights}."""
+    n = len(alphas)
+    parts = {(None,) * n: np.asarray(total, np.float64)}
+    for k in ([2, 0, 1] if n == 3 else list(range(n))):
+        f = np.rint(alphas[k].astype(np.float64) * 256) / 256
+        split = {}
+        for bits, t in parts.items():
+            hi = np.ceil(t * f - 0.5) if k == 1 and bits[0] == 0 else np.floor(t * f + 0.5)
+            split[bits[:k] + (0,) + bits[k + 1:]] = t - hi
+            split[bits[:k] + (1,) + bits[k + 1:]] = hi
+        parts = split
+    return parts
+
+
+def corner_thirds(ws: dict, outside: dict) -> dict:
+    """A linear cube footprint's integer weights (split_weights) where a corner texel is on no face:
+    its weight w goes to the other three, round(w / 3) (halves up) to each of the two beside it and
+    the rest to the diagonal one, as the H200 does (measured: 32 of 32 corner lookups of cube_edges)."""
+    ws = dict(ws)
+    for k, out in outside.items():          # at most one corner per footprint
+        w = np.where(out, ws[k], 0)
+        beside = np.floor(w / 3 + 0.5)
+        for o in ws:
+            if o != k:
+                diagonal = all(a != b for a, b in zip(o, k))
+                ws[o] = ws[o] + (w - 2 * beside if diagonal else beside)
+        ws[k] = ws[k] - w
+    return ws
+
+
+def aligned_sum(texels: list[np.ndarray], ws: list[np.ndarray], bits: int) -> np.ndarray:
+    """Weighted texels (L, 4) summed as the H200's texture unit sums f16 (bits 15) and sRGB-decoded
+    (bits 8) texels: per channel, each texel of nonzero weight truncated toward zero to a multiple of
+    2^(e - bits + 1), e the exponent of the largest of them (2^e <= |t| < 2^(e+1)): fixed point
+    aligned to the footprint's largest texel; the products and their sum exact (f64). Measured: every
+    texel of f16_filter_1d/2d and cube_edges; sRGB: 704 of 768 colour values of the srgb case."""
+    with np.errstate(divide="ignore"):
+        exps = [np.where((w[:, None] != 0) & (t != 0), np.frexp(t.astype(np.float64))[1], -1000)
+                for t, w in zip(texels, ws)]
+    step = np.ldexp(1.0, np.max(exps, axis=0) - bits)
+    acc = np.zeros(texels[0].shape, np.float64)
+    for t, w in zip(texels, ws):
+        acc += np.trunc(t.astype(np.float64) / step) * step * w[:, None]
+    return acc
 
 
 def blend(texels: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:

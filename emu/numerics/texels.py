@@ -80,10 +80,12 @@ F32 = np.float32
 NORMALIZED_DECODE = ("exact", "mul-reciprocal")
 MIP_NEAREST = ("half-down", "half-up", "half-even")
 HALF_STORE = ("nearest-even", "toward-zero")
-HALF_FILTER = ("f32", "f16-nearest-away")
+HALF_FILTER = ("f32", "aligned-15")
+SRGB_FILTER = ("float", "aligned-8")
+FILTER_WEIGHTS = ("product", "split8")
 UNORM8_FILTER = ("float", "fixed8", "unorm16")
 FLOAT_FILTER = ("exact", "fma-lerp")
-CUBE_CORNERS = ("mean", "subgroup-weights")
+CUBE_CORNERS = ("mean", "subgroup-weights", "thirds")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -104,7 +106,11 @@ class TextureModel:
     f32 lerps fma(a, t1 - t0, t0) axis by axis, x first, then between the two mip levels), and how
     linear cube filtering at a corner of the cube (where a footprint's fourth texel is on no face)
     goes: the missing texel is the mean of the other three (Vulkan's rule), or, as llvmpipe does,
-    a whole subgroup with such a lane sums f32 weights with the corner's shared out."""
+    a whole subgroup with such a lane sums f32 weights with the corner's shared out, or, as the H200
+    does, the corner's integer weight is shared out by thirds (sampling.corner_thirds); and whether
+    the linear weights are products of the fractions or the H200's integer split of 256 units
+    (sampling.split_weights), and how f16 and sRGB texels are summed (as floats, or aligned to the
+    footprint's largest texel and truncated to 15 / 8 significant bits: sampling.aligned_sum)."""
     normalized_decode: str = "exact"
     subtexel_bits: int | None = None
     lod_bits: int | None = None
@@ -113,11 +119,14 @@ class TextureModel:
     unorm8_filter: str = "float"
     subtexel_rounding: str = "half-up"      # how a coordinate's fraction becomes subtexel_bits bits
     lod_rounding: str = "floor"             # and the level of detail's, lod_bits bits
-    half_filter: str = "f32"                # filtered f16 texels: kept in f32, or rounded to f16 (ties away)
+    half_filter: str = "f32"                # filtered f16 texels: summed as floats, or aligned to 15 bits
     norm8_store: str = "nearest-even"       # f32 -> unorm8/snorm8 on textureStore
     srgb_decode: tuple | None = None        # sRGB colour channel c -> f32: the exact curve, or the device's 256 values
     float_filter: str = "exact"             # weighted sum rounded once, or fma lerps axis by axis
     cube_corners: str = "mean"              # a cube corner's missing texel: the mean of three, or llvmpipe's weights
+    srgb_filter: str = "float"              # filtered sRGB colour channels: as floats, or aligned to 8 bits
+    filter_weights: str = "product"         # linear weights: products of the fractions, or an integer split
+    coordinate_bits: int | None = None      # a normalised coordinate's fractional bits before it meets the size
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"
@@ -127,7 +136,8 @@ class TextureModel:
                 f"filtering in {self.unorm8_filter}, 8-bit normalized stores {self.norm8_store}, sRGB decoded "
                 f"{'by the exact curve' if self.srgb_decode is None else 'by the device table'}, float texels filtered "
                 f"{'as one rounded sum' if self.float_filter == 'exact' else 'by fma lerps'}, cube corners "
-                f"{self.cube_corners}")
+                f"{self.cube_corners}, weights {self.filter_weights}, f16 texels filtered {self.half_filter}, sRGB "
+                f"filtered {self.srgb_filter}")
 
 
 REFERENCE = TextureModel()
@@ -227,9 +237,13 @@ def _to_half(x: np.ndarray, rounding: str) -> np.ndarray:
 
 
 def filtered_half(x: np.ndarray) -> np.ndarray:
-    """A filtered value of f16 texels as a texture unit that filters in f16 returns it."""
+    """A filtered value (f64 or f32) rounded once to f16, to nearest with ties away from zero, as
+    f32: how the H200's texture unit returns filtered f16 and sRGB texels."""
+    x = np.asarray(x, np.float64)
     with np.errstate(all="ignore"):
-        return _to_half(x.astype(np.float32), "nearest-away").view(np.float16).astype(np.float32)
+        step = np.ldexp(1.0, np.maximum(np.frexp(x)[1] - 11, -24))     # f16's spacing at x (subnormals: 2^-24)
+        r = np.copysign(np.floor(np.abs(x) / step + 0.5) * step, x)
+        return np.where(np.isfinite(x), r, x).astype(np.float16).astype(np.float32)   # past 65504: infinity
 
 
 def normalized(c: np.ndarray, m: int, model: "TextureModel") -> np.ndarray:

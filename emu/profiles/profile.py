@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import EmuError
-from ..numerics.texels import CUBE_CORNERS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
+from ..numerics.texels import CUBE_CORNERS, FILTER_WEIGHTS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, SRGB_FILTER, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
 from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
@@ -694,21 +694,21 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     """{"normalized_decode": "exact", "subtexel_bits": 8, "lod_bits": 8, "mip_nearest": "half-down",
     "half_store": "nearest-even", "unorm8_filter": "float", "subtexel_rounding": "half-up",
     "lod_rounding": "floor", "half_filter": "f32", "norm8_store": "nearest-even", "srgb_decode": [256
-    numbers], "float_filter": "exact",
-    "cube_corners": "mean"}: each optional."""
+    numbers], "float_filter": "exact", "cube_corners": "mean", "filter_weights": "product",
+    "srgb_filter": "float", "coordinate_bits": null}: each optional."""
     if raw is None:
         return REFERENCE_TEXTURES
     ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
                                      "unorm8_filter", "subtexel_rounding", "lod_rounding",
                                      "half_filter", "norm8_store", "srgb_decode", "float_filter",
-                                     "cube_corners"))
+                                     "cube_corners", "filter_weights", "srgb_filter", "coordinate_bits"))
     bits = {}
-    for k in ("subtexel_bits", "lod_bits"):
+    for k, most in (("subtexel_bits", 23), ("lod_bits", 23), ("coordinate_bits", 30)):
         v = raw.get(k)
         if v is not None:
             ctx.integer(v, f"textures.{k}")
-            if not 1 <= v <= 23:
-                ctx.fail(f"textures.{k}", f"{v} fractional bits: expected 1 to 23", "or null for f32's")
+            if not 1 <= v <= most:
+                ctx.fail(f"textures.{k}", f"{v} fractional bits: expected 1 to {most}", "or null for f32's")
         bits[k] = v
     decode = ctx.string(raw.get("normalized_decode", "exact"), "textures.normalized_decode", NORMALIZED_DECODE)
     near = ctx.string(raw.get("mip_nearest", "half-down"), "textures.mip_nearest", MIP_NEAREST)
@@ -727,8 +727,10 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
         srgb = tuple(srgb)
     ff = ctx.string(raw.get("float_filter", "exact"), "textures.float_filter", FLOAT_FILTER)
     cc = ctx.string(raw.get("cube_corners", "mean"), "textures.cube_corners", CUBE_CORNERS)
+    fw = ctx.string(raw.get("filter_weights", "product"), "textures.filter_weights", FILTER_WEIGHTS)
+    sf = ctx.string(raw.get("srgb_filter", "float"), "textures.srgb_filter", SRGB_FILTER)
     return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8,
-                        srgb, ff, cc)
+                        srgb, ff, cc, sf, fw, bits.get("coordinate_bits"))
 
 
 def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:

@@ -173,7 +173,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         ref = np.broadcast_to(np.asarray(ops["depth_ref"], np.float32), (L,))
         if tex.format.kind == "unorm":          # a fixed-point depth format compares in [0, 1]
             ref = np.clip(ref, np.float32(0), np.float32(1))
-    taps, ws, fixed, lerped = [], [], [], []
+    taps, ws, fixed, lerped, by_level = [], [], [], [], []
     mips = [(d0, 1 - delta.astype(np.float64))] + ([(d1, delta.astype(np.float64))] if smp.mipmap_filter == "linear" and not gather else [])
     # a texture unit that filters 8-bit unorm texels in 8-bit fixed point (the profile says)
     unorm8 = tex.format.kind == "unorm" and set(tex.format.bits) == {8} and not tex.format.srgb \
@@ -206,8 +206,10 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
                 texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
             corners[bits] = texel
         fetched = dict(corners)
+        split8 = model.filter_weights == "split8"      # integer weights (the H200's)
+        thirds = split8 and model.cube_corners == "thirds"
         for bits, out in outside.items():      # a cube corner no face holds: the other three's mean
-            if out.any():
+            if out.any() and not thirds:
                 others = [corners[b] for b in corners if b != bits]
                 corners[bits] = np.where(out[:, None], S.corner_mean(others), corners[bits])
         # a texture unit whose SIMD vector (a subgroup) filters by weights when any lane meets a corner
@@ -221,9 +223,17 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         if fixed8:
             fixed.append(S.fixed8_filter({b: c.astype(np.int64) for b, c in corners.items()}, [a[2] for a in axes]))
             continue
-        for bits, w in S.weights([a[2] for a in axes]):
+        alphas = [a[2] for a in axes]
+        split = None
+        if split8:
+            split = S.split_weights(np.rint(wmip * 256), alphas)
+            split = S.corner_thirds(split, outside) if thirds else split
+        level = []
+        for bits, w in S.weights(alphas):
             taps.append((bits, corners[bits]))
-            ws.append(w * wmip)
+            ws.append(w * wmip if split is None else split[bits] / 256)
+            level.append((corners[bits], ws[-1]))
+        by_level.append(level)
         if by_lerp:
             lerped.append(S.reduce_axes(corners, [a[2] for a in axes], S.fma_lerp))
             if by_vector is not None and by_vector.any():
@@ -237,12 +247,17 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     if fixed8:
         c = fixed[0] if len(fixed) == 1 else S.fixed8_lerp(fixed[0], fixed[1], delta, floor=True)
         return texels.normalized(c, 255, model)
+    values = [tx for _, tx in taps]
     if wide16:
-        return S.unorm16_filter([tx for _, tx in taps], ws)
+        return S.unorm16_filter(values, ws)
+    half = tex.format.kind == "float" and tex.format.bits[0] == 16
     if by_lerp:
         out = lerped[0] if len(lerped) == 1 else S.fma_lerp(lerped[0], lerped[1], delta)
+    elif half and model.half_filter == "aligned-15" and ref is None:       # each level aligned on its own
+        out = texels.filtered_half(sum(S.aligned_sum(*zip(*level), 15) for level in by_level))
+    elif tex.format.srgb and model.srgb_filter == "aligned-8" and ref is None:
+        out = texels.filtered_half(sum(S.aligned_sum(*zip(*level), 8) for level in by_level))  # colour; alpha:
+        out[:, 3] = S.unorm16_filter([np.rint(v.astype(np.float64) * 255) for v in values], ws)[:, 3]
     else:
-        out = S.blend([tx for _, tx in taps], ws)
-    if model.half_filter != "f32" and tex.format.kind == "float" and tex.format.bits[0] == 16:
-        out = texels.filtered_half(out)
+        out = S.blend(values, ws)
     return out[:, 0].copy() if t.depth or fn == "sample_compare_level" else out

@@ -216,8 +216,12 @@ def test_profiles_carry_the_measured_texture_units():
     from emu.profiles.profile import ProfileError, _parse
     h200, lp, ref = (load_profile(n).textures for n in ("nvidia-h200", "lavapipe", "reference"))
     assert (h200.normalized_decode, h200.subtexel_bits, h200.lod_bits, h200.mip_nearest, h200.half_store,
-            h200.half_filter, h200.unorm8_filter, h200.norm8_store) == \
-        ("exact", 8, 8, "half-up", "toward-zero", "f16-nearest-away", "unorm16", "truncated-half-down")
+            h200.half_filter, h200.unorm8_filter, h200.norm8_store, h200.filter_weights, h200.cube_corners,
+            h200.srgb_filter) == \
+        ("exact", 8, 8, "half-up", "toward-zero", "aligned-15", "unorm16", "truncated-half-down", "split8", "thirds",
+         "aligned-8")
+    assert (ref.filter_weights, ref.cube_corners, ref.half_filter, ref.srgb_filter) == ("product", "mean", "f32", "float")
+    assert (lp.filter_weights, lp.half_filter, lp.srgb_filter) == ("product", "f32", "float")
     assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
         ("mul-reciprocal", "fixed8", "half-even", "toward-zero")
     assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
@@ -233,3 +237,47 @@ def test_profiles_carry_the_measured_texture_units():
     doc["textures"] = {"mip_nearest": "sideways"}
     with pytest.raises(ProfileError, match="textures.mip_nearest"):
         _parse(json.dumps(doc), "x.json", ())
+
+
+def test_the_h200_s_integer_weights_and_aligned_sums():
+    """Examples the H200 computed (tests/data/hw/h200/textures_new_cases.npz), each with its rule."""
+    from emu.numerics import sampling as S
+    from emu.numerics.texels import filtered_half
+    f = lambda x: np.array([x / 256], np.float32)      # noqa: E731 (an 8-bit fraction)
+    # one level, A = 208, B = 104: w11 = round(208 * 104 / 256 = 84.5) = 85, w10 = A - w11, w01 = B - w11
+    # (products of the fractions would give 84.5 and three more halves: f16_filter_2d)
+    w = S.split_weights(np.array([256.0]), [f(208), f(104)])
+    assert {k: v.tolist() for k, v in w.items()} == {(0, 0): [29], (1, 0): [123], (0, 1): [19], (1, 1): [85]}
+    # level 0 of two holds 256 - L = 59 units: upper column round(59 * 211 / 256) = 49, then each column
+    # by B = 64: under it 49 * 64 / 256 = 12.25 -> 12, under the lower column 10 * 64 / 256 = 2.5 -> 2
+    # (halves down there: unorm8_mips)
+    w = S.split_weights(np.array([59.0]), [f(211), f(64)])
+    assert {k: v.tolist() for k, v in w.items()} == {(0, 0): [8], (1, 0): [37], (0, 1): [2], (1, 1): [12]}
+    # a cube corner's weight 10 (38): round(10 / 3) = 3 (13) beside it, the rest 4 (12) diagonal to it
+    for corner, want in ((10, [157, 72, 27]), (38, [107, 65, 84])):
+        base = [153.0, 69.0, 24.0] if corner == 10 else [95.0, 52.0, 71.0]
+        ws = dict(zip(((0, 0), (1, 0), (0, 1), (1, 1)), (np.array([v]) for v in base + [corner])))
+        got = S.corner_thirds(ws, {(1, 1): np.array([True])})
+        assert [got[k][0] for k in ((0, 0), (1, 0), (0, 1), (1, 1))] == want + [0]
+    # f16 texels -0.018753 and 1.4854 with weights 252 and 4: the small one truncated to 2^-14 (15
+    # bits aligned to the larger), the sum rounded to f16: 0.0047645569 where the exact sum gives 0.0047492981
+    t0, t1 = np.full((1, 4), -0.0187530517578125), np.full((1, 4), 1.4853515625)
+    got = filtered_half(S.aligned_sum([t0, t1], [np.array([252 / 256]), np.array([4 / 256])], 15))
+    assert got[0, 0] == np.float32(0.0047645569)
+    assert filtered_half((252 * t0 + 4 * t1) / 256)[0, 0] == np.float32(0.0047492981)
+    # a texel of weight 0 (or value 0) does not set the alignment
+    got = S.aligned_sum([np.full((1, 4), 0.0), np.full((1, 4), 0.00030517578125), np.full((1, 4), 0.005615234375)],
+                        [np.array([246 / 256]), np.array([10 / 256]), np.array([0.0])], 8)
+    assert got[0, 0] == 0.00030517578125 * 10 / 256
+    # 3-D: z splits first, then x, then y (unorm8_3d): z = 128 of 256; its x split 104 / 24; y under
+    # the upper x round(104 * 104 / 256 = 42.25) = 42, under the lower round-half-down(9.75) = 10
+    w = S.split_weights(np.array([256.0]), [f(208), f(104), f(128)])
+    assert [w[(x, y, 1)][0] for y in (0, 1) for x in (0, 1)] == [14, 62, 10, 42]
+    # the normalised coordinate keeps 21 fractional bits (rounded down) before it meets the size: the
+    # H200 weighs texel 7 by 35/256 at u = 0.1794238 on 37 texels, where u * 37 - 0.5 = 6.13868 (35.502 / 256)
+    from emu.numerics.texels import TextureModel
+    u = np.array([0.1794238], np.float32)
+    for bits, want in ((None, 36), (21, 35)):
+        model = TextureModel(subtexel_bits=8, coordinate_bits=bits)
+        i0, i1, a = S.footprint(u, np.array([37]), True, "clamp-to-edge", np.zeros(1, np.int64), model)
+        assert (i0[0], i1[0], a[0] * 256) == (6, 7, want)
