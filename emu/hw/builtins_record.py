@@ -315,6 +315,22 @@ def case_inputs(case: Case, seed: int, scale: float = 1.0):
 _WG = 256
 
 
+def atan2_f16_inputs(seed: int = 2):
+    """(y, x) f16 of a sweep of atan2's small results: every f16 x in [8, 64) against 64 random y
+    with |y| < 2^-10, every f16 y in [8, 64) against 32 random x as small, then random bit pairs
+    (524,288 pairs in all)."""
+    rng = np.random.default_rng(seed)
+
+    def tiny(n):
+        return (rng.integers(0, 0x1400, n) | (rng.integers(0, 2, n) << 15)).astype(np.uint16).view(np.float16)
+    big = np.arange(0x4800, 0x5400, dtype=np.uint16).view(np.float16)
+    y1, x1 = (a.ravel() for a in np.meshgrid(tiny(64), big, indexing="ij"))
+    y2, x2 = (a.ravel() for a in np.meshgrid(big, tiny(32), indexing="ij"))
+    n = 524_288 - y1.size - y2.size
+    r = rng.integers(0, 1 << 16, (2, n)).astype(np.uint16).view(np.float16)
+    return np.concatenate([y1, y2, r[0]]), np.concatenate([x1, x2, r[1]])
+
+
 def _wgsl_t(a, ty):
     return {"f": ty, "i": "i32", "u": "u32"}.get(a, ty)
 

@@ -133,6 +133,22 @@ def convert(x, src, dst):
     return _out(r, dst) if dst in _NAN else r
 
 
+def convert_matrix(x, src, dst):
+    """A cooperative-matrix element conversion as the driver compiles SPIR-V's own (no Tint
+    clamp in front): float -> float rounds to nearest with every NaN canonical (f16 subnormals
+    kept); float -> int truncates and saturates to the integer's range, NaN -> 0 (1e10 -> i32
+    2147483647, +inf f16 -> 2147483647); int -> float rounds to nearest (i32 65519 -> f16 65504;
+    infinity only from 65520). Measured through Vulkan on the H200: every case of
+    tests/data/hw/h200/conversions.npz (emu.hw.convert_record)."""
+    if src in dtypes.INTS and dst == "f16":
+        with np.errstate(over="ignore"):
+            return np.asarray(as_type(x, src)).astype(np.float64).astype(np.float16)
+    if src in _NAN and dst in dtypes.INTS:
+        return _scalar.convert_saturating(x, src, dst)
+    r = _scalar.convert(x, src, dst)
+    return canon(r, dst) if dst in _NAN else r
+
+
 # ---- builtins -------------------------------------------------------------------------------
 
 def _via_f32(fn, *args):
@@ -437,6 +453,23 @@ for _name, _fn in (("asin", _asin), ("acos", _acos), ("atan", _atan), ("atan2", 
     _F32[_name] = _fn
     # f16: the f32 sequence on the widened inputs, rounded to nearest once (measured)
     _F16[_name] = (lambda f: lambda *a: _hrn(f(*(_w(v) for v in a))))(_fn)
+
+
+def _h_atan2(y, x):
+    """f16 atan2: when max(|y|, |x|) >= 16 both are first multiplied by 1/16 in half precision
+    (HMUL, so a |y| below 2^-10 lands on the 2^-20 grid: f16's subnormal step times 16), then the
+    f32 sequence on the widened values, rounded to nearest once. Measured: the whole f16 sweep
+    (344,064 of 344,064: 3,634 subnormal results with |y| < 2^-10 that rounding y / x once misses)
+    and the seed-6 recording (524,288 of 524,288); below 15.3 no input is scaled."""
+    y, x = _h(y), _h(x)
+    with np.errstate(invalid="ignore"):
+        big = np.maximum(np.abs(_w(y)), np.abs(_w(x))) >= 16
+    s = _hc(0.0625)
+    ys, xs = (np.where(big, _w(_hmul(v, s)) * np.float32(16), _w(v)).astype(np.float32) for v in (y, x))
+    return _hrn(_atan2(ys, xs))
+
+
+_F16["atan2"] = _h_atan2
 
 # bit-exact builtins that the driver does not flush (FMNMX, FRND)
 _NO_FTZ = frozenset({"min", "max", "clamp", "floor", "ceil", "round", "trunc", "select"})

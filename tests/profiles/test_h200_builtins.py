@@ -7,6 +7,7 @@ differ now; every other case must be reproduced in full. A change that reproduce
 that file (it may only shrink)."""
 import json
 import pathlib
+import zlib
 
 import numpy as np
 import pytest
@@ -46,3 +47,30 @@ def test_reference_profile_stays_ieee(replay):
     from emu.numerics import builtins
     x = np.array([0.5, 1.0, 2.0], np.float32)
     assert builtins.call("exp", "f32", x).tolist() == np.exp(x.astype(np.float64)).astype(np.float32).tolist()
+
+
+
+def _atan2_recordings():
+    """(y, x, H200 bits) of the fitted f16 atan2 sweep and of the held-out one (seed 2, its bits
+    stored as the difference from float64's atan2 rounded to f16)."""
+    from emu.hw.builtins_record import atan2_f16_inputs
+    with np.load(DATA / "atan2_f16_sweep.npz") as z:
+        yield "fitted", z["y"], z["x"], z["out"]
+    with np.load(DATA / "atan2_f16_heldout.npz") as z:
+        y, x = atan2_f16_inputs(int(z["seed"]))
+        with np.errstate(all="ignore"):
+            ref = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float16).view(np.uint16)
+        out = (ref.astype(np.int32) + z["d"]).astype(np.uint16)
+        assert zlib.crc32(out.tobytes()) == int(z["crc"])
+        yield "held out", y, x, out
+
+
+def test_h200_f16_atan2_sweeps():
+    """f16 atan2 with small results (tiny y over large x: subnormal results), recorded on the H200:
+    every bit, on the sweep the rule was fitted to (344,064) and on a held-out one (524,288)."""
+    from emu.numerics import nvidia
+    sizes = {}
+    for name, y, x, out in _atan2_recordings():
+        assert (nvidia.call("atan2", "f16", y, x).view(np.uint16) == out).all(), name
+        sizes[name] = out.size
+    assert sizes == {"fitted": 344_064, "held out": 524_288}

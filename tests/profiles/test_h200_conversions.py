@@ -1,0 +1,29 @@
+"""Cooperative-matrix element conversions on nvidia-h200 against the H200 (tests/data/hw/h200/
+conversions.npz, recorded through Vulkan by scripts/h200_convert.py: emu.hw.convert_record's
+GLSL kernels): every bit of every case, through emu's SPIR-V front end and interpreter. The
+reference profile keeps IEEE/WGSL conversions, which differ (NaN bits, saturation, i32 -> f16)."""
+import pathlib
+
+import pytest
+
+from emu.hw import convert_record as cr
+
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "conversions.npz"
+
+
+@pytest.fixture(scope="module")
+def recording():
+    return cr.load(str(DATA))
+
+
+def test_h200_matrix_conversions_bit_for_bit(recording):
+    rows = cr.compare(recording, "nvidia-h200")
+    assert set(rows) == set(cr.CASES)
+    assert {k: r["n"] - r["equal"] for k, r in rows.items() if r["equal"] != r["n"]} == {}
+    assert sum(r["n"] for r in rows.values()) == 2_161_664
+
+
+def test_reference_profile_converts_as_ieee(recording):
+    rows = cr.compare({k: recording[k] for k in ("seed", "f32_f16", "f16_f32", "f32_i32", "i32_f16")}, "reference")
+    assert {k: r["n"] - r["equal"] for k, r in rows.items()} == {"f32_f16": 509, "f16_f32": 2046, "f32_i32": 25181,
+                                                              "i32_f16": 31}
