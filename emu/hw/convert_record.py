@@ -107,10 +107,10 @@ def record_conversions(run, seed: int = 1, log=print) -> dict:
 
 def emulate(case: str, x, profile: str = "nvidia-h200") -> np.ndarray:
     """emu's run of the case's shader on x (GLSL through the SPIR-V front end; needs glslang)."""
-    import emu
+    from ..api import Device
     x = np.asarray(x)
     dst = NP[CASES[case][1]]
-    dev = emu.Device(profile)
+    dev = Device(profile)
     bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(np.zeros(x.size, dst))}
     pipe = dev.create_compute_pipeline(dev.create_shader_module(glsl(case), f"convert_{case}.comp"))
     dev.dispatch(pipe, bufs, (x.size // TILE, 1, 1))
