@@ -62,5 +62,5 @@ with np.errstate(all="ignore"):
     ref16 = np.tanh(x16).astype(np.float16).view(np.uint16).astype(np.int64)
 out["tanh_f16/d16"] = (S["tanh_f16"][1].astype(np.int64) - ref16).astype(np.int32)
 dest = ROOT / "emu" / "numerics" / "data" / "nvidia_sfu.npz"
-np.savez_compressed(dest, **out)
+sfu.write_tables(out, str(dest))
 print(dest, dest.stat().st_size, "bytes; sin cells known:", int((F != sfu.UNKNOWN).sum()))

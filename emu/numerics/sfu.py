@@ -22,10 +22,14 @@ Each unit is a rule plus one measured table over its reduced argument:
   sin(q) = F[q], cos(q) = F[q + 2^23].
 NaN inputs give the canonical NaN 0x7FFFFFFF. The tables are stored as the difference (in units in
 the last place) from the correctly rounded value, in ``data/nvidia_sfu.npz``, checked by CRC when
-loaded. The builtins WGSL needs are sequences of these (emu.numerics.gpu_builtins).
+loaded: an int8 step per cell, and for the cells beyond +-126 steps an exception list (indices as
+gaps, values as their difference from the reference), each array LZMA-compressed (2.5 MB; with
+the npz's own deflate and raw exception values they took 5.6 MB). The builtins WGSL needs are sequences of these (emu.numerics.gpu_builtins).
 """
 from __future__ import annotations
 
+import io
+import lzma
 import os
 import zlib
 from functools import lru_cache
@@ -71,16 +75,39 @@ def encode_table(name: str, bits: np.ndarray) -> dict:
             f"{name}/crc": np.uint32(zlib.crc32(bits.tobytes()))}
 
 
+def write_tables(arrays: dict, path: str):
+    """Store encode_table's arrays (and "tanh_f16/d16"): each one's .npy bytes LZMA-compressed,
+    an exception list's indices as gaps and its values as their difference from the reference."""
+    out = {}
+    for key, a in arrays.items():
+        name, part = key.rsplit("/", 1)
+        a = np.asarray(a)
+        if part == "xi":
+            a = np.diff(a.astype(np.int64), prepend=0)
+        elif part == "xv":
+            a = a.astype(np.int64) - table_reference(name).astype(np.int64)[np.asarray(arrays[f"{name}/xi"], np.int64)]
+        buf = io.BytesIO()
+        np.save(buf, a)
+        out[key] = np.frombuffer(lzma.compress(buf.getvalue(), preset=9 | lzma.PRESET_EXTREME), np.uint8)
+    np.savez(path, **out)
+
+
+def _stored(z, key: str) -> np.ndarray:
+    return np.load(io.BytesIO(lzma.decompress(z[key].tobytes())))
+
+
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
     """A measured table (uint32 bits; UNKNOWN where no input reaches), rebuilt and CRC-checked."""
     if not os.path.exists(_DATA):
         raise FileNotFoundError(f"{_DATA}: the measured special-function tables are missing (reinstall emu)")
     with np.load(_DATA) as z:
-        d, xi, xv, crc = (z[f"{name}/{k}"] for k in ("d", "xi", "xv", "crc"))
-    bits = (table_reference(name).astype(np.int64) + d).astype(np.uint32)
+        d, gaps, dv, crc = (_stored(z, f"{name}/{k}") for k in ("d", "xi", "xv", "crc"))
+    ref = table_reference(name).astype(np.int64)
+    bits = (ref + d).astype(np.uint32)
     bits[d == -127] = UNKNOWN
-    bits[xi] = xv
+    xi = np.cumsum(gaps)
+    bits[xi] = (ref[xi] + dv).astype(np.uint32)
     if zlib.crc32(bits.tobytes()) != int(crc):
         raise RuntimeError(f"{_DATA}: table {name} does not rebuild to the measured values (CRC); "
                            f"this numpy's float64 {name} differs from the one it was stored against")
@@ -229,7 +256,7 @@ def table_f16(name: str) -> np.ndarray:
     """A measured f16 unit (uint16 bits over all 65,536 inputs), stored against the f16 rounding
     of the float64 function; tanh_f16: MUFU.TANH.F16."""
     with np.load(_DATA) as z:
-        d = z[f"{name}/d16"].astype(np.int64)
+        d = _stored(z, f"{name}/d16").astype(np.int64)
     x = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
     with np.errstate(all="ignore"):
         ref = np.tanh(x).astype(np.float16).view(np.uint16).astype(np.int64)
