@@ -23,7 +23,7 @@ from . import jit  # noqa: F401  (plugs the compiled fast paths into the executo
 from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: part of the API)
 from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, TextureType, Type, VectorType
 from .memory.memory import Region
-from .memory.textures import Sampler, Texture, TextureView, bind_handle
+from .memory.textures import CombinedImageSampler, Sampler, Texture, TextureView, bind_handle, combine
 from .frontend.spirv.module import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
 
@@ -432,7 +432,9 @@ def as_buffers(module: Module, bindings) -> tuple[dict, dict]:
             raise ArgumentError(f"binding key {key}: the shader declares no @group({key[0]}) @binding({key[1]})",
                                   hint=f"the shader declares {names}")
         if g.space == "handle":         # a texture or sampler variable
-            if not isinstance(value, (Texture, TextureView, Sampler)):
+            if isinstance(value, tuple) and len(value) == 2:     # (texture, sampler) of a sampler2D
+                value = combine(*value)
+            if not isinstance(value, (Texture, TextureView, Sampler, CombinedImageSampler)):
                 want = "a texture or texture view (device.create_texture)" if isinstance(g.type, TextureType) \
                     else "a sampler (device.create_sampler)"
                 raise ArgumentError(f"binding {key} ('{g.name}', {g.type}): expected {want}, got {type(value).__name__}")
@@ -482,7 +484,9 @@ def bind(module: Module, entry: Function, bindings: dict) -> dict:
     regions = {}
     for g in used_globals(module, entry):
         if g.space == "handle":
-            regions[(g.group, g.binding)] = bind_handle(g, bindings.get((g.group, g.binding)))
+            # a combined image sampler's texture and sampler variables share the binding
+            regions[(g.group, g.binding)] = combine(regions.get((g.group, g.binding)),
+                                                    bind_handle(g, bindings.get((g.group, g.binding))))
             continue
         if g.space not in ("storage", "uniform"):
             continue

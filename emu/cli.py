@@ -206,8 +206,9 @@ def cmd_run(args, sources) -> int:
     bound = {key: dev.create_buffer(arr) for key, arr in load_arrays(bufs, pipe.pipeline.module).items()}
     bound.update({key: dev.create_buffer(data) for key, data in push_constants(args.push_constants).items()})
     bound.update(load_textures(dev, [binding_spec(t, "--texture") for t in args.texture], pipe.pipeline.module))
-    bound.update({key: dev.create_sampler(**sampler_spec(spec, f"--sampler {key[0]}:{key[1]}"))
-                  for key, spec in (binding_spec(s, "--sampler") for s in args.sampler)})
+    from .memory.textures import combine        # a texture and a sampler at one G:B: a sampler2D's
+    for key, spec in (binding_spec(s, "--sampler") for s in args.sampler):
+        bound[key] = combine(bound.get(key), dev.create_sampler(**sampler_spec(spec, f"--sampler {key[0]}:{key[1]}")))
     # the pipeline's IR (overrides may size its bindings); where variables of several entry points
     # share a binding, the entry point's own
     from .isa.ir import used_globals

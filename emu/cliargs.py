@@ -288,6 +288,9 @@ def sampler_spec(text: str, what: str) -> dict:
             d.update(address_mode_u=modes[w], address_mode_v=modes[w], address_mode_w=modes[w])
         elif w in COMPARE:
             d["compare"] = w
+        elif w in ("unnormalized", "unnormalized_coordinates"):
+            raise UsageError(f"{what}={text}: unnormalized coordinates (Vulkan's unnormalizedCoordinates) are "
+                             f"not supported by emu", hint="sample at (texel + 0.5) / size with a normalized sampler")
         else:
             raise UsageError(f"{what}={text}: '{w}' is not nearest, linear, clamp, repeat, mirror or a compare "
                              f"function ({', '.join(COMPARE)})", hint="e.g. --sampler 0:1=linear,clamp")

@@ -644,7 +644,9 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         handles = {k: dev.create_buffer(np.frombuffer(v, np.uint8).copy()) if v else dev.create_buffer(size=0)
                    for k, v in data.items()}
         handles.update({k: to_emu(dev, t) for k, t in textures.items()})
-        handles.update({k: dev.create_sampler(**d) for k, d in samplers.items()})
+        from ..memory.textures import combine     # a texture and a sampler at one key: a sampler2D's
+        for k, d in samplers.items():
+            handles[k] = combine(handles.get(k), dev.create_sampler(**d))
         dev.dispatch(pipe, handles, dispatch)
         emu_out = {k: handles[k].read(np.uint8).tobytes()[: len(data[k])] for k in outputs}
         for g in written:               # level 0 of each storage texture the shader may write
@@ -656,7 +658,8 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
     # -- the adapter -----------------------------------------------------------------------------
     if backend == "vulkan":
         try:
-            gpu_out = _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides or {})
+            gpu_out = _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides or {},
+                                  _vulkan_images(module, fn, textures, samplers))
         except HwError as e:            # (an EmuError too: the device's, so caught first)
             return fail("adapter", str(e))
         except EmuError as e:
@@ -680,15 +683,17 @@ def diff_shader(source: str, file: str = "<input>", *, dispatch=(1, 1, 1), entry
         rep.bindings.append(compare_binding(k, g.name, g.type, emu_out[k], gpu_out[k], ulp, trace, first))
     for g in written:
         k = (g.group, g.binding)
-        rep.bindings.append(compare_binding(k, g.name, texel_array(g.type), emu_out[k], gpu_out[k], ulp, trace, first))
+        rep.bindings.append(compare_binding(k, g.name, texel_array(g.type, textures[k].format), emu_out[k], gpu_out[k],
+                                            ulp, trace, first))
     return rep
 
 
-def texel_array(t: TextureType):
+def texel_array(t: TextureType, bound: str | None = None):
     """The texels of a storage texture as an array type to compare: its channels' floats (f16,
-    f32), else their bytes (the packed formats as u32 words)."""
+    f32), else their bytes (the packed formats as u32 words). `bound`: the bound texture's format
+    (a SPIR-V storage image of format Unknown has none of its own)."""
     from ..numerics.texels import FORMATS
-    f = FORMATS[t.format]
+    f = FORMATS[t.format or bound]
     if len(set(f.bits)) != 1 or f.bits[0] not in (8, 16, 32):
         return ArrayType(U32, None)
     if f.kind == "float":
@@ -696,7 +701,26 @@ def texel_array(t: TextureType):
     return ArrayType(U32 if f.bits[0] == 32 else U8, None)
 
 
-def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides) -> dict:
+def _vulkan_images(module, fn, textures: dict, samplers: dict) -> dict:
+    """The descriptors of the entry point's images and samplers: {key: (kind, HwTexture, sampler
+    keywords)}, kind combined (a texture and a sampler variable at one binding), sampled, sampler
+    or storage."""
+    from ..api import used_globals
+    out: dict = {}
+    for g in used_globals(module, fn):
+        if g.space != "handle":
+            continue
+        key = (g.group, g.binding)
+        kind, tex, smp = out.get(key, (None, None, None))
+        if isinstance(g.type, SamplerType):
+            kind, smp = ("combined" if kind else "sampler"), samplers[key]
+        else:
+            kind, tex = ("combined" if kind else "storage" if g.type.kind == "storage" else "sampled"), textures[key]
+        out[key] = (kind, tex, smp)
+    return out
+
+
+def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overrides, images=None) -> dict:
     """The same SPIR-V on the Vulkan device: the module's own binary, its specialization
     constants as the host gave them, the push-constant block through vkCmdPushConstants."""
     import struct
@@ -712,4 +736,4 @@ def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overri
     buffers = {k: v for k, v in data.items() if k != PUSH_CONSTANTS}
     kinds = {(g.group, g.binding): g.space for g in bound}
     return run_spirv(spirv_binary(source, file), entry=fn.name, dispatch=dispatch, buffers=buffers, kinds=kinds,
-                     outputs=outputs, spec=spec, push=data.get(PUSH_CONSTANTS))
+                     outputs=outputs, spec=spec, push=data.get(PUSH_CONSTANTS), images=images)

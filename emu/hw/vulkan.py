@@ -183,14 +183,15 @@ def _device():
 
 
 def run_spirv(spirv: bytes, *, entry: str, dispatch, buffers: dict, kinds: dict, outputs,
-              spec: list[tuple[int, bytes]] = (), push: bytes | None = None) -> dict:
+              spec: list[tuple[int, bytes]] = (), push: bytes | None = None, images: dict | None = None) -> dict:
     """Dispatch `spirv` once. `buffers` maps (set, binding) to initial bytes and `kinds` to
-    'storage' or 'uniform'; `spec` lists (SpecId, value bytes); returns {key: final bytes} of
-    `outputs`. Raises HwError."""
+    'storage' or 'uniform'; `spec` lists (SpecId, value bytes); `images` maps (set, binding) to
+    (kind, runner.HwTexture or None, sampler keywords or None) (vulkan_images.py); returns
+    {key: final bytes} of `outputs` and of each storage image (level 0). Raises HwError."""
     vk = _vk()
     _check_capabilities(spirv)
     try:
-        return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push)
+        return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images or {})
     except HwError:
         raise
     except Exception as e:
@@ -223,7 +224,8 @@ def _check_capabilities(spirv: bytes):
                           f"capability {i.ops[0]} needs")
 
 
-def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
+def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images):
+    from .vulkan_images import Images
     dev, queue, qf, mt, _ = _device()
     made = []          # (destroy function, handle), destroyed in reverse order
 
@@ -247,12 +249,15 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
             mapped[:] = bytes(data) + bytes(size - len(data))
             vk.vkUnmapMemory(dev, mem)
             mems[key] = (buf, mem, size)
-        sets = sorted({k[0] for k in buffers})
+        imgs = Images(vk, dev, _instance()[1], keep, images)
+        imgs.create()
+        sets = sorted({k[0] for k in buffers} | {k[0] for k in images})
         layouts, pools = [], []
         for s in range(max(sets) + 1 if sets else 0):
             binds = [vk.VkDescriptorSetLayoutBinding(
                 binding=b, descriptorType=_dtype(vk, kinds[(s, b)]), descriptorCount=1,
                 stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT) for (ss, b) in sorted(buffers) if ss == s]
+            binds += imgs.layout_bindings(s)
             layouts.append(keep(vk.vkDestroyDescriptorSetLayout, vk.vkCreateDescriptorSetLayout(
                 dev, vk.VkDescriptorSetLayoutCreateInfo(
                     sType=vk.VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
@@ -283,6 +288,7 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
             n = sum(1 for k in buffers if kinds[k] == kind)
             if n:
                 sizes.append(vk.VkDescriptorPoolSize(type=_dtype(vk, kind), descriptorCount=n))
+        sizes += imgs.pool_sizes()
         pool = keep(vk.vkDestroyDescriptorPool, vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(
             sType=vk.VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, maxSets=max(1, len(layouts)),
             poolSizeCount=len(sizes), pPoolSizes=sizes or None), None)) if layouts else None
@@ -296,6 +302,7 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
                 sType=vk.VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, dstSet=dsets[s], dstBinding=b, descriptorCount=1,
                 descriptorType=_dtype(vk, kinds[(s, b)]),
                 pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=buf, offset=0, range=size)]))
+        writes += imgs.writes(dsets)
         if writes:
             vk.vkUpdateDescriptorSets(dev, len(writes), writes, 0, None)
         cpool = keep(vk.vkDestroyCommandPool, vk.vkCreateCommandPool(dev, vk.VkCommandPoolCreateInfo(
@@ -306,6 +313,7 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
         vk.vkBeginCommandBuffer(cmd, vk.VkCommandBufferBeginInfo(
             sType=vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
             flags=vk.VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT))
+        imgs.record_upload(cmd)
         vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
         if dsets:
             vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, playout, 0, len(dsets), dsets, 0, None)
@@ -313,6 +321,7 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
             vk.vkCmdPushConstants(cmd, playout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push),
                                   vk.ffi.from_buffer(push))
         vk.vkCmdDispatch(cmd, *dispatch)
+        imgs.record_readback(cmd)
         vk.vkEndCommandBuffer(cmd)
         fence = keep(vk.vkDestroyFence, vk.vkCreateFence(dev, vk.VkFenceCreateInfo(
             sType=vk.VK_STRUCTURE_TYPE_FENCE_CREATE_INFO), None))
@@ -324,6 +333,7 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push):
             buf, mem, size = mems[key]
             out[key] = bytes(vk.vkMapMemory(dev, mem, 0, size, 0))[: len(buffers[key])]
             vk.vkUnmapMemory(dev, mem)
+        out.update(imgs.read())
         return out
     finally:
         vk.vkDeviceWaitIdle(dev)

@@ -119,6 +119,9 @@ class Module:
     unset_sizes: list[str] = field(default_factory=list)     # those of them that size a type
     # (name, stage, loc) of the vertex/fragment entry points, which are not lowered
     graphics_entries: list[tuple] = field(default_factory=list)
+    # sampler globals that are the sampler half of a Vulkan combined image sampler: they share
+    # their texture's (group, binding)
+    combined_samplers: list[str] = field(default_factory=list)
 
     def function(self, name: str) -> Function | None:
         return next((f for f in self.functions if f.name == name), None)

@@ -265,7 +265,9 @@ TEXTURE_NAMES = {
 @dataclass(frozen=True)
 class TextureType(Type):
     """A texture binding: `sampled` is the component type of sampled and multisampled textures
-    (f32, i32, u32); storage textures have a texel `format` and an `access` mode."""
+    (f32, i32, u32); storage textures have a texel `format` and an `access` mode (a SPIR-V
+    storage image of format Unknown: format None, `sampled` its component type, the host's
+    texture giving the format)."""
     kind: str
     dim: str
     sampled: ScalarType | None = None
@@ -275,13 +277,13 @@ class TextureType(Type):
     def __str__(self) -> str:
         name = next(n for n, kd in TEXTURE_NAMES.items() if kd == (self.kind, self.dim))
         if self.kind == "storage":
-            return f"{name}<{self.format}, {self.access}>"
+            return f"{name}<{self.format or 'unknown_' + str(self.sampled)}, {self.access}>"
         return f"{name}<{self.sampled}>" if self.sampled is not None else name
 
     @property
     def texel(self) -> ScalarType:
         """The component type of the vec4 (or the f32 of a depth texture) that reads give."""
-        if self.kind == "storage":
+        if self.kind == "storage" and self.format is not None:
             from ..numerics.texels import FORMATS
             return SCALARS[FORMATS[self.format].sampled]
         return self.sampled if self.sampled is not None else F32

@@ -205,11 +205,41 @@ class Sampler:
                             f"{self.lod_max_clamp} must satisfy 0 <= min <= max")
 
 
+@dataclass(frozen=True)
+class CombinedImageSampler:
+    """Vulkan's combined image sampler (GLSL's sampler2D): one binding holding a texture (or a
+    view) and a sampler. The SPIR-V front end declares it as a texture variable and a sampler
+    variable of the same (group, binding); each takes its half."""
+    texture: object
+    sampler: Sampler
+
+    def part(self, t):
+        from ..isa.types import SamplerType
+        return self.sampler if isinstance(t, SamplerType) else self.texture
+
+
+def combine(bound, value):
+    """What one binding holds when a texture and a sampler are both given for it (--texture and
+    --sampler of one G:B): a combined image sampler; else `value`."""
+    if isinstance(bound, Sampler) != isinstance(value, Sampler) and \
+            isinstance(bound, (Texture, TextureView, Sampler)) and isinstance(value, (Texture, TextureView, Sampler)):
+        return CombinedImageSampler(*((value, bound) if isinstance(bound, Sampler) else (bound, value)))
+    return value
+
+
+def part_of(bound, t):
+    """The half of a combined image sampler a variable of type `t` takes (else `bound` itself)."""
+    return bound.part(t) if isinstance(bound, CombinedImageSampler) else bound
+
+
 def bind_handle(g, value):
     """What a texture or sampler variable binds: checked against its WGSL type (WebGPU's bind
     group layout rules for compute), a texture becoming its default view of the shader's shape."""
     from ..isa.types import TextureType
     t = g.type
+    if isinstance(value, tuple) and len(value) == 2:       # (texture, sampler): a combined image sampler
+        value = combine(value[0], value[1])
+    value = part_of(value, t)
     where = f"'{g.name}' (@group({g.group}) @binding({g.binding}), {t})"
     if value is None:
         kind = "texture" if isinstance(t, TextureType) else "sampler"
@@ -239,6 +269,10 @@ def bind_handle(g, value):
     f = view.texture.format
     if t.kind == "storage":
         ok, need = f.name == t.format, f"a {t.format} texture"
+        if t.format is None:        # SPIR-V's Unknown: any storage format of the component type
+            from ..numerics.texels import STORAGE_FORMATS
+            ok, need = f.name in STORAGE_FORMATS and f.sampled == t.sampled.name, \
+                f"a storage format whose texels are {t.sampled}"
         if view.mip_level_count != 1:
             raise HostError(f"{where}: a storage texture view has one mip level, not {view.mip_level_count}", g.loc)
     elif t.depth:

@@ -19,8 +19,9 @@ from ..errors import EmuError, HostError, note_location
 from ..frontend.spirv.module import PUSH_CONSTANTS
 from ..isa.ir import Block, Function, Inst, Module, used_globals
 from ..isa.ops import OPS
-from ..isa.types import CoopMatrixType, Type, contains
+from ..isa.types import CoopMatrixType, SamplerType, TextureType, Type, contains
 from ..memory.memory import Cell, Ptr, Region, store, zero_value
+from ..memory.textures import part_of
 from . import fastpaths
 from .coop import zero_fragments
 from .frame import Breakable, Frame  # noqa: F401  (re-exported)
@@ -68,8 +69,8 @@ class Batch:
                 if (g.group, g.binding) in buffers:    # only those the entry point uses are bound
                     self.globals[g.name] = Ptr(buffers[(g.group, g.binding)], 0, g.type, None)
             elif g.space == "handle":              # a texture view or a sampler
-                if (g.group, g.binding) in buffers:
-                    self.globals[g.name] = buffers[(g.group, g.binding)]
+                if (g.group, g.binding) in buffers:     # (a combined image sampler: its half)
+                    self.globals[g.name] = part_of(buffers[(g.group, g.binding)], g.type)
             elif contains(g.type, CoopMatrixType):
                 # only the entry point's own: another's may use a configuration this device lacks
                 if g.name in pipe.used_names:
@@ -298,6 +299,9 @@ def _check_bindings(module: Module, entry) -> None:
             raise EmuError(f"entry point '{entry.name}' uses two push-constant blocks, '{other.name}' and "
                            f"'{g.name}': a pipeline has one", g.loc,
                            hint="put the values in one struct in a single var<push_constant>")
+        if other is not g and {g.name, other.name} & set(module.combined_samplers) and \
+                {type(g.type), type(other.type)} == {TextureType, SamplerType}:
+            continue                # a combined image sampler's texture and sampler
         if other is not g:
             raise EmuError(f"@group({g.group}) @binding({g.binding}) is used by both '{other.name}' and "
                            f"'{g.name}' in entry point '{entry.name}'", g.loc,

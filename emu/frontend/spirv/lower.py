@@ -14,6 +14,7 @@ from ...isa.types import (BOOL, I32, U32, VOID, ArrayType, CoopMatrixType, Matri
                           ScalarType, StructType, Type, VectorType, scalar_of, with_scalar)
 from ...isa.verify import FLEXIBLE_DIMENSIONS
 from .grammar import Instruction
+from .images import ImageLowering, is_handle_desc
 from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident
 from .ops import OpLowering
 
@@ -22,7 +23,7 @@ class _Retry(Exception):
     pass
 
 
-class FunctionLowerer(OpLowering):
+class FunctionLowerer(ImageLowering, OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
         self.info, self.module, self.b, self.fn = info, module, b, fn
@@ -71,6 +72,8 @@ class FunctionLowerer(OpLowering):
             return self._cache(id_, self.spec_expr(info.spec_exprs[id_]))
         if id_ in info.globals:
             g = info.globals[id_]
+            if g.space == "handle":          # an image or sampler: the value itself
+                return self._cache(id_, self.handle_var(id_))
             return self._cache(id_, self.b.op("global", [], PointerType(g.space, g.type, g.access), name=g.name))
         if id_ in info.builtin_vars:
             return info.builtin_vars[id_]
@@ -138,8 +141,11 @@ class FunctionLowerer(OpLowering):
         return Function(self.name, params, ret, body, loc=self.info.loc(fn.inst))
 
     def _param_type(self, pt, p):
-        if isinstance(pt, tuple):        # a pointer parameter
-            pointee = pt[2]
+        if isinstance(pt, tuple) or is_handle_desc(pt):        # a pointer parameter
+            pointee = pt[2] if isinstance(pt, tuple) else pt
+            if is_handle_desc(pointee):
+                self.fail(p, "a function parameter holding an image or sampler is not supported by emu",
+                          hint="use the image's variable inside the function (or write the code in main)")
             from .module import SPACES
             return PointerType(SPACES.get(pt[1], "function"), pointee)
         return pt
@@ -384,6 +390,7 @@ def lower_module(info: ModuleInfo, file: str, constants: dict | None) -> Module:
             o.default = info.host_value(o)
     used = set()
     module.globals = list(info.globals.values())
+    module.combined_samplers = [g.name for g in info.combined.values()]
     fn_names: dict[int, str] = {}
     taken = set()
     entries = {fid: name for fid, name in info.entry_points}

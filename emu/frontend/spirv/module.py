@@ -17,6 +17,7 @@ from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
 from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
+from . import images
 from .grammar import Instruction
 
 # (group, binding) of the push-constant block: outside any descriptor set a shader can name.
@@ -92,6 +93,8 @@ class ModuleInfo:
         self.overrides: dict[int, Override] = {}
         self.spec_exprs: dict[int, Instruction] = {}   # OpSpecConstantComposite / Op
         self.globals: dict[int, Global] = {}
+        self.handle_vars: dict[int, Instruction] = {}   # image / sampler variables (images.py)
+        self.combined: dict[int, Global] = {}           # combined image sampler id -> its sampler half
         self.builtin_vars: dict[int, BuiltinVar] = {}
         self.entry_points: list[tuple[int, str]] = []
         self.modes: dict[int, dict[str, list]] = {}
@@ -127,7 +130,7 @@ class ModuleInfo:
                     self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8- and 32-bit "
                                  f"integers and f16, bf16 and f32 floats",
                               hint="use 32-bit types (int, uint, float), or float16_t / 8-bit integers")
-                if i.ops[0] not in CAPABILITIES:
+                if i.ops[0] not in CAPABILITIES and i.ops[0] not in images.CAPABILITIES:
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
                               hint="emu runs compute shaders with the Shader, Int8, Float16, 8/16-bit storage, "
                                    "GroupNonUniform* and CooperativeMatrixKHR capabilities")
@@ -168,6 +171,11 @@ class ModuleInfo:
             elif op == "OpUndef":
                 t = self.type(i.type_id, i)
                 self.consts[i.result] = (t, _zero(t))
+        self.current = None
+        images.declare(self)
+
+    def add_global(self, key, g: Global):
+        self.globals[key] = g
 
     # -- messages -------------------------------------------------------------------------------
     def loc(self, i: Instruction) -> Loc | None:
@@ -219,6 +227,10 @@ class ModuleInfo:
             if not isinstance(col, VectorType) or not col.elem.is_float or not 2 <= o[1] <= 4:
                 self.fail(i, f"a matrix of {o[1]} columns of {col}: 2 to 4 float vectors")
             return MatrixType(o[1], col.n, col.elem)
+        if op in ("OpTypeImage", "OpTypeSampler", "OpTypeSampledImage"):
+            return images.handle_type(self, i)
+        if op in ("OpTypeArray", "OpTypeRuntimeArray") and images.is_handle_desc(self.types.get(o[0])):
+            return images.HandleArray(i)        # refused at its variable (which has a source line)
         if op == "OpTypeArray":
             elem = self.type(o[0], i)
             if o[1] in self.consts:
@@ -241,7 +253,7 @@ class ModuleInfo:
             return self._struct(i)
         if op == "OpTypePointer":
             pointee = self.types.get(o[1])
-            if not isinstance(pointee, Type):
+            if not isinstance(pointee, (Type, images.HandleArray)) and not images.is_handle_desc(pointee):
                 self.fail(i, f"a pointer to %{o[1]}, which is no data type")
             return ("ptr", o[0], pointee)
         if op == "OpTypeForwardPointer":
@@ -435,6 +447,14 @@ class ModuleInfo:
         ptr = self.types[i.type_id]
         sc, pointee = ptr[1], ptr[2]
         d = self.decos.get(i.result, {})
+        if isinstance(pointee, images.HandleArray):
+            self.fail(i, "arrays of images or samplers (descriptor arrays) are not supported by emu",
+                      hint="declare each image and sampler at its own binding")
+        if images.is_handle_desc(pointee):
+            if sc != "UniformConstant":
+                self.fail(i, f"an image or sampler variable in the {sc} storage class (UniformConstant holds them)")
+            self.handle_vars[i.result] = i      # declared once the module is read (images.declare)
+            return
         if sc == "Input":
             if "BuiltIn" not in d:
                 self.fail(i, "a compute shader's Input variables must be builtins")
