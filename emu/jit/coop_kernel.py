@@ -7,8 +7,9 @@ mma_fast's kernel on one subgroup (tile_mma), stores scatter straight to storage
 leave (a zero or subnormal result, an infinity, NaN or overflow) calls emu/numerics/mma_call.py's
 kernel, which covers every case, by its address. Nothing returns to Python per instruction.
 
-It shares the fusion JIT's code generator (emu/jit/fuse.py: _Gen emits the scalar code; this
-subclass adds the cooperative ops and runs one "invocation" per subgroup). Since every value is
+It shares the fusion JIT's code generator (emu/jit/fuse.py): _Gen emits the scalar code and the one
+loop every generated kernel runs (_Gen.driver: workgroups, then units of a workgroup, each to its
+end); this subclass adds the cooperative ops and makes the unit a subgroup, not an invocation. Since every value is
 subgroup-uniform, every lane of a subgroup would compute the same scalars, and a matrix held whole
 is the same as its fragments under any lane map (no op here exposes a fragment).
 
@@ -41,7 +42,7 @@ from numba import njit
 from ..isa.ops import OP
 from ..isa.types import ArrayType, CoopMatrixType, ScalarType
 from ..numerics import mma_fast, mma_tile
-from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, _load
+from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, aliased, first_use
 
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
 _UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -285,7 +286,7 @@ class _CoopGen(_Gen):
         fn = self.entry
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
-        self.block(fn.body, 3, None)
+        self.block(fn.body, 2, None)
         body = self.lines
         if self.ncoop == 0:
             raise Unsupported("no cooperative ops (the fusion JIT's case)")
@@ -293,46 +294,33 @@ class _CoopGen(_Gen):
             if self.stores[k] and self.loads[k]:
                 raise Unsupported(f"buffer {self.buf_types[k][0].name}: read and written")
         self.stored_slots = [k for k in range(len(self.buf_types)) if self.stores[k]]
-        wgpre, pre = self.prelude()
         sg = self.pipe.opts.subgroup_size
         nb = len(self.buf_types)
         bufs = "".join(f", b{k}, n{k}, u{k}, nb{k}, obase{k}" for k in range(nb))
         prms = "".join(f", prm{s}" for s in range(len(self.prms)))
-        out = ["import numpy as np",
-               "from numba import njit",
-               "from emu.numerics import scalar_compiled as rt",
-               "from emu.numerics import mma_fast as mf",
-               "from emu.numerics import mma_tile as mt",
-               "from emu.numerics import mma_call as mc",
-               "from emu.jit.coop_kernel import load_tile as ck_load, store_tile as ck_store",
-               "",
-               "",
-               "@njit(cache=True, nogil=True, inline='always')",
-               "def ck_copy(dst, src):",
-               "    for i in range(dst.shape[1]):",
-               "        for j in range(dst.shape[2]):",
-               "            dst[0, i, j] = src[0, i, j]",
-               "",
-               "",
-               "@njit(cache=True, nogil=True, error_model='numpy')",
-               f"def run(w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}):"]
+        out = self.IMPORTS + [
+            "from emu.numerics import mma_fast as mf",
+            "from emu.numerics import mma_tile as mt",
+            "from emu.numerics import mma_call as mc",
+            "from emu.jit.coop_kernel import load_tile as ck_load, store_tile as ck_store",
+            "",
+            "",
+            "@njit(cache=True, nogil=True, inline='always')",
+            "def ck_copy(dst, src):",
+            "    for i in range(dst.shape[1]):",
+            "        for j in range(dst.shape[2]):",
+            "            dst[0, i, j] = src[0, i, j]",
+            "",
+            ""]
+        setup = []
         for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
-            out.append(f"    wt{s} = mt.workspace()" if self.tile16[s] else
-                       f"    ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_tile.use32(self.prms[s])})")
-        for name, (dt, R, C) in sorted(self.mats.items()):
-            out.append(f"    {name} = np.zeros((1, {R}, {C}), {dt})")
-        out += ["    for w in range(w0, w1):"]
-        out += ["        " + p for p in wgpre]
-        out += [f"        for sgi in range({self.nsub}):",
-                f"            local = sgi * {sg}",
-                f"            gid = w * {self.nsub} + sgi",
-                "            steps = 0",
-                "            ret = False"]
-        out += ["            " + p for p in pre]
-        out += ["            while True:             # one subgroup; 'return' leaves it"]
-        out += ["    " + line for line in body]
-        out += ["                break", ""]
-        return "\n".join(out)
+            setup.append(f"wt{s} = mt.workspace()" if self.tile16[s] else
+                         f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_tile.use32(self.prms[s])})")
+        setup += [f"{name} = np.zeros((1, {R}, {C}), {dt})" for name, (dt, R, C) in sorted(self.mats.items())]
+        # one unit per subgroup: `local` its first invocation, `gid` its index in the dispatch
+        unit = ("sgi", self.nsub, [f"local = sgi * {sg}", f"gid = w * {self.nsub} + sgi"], "subgroup")
+        params = f"w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}"
+        return "\n".join(out + self.driver(params, body, setup, unit=unit))
 
 
 class Kernel:
@@ -368,10 +356,8 @@ class Kernel:
             args += [view, np.int64(n), u, np.int64(nb), np.int64(obase)]
             obase += nb if st else 0
             datas.append(reg.data)
-        for i in range(len(datas)):       # a buffer bound twice: order would show
-            for j in range(i + 1, len(datas)):
-                if (self.stored[i] or self.stored[j]) and np.shares_memory(datas[i], datas[j]):
-                    return None, None
+        if aliased(datas, self.stored):
+            return None, None
         return args, obase
 
     def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
@@ -384,18 +370,10 @@ class Kernel:
         if args is None or total * self.nsub < MIN_SUBGROUPS:
             return lo
         max_steps = self.pipe.opts.max_steps
-        if self.mod is None:
-            try:
-                self.mod = _load(self.source)
-                self.mod.run(0, 0, 1, 1, 1, max_steps, np.zeros(3, np.int64),
-                             np.zeros((1, LOG_COLS), np.int64), np.zeros(1, np.int64), self.ovs, self.spa, *self.prms,
-                             *args)
-            except Exception as e:          # a construct numba cannot type: the interpreter runs it
-                import warnings
-                warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
-                self.pipe._jit = None
-                return lo
+        if not first_use(self, lambda mod: mod.run(0, 0, 1, 1, 1, max_steps, np.zeros(3, np.int64),
+                                                   np.zeros((1, LOG_COLS), np.int64), np.zeros(1, np.int64),
+                                                   self.ovs, self.spa, *self.prms, *args)):
+            return lo
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
         saved = [r.data.copy() for r in written]
         ok = self._run(grid, lo, total, args, nowned, max_steps)

@@ -657,6 +657,36 @@ class _Gen:
                 [p for p in pre if not p.startswith("in_workgroup_id")])
 
     # -- the whole kernel ------------------------------------------------------------------
+    IMPORTS = ["import numpy as np", "from numba import njit", "from emu.numerics import scalar_compiled as rt"]
+
+    def driver(self, params: str, body: list, setup=(), per_workgroup=(), unit=None) -> list:
+        """The one loop every generated kernel runs, `run(w0, w1, ...)`: `setup` once, then for each
+        workgroup w0..w1 its builtin inputs and `per_workgroup`, then `body` (lines generated at
+        depth 2) once per unit. `unit`: (loop variable, count, its first lines, what it is): an
+        invocation (the fusion JIT) or a subgroup (the cooperative kernel), each with its own step
+        count, return flag and builtin inputs, the body inside a one-shot `while True` that
+        `return` and `break` leave; None (workgroup mode): the body runs the workgroup's invocations itself,
+        their builtin inputs where it says ##PRE##."""
+        wgpre, pre = self.prelude()
+        out = ["@njit(cache=True, nogil=True, error_model='numpy')", f"def run({params}):"]
+        out += ["    " + x for x in setup]
+        out += ["    for w in range(w0, w1):"]
+        out += ["        " + x for x in list(wgpre) + list(per_workgroup)]
+        if unit is None:
+            for line in body:
+                if line.strip() == "##PRE##":
+                    ind = line[:len(line) - len(line.lstrip())]
+                    out += ["        " + ind + x for x in pre]
+                else:
+                    out.append("        " + line)
+            return out + [""]
+        var, count, first, what = unit
+        out += [f"        for {var} in range({count}):"]
+        out += ["            " + x for x in list(first) + ["steps = 0", "ret = False"] + pre]
+        out += [f"            while True:             # one {what}; 'return' leaves it"]
+        out += ["        " + line for line in body]
+        return out + ["                break", ""]
+
     def build(self) -> str:
         fn = self.entry
         if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
@@ -674,54 +704,31 @@ class _Gen:
             if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
                 raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
         bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp)
-        wgpre, pre = self.prelude()
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
         sas = "".join(f", sa{k}" for k in stored)
         tail = f"{sas}{', ' + bufs if bufs else ''}"
         dummies = "".join(", dummy" for k in stored)
         nwg = self.pipe.layout.wg_count
-        out = ["import numpy as np",
-               "from numba import njit",
-               "from emu.numerics import scalar_compiled as rt",
-               "",
-               "",
-               "@njit(cache=True, nogil=True, error_model='numpy')",
-               f"def kernel(w0, w1, gx, gy, gz, max_steps, err{', ' + bufs if bufs else ''}):",
-               "    dummy = np.empty(1, np.int64)",
-               f"    run(w0, w1, w0, gx, gy, gz, max_steps, err, False{dummies}{', ' + bufs if bufs else ''})",
-               "",
-               "",
-               "@njit(cache=True, nogil=True, error_model='numpy')",
-               f"def run(w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}):",
-               "    for w in range(w0, w1):"]
-        if self.wg:
-            decl = [f"    {k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
-            decl += ["    retd = np.zeros(%d, np.bool_)" % nwg, "    stp = np.zeros(%d, np.int64)" % nwg]
-            for g, (t, cnt) in self.wmem.items():
-                decl += [f"    wm_{g} = np.zeros({cnt}, {t})", f"    wt_{g} = np.zeros({cnt}, np.int64)",
-                         f"    rt_{g} = np.zeros({cnt}, np.int64)"]
-            out[-1:-1] = decl + ["    ep = np.int64(0)"]
-            out += ["        " + p for p in wgpre]
-            out += [f"        wm_{g}[:] = 0" for g in self.wmem]
-            out += ["        retd[:] = False", "        stp[:] = 0", "        wsteps = 0"]
-            for line in body:
-                if line.strip() == "##PRE##":
-                    ind = line[:len(line) - len(line.lstrip())]
-                    out += ["        " + ind + p for p in pre]
-                else:
-                    out.append("        " + line)
-            out.append("")
-            return "\n".join(out)
-        out += ["        " + p for p in wgpre]
-        out += [f"        for local in range({self.pipe.layout.wg_count}):",
-                "            steps = 0",
-                "            ret = False"]
-        out += ["            " + p for p in pre]
-        out += ["            while True:             # one invocation; 'return' leaves it"]
-        out += ["        " + line for line in body]
-        out += ["                break", ""]
-        return "\n".join(out)
+        out = self.IMPORTS + [
+            "",
+            "",
+            "@njit(cache=True, nogil=True, error_model='numpy')",
+            f"def kernel(w0, w1, gx, gy, gz, max_steps, err{', ' + bufs if bufs else ''}):",
+            "    dummy = np.empty(1, np.int64)",
+            f"    run(w0, w1, w0, gx, gy, gz, max_steps, err, False{dummies}{', ' + bufs if bufs else ''})",
+            "",
+            ""]
+        params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}"
+        if not self.wg:
+            return "\n".join(out + self.driver(params, body, unit=("local", nwg, (), "invocation")))
+        decl = [f"{k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
+        decl += [f"retd = np.zeros({nwg}, np.bool_)", f"stp = np.zeros({nwg}, np.int64)"]
+        for g, (t, cnt) in self.wmem.items():
+            decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
+                     f"rt_{g} = np.zeros({cnt}, np.int64)"]
+        per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0"]
+        return "\n".join(out + self.driver(params, body, decl + ["ep = np.int64(0)"], per_wg))
 
 
 def _private(p: Path) -> bool:
@@ -807,6 +814,32 @@ def _load(source: str):
     return mod
 
 
+def aliased(datas, stored) -> bool:
+    """Whether a written buffer shares memory with another bound one (a buffer bound twice): the
+    order of invocations (or subgroups) would show; the interpreter runs such dispatches."""
+    return any((stored[i] or stored[j]) and np.shares_memory(datas[i], datas[j])
+               for i in range(len(datas)) for j in range(i + 1, len(datas)))
+
+
+def first_use(kernel, warm) -> bool:
+    """Load kernel.mod (compiled by numba, or from its caches) and call warm(mod), which compiles
+    it for this dispatch's argument types on an empty range. False where numba cannot build it (a
+    construct it cannot type): the interpreter runs the pipeline from then on, said once."""
+    if kernel.mod is not None:
+        return True
+    try:
+        kernel.mod = _load(kernel.source)
+        warm(kernel.mod)
+    except Exception as e:
+        import warnings
+        warnings.warn(f"emu JIT: {kernel.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
+                      f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
+        kernel.pipe._jit = None
+        kernel.mod = None
+        return False
+    return True
+
+
 class Kernel:
     """A compiled entry point: run(grid, buffers) -> None (done) or the first workgroup from which
     the interpreter must take over."""
@@ -838,22 +871,11 @@ class Kernel:
         if self.rcp:
             from ..numerics import sfu
             args.append(sfu.table("rcp"))
-        # buffers bound twice (or overlapping): lane order would show; leave it to the interpreter
-        if any(self.stored) and len(datas) > 1:
-            for i in range(len(datas)):
-                for j in range(i + 1, len(datas)):
-                    if (self.stored[i] or self.stored[j]) and np.shares_memory(datas[i], datas[j]):
-                        return 0
-        if self.mod is None:
-            try:
-                self.mod = _load(self.source)
-                self._compile(args)
-            except Exception as e:          # a construct numba cannot type: the interpreter runs it
-                import warnings
-                warnings.warn(f"emu JIT: {self.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
-                              f"{str(e).splitlines()[0] if str(e) else ''})", RuntimeWarning)
-                self.pipe._jit = None
-                return 0
+        if any(self.stored) and aliased(datas, self.stored):
+            return 0
+        if not first_use(self, lambda mod: mod.kernel(0, 0, 1, 1, 1, self.pipe.opts.max_steps,
+                                                      np.zeros(3, np.int64), *args)):
+            return 0
         gx, gy, gz = grid
         lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
         total = end - lo
@@ -867,16 +889,6 @@ class Kernel:
         if err[0] == 0:
             return None
         return int(err[1])
-
-
-def _compile_now(self, args):
-    """Compile (or load from numba's cache) with this dispatch's argument types, running nothing:
-    an empty range of workgroups."""
-    err = np.zeros(3, np.int64)
-    self.mod.kernel(0, 0, 1, 1, 1, self.pipe.opts.max_steps, err, *args)
-
-
-Kernel._compile = _compile_now
 
 
 def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:
