@@ -15,6 +15,8 @@
     python scripts/h200_vulkan.py OUTDIR --nv2       # there: the NV2 kernel and the x / y + z probe
     python scripts/h200_vulkan.py OUTDIR --cm2       # there: NV2 workgroup scope, mul_mm_cm2.comp
     python scripts/h200_vulkan.py OUTDIR --flex      # there: subgroup flexible dimensions, 2x2 sums
+    python scripts/h200_vulkan.py OUTDIR --maint1    # there: maintenance1 (or its NV2 twin), the
+                                                     # whole-matrix sums, the lanes of NV2 matrices
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -52,8 +54,18 @@ def prepare():
     SPV.mkdir(parents=True, exist_ok=True)
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
                        {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
-                        "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp"}):
+                        "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp",
+                        "ext_maint1_nv2.spvasm"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
+    # glslang 16.6's own binaries (EMU_GLSLANG, scripts/glslang_nv2.sh) of the maintenance1 kernel and
+    # the lane probe at both scopes
+    import os
+    import subprocess
+    if os.environ.get("EMU_GLSLANG"):
+        for out, extra, src in (("ext_maint1", [], "ext_maint1.comp"), ("nv2_lanes_wg", [], "nv2_lanes_probe.comp"),
+                                ("nv2_lanes_sg", ["-DSCOPE=gl_ScopeSubgroup"], "nv2_lanes_probe.comp")):
+            subprocess.run([os.environ["EMU_GLSLANG"], "-V", "--target-env", "vulkan1.3", *extra, "-o",
+                            str(SPV / f"{out}.spv"), str(SHADERS / src)], check=True, capture_output=True)
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
     llama_vulkan.main(["/tmp/llama/vulkan-shaders", "--spv-dir", str(SPV), "--cases", "none"])
@@ -311,6 +323,109 @@ def record(out: Path, trials: int, seed: int = 2026) -> dict:
     return log
 
 
+# (scope, rows, columns, invocations) of the lane probe: workgroup-scope shapes of mul_mm_cm2 and
+# flash_attn_cm2 (Br x Bc, Br x HSK, HSK x Bc) and subgroup-scope flexible ones
+LANE_PROBES = [("wg", 32, 32, 128), ("wg", 64, 32, 128), ("wg", 32, 64, 128), ("wg", 64, 64, 128),
+               ("wg", 64, 128, 128), ("wg", 128, 64, 128), ("wg", 16, 64, 128), ("wg", 64, 64, 256),
+               ("wg", 128, 128, 256), ("wg", 128, 256, 256), ("wg", 32, 32, 32), ("wg", 64, 64, 64),
+               ("sg", 32, 32, 32), ("sg", 64, 32, 32), ("sg", 32, 64, 32), ("sg", 16, 32, 32), ("sg", 64, 64, 32)]
+
+
+def maint1(out: Path) -> dict:
+    """VK_EXT_cooperative_matrix_maintenance1: where the driver offers it, its properties2 query
+    against the profile's and ext_maint1 diffed; its NV2 twin (ext_maint1_nv2) diffed in any case
+    (small integers: exact; random floats: the reduction orders show); 64 raw runs of the twin with
+    B = I and A of f16 values over many binades (the whole-matrix sum's order shows in D's sum:
+    maint1_runs.npz); the lane probe of NV2 matrices (nv2_lanes.npz: length and (row, column) of each
+    element of each invocation, per LANE_PROBES entry and matrix)."""
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    from emu.profiles import load_profile
+    log = {"diffs": []}
+    have = "VK_EXT_cooperative_matrix_maintenance1" in vulkan._extensions()
+    log["maintenance1"] = have
+    say(f"VK_EXT_cooperative_matrix_maintenance1 offered: {have}; NV2: "
+        f"{'VK_NV_cooperative_matrix2' in vulkan._extensions()}")
+    if have:
+        prof, scopes = load_profile("nvidia-h200"), {"subgroup": 3, "workgroup": 2}
+        log["props2"] = []
+        for sc, n, sg, fl in ([("subgroup", 0, sg, fl) for sg in (0, 32) for fl in (0, 1)]
+                              + [("workgroup", n, 32, 0) for n in (32, 64, 128, 256, 512)]):
+            try:
+                got = vulkan.matrix_properties2(scopes[sc], n, sg, fl)
+            except Exception as e:
+                got = f"{type(e).__name__}: {e}"
+            want = [dict(M=m, N=nn, K=k, A=a, B=b, C=c, result=r) for m, nn, k, a, b, c, r in prof.props2(sc, n, sg, fl)]
+            same = isinstance(got, list) and sorted(map(str, got)) == sorted(map(str, want))
+            log["props2"].append({"scope": sc, "invocations": n, "subgroupSize": sg, "flags": fl, "device": got,
+                                  "profile": want, "same": same})
+            say(f"props2 {sc} inv={n} sg={sg} flags={fl}: device {len(got) if isinstance(got, list) else got}, "
+                f"profile {len(want)}: {'SAME' if same else 'DIFFERENT'}")
+    rng = np.random.default_rng(21)
+    small = lambda: rng.integers(-2, 3, (16, 16)).astype(np.float16)  # noqa: E731
+    wide = lambda: (rng.standard_normal((16, 16)) * 2.0 ** rng.integers(-4, 4, (16, 16))).astype(np.float16)  # noqa: E731
+    sets = [("small integers", small(), small()), ("random floats", wide(), wide()), ("random floats 2", wide(), wide())]
+    for name in (["ext_maint1.spvasm"] if have else []) + ["ext_maint1_nv2.spvasm"]:
+        src, file = kernel_source(name)
+        for label, a, b in sets:
+            bufs = {(0, 0): a, (0, 1): b, (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): np.zeros(512, np.uint32)}
+            t0 = time.time()
+            try:
+                rep = diff_shader(src, file, dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan",
+                                  buffers=bufs, first=32)
+                js = rep.to_json()
+                js["inputs"], js["seconds"] = label, round(time.time() - t0, 2)
+                log["diffs"].append(js)
+                say(f"diff {name} ({label}): {rep.result.upper()} {js.get('totals')}")
+                if rep.result != "identical":
+                    print(rep.text()[-2000:], flush=True)
+            except Exception:
+                log["diffs"].append({"shader": name, "inputs": label, "result": "crash",
+                                     "error": traceback.format_exc()[-3000:]})
+                say(f"diff {name}: CRASH\n{traceback.format_exc()[-1500:]}")
+    src, _ = kernel_source("ext_maint1_nv2.spvasm")
+    spv, runs = src.encode("utf-8", "surrogateescape"), {}
+    eye = np.eye(16, dtype=np.float16)
+    for t in range(64):
+        a = (rng.choice([-1, 1], (16, 16)) * (1 + rng.integers(0, 1024, (16, 16)) / 1024)
+             * 2.0 ** rng.integers(-14, 16, (16, 16))).astype(np.float16)
+        b = eye if t < 48 else wide()
+        try:
+            got = vulkan.run_spirv(spv, entry="main", dispatch=(1, 1, 1),
+                                   buffers={(0, 0): a.tobytes(), (0, 1): b.tobytes(), (0, 2): bytes(7 * 1024),
+                                            (0, 3): bytes(2048)}, kinds={(0, k): "storage" for k in range(4)},
+                                   outputs=[(0, 2)])
+        except Exception as e:
+            log["raw_error"] = f"{type(e).__name__}: {e}"
+            say(f"raw runs: {log['raw_error']}")
+            break
+        runs[f"t{t}/A"], runs[f"t{t}/B"] = a, b
+        runs[f"t{t}/R"] = np.frombuffer(got[(0, 2)], np.float32).reshape(7, 16, 16)
+    if runs:
+        np.savez_compressed(out / "maint1_runs.npz", **runs)
+        say(f"raw runs saved: {len(runs) // 3}")
+    lanes = {}
+    for scope, rows, cols, inv in LANE_PROBES:
+        key = f"{scope}_{rows}x{cols}_{inv}"
+        spv = SPV / f"nv2_lanes_{scope}.spv"
+        try:
+            got = vulkan.run_spirv(spv.read_bytes(), entry="main", dispatch=(1, 1, 1),
+                                   buffers={(0, 0): bytes(16 * inv), (0, 1): bytes(4 * inv * 256 * 8)},
+                                   kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 0), (0, 1)],
+                                   spec=[(0, struct.pack("<I", rows)), (1, struct.pack("<I", cols)),
+                                         (2, struct.pack("<I", inv))])
+        except Exception as e:
+            lanes[f"{key}/error"] = np.array(f"{type(e).__name__}: {e}")
+            say(f"lanes {key}: {type(e).__name__}: {e}")
+            continue
+        n = np.frombuffer(got[(0, 0)], np.uint32).reshape(inv, 4)
+        lanes[f"{key}/length"] = n
+        lanes[f"{key}/rc"] = np.frombuffer(got[(0, 1)], np.uint32).reshape(4, inv, 256, 2).astype(np.uint16)
+        say(f"lanes {key}: lengths (f32 C, f16 C, A, B) {[sorted(set(n[:, m].tolist())) for m in range(4)]}")
+    np.savez_compressed(out / "nv2_lanes.npz", **lanes)
+    return log
+
+
 def main(argv) -> int:
     if argv[:1] == ["--prepare"]:
         prepare()
@@ -336,6 +451,11 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
+    if "--maint1" in argv:
+        summary["maint1"] = maint1(out)
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+        say("done")
+        return 0
     if "--flex" in argv:
         summary["flex"] = flex(out)
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -1110,6 +1110,11 @@ def r_coop_nv2(em, i):
     em.fail(i, f"{i.op} (VK_NV_cooperative_matrix2: per-element functions, tensor layouts) has no WGSL spelling")
 
 
+def r_coop_coordinate(em, i):
+    em.fail(i, "neither WGSL dialect tells which element of a cooperative matrix a lane holds "
+               "(coopMatGetCoordinateEXT)")
+
+
 def r_coop_length(em, i):
     em.fail(i, "neither WGSL dialect asks a cooperative matrix for its per-lane length")
 
@@ -1128,7 +1133,7 @@ EMIT_RULES = {
     OP.coop_mma: r_coop_mma, OP.coop_mul: r_coop_mul, OP.coop_scalar: r_coop_scalar,
     OP.coop_convert: r_coop_convert, OP.coop_length: r_coop_length, OP.texture: r_texture,
     OP.coop_reduce: r_coop_reduce, OP.coop_per_element: r_coop_nv2, OP.coop_load_tensor: r_coop_nv2,
-    OP.coop_store_tensor: r_coop_nv2,
+    OP.coop_store_tensor: r_coop_nv2, OP.coop_coordinate: r_coop_coordinate,
 }
 
 

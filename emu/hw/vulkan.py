@@ -94,7 +94,10 @@ def _extensions() -> set:
 # VkPhysicalDeviceShaderBfloat16FeaturesKHR (bf16 type, dot product, cooperative matrices) and
 # VkPhysicalDeviceCooperativeMatrix2FeaturesNV (workgroup scope, flexible dimensions, reductions,
 # conversions, per-element operations, tensor addressing, block loads)
-RAW_FEATURES = (("VK_KHR_shader_bfloat16", 1000141000, 3), ("VK_NV_cooperative_matrix2", 1000593000, 7))
+# and VkPhysicalDeviceCooperativeMatrixMaintenance1FeaturesEXT (properties2, reductions, conversions,
+# per-element operations, coordinates)
+RAW_FEATURES = (("VK_KHR_shader_bfloat16", 1000141000, 3), ("VK_NV_cooperative_matrix2", 1000593000, 7),
+                ("VK_EXT_cooperative_matrix_maintenance1", 1000659000, 5))
 # VkComponentTypeKHR -> the IR's scalar names (VK_COMPONENT_TYPE_BFLOAT16_KHR is 1000141000)
 COMPONENTS = {0: "f16", 1: "f32", 2: "f64", 3: "i8", 4: "i16", 5: "i32", 6: "i64", 7: "u8", 8: "u16",
               9: "u32", 10: "u64", 1000141000: "bf16"}
@@ -122,6 +125,32 @@ def matrix_configs() -> list[dict]:
     return [{"M": p.MSize, "N": p.NSize, "K": p.KSize, "A": comp(p.AType), "B": comp(p.BType), "C": comp(p.CType),
              "result": comp(p.ResultType), "saturating": bool(p.saturatingAccumulation),
              "scope": SCOPES.get(p.scope, str(p.scope))} for p in props[0:count[0]]]
+
+
+def matrix_properties2(scope: int, invocations: int, subgroup_size: int, flags: int = 0) -> list[dict] | None:
+    """vkGetPhysicalDeviceCooperativeMatrixProperties2EXT (VK_EXT_cooperative_matrix_maintenance1)
+    for one VkPhysicalDeviceCooperativeMatrixInfo2EXT; None where the device lacks the extension.
+    Its structures are newer than the vulkan package's headers: laid out here as words."""
+    vk = _vk()
+    inst, pd, _, _ = _instance()
+    if "VK_EXT_cooperative_matrix_maintenance1" not in _extensions():
+        return None
+    raw = vk.lib.vkGetInstanceProcAddr(inst, b"vkGetPhysicalDeviceCooperativeMatrixProperties2EXT")
+    if raw == vk.ffi.NULL:
+        return None
+    fn = vk.ffi.cast("VkResult (*)(VkPhysicalDevice, void *, uint32_t *, void *)", raw)
+    info = vk.ffi.new("uint32_t[8]", [1000659001, 0, 0, 0, scope, invocations, subgroup_size, flags])
+    count = vk.ffi.new("uint32_t*")
+    fn(pd, info, count, vk.ffi.NULL)
+    n = count[0]
+    props = vk.ffi.new("uint32_t[]", 12 * max(n, 1))        # sType, (pad), pNext, 3 sizes, 4 types, (pad)
+    for k in range(n):
+        props[12 * k] = 1000659002
+    fn(pd, info, count, props)
+    comp = lambda t: COMPONENTS.get(t, str(t))  # noqa: E731
+    return [{"M": props[12 * k + 4], "N": props[12 * k + 5], "K": props[12 * k + 6], "A": comp(props[12 * k + 7]),
+             "B": comp(props[12 * k + 8]), "C": comp(props[12 * k + 9]), "result": comp(props[12 * k + 10])}
+            for k in range(count[0])]
 
 
 def available() -> tuple[dict | None, str]:
@@ -199,19 +228,23 @@ def run_spirv(spirv: bytes, *, entry: str, dispatch, buffers: dict, kinds: dict,
 
 
 # SPIR-V capabilities a device offers only with a device extension (a driver without it may
-# compile the module anyway and crash: Mesa 25's lavapipe does so for cooperative matrices)
-NEEDS_EXTENSION = {"CooperativeMatrixKHR": "VK_KHR_cooperative_matrix",
-                   "BFloat16TypeKHR": "VK_KHR_shader_bfloat16",
-                   "BFloat16CooperativeMatrixKHR": "VK_KHR_shader_bfloat16",
-                   "CooperativeMatrixReductionsNV": "VK_NV_cooperative_matrix2",
-                   "CooperativeMatrixConversionsNV": "VK_NV_cooperative_matrix2",
-                   "CooperativeMatrixPerElementOperationsNV": "VK_NV_cooperative_matrix2",
-                   "CooperativeMatrixTensorAddressingNV": "VK_NV_cooperative_matrix2",
-                   "TensorAddressingNV": "VK_NV_cooperative_matrix2"}
+# compile the module anyway and crash: Mesa 25's lavapipe does so for cooperative matrices); NV2's
+# reductions and per-element operations are maintenance1's too (one capability, renamed)
+NV2, MAINT1 = "VK_NV_cooperative_matrix2", "VK_EXT_cooperative_matrix_maintenance1"
+NEEDS_EXTENSION = {"CooperativeMatrixKHR": ("VK_KHR_cooperative_matrix",),
+                   "BFloat16TypeKHR": ("VK_KHR_shader_bfloat16",),
+                   "BFloat16CooperativeMatrixKHR": ("VK_KHR_shader_bfloat16",),
+                   "CooperativeMatrixReductionsNV": (NV2, MAINT1),
+                   "CooperativeMatrixConversionsNV": (NV2,),
+                   "CooperativeMatrixPerElementOperationsNV": (NV2, MAINT1),
+                   "CooperativeMatrixTensorAddressingNV": (NV2,),
+                   "TensorAddressingNV": (NV2,),
+                   "CooperativeMatrixConversionsEXT": (MAINT1,),
+                   "CooperativeMatrixGetCoordinateEXT": (MAINT1,)}
 
 
 def _check_capabilities(spirv: bytes):
-    from ..frontend.spirv.grammar import decode
+    from ..frontend.spirv.grammar import decode, enum_names
     try:
         insts, _ = decode(spirv, "<module>")
     except Exception:
@@ -219,8 +252,11 @@ def _check_capabilities(spirv: bytes):
     have = _extensions()
     _, _, _, name = _instance()
     for i in insts:
-        if i.opname == "OpCapability" and NEEDS_EXTENSION.get(i.ops[0], "") not in have | {""}:
-            raise HwError(f"vulkan: {name} does not offer {NEEDS_EXTENSION[i.ops[0]]}, which the shader's "
+        if i.opname != "OpCapability":
+            continue
+        need = next((NEEDS_EXTENSION[n] for n in sorted(enum_names("Capability", i.ops[0])) if n in NEEDS_EXTENSION), ())
+        if need and not set(need) & have:
+            raise HwError(f"vulkan: {name} does not offer {' or '.join(need)}, which the shader's "
                           f"capability {i.ops[0]} needs")
 
 

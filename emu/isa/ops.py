@@ -151,6 +151,9 @@ _OPS = [
           "(and view)", effects=True, cooperative=True),
     OpDef("coop_length", (0, 0), True, "number of elements each lane holds of the result type",
           attrs=("matrix",), cooperative=True),
+    OpDef("coop_coordinate", (2, 2), True, "(row, column) of the element the lane holds at index "
+          "(second operand) of the matrix (first operand), as vec2<u32> "
+          "(VK_EXT_cooperative_matrix_maintenance1)"),
 ]
 
 OPS: dict[str, OpDef] = {o.name: o for o in _OPS}

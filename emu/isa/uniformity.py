@@ -121,6 +121,8 @@ class _Walker:
                 f"{i.attrs['fn']} (different in each lane)"
             if s:
                 st.taint[res] = s
+        elif op == OP.coop_coordinate:
+            st.taint[res] = "coopMatGetCoordinateEXT (each lane holds other elements)"
         elif op == OP.call:
             self.call(i, control)
         elif op == OP.if_:

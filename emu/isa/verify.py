@@ -337,10 +337,6 @@ class _Verifier:
                 (i.attrs["mode"] == "2x2" and (s.rows % 2 or s.cols % 2)):
             self.fail(i, f"a {i.attrs['mode']} reduction of a {s.rows}x{s.cols} matrix cannot give a "
                          f"{r.rows}x{r.cols} one")
-        if (i.attrs["mode"] == "row" and r.cols not in (1, s.cols)) or \
-                (i.attrs["mode"] == "column" and r.rows not in (1, s.rows)):
-            self.fail(i, f"a {i.attrs['mode']} reduction gives one value per {i.attrs['mode']}: the result "
-                         f"is {s.rows}x1 or {s.rows}x{s.cols} (rows), 1x{s.cols} or {s.rows}x{s.cols} (columns)")
 
     def op_coop_scalar(self, i):
         self.vocabulary(i, "fn", COOP_SCALAR_OPS)
@@ -446,6 +442,14 @@ class _Verifier:
         if len(fn.params) != len(i.args) or any(p.type != a.type for p, a in zip(fn.params, i.args)):
             self.fail(i, f"call of @{fn.name} with operands ({', '.join(str(a.type) for a in i.args)}); "
                          f"it takes ({', '.join(str(p.type) for p in fn.params)})")
+
+    def op_coop_coordinate(self, i):
+        self.matrices(i, i.args[0].type)
+        k = i.args[1].type
+        if not (isinstance(k, ScalarType) and k.name in ("u32", "i32")):
+            self.fail(i, f"coop_coordinate's index is u32 or i32, not {k}")
+        if i.type != VectorType(U32, 2):
+            self.fail(i, f"coop_coordinate gives vec2<u32> (row, column), not {i.type}")
 
     def op_coop_per_element(self, i):
         m = i.args[0].type

