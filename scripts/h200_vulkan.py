@@ -65,7 +65,8 @@ def prepare():
         for out, extra, src in (("ext_maint1", [], "ext_maint1.comp"), ("nv2_lanes_wg", [], "nv2_lanes_probe.comp"),
                                 ("nv2_lanes_sg", ["-DSCOPE=gl_ScopeSubgroup"], "nv2_lanes_probe.comp")):
             subprocess.run([os.environ["EMU_GLSLANG"], "-V", "--target-env", "vulkan1.3", *extra, "-o",
-                            str(SPV / f"{out}.spv"), str(SHADERS / src)], check=True, capture_output=True)
+                            str(SPV / f"{out}.spv"), str((ROOT / "traces" / "hw" / "vulkan" if "probe" in src else SHADERS) / src)],
+                           check=True, capture_output=True)
     sys.path.insert(0, str(ROOT / "scripts"))
     import llama_vulkan
     llama_vulkan.main(["/tmp/llama/vulkan-shaders", "--spv-dir", str(SPV), "--cases", "none"])

@@ -266,10 +266,16 @@ def _project_shaders():
             and not (f.suffix == ".comp" and f.with_suffix(".spvasm").is_file())]
 
 
+def _knows_maintenance1() -> bool:
+    from emu.frontend.spirv import grammar
+    return "OpCooperativeMatrixGetCoordinateEXT" in grammar.load("core").by_name
+
+
 OVERRIDES = {"consts_overrides.wgsl": {"COUNT": 8}}       # overrides without a default
 # workgroup-scope matrices of flexible dimensions (VK_NV_cooperative_matrix2): the H200's
 PROFILES = {"nv2_tensor.spvasm": "nvidia-h200", "nv2_elementwise.spvasm": "nvidia-h200",
-            "nv2_2x2.spvasm": "nvidia-h200", "gemm_flexible.comp": "nvidia-h200"}
+            "nv2_2x2.spvasm": "nvidia-h200", "gemm_flexible.comp": "nvidia-h200",
+            "ext_maint1.spvasm": "nvidia-h200", "ext_maint1_nv2.spvasm": "nvidia-h200"}
 
 
 @pytest.mark.parametrize("path", _project_shaders(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -278,6 +284,9 @@ def test_silent_on_the_project_shaders(path):
     such as a shader written to be refused, are not this test's business). WGSL, GLSL and SPIR-V."""
     from emu.api import min_binding_size, used_globals
     dev = emu.Device(PROFILES.get(path.name, "reference"), 32)
+    if "OpUnknown(5363" in path.read_text() and not _knows_maintenance1():
+        pytest.skip("a VK_EXT_cooperative_matrix_maintenance1 module: the SPIR-V grammar read predates it "
+                    "(EMU_SPIRV_GRAMMAR, scripts/glslang_nv2.sh)")
     mod = dev.create_shader_module(path.read_text(), str(path))
     for ep in mod.ir.entry_points():
         for groups in (1, 2):
