@@ -503,3 +503,46 @@ def from_table(table, rows: int, cols: int, subgroup_size: int, *, duplicated=Fa
     if arr.ndim != 3 or arr.shape[2] != 2 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
         raise LaneMapError(f"{name}: entries must be [row, col] integer pairs (got shape {arr.shape}, {arr.dtype})")
     return LaneMap(rows, cols, subgroup_size, arr, duplicated=duplicated, name=name)
+
+
+# --------------------------------------------------------------- flexible and workgroup-scope layouts
+def nvidia_tiles(rows: int, cols: int, role: str, invocations: int, subgroup_size: int):
+    """The H200 driver's spread of a VK_NV_cooperative_matrix2 matrix of flexible dimensions or
+    workgroup scope (tests/data/hw/h200/vulkan_nv2_lanes.npz: 15 shapes at 32..256 invocations, f32
+    and f16 accumulators, f16 A and B, every element of every invocation). The subgroups form a grid
+    of 2 rows when there are 4 or more, else 1; each holds a tile of the matrix (an accumulator its
+    grid cell, A its grid row's rows whole, B its grid column's columns whole, so A and B repeat
+    across the grid), spread over its lanes in 8x8 atoms as the 16x16 configurations are: lane l
+    has rows 8i + l/4 and columns 8j + 2(l%4) + {0, 1}, row atoms outermost; B the transpose of
+    that (columns 8j + l/4, rows 8i + 2(l%4) + {0, 1}, column atoms outermost). Returns (rows, cols),
+    each (invocations, length); None where the shape does not split so."""
+    import numpy as np
+    sg = subgroup_size
+    groups = invocations // sg
+    if sg != 32 or invocations % sg or groups < 1:
+        return None
+    gr = 2 if groups >= 4 else 1
+    gc = groups // gr
+    if gr * gc != groups:
+        return None
+    t_rows = rows // gr if role in "AC" else rows
+    t_cols = cols // gc if role in "BC" else cols
+    if role == "B":
+        t_rows, t_cols = t_cols, t_rows             # laid out as its transpose
+    if t_rows % 8 or t_cols % 8 or t_rows * t_cols == 0:
+        return None
+    lane = np.arange(sg)
+    i, j, b = np.meshgrid(np.arange(t_rows // 8), np.arange(t_cols // 8), np.arange(2), indexing="ij")
+    r = 8 * i.ravel()[None, :] + (lane // 4)[:, None]                     # (lanes, length)
+    c = 8 * j.ravel()[None, :] + 2 * (lane % 4)[:, None] + b.ravel()[None, :]
+    if role == "B":
+        r, c = c, r
+    g = np.arange(groups)
+    r0 = (g // gc) * (rows // gr) if role in "AC" else np.zeros(groups, int)
+    c0 = (g % gc) * (cols // gc) if role in "BC" else np.zeros(groups, int)
+    out_r = (r0[:, None, None] + r[None]).reshape(invocations, -1)
+    out_c = (c0[:, None, None] + c[None]).reshape(invocations, -1)
+    return out_r, out_c
+
+
+FLEXIBLE_LAYOUTS = {"nvidia-tiles": nvidia_tiles}

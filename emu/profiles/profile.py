@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from ..errors import EmuError
 from ..numerics.texels import CUBE_CORNERS, FILTER_WEIGHTS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, SRGB_FILTER, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
-from .lanemap import FAMILIES, LaneMap, LaneMapError, family_map, from_formula, from_table
+from .lanemap import FAMILIES, FLEXIBLE_LAYOUTS, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
     "Profile", "CoopConfig", "Evidence", "AdapterMatch", "ProfileError",
@@ -190,6 +190,9 @@ class Profile:
     # naga's f64 needs them; Metal has none
     shader_float64: bool = True
     flexible_nv: tuple = ()           # VK_NV_cooperative_matrix2 flexible-dimension configurations
+    # how the driver spreads such a matrix over invocations (lanemap.FLEXIBLE_LAYOUTS), or "" where
+    # unmeasured (element access to one is refused)
+    flexible_layout_nv: str = ""
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -234,6 +237,19 @@ class Profile:
                 lm = self.lane_map(cfg, t.role, subgroup_size)
             self._cache[key] = lm
         return lm
+
+    def flexible_elements(self, t, invocations: int, subgroup_size: int):
+        """(rows, cols), each (invocations, length): which element of matrix type `t` each
+        invocation holds at each index, by the driver's layout (flexible_layout_nv), for a matrix
+        of flexible dimensions or workgroup scope; None where the profile has no such layout or it
+        does not cover `t`. `invocations` is the workgroup's at workgroup scope, else the subgroup's."""
+        if not self.flexible_layout_nv:
+            return None
+        key = ("flexible", t, invocations, subgroup_size)
+        if key not in self._cache:
+            self._cache[key] = FLEXIBLE_LAYOUTS[self.flexible_layout_nv](t.rows, t.cols, t.role, invocations,
+                                                                       subgroup_size)
+        return self._cache[key]
 
     def is_flexible(self, t) -> bool:
         """Whether matrix type `t` is held whole by each subgroup (flexible or workgroup scope)."""
@@ -540,7 +556,7 @@ _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", 
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
                  "limits", "scalar", "subgroup_order", "const_eval", "textures", "buffer_int64_atomics",
-                 "shader_float64", "flexible_dimensions_nv")
+                 "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv")
 # VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV, one object each
 _FLEX_REQUIRED = ("m_granularity", "n_granularity", "k_granularity", "a_type", "c_type", "scope")
 _FLEX_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "workgroup_invocations")
@@ -665,6 +681,11 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
                      "give lane_maps for A, B and C (or one spec for all)")
 
     flexible = _parse_flexible(ctx, doc.get("flexible_dimensions_nv", []), evidence)
+    flex_layout = doc.get("flexible_layout_nv", "")
+    if flex_layout and flex_layout not in FLEXIBLE_LAYOUTS:
+        ctx.fail("flexible_layout_nv", f"{flex_layout!r} is no layout emu knows", f"use one of {', '.join(FLEXIBLE_LAYOUTS)}")
+    if flex_layout and "flexible_layout_nv" not in evidence:
+        ctx.fail("evidence", "no evidence for 'flexible_layout_nv'", 'add "flexible_layout_nv": {"level": "measured", ...}')
 
     profile = Profile(
         name=name, description=description, adapter=adapter, subgroup_sizes=tuple(sizes),
@@ -672,7 +693,7 @@ def _parse(text: str, filename: str, _include_stack) -> Profile:
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
         subgroup_order=subgroup_order, const_eval=const_eval, buffer_int64_atomics=int64_atomics,
-        shader_float64=float64, flexible_nv=flexible,
+        shader_float64=float64, flexible_nv=flexible, flexible_layout_nv=flex_layout,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -797,7 +818,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
     allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "subgroup_order", "const_eval", "textures",
-                                 "buffer_int64_atomics", "shader_float64", "flexible_dimensions_nv")
+                                 "buffer_int64_atomics", "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

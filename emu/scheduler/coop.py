@@ -233,14 +233,70 @@ def _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask):
 
 
 def fragment_length(ex, inst, t: CoopMatrixType) -> int:
-    """Elements a lane holds of `t`; refused for matrices held whole by each subgroup (flexible
-    dimensions, workgroup scope), whose distribution over lanes is the driver's."""
+    """Elements a lane holds of `t`; of a matrix held whole by each subgroup (flexible dimensions,
+    workgroup scope) the driver's count, where the profile knows its layout (else refused)."""
     if ex.pipe.profile.is_flexible(t):
-        ex.fail(inst, f"element access to {t}: how the driver spreads a matrix of flexible dimensions "
-                      f"or workgroup scope over invocations is not modelled (length and index are its own)",
-                hint="use coopMatPerElementNV (row, column and value of every element), a reduction, "
-                     "or a matrix of a configuration's shape at subgroup scope")
+        return int(flexible_elements(ex, inst, t)[0].shape[1])
     return int(lane_map(ex, t).rows_idx.shape[1])
+
+
+def flexible_elements(ex, inst, t: CoopMatrixType):
+    """(rows, cols), each (invocations of the group, length): the driver's element of each index
+    of a flexible or workgroup-scope matrix, for each invocation of its subgroup or workgroup."""
+    n = ex.wg_lanes if t.scope == "workgroup" else ex.opts.subgroup_size
+    got = ex.pipe.profile.flexible_elements(t, n, ex.opts.subgroup_size)
+    if got is None:
+        ex.fail(inst, f"element access to {t}: how the driver spreads a matrix of flexible dimensions "
+                      f"or workgroup scope over invocations is not modelled for it (length and index are "
+                      f"its own)",
+                hint="use coopMatPerElementNV (row, column and value of every element), a reduction, "
+                     "or a matrix of a configuration's shape at subgroup scope"
+                     + ("" if ex.pipe.profile.flexible_layout_nv else
+                        f"; the profile '{ex.pipe.profile.name}' gives no flexible_layout_nv"))
+    return got
+
+
+def _flexible_slots(ex, inst, t, k):
+    """Per lane: (lane of its subgroup's copy, slot) holding the lane's element `k` of the flexible
+    matrix `t` (held whole by each subgroup: element e of lane l is position e * lanes + l)."""
+    rows, cols = flexible_elements(ex, inst, t)
+    sg = ex.opts.subgroup_size
+    me = np.arange(ex.lanes) % rows.shape[0]
+    k = np.broadcast_to(np.asarray(k, np.int64), (ex.lanes,))
+    p = rows[me, k] * t.cols + cols[me, k]
+    return (np.arange(ex.lanes) // sg) * sg + p % sg, p // sg
+
+
+def flexible_take(ex, inst, v, t, k):
+    """Each lane's element `k` of the flexible matrix value `v` (the driver's index)."""
+    lane, slot = _flexible_slots(ex, inst, t, k)
+    return v[lane, slot]
+
+
+def flexible_put(ex, inst, v, t, k, new, mask):
+    """`v` with each active lane's element `k` set to `new`, in every subgroup's copy (each holds
+    the whole matrix); all of the group's invocations take part (else their copies would part)."""
+    n = ex.wg_lanes if t.scope == "workgroup" else ex.opts.subgroup_size
+    m, live = mask.reshape(-1, n), ex.live.reshape(-1, n)
+    partial = m.any(axis=1) & (m != live).any(axis=1)
+    if partial.any():
+        g = int(np.flatnonzero(partial)[0])
+        lanes = np.zeros(ex.lanes, np.bool_)
+        lanes[g * n:(g + 1) * n] = live[g] & ~m[g]
+        ex.fail(inst, f"an element write to {t} in non-uniform control flow: only some invocations of the "
+                      f"{t.scope} reached it; emu holds such a matrix whole in every subgroup and models its "
+                      f"element writes only when every invocation of the {t.scope} makes them together",
+                lanes, hint=f"make the condition {t.scope}-uniform, or write the elements with "
+                            f"coopMatPerElementNV (its function sees each element's row and column)")
+    lane, slot = _flexible_slots(ex, inst, t, k)
+    sg = ex.opts.subgroup_size
+    out = np.array(v, copy=True)
+    on = np.flatnonzero(mask)
+    first = (on // n) * n + (lane[on] % sg)              # the element's lane in the group's first subgroup
+    new = np.broadcast_to(np.asarray(new), (ex.lanes,))
+    for j in range(n // sg):
+        out[first + j * sg, slot[on]] = new[on]
+    return out
 
 
 @handler("coop_mul")
@@ -327,7 +383,9 @@ def _ordered_sum(comb, vals: list, mode: str):
 def h_coop_reduce(ex, inst, mask, frame):
     """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order the H200
     does it: rows and columns REDUCE_ORDER, 2x2 blocks each row's pair then the rows, measured.
-    The whole matrix (its order not found on the H200): each lane's elements in fragment order,
+    The whole matrix at subgroup scope: each lane's even and odd fragment slots in order, a
+    butterfly over the lanes for each, then the two (measured: 72 of 72); of a matrix of flexible
+    dimensions or workgroup scope (its order not found): each lane's elements in fragment order,
     then across the lanes as a butterfly."""
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
@@ -354,8 +412,26 @@ def h_coop_reduce(ex, inst, mask, frame):
     lm = lane_map(ex, src)
     sg = ex.opts.subgroup_size
     frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
-    group = np.zeros_like(lm.rows_idx)                             # the whole matrix
     out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
+    if src.scope == "subgroup" and not ex.pipe.profile.is_flexible(src) and lm.valid.all() and frags.shape[2] % 2 == 0:
+        # the H200's order (72 of 72 recorded 16x16 f32 sums; the next best order 57): each lane
+        # adds its even fragment slots in order, and its odd ones (the pairs' two halves), then
+        # both as butterflies over the lanes (xor 1, 2, 4, ...), then the two halves
+        halves = [frags[:, :, h::2] for h in (0, 1)]
+        total = None
+        for half in halves:
+            p = half[:, :, 0]
+            for k in range(1, half.shape[2]):
+                p = comb(p, half[:, :, k])
+            p = np.asarray(p)
+            step = 1
+            while step < sg:
+                p = np.asarray(comb(p, p[:, np.arange(sg) ^ step]))
+                step *= 2
+            total = p if total is None else np.asarray(comb(total, p))
+        out[:] = total[:, 0][:, None, None]
+        return _fragments(ex, out, dst, subgroups)
+    group = np.zeros_like(lm.rows_idx)                             # the whole matrix
 
     def fold(vals):
         p = vals[0]
@@ -385,18 +461,23 @@ def h_coop_coordinate(ex, inst, mask, frame):
     elements is undefined in SPIR-V, so it is refused."""
     t = inst.args[0].type
     n = fragment_length(ex, inst, t)
-    lm = lane_map(ex, t)
     idx = np.asarray(frame.vals[inst.args[1].id]).astype(np.int64).reshape(-1)
     idx = np.broadcast_to(idx, (ex.lanes,))
-    lane = np.arange(ex.lanes) % ex.opts.subgroup_size
     k = np.clip(idx, 0, n - 1)
-    bad = mask & ((idx != k) | ~lm.valid[lane, k])
+    if ex.pipe.profile.is_flexible(t):
+        rows, cols = flexible_elements(ex, inst, t)
+        lane, valid = np.arange(ex.lanes) % rows.shape[0], np.ones_like(rows, np.bool_)
+    else:
+        lm = lane_map(ex, t)
+        rows, cols, valid = lm.rows_idx, lm.cols_idx, lm.valid
+        lane = np.arange(ex.lanes) % ex.opts.subgroup_size
+    bad = mask & ((idx != k) | ~valid[lane, k])
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         ex.fail(inst, f"coopMatGetCoordinateEXT of element {int(idx[first])} of {t}: a lane holds elements "
                       f"0..{n - 1} (OpCooperativeMatrixLengthKHR); any other index is undefined behaviour",
                 bad, hint="keep the index below the matrix's length()")
-    return np.stack([lm.rows_idx[lane, k], lm.cols_idx[lane, k]], axis=1).astype(np.uint32)
+    return np.stack([rows[lane, k], cols[lane, k]], axis=1).astype(np.uint32)
 
 
 @handler("coop_length")

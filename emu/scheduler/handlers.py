@@ -265,6 +265,10 @@ def _take(ex, inst, v, t, step, dyn_val, mask):
         elem, count = t.column, t.cols
     elif isinstance(t, CoopMatrixType):     # element i of the lane's fragment (SPIR-V, GLSL)
         elem, count = t.elem, _fragment_length(ex, inst, t)
+        if ex.pipe.profile.is_flexible(t):  # held whole by each subgroup: the driver's element i
+            from .coop import flexible_take
+            k = step if step >= 0 else _checked_index(ex, inst, dyn_val, count, mask)
+            return flexible_take(ex, inst, v, t, k), elem
     else:
         elem, count = t.elem, t.n
     span = nested_count(elem) if isinstance(t, ArrayType) else None
@@ -310,6 +314,9 @@ def _insert(ex, inst, v, t, path, dyn, elem, mask):
         idx, dyn = _checked_index(ex, inst, dyn[0], count, mask), dyn[1:]
     else:
         idx = step
+    if isinstance(t, CoopMatrixType) and ex.pipe.profile.is_flexible(t):
+        from .coop import flexible_put
+        return flexible_put(ex, inst, v, t, idx, elem, mask)
     span = nested_count(sub_t) if isinstance(t, ArrayType) else None
     new_sub = elem if not rest else _insert(ex, inst, take(v, idx, span), sub_t, rest, dyn, elem, mask)
     return put(v, idx, new_sub, span)

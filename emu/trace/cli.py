@@ -3,7 +3,7 @@
     emu run k.wgsl --dispatch 2,2 --trace run.jsonl [--trace-format perfetto]
             [--trace-ops coop,barrier,memory,control,all|OP,...] [--trace-workgroups "0,0,0;1-3,*,0"]
             [--trace-subgroups 0,2-3] [--trace-lanes 0-7] [--explain ROW,COL]
-    emu lanes --profile P --config f16xf16->f32:16x16x16 --role A [--subgroup-size N]
+    emu lanes --profile P --config f16xf16->f32:16x16x16 --role A [--subgroup-size N] [--invocations N]
               [--format text|svg|html|json] [-o FILE]
     emu lanes --diff P1 P2 --config ... --role ...
     emu explain run.jsonl [--op SEQ] --element ROW,COL [--format text|json]
@@ -99,6 +99,9 @@ def register(sub, device_args) -> None:
     lp.add_argument("--role", required=True, type=str.upper, choices=("A", "B", "C"),
                     help="which operand's map: A (M x K), B (K x N) or C (M x N, also the result)")
     lp.add_argument("--subgroup-size", type=int, default=None, help="default: the profile's default")
+    lp.add_argument("--invocations", type=int, default=None, metavar="N",
+                    help="a workgroup-scope matrix (VK_NV_cooperative_matrix2) spread over N invocations: "
+                         "the driver's spread, where the profile knows it")
     lp.add_argument("--format", choices=("text", "svg", "html", "json"), default="text")
     lp.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
     lp.set_defaults(func=cmd_lanes)
@@ -133,12 +136,14 @@ def cmd_lanes(args, sources) -> int:
         lanes.parse_config(args.config)
     except lanes.ConfigSyntaxError as e:
         raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
+    if args.invocations is not None and args.invocations < 1:
+        raise UsageError(f"--invocations {args.invocations}: must be positive")
     if args.diff:
-        v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size)
-        v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size)
+        v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size, args.invocations)
+        v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size, args.invocations)
         _write(lanes.render_diff(v1, v2, args.format), args.output)
         return 0
-    v = lanes.view(args.profile or "reference", args.config, args.role, args.subgroup_size)
+    v = lanes.view(args.profile or "reference", args.config, args.role, args.subgroup_size, args.invocations)
     _write(lanes.render(v, args.format), args.output)
     return 0
 

@@ -83,10 +83,14 @@ class MapView:
         self.owners_cache = self.owners()
 
 
-def view(profile_name: str, config: str, role: str, subgroup_size: int | None = None) -> MapView:
+def view(profile_name: str, config: str, role: str, subgroup_size: int | None = None,
+         invocations: int | None = None) -> MapView:
+    """The lane map of a config's role; with `invocations` (a workgroup-scope matrix spread over
+    that many invocations), or for a shape no config has (VK_NV_cooperative_matrix2's flexible
+    dimensions at subgroup scope), the driver's spread of the matrix, where the profile knows it
+    (flexible_layout_nv): the "lanes" are then the group's invocations."""
     from ..profiles import load_profile
     prof = load_profile(profile_name)
-    cfg = config_named(prof, config)
     role = str(role).upper()
     if role not in ("A", "B", "C"):
         raise HostError(f"--role {role!r}: use A, B or C (the result uses C's map)")
@@ -94,8 +98,39 @@ def view(profile_name: str, config: str, role: str, subgroup_size: int | None = 
     if not prof.supports_subgroup_size(sg):
         raise HostError(f"profile '{prof.name}' does not run subgroups of {sg} invocations",
                         hint=f"use --subgroup-size {' or '.join(map(str, prof.subgroup_sizes))}")
-    lm = prof.lane_map(cfg, role, sg)
-    return MapView(prof.name, config_name(cfg), role, sg, lm)
+    want = parse_config(config)
+    cfg = prof.find_config(want["m"], want["n"], want["k"], want["a"], want["c"], b_type=want["b"],
+                           result_type=want["r"], saturating=want["sat"], scope=None)
+    if cfg is not None and invocations is None:
+        return MapView(prof.name, config_name(cfg), role, sg, prof.lane_map(cfg, role, sg))
+    return _flexible_view(prof, config, want, role, sg, invocations)
+
+
+def _flexible_view(prof, config, want, role, sg, invocations):
+    from ..isa.types import SCALARS, CoopMatrixType
+    from ..profiles.lanemap import LaneMap
+    import numpy as np
+    scope = "workgroup" if invocations is not None else "subgroup"
+    rows, cols = {"A": (want["m"], want["k"]), "B": (want["k"], want["n"]), "C": (want["m"], want["n"])}[role]
+    elem = want["a"] if role == "A" else want["b"] if role == "B" else want["c"]
+    if elem not in SCALARS:
+        raise HostError(f"--config {config}: no type {elem}", hint="types f16, bf16, f32, i8, u8, i32, u32")
+    t = CoopMatrixType(rows, cols, SCALARS[elem], role, scope)
+    got = prof.flexible_elements(t, invocations or sg, sg) if prof.flexible_for(t, invocations) is not None else None
+    if got is None:
+        listing = ", ".join(config_name(c) for c in prof.configs)
+        why = ("its driver's spread of such matrices is not measured (no flexible_layout_nv)" if not prof.flexible_layout_nv
+               else "no flexible-dimension entry admits it, or it does not split over the invocations")
+        raise HostError(f"profile '{prof.name}' has no config {config}"
+                        + (f" and no {scope}-scope {t} for {invocations or sg} invocations: {why}"
+                           if prof.flexible_nv else ""),
+                        hint=f"its configs: {listing}" + ("; `emu props` lists its flexible dimensions"
+                                                          if prof.flexible_nv else ""))
+    r, c = got
+    lm = LaneMap(rows, cols, r.shape[0], np.stack([r, c], axis=-1),
+                 duplicated=bool(r.shape[0] * r.shape[1] > rows * cols),
+                 name=f"{prof.flexible_layout_nv} ({scope} scope, {r.shape[0]} invocations)")
+    return MapView(prof.name, config, role, r.shape[0], lm)
 
 
 def to_json(v: MapView) -> dict:

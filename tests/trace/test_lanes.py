@@ -82,3 +82,25 @@ def test_config_syntax():
     assert lanes.parse_config("f16-f32:8x8x8")["b"] == "f16"
     with pytest.raises(lanes.ConfigSyntaxError):
         lanes.parse_config("f16xf16->f32")
+
+
+def test_workgroup_and_flexible_matrices_show_the_driver_s_spread():
+    """VK_NV_cooperative_matrix2 matrices (no config's shape, or workgroup scope) are drawn with
+    the H200's spread (nvidia-h200's flexible_layout_nv, measured in H200 session 5): the
+    "lanes" are the group's invocations; A and B repeat over the grid of subgroups."""
+    import numpy as np
+    c = lanes.view("nvidia-h200", "f16xf16->f32:32x32x16", "C", invocations=128)
+    assert (c.rows, c.cols, c.subgroup_size) == (32, 32, 128) and not c.lm.has_duplicates
+    assert c.lm.coords[33].tolist()[:2] == [[0, 18], [0, 19]]        # subgroup 1: columns 16..31
+    t = lanes.render_text(c)
+    assert "32x32 on 128 lanes, 8 elements per lane (nvidia-tiles (workgroup scope, 128 invocations))" in t
+    a = lanes.view("nvidia-h200", "f16xf16->f32:32x32x16", "A", invocations=128)
+    assert a.lm.has_duplicates and a.label((0, 0)) == "0.0/32.0"       # subgroups 0 and 1 share A's rows
+    ET.fromstring(lanes.render(a, "svg"))
+    b = lanes.view("nvidia-h200", "f16xf16->f32:32x32x32", "B")          # flexible, subgroup scope
+    assert b.subgroup_size == 32 and b.lm.coords[0].tolist()[:2] == [[0, 0], [1, 0]]
+    j = json.loads(lanes.render(b, "json"))
+    assert np.array(j["lanes"]).shape == (32, 32, 2)
+    with pytest.raises(Exception) as e:
+        lanes.view("nvidia-h200", "f16xf16->f32:32x32x16", "C", invocations=96)
+    assert "96 invocations" in str(e.value)

@@ -43,8 +43,8 @@ def test_tensor_layout_loads_and_stores_at_workgroup_scope():
     assert (dt[:, 40:] == -7).all()
 
 
-def _elementwise(a, b, y, src=ELEMWISE):
-    dev = emu.Device("nvidia-h200")
+def _elementwise(a, b, y, src=ELEMWISE, profile="nvidia-h200"):
+    dev = emu.Device(profile)
     pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "tests/shaders/spirv/nv2_elementwise.spvasm"))
     bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(y),
             (0, 3): dev.create_buffer(size=6 * 2048 * 4), (0, 4): dev.create_buffer(size=4 * 768 * 4)}
@@ -118,17 +118,25 @@ def test_a_profile_without_flexible_dimensions_refuses_the_matrices():
     assert "profiles that have" in e.value.hint and "nvidia-h200" in e.value.hint
 
 
-def test_element_access_to_a_workgroup_matrix_is_one_message():
-    # OpCooperativeMatrixLengthKHR of the workgroup accumulator's type, after the first per-element call
+def test_element_access_to_a_workgroup_matrix_without_the_driver_s_layout_is_one_message(tmp_path):
+    # OpCooperativeMatrixLengthKHR of the workgroup accumulator's type, after the first per-element
+    # call, on a copy of nvidia-h200 without flexible_layout_nv (nvidia-h200 itself has the H200's:
+    # tests/frontend/spirv/test_spirv_nv2_lanes.py)
+    import json
+    from emu.profiles import profile as P
+    doc = json.loads((Path(P.__file__).parent / "data" / "nvidia-h200.json").read_text())
+    del doc["flexible_layout_nv"], doc["evidence"]["flexible_layout_nv"]
+    doc["name"] = "h200-without-layout"
+    (tmp_path / "p.json").write_text(json.dumps(doc))
     lines = ELEMWISE.splitlines()
     k = next(n for n, ln in enumerate(lines) if "OpCooperativeMatrixPerElementOpNV" in ln)
     typ = lines[k].split()[3]
     lines.insert(k + 1, f"%len_probe = OpCooperativeMatrixLengthKHR %uint {typ}")
     with pytest.raises(EmuError) as e:
         _elementwise(np.zeros((64, 32), np.float16), np.zeros((32, 32), np.float16), np.zeros((64, 32), np.float32),
-                     "\n".join(lines))
+                     "\n".join(lines), profile=str(tmp_path / "p.json"))
     assert "element access to coopmat<f32, 64x32, C, workgroup>" in e.value.message
-    assert "coopMatPerElementNV" in e.value.hint
+    assert "coopMatPerElementNV" in e.value.hint and "gives no flexible_layout_nv" in e.value.hint
 
 
 def test_the_ir_text_spells_the_scope_and_round_trips():
