@@ -436,7 +436,9 @@ class OpLowering:
 
     # -- memory ---------------------------------------------------------------------------------
     def op_Variable(self, i):
-        pt = self.info.types[i.type_id]
+        pt = self.info.types.get(i.type_id)
+        if not (isinstance(pt, tuple) and pt[0] == "ptr" and isinstance(pt[2], Type)):
+            self.fail(i, f"OpVariable's result type %{i.type_id} is no pointer type")
         pointee = pt[2]
         args = [self.val(i.ops[1], i)] if len(i.ops) > 1 else []
         name = self.info.names.get(i.result)

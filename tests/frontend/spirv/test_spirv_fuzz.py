@@ -116,3 +116,24 @@ def test_an_invalid_module_is_named_by_spirv_val():
         emu.Device().create_shader_module(struct.pack(f"<{len(w)}I", *w).decode("utf-8", "surrogateescape"),
                                           "bad.spv")
     assert "OpTypePointer" in e.value.message or "not valid SPIR-V" in e.value.message
+
+
+def test_a_variable_of_a_function_type_is_one_message():
+    # found by fuzzing (a mutant of ext_maint1's: OpVariable's result type pointed at OpTypeFunction)
+    src = """OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%main = OpFunction %void None %fn
+%l = OpLabel
+%v = OpVariable %fn Function
+OpReturn
+OpFunctionEnd
+"""
+    with pytest.raises(EmuError) as e:
+        dev = emu.Device("nvidia-h200")
+        dev.create_compute_pipeline(dev.create_shader_module(src, "fnvar.spvasm"))
+    assert "OpVariable's result type" in e.value.message and "no pointer type" in e.value.message
+    assert e.value.loc is not None and (e.value.loc.file, e.value.loc.line) == ("fnvar.spvasm", 9)
