@@ -379,14 +379,33 @@ def _ordered_sum(comb, vals: list, mode: str):
     return cur[0]
 
 
+def _subgroup_total(comb, frags, sg):
+    """The H200's sum of a subgroup's elements (S, lanes, E) -> (S,): each lane adds its even
+    fragment slots in order, and its odd ones (the pairs' two halves), both as butterflies over the
+    lanes (xor 1, 2, 4, ...), then the two halves (72 of 72 recorded 16x16 f32 sums; the next best
+    of 3,265,920 orders 57)."""
+    total = None
+    for h in (0, 1):
+        half = frags[:, :, h::2]
+        p = half[:, :, 0]
+        for k in range(1, half.shape[2]):
+            p = comb(p, half[:, :, k])
+        p = np.asarray(p)
+        step = 1
+        while step < sg:
+            p = np.asarray(comb(p, p[:, np.arange(sg) ^ step]))
+            step *= 2
+        total = p if total is None else np.asarray(comb(total, p))
+    return total[:, 0]
+
+
 @handler("coop_reduce")
 def h_coop_reduce(ex, inst, mask, frame):
     """Each group (a row, a column, the matrix, a 2x2 block) is combined in the order the H200
     does it: rows and columns REDUCE_ORDER, 2x2 blocks each row's pair then the rows, measured.
-    The whole matrix at subgroup scope: each lane's even and odd fragment slots in order, a
-    butterfly over the lanes for each, then the two (measured: 72 of 72); of a matrix of flexible
-    dimensions or workgroup scope (its order not found): each lane's elements in fragment order,
-    then across the lanes as a butterfly."""
+    The whole matrix: each subgroup's part as _subgroup_total adds it, then (workgroup scope) the
+    subgroups in order, over the driver's spread of a flexible matrix where the profile has it;
+    without one, each lane's elements in fragment order, then across the lanes as a butterfly."""
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     ty, fn, mode = src.elem.name, inst.attrs["fn"], inst.attrs["mode"]
@@ -413,23 +432,20 @@ def h_coop_reduce(ex, inst, mask, frame):
     sg = ex.opts.subgroup_size
     frags = v.reshape(-1, sg, v.shape[-1])[subgroups]              # (S, lanes, E)
     out = np.zeros((len(subgroups), dst.rows, dst.cols), frags.dtype)
-    if src.scope == "subgroup" and not ex.pipe.profile.is_flexible(src) and lm.valid.all() and frags.shape[2] % 2 == 0:
-        # the H200's order (72 of 72 recorded 16x16 f32 sums; the next best order 57): each lane
-        # adds its even fragment slots in order, and its odd ones (the pairs' two halves), then
-        # both as butterflies over the lanes (xor 1, 2, 4, ...), then the two halves
-        halves = [frags[:, :, h::2] for h in (0, 1)]
+    flexible = ex.pipe.profile.is_flexible(src)
+    if not flexible and lm.valid.all() and frags.shape[2] % 2 == 0:
+        out[:] = _subgroup_total(comb, frags, sg)[:, None, None]
+        return _fragments(ex, out, dst, subgroups)
+    if flexible and ex.pipe.profile.flexible_elements(src, ex.wg_lanes if src.scope == "workgroup" else sg, sg):
+        # each subgroup's part (the driver's spread) so, then the subgroups in order (64x32 at 128
+        # invocations: 8 of 8 recorded runs)
+        rows, cols = flexible_elements(ex, inst, src)
+        mats = _matrices(ex, v, src, subgroups)                    # (S, rows, cols): each holds it whole
         total = None
-        for half in halves:
-            p = half[:, :, 0]
-            for k in range(1, half.shape[2]):
-                p = comb(p, half[:, :, k])
-            p = np.asarray(p)
-            step = 1
-            while step < sg:
-                p = np.asarray(comb(p, p[:, np.arange(sg) ^ step]))
-                step *= 2
-            total = p if total is None else np.asarray(comb(total, p))
-        out[:] = total[:, 0][:, None, None]
+        for g in range(rows.shape[0] // sg):
+            part = _subgroup_total(comb, mats[:, rows[g * sg:(g + 1) * sg], cols[g * sg:(g + 1) * sg]], sg)
+            total = part if total is None else np.asarray(comb(total, part))
+        out[:] = total[:, None, None]
         return _fragments(ex, out, dst, subgroups)
     group = np.zeros_like(lm.rows_idx)                             # the whole matrix
 
