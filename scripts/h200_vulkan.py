@@ -15,6 +15,7 @@
     python scripts/h200_vulkan.py OUTDIR --nv2       # there: the NV2 kernel and the x / y + z probe
     python scripts/h200_vulkan.py OUTDIR --cm2       # there: NV2 workgroup scope, mul_mm_cm2.comp
     python scripts/h200_vulkan.py OUTDIR --flex      # there: subgroup flexible dimensions, 2x2 sums
+    python scripts/h200_vulkan.py OUTDIR --verify    # there: session 5's fits on held-out inputs
     python scripts/h200_vulkan.py OUTDIR --maint1    # there: maintenance1 (or its NV2 twin), the
                                                      # whole-matrix sums, the lanes of NV2 matrices
 
@@ -427,6 +428,73 @@ def maint1(out: Path) -> dict:
     return log
 
 
+HELD_OUT_PROBES = [("wg", 32, 128, 256), ("wg", 16, 128, 128), ("wg", 128, 32, 128), ("wg", 64, 32, 64),
+                   ("wg", 32, 64, 256), ("sg", 16, 64, 32), ("sg", 48, 32, 32), ("wg", 96, 64, 128)]
+
+
+def verify(out: Path) -> dict:
+    """Session 6, held out from the fits of session 5: the element writes (nv2_element_write),
+    nv2_elementwise and ext_maint1_nv2 on new random inputs (the whole-matrix sums' orders), and the
+    lane probe at shapes not probed before, each compared with emu's answer (nvidia-h200)."""
+    from emu.hw import vulkan
+    from emu.hw.diff import diff_shader
+    from emu.isa.types import F16, F32, CoopMatrixType
+    from emu.profiles import load_profile
+    rng = np.random.default_rng(31)
+    log = {"diffs": [], "lanes": {}}
+
+    def diff(name, bufs, consts=None):
+        t0 = time.time()
+        try:
+            rep = diff_shader(*kernel_source(name), dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan",
+                              overrides=consts or {}, buffers=bufs, first=16)
+            js = rep.to_json()
+            js["seconds"] = round(time.time() - t0, 2)
+            log["diffs"].append(js)
+            say(f"diff {name}: {rep.result.upper()} {js.get('totals')}")
+            if rep.result != "identical":
+                print(rep.text()[-1500:], flush=True)
+        except Exception:
+            log["diffs"].append({"shader": name, "result": "crash", "error": traceback.format_exc()[-2000:]})
+            say(f"diff {name}: CRASH\n{traceback.format_exc()[-1500:]}")
+    diff("nv2_element_write.spvasm", {(0, 0): np.zeros(2048, np.float32)})
+    wide = lambda *s: (rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s)).astype(np.float16)  # noqa: E731
+    for _ in range(4):
+        y = (rng.standard_normal((64, 32)) * 2.0 ** rng.integers(-8, 8, (64, 32))).astype(np.float32)
+        diff("nv2_elementwise.spvasm", {(0, 0): wide(64, 32), (0, 1): wide(32, 32), (0, 2): y,
+                                        (0, 3): np.zeros(6 * 2048, np.float32), (0, 4): np.zeros(4 * 768, np.float32)})
+    for _ in range(4):
+        diff("ext_maint1_nv2.spvasm", {(0, 0): wide(16, 16), (0, 1): wide(16, 16),
+                                       (0, 2): np.zeros(7 * 256, np.float32), (0, 3): np.zeros(512, np.uint32)})
+    prof = load_profile("nvidia-h200")
+    for scope, rows, cols, inv in HELD_OUT_PROBES:
+        key = f"{scope}_{rows}x{cols}_{inv}"
+        try:
+            got = vulkan.run_spirv((SPV / f"nv2_lanes_{scope}.spv").read_bytes(), entry="main", dispatch=(1, 1, 1),
+                                   buffers={(0, 0): bytes(16 * inv), (0, 1): bytes(4 * inv * 256 * 8)},
+                                   kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 0), (0, 1)],
+                                   spec=[(0, struct.pack("<I", rows)), (1, struct.pack("<I", cols)),
+                                         (2, struct.pack("<I", inv))])
+        except Exception as e:
+            log["lanes"][key] = f"{type(e).__name__}: {e}"
+            say(f"lanes {key}: {log['lanes'][key]}")
+            continue
+        n = np.frombuffer(got[(0, 0)], np.uint32).reshape(inv, 4)
+        rc = np.frombuffer(got[(0, 1)], np.uint32).reshape(4, inv, 256, 2)
+        res = []
+        for m, (role, elem) in enumerate((("C", F32), ("C", F16), ("A", F16), ("B", F16))):
+            t = CoopMatrixType(rows, cols, elem, role, "workgroup" if scope == "wg" else "subgroup")
+            want = prof.flexible_elements(t, inv if scope == "wg" else 32, 32)
+            length = int(n[0, m])
+            k = min(length, 256)
+            same = want is not None and want[0].shape == (inv, length) and (n[:, m] == length).all() \
+                and np.array_equal(rc[m, :, :k, 0], want[0][:, :k]) and np.array_equal(rc[m, :, :k, 1], want[1][:, :k])
+            res.append({"length": length, "same": bool(same)})
+        log["lanes"][key] = res
+        say(f"lanes {key}: {[(r['length'], 'SAME' if r['same'] else 'DIFFERENT') for r in res]}")
+    return log
+
+
 def main(argv) -> int:
     if argv[:1] == ["--prepare"]:
         prepare()
@@ -452,6 +520,11 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
+    if "--verify" in argv:
+        summary["verify"] = verify(out)
+        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
+        say("done")
+        return 0
     if "--maint1" in argv:
         summary["maint1"] = maint1(out)
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
