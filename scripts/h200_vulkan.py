@@ -56,7 +56,7 @@ def prepare():
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
                        {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
                         "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp",
-                        "ext_maint1_nv2.spvasm"}):
+                        "ext_maint1_nv2.spvasm", "nv2_element_write.spvasm"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
     # glslang 16.6's own binaries (EMU_GLSLANG, scripts/glslang_nv2.sh) of the maintenance1 kernel and
     # the lane probe at both scopes
