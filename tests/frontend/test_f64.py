@@ -52,8 +52,9 @@ def _run(src, bindings, profile="reference", dispatch=(1, 1, 1)):
     return bufs
 
 
-def test_the_constructs_of_nagas_f64_input():
-    out = _run(NAGA_LIKE, {(0, 0): 32})[(0, 0)].read(np.float64)
+@pytest.mark.parametrize("profile", ["reference", "nvidia-h200"])     # (its const_eval is Tint's: f32/f16 only)
+def test_the_constructs_of_nagas_f64_input(profile):
+    out = _run(NAGA_LIKE, {(0, 0): 32}, profile)[(0, 0)].read(np.float64)
     want = [4.0 + 70.0 + 2.0 + 1.0 + 77.0 * -0.25, 3.0 * 0.75, float(np.float32(0.1)) / 3.0, 0.1]
     assert out.view(np.uint64).tolist() == np.array(want).view(np.uint64).tolist()
 
@@ -254,10 +255,12 @@ def test_wgpu_adapter_offers_shader_f64_where_the_device_has_it():
     assert "shader-f64" not in ew.GPU(profile="apple-m1", flavor="wgpu").request_adapter_sync().features
     assert "shader-f64" not in ew.GPU(profile="nvidia-h200", flavor="dawn").request_adapter_sync().features
     ref.request_device_sync(required_features=["shader-f64"]).create_shader_module(code=NAGA_LIKE)
-    with pytest.raises(Exception) as e:
-        ref.request_device_sync().create_shader_module(code=NAGA_LIKE)
-    assert "shader.wgsl:1:1: error: the shader uses f64 (naga's 64-bit floats), which needs the device " \
-           "feature 'shader-f64'" in str(e.value)
+    dawn = ew.GPU(profile="nvidia-h200", flavor="dawn").request_adapter_sync().request_device_sync()
+    for dev in (ref.request_device_sync(), dawn):
+        with pytest.raises(Exception) as e:
+            dev.create_shader_module(code=NAGA_LIKE)
+        assert "shader.wgsl:1:1: error: the shader uses f64 (naga's 64-bit floats), which needs the device " \
+               "feature 'shader-f64'" in str(e.value)
 
 
 def test_emit_writes_f64_for_wgpu_and_refuses_it_for_dawn():
@@ -270,3 +273,29 @@ def test_emit_writes_f64_for_wgpu_and_refuses_it_for_dawn():
     with pytest.raises(EmitError) as e:
         emit(m, "dawn")
     assert e.value.message == "f64 is naga's (wgpu's SHADER_F64 feature): Tint (Dawn) has no 64-bit floats"
+
+
+def test_abstract_frexp_modf_determinant_transpose_fold_in_binary64():
+    # WGSL's AbstractFloat is binary64: these fold there (were: through f32, so frexp(1e300) was
+    # "1e+300 is out of range of f32"); an f64 output holds the folded value exactly
+    src = """@group(0) @binding(0) var<storage, read_write> o: array<f64, 8>;
+@compute @workgroup_size(1)
+fn main() {
+  const f = frexp(1e300);
+  o[0] = f.fract; o[1] = f64(f.exp);
+  o[2] = modf(-1e300).whole; o[3] = modf(2.0000000000000004).fract;
+  o[4] = determinant(mat2x2(1e200, 1.0, 3.0, 1e100));
+  o[5] = transpose(mat2x2(1e300, 1.0, 0.1, 4.0))[0][1];
+  let r = frexp(0.1);          // concretized: __frexp_result_f32
+  o[6] = f64(r.fract);
+  o[7] = f64(modf(vec2(2.5, -0.3)).whole.y);
+}
+"""
+    got = _run(src, {(0, 0): 64})[(0, 0)].read(np.float64)
+    m, e = np.frexp(1e300)
+    want = [m, float(e), -1e300, 2.0000000000000004 - 2.0, 1e200 * 1e100 - 3.0, 0.1,
+            float(np.frexp(np.float32(0.1))[0]), -0.0]
+    assert got.view(np.uint64).tolist() == np.array(want).view(np.uint64).tolist()
+    with pytest.raises(emu.EmuError) as e:
+        emu.Device().create_shader_module("const d = determinant(mat2x2(1e200, 1.0, 3.0, 1e200));\n", "d.wgsl")
+    assert "infinity or NaN" in e.value.message and (e.value.loc.line, e.value.loc.col) == (1, 11)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...isa.types import (BOOL, F16, F32, I32, I64, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
+from ...isa.types import (BOOL, F16, F32, I32, U32, ArrayType, AtomicType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, TupleType, VectorType, scalar_of, width, with_scalar)
 from . import ast as A
-from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, unify
+from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, result_tuple, unify
 from .values import (ATOMIC_FNS, QUAD_SWAPS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
                      _scalar_or_none, _tn)
 from ...isa.types import NoScalarType
@@ -209,16 +209,17 @@ def call_builtin_values(lw: Lowerer, name: str, args, node):
     if name in ("frexp", "modf"):
         if len(args) != 1:
             lw.err(node, f"{name} takes 1 argument")
-        t = concrete(args[0].type)
+        # a constant abstract number folds in binary64 (WGSL's AbstractFloat), to an abstract result
+        abstract = isinstance(args[0], Const) and is_abstract(args[0].type)
+        t = with_scalar(args[0].type, ABSTRACT_FLOAT) if abstract else concrete(args[0].type)
         if not scalar_of(t).is_float:
             lw.err(node, f"{name} needs a float, not {_tn(args[0].type)}")
-        # (naga's f64 gives an i64 exponent: its integer is as wide as the float)
-        second = ("exp", with_scalar(t, I64 if scalar_of(t).name == "f64" else I32)) if name == "frexp" else ("whole", t)
-        rt = TupleType(f"__{name}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
+        rt = result_tuple(name, t)
         if isinstance(args[0], Const):
             # a constant expression: folded with the device's numerics, a constant struct
             c = lw.convert_const(args[0], t, node)
-            parts = nb.call(name, scalar_of(t).name, np.asarray([c.value], _np_dtype(scalar_of(t))))
+            parts = nb.call(name, "f64" if abstract else scalar_of(t).name,
+                            np.asarray([c.value], _np_dtype(scalar_of(t))))
             return Const(rt, [_pylist(p)[0] for p in parts])
         v = lw.coerce(args[0], t, node)
         return Val(lw.b.op("builtin", [v], rt, fn=name))
@@ -250,9 +251,7 @@ def _matrix_fn(lw: Lowerer, name, args, node):
         lw.err(node, f"{name} takes one matrix, not {', '.join(_tn(a.type) for a in args) or 'nothing'}")
     m = args[0]
     t = m.type
-    if isinstance(m, Const) and is_abstract(t):
-        m = lw.convert_const(m, MatrixType(t.cols, t.rows, F32), node)
-        t = m.type
+    # (a constant abstract matrix stays abstract: its determinant folds in binary64)
 
     def el(c, r):
         return lw.component(lw.component(m, c, t.column, node), r, t.elem, node)

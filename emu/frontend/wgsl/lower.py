@@ -14,7 +14,7 @@ import numpy as np
 from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Global, Module, NoCurrentBlock, Override, Value
 from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32, I64, MatrixType, Member,
-                          PointerType, ScalarType, StructType, Type, U32, U64, VOID, VectorType,
+                          PointerType, ScalarType, StructType, TupleType, Type, U32, U64, VOID, VectorType,
                           contains, contains_atomic, is_handle, scalar_of, width)
 from . import ast as A
 from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
@@ -494,6 +494,10 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
             if t.count != c.type.count:
                 self.err(node, f"cannot use {c.type} as {t}")
             return Const(t, [self.convert_const(Const(c.type.elem, x), t.elem, node).value for x in c.value])
+        if isinstance(t, TupleType) and isinstance(c.type, TupleType) and len(t.members) == len(c.type.members):
+            # frexp/modf of an abstract float, concretized member by member
+            return Const(t, [self.convert_const(Const(cm.type, x), tm.type, node).value
+                             for cm, tm, x in zip(c.type.members, t.members, c.value)])
         try:
             cs, ts = scalar_of(c.type), scalar_of(t)
         except TypeError:

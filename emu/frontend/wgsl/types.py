@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, U32, U64, ArrayType, MatrixType, ScalarType,
-                          Type, VectorType, scalar_of, with_scalar)
+                          TupleType, Type, VectorType, scalar_of, with_scalar)
 
 # The types of literals and constant expressions before they meet a concrete type.
 ABSTRACT_INT = ScalarType("abstract-int", "sint", 64)
@@ -15,13 +15,26 @@ def is_abstract(t: Type) -> bool:
     try:
         return scalar_of(t) in (ABSTRACT_INT, ABSTRACT_FLOAT)
     except TypeError:
+        if isinstance(t, TupleType):
+            return any(is_abstract(m.type) for m in t.members)
         return isinstance(t, ArrayType) and is_abstract(t.elem)
+
+
+def result_tuple(kind: str, t: Type) -> TupleType:
+    """The result struct of frexp or modf (`kind`) of a value of type `t`: the fraction, and the
+    exponent (i32; naga's f64: i64; an abstract float's: an abstract integer) or the whole part."""
+    s = scalar_of(t)
+    ext = with_scalar(t, ABSTRACT_INT if s is ABSTRACT_FLOAT else I64 if s == F64 else I32)
+    second = ("exp", ext) if kind == "frexp" else ("whole", t)
+    return TupleType(f"__{kind}_result_{t}".replace("<", "_").replace(">", ""), (("fract", t), second))
 
 
 def concrete(t: Type) -> Type:
     """The type an abstract value takes when nothing else decides: i32 or f32."""
     if isinstance(t, ArrayType):
         return ArrayType(concrete(t.elem), t.count)
+    if isinstance(t, TupleType) and is_abstract(t):          # frexp/modf of an abstract float
+        return result_tuple(t.name.split("_")[2], concrete(t.members[0].type))
     try:
         s = scalar_of(t)
     except TypeError:
