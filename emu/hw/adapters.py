@@ -234,8 +234,14 @@ def feature_name(backend: str, name: str) -> str:
 
 
 def features_for_source(source: str) -> set[str]:
-    """Device features that the WGSL ``enable`` directives of a shader need (spec names)."""
+    """Device features that a shader needs (spec names): those of its WGSL ``enable`` directives,
+    and naga's for its 64-bit types (they have no directive: wgpu's SHADER_F64 / SHADER_INT64)."""
     need = set()
+    code = re.sub(r"//[^\n]*", "", source)
+    if re.search(r"\bf64\b|[0-9.]lf\b", code):
+        need.add("shader-f64")
+    if re.search(r"\b[iu]64\b|[0-9]l[iu]\b", code):
+        need.add("shader-int64")
     for m in re.finditer(r"^\s*enable\s+([^;]+);", source, re.M):
         for ext in (e.strip() for e in m.group(1).split(",")):
             if ext == "f16":

@@ -299,3 +299,11 @@ fn main() {
     with pytest.raises(emu.EmuError) as e:
         emu.Device().create_shader_module("const d = determinant(mat2x2(1e200, 1.0, 3.0, 1e200));\n", "d.wgsl")
     assert "infinity or NaN" in e.value.message and (e.value.loc.line, e.value.loc.col) == (1, 11)
+
+
+def test_the_hardware_runner_asks_for_naga_s_64_bit_features():
+    # naga's f64 and i64 have no enable directive: `emu diff` asks the adapter for the features
+    from emu.hw.adapters import features_for_source
+    assert features_for_source(NAGA_LIKE) == {"shader-f64"}
+    assert features_for_source(ARITH) == {"shader-f64", "shader-int64"}
+    assert features_for_source("// f64 in a comment only\nfn f() -> f32 { return 1.0f; }\n") == set()
