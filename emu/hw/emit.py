@@ -284,7 +284,9 @@ class _Emitter:
                 # Tint proves subgroup uniformity from workgroup uniformity only: a tile offset
                 # computed from local_invocation_index / subgroup_size fails that proof (the
                 # diagnostic defaults to error). emu checks subgroup uniformity at run time.
-                self.line("diagnostic(off, chromium_experimental.subgroup_matrix_uniformity);")
+                # Tint's resolver knows the rule only in the "chromium" namespace and ignores any
+                # other (the chromium_experimental spelling left the check on, on the H200)
+                self.line("diagnostic(off, chromium.subgroup_matrix_uniformity);")
         for e in self.enables():
             self.line(f"enable {e};")
         for s in m.structs:

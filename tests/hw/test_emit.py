@@ -229,6 +229,24 @@ def test_dialects_spell_cooperative_ops_their_way():
     assert "coopLoadT<coop_mat16x16<f16, A>>(&" in wg and "coopMultiplyAdd(" in wg and "coopStoreT(" in wg
 
 
+def test_dawn_dialect_turns_off_tints_matrix_uniformity_rule_by_its_name():
+    # tiles from local_invocation_index / 32: emu runs it, Tint's default rejects it
+    src = """enable f16;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> c: array<f16>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) lidx: u32) {
+  var acc: subgroup_matrix_result<f16, 8, 8>;
+  subgroupMatrixStore(&c, (lidx / 32u) * 64u, acc, false, 8u);
+}
+"""
+    m, warnings = compile_source(src, "k.wgsl")
+    assert [w.loc.line for w in warnings] == [7]
+    dawn = emit(m, "dawn")
+    assert "diagnostic(off, chromium.subgroup_matrix_uniformity);" in dawn
+    assert compile_source(dawn, "emitted.wgsl")[1] == []     # read as Tint reads the directive
+
+
 def test_cli_emit(tmp_path, capsys):
     out = tmp_path / "o.wgsl"
     assert cli(["emit", str(ROOT / "emu" / "examples" / "gemm_wgpu.wgsl"), "--dialect", "dawn", "-o", str(out)]) == 0
