@@ -11,9 +11,17 @@ the program's own Uniforms struct, and compared with a float64 numpy reference:
 Transpose (its perm() read from the code), the naive vec4 MatMul (4x4 outputs an invocation),
 the tiled MatMul (32x32 workgroup tiles, 4x4 per invocation), MatMulNBits (4-bit weights with
 per-block scales and packed zero points) and the DP4A input quantizer (subgroupMax of a 32-lane
-block, pack4x8snorm). *.wgsl.template files (ORT's wgsl-gen templates, which need the C++
-program that fills them) are counted, not run. --hw runs the recognised programs on the
-machine's WebGPU adapter too.
+block, pack4x8snorm). --hw runs the recognised programs on the machine's WebGPU adapter too.
+
+ORT's *.wgsl.template files found in the folder (fetched from onnxruntime/core/providers/webgpu/,
+kept under their paths there: math/..., nn/..., tensor/..., quantization/..., vendor/intel/...)
+are instantiated as their C++ programs do (scripts/ort_wgsl_template.py: the wgsl-template
+syntax and ShaderHelper's prelude; params, variables, uniforms, workgroup size and dispatch as
+each program's .cc sets them) and run: SubgroupMatrixMatMul and Gemm (8x16x16 f16, split-K,
+transposed operands), the Intel MatMul, SubgroupMatrixConv and Im2ColMatMul (implicit-GEMM
+Conv2D), the GEMV and tiled-subgroup MatMuls, LayerNorm, QuantizeLinear and Pad. The 8x16x16
+programs are written for 32-lane subgroups (ORT selects that config only at 32): they run on
+--matrix-profile (reference) at 32 lanes. --dump DIR keeps each instantiated program's WGSL.
 """
 from __future__ import annotations
 
@@ -362,6 +370,111 @@ def pad(tpl, run, rng, shape, pads, mode, dtype="f32", value=1.5):
     return res, ref.astype(np.float64), np.zeros(ref.shape), text
 
 
+def im2col_matmul(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 1), dilation=(1, 1), pads=(0, 0),
+                  tile_m=32, use_subgroup=1, vec_size=4, bias=True, activation=0, dtype="f32"):
+    """Conv2D (NHWC, weight [Co, Kh, Kw, Ci]) as an implicit-im2col GEMM: 64 lanes, one output
+    channel each, tile_m output pixels a workgroup; K in 16-scalar tiles through workgroup
+    memory, the im2col rows shared by subgroupShuffle (use_subgroup: needs tile_m <= subgroup
+    size); bias, then activation 0 (none) or 1 (Relu). Products summed in the output type."""
+    npt = np.float32 if dtype == "f32" else np.float16
+    ho = (h + 2 * pads[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pads[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    x = rng.standard_normal((batch, h, w, ci)).astype(npt)
+    wt = (rng.standard_normal((co, kh, kw, ci)) / np.sqrt(kh * kw * ci)).astype(npt)
+    b = rng.standard_normal(co).astype(npt)
+    t = dtype if vec_size == 1 else f"vec{vec_size}<{dtype}>"
+    vs = Var("src", t, UNIFORM | VALUE_ALIAS, (x.size // vec_size,))
+    vw = Var("weight", t, UNIFORM | VALUE_ALIAS, (wt.size // vec_size,))
+    ins = [vs, vw] + ([Var("bias", dtype, UNIFORM, (co,))] if bias else [])
+    vo = Var("output", dtype, UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (batch * ho * wo * co,))
+    m_, n_, k_ = ho * wo, co, kh * kw * ci
+    mt, nt, kt = _ceil(m_, tile_m), _ceil(n_, 64), _ceil(k_, 16)
+    groups = (batch * mt * nt, 1, 1)
+    names = [(x_, "u32", 1) for x_ in ("batch", "im2col_m", "im2col_n", "im2col_k", "channel_i", "output_w",
+                                       "kernel_w", "src_h", "src_w", "M_tiles", "N_tiles", "K_tiles")]
+    names += [("strides", "u32", 2), ("dilations", "u32", 2), ("pads", "u32", 2),
+              ("activation_param_0", "f32", 1), ("activation_param_1", "f32", 1)]
+    prog = Program(ins, [vo], names, workgroup=(64, 1, 1), dispatch=groups)
+    apply_template(prog, tpl, dict(has_bias=bias, tile_m=tile_m, tile_n=64, use_subgroup=use_subgroup,
+                                   vec_size=vec_size, activation_kind=activation, quick_gelu_unit_alpha=0),
+                   {v.name: v for v in ins + [vo]})
+    text = prog.source()
+    u = pack_uniforms(text, "im2col_matmul.wgsl", dict(
+        batch=batch, im2col_m=m_, im2col_n=n_, im2col_k=k_, channel_i=ci, output_w=wo, kernel_w=kw, src_h=h, src_w=w,
+        M_tiles=mt, N_tiles=nt, K_tiles=kt, strides=stride, dilations=dilation, pads=pads))
+    bufs = {(0, i): v for i, v in enumerate([x, wt] + ([b] if bias else []))}
+    bufs[(0, len(ins))] = batch * m_ * n_ * x.itemsize
+    bufs[(0, len(ins) + 1)] = u
+    res = run(text, "im2col_matmul.wgsl", bufs, groups, (0, len(ins)), npt)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pads[0], pads[0]), (pads[1], pads[1]), (0, 0)))
+    ref = np.zeros((batch, ho, wo, co))
+    mag = np.zeros_like(ref)
+    w64 = wt.astype(np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dilation[0]: i * dilation[0] + stride[0] * (ho - 1) + 1: stride[0],
+                       j * dilation[1]: j * dilation[1] + stride[1] * (wo - 1) + 1: stride[1], :]
+            ref += patch @ w64[:, i, j, :].T
+            mag += np.abs(patch) @ np.abs(w64[:, i, j, :]).T
+    if bias:
+        ref += b.astype(np.float64)
+        mag += np.abs(b.astype(np.float64))
+    if activation == 1:
+        ref = np.maximum(ref, 0)
+    return res, ref, (k_ + 4) * (U32 if dtype == "f32" else U16) * mag, text
+
+
+def subgroup_matrix_conv(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 1), dilation=(1, 1), pads=(0, 0),
+                         count_m=4, count_n=2, split_k=1, vec_size=4, bias=True, activation=0):
+    """Conv2D (NHWC, OHWI weight) as an implicit GEMM on 8x16x16 subgroup matrices: each K block
+    of the im2col rows gathered (vec_size channels a lane) into workgroup memory and loaded from
+    there, the weight loaded column-major with stride K; bias, then activation 0 or 1 (Relu)."""
+    ho = (h + 2 * pads[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * pads[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    x = (rng.standard_normal((batch, h, w, ci)) / 2).astype(np.float16)
+    wt = (rng.standard_normal((co, kh, kw, ci)) / np.sqrt(kh * kw * ci)).astype(np.float16)
+    b = (rng.standard_normal(co) / 4).astype(np.float16)
+    t = "f16" if vec_size == 1 else f"vec{vec_size}<f16>"
+    m_, n_, k_ = ho * wo, co, kh * kw * ci
+    ins = [Var("input_src", t, UNIFORM | VALUE_ALIAS, (x.size // vec_size,)), Var("input_b", "f16", UNIFORM, (n_, k_))]
+    if bias:
+        ins.append(Var("bias", "f16", UNIFORM, (co,)))
+    vo = Var("output", "f16", UNIFORM | VALUE_ALIAS | ELEMENT_ALIAS, (batch, m_, n_))
+    groups = (_ceil(n_, 16 * count_n), _ceil(m_, 8 * count_m), batch)
+    names = [(x_, "u32", 1) for x_ in ("M", "N", "K", "num_n_tile", "channel_i", "output_w", "kernel_w", "src_h", "src_w")]
+    names += [("strides", "u32", 2), ("dilations", "u32", 2), ("pads", "u32", 2), ("act_alpha", "f32", 1),
+              ("act_beta", "f32", 1)]
+    prog = Program(ins, [vo], names, workgroup=(32 * split_k, 1, 1), dispatch=groups,
+                   features=("subgroups", "subgroup_matrix"))
+    apply_template(prog, tpl, dict(has_bias=bias, sg_mat_k=16, sg_mat_m=8, sg_mat_n=16, sg_mat_count_m=count_m,
+                                   sg_mat_count_n=count_n, split_k=split_k, vec_size=vec_size, activation_kind=activation),
+                   {v.name: v for v in ins + [vo]})
+    text = prog.source()
+    u = pack_uniforms(text, "subgroup_matrix_conv.wgsl", dict(
+        M=m_, N=n_, K=k_, num_n_tile=groups[0], channel_i=ci, output_w=wo, kernel_w=kw, src_h=h, src_w=w,
+        strides=stride, dilations=dilation, pads=pads))
+    bufs = {(0, i): v for i, v in enumerate([x, wt.reshape(co, k_)] + ([b] if bias else []))}
+    bufs[(0, len(ins))] = 2 * batch * m_ * n_
+    bufs[(0, len(ins) + 1)] = u
+    res = run(text, "subgroup_matrix_conv.wgsl", bufs, groups, (0, len(ins)), np.float16, matrices=True)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pads[0], pads[0]), (pads[1], pads[1]), (0, 0)))
+    ref = np.zeros((batch, ho, wo, co))
+    mag = np.zeros_like(ref)
+    w64 = wt.astype(np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dilation[0]: i * dilation[0] + stride[0] * (ho - 1) + 1: stride[0],
+                       j * dilation[1]: j * dilation[1] + stride[1] * (wo - 1) + 1: stride[1], :]
+            ref += patch @ w64[:, i, j, :].T
+            mag += np.abs(patch) @ np.abs(w64[:, i, j, :]).T
+    if bias:
+        ref += b.astype(np.float64)
+        mag += np.abs(b.astype(np.float64))
+    if activation == 1:
+        ref = np.maximum(ref, 0)
+    return res, ref.reshape(batch, m_, n_), (k_ // 16 + split_k + 3) * U16 * mag.reshape(batch, m_, n_), text
+
+
 TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword arguments)
     # ragged M and N in whole 8-row / 16-column blocks: every load that feeds a kept output lies
     # inside its buffer
@@ -391,6 +504,10 @@ TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword
                                 split_k=2)),
     ("SubgroupMatrixGemm 8x16x16 A^T B, no C, 64x16", "math/subgroup_matrix_gemm_8x16x16.wgsl.template",
      subgroup_matrix_gemm, dict(m=64, n=32, k=48, trans_a=1, count_m=8, count_n=1)),
+    ("Intel SubgroupMatrixMatMul 8x16x16 32x32", "vendor/intel/math/subgroup_matrix_matmul.wgsl.template",
+     subgroup_matrix_matmul, dict(m=40, n=80, k=64)),
+    ("Intel SubgroupMatrixMatMul 8x16x16 16x64 bias split_k 2", "vendor/intel/math/subgroup_matrix_matmul.wgsl.template",
+     subgroup_matrix_matmul, dict(m=48, n=64, k=96, count_m=2, count_n=4, split_k=2, bias=True)),
     ("MatMul GEMV f32", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=200, k=77)),
     ("MatMul GEMV f16", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=96, k=50, dtype="f16", wg=(8, 32))),
     ("MatMul tiled subgroup 64x32 shuffle", "math/matmul_tiled_subgroup.wgsl.template", matmul_tiled_subgroup,
@@ -407,6 +524,20 @@ TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword
     ("Pad wrap rank 1, pads past the size", "tensor/pad.wgsl.template", pad, dict(shape=(4,), pads=((6, 9),), mode="wrap")),
     ("Pad constant f16 rank 2", "tensor/pad.wgsl.template", pad, dict(shape=(3, 3), pads=((1, 1), (0, 2)),
                                                                       mode="constant", dtype="f16")),
+    ("SubgroupMatrixConv 8x16x16 3x3 pad 1, vec4, Relu, batch 2", "nn/subgroup_matrix_conv_8x16x16.wgsl.template",
+     subgroup_matrix_conv, dict(batch=2, h=6, w=7, ci=16, co=48, kh=3, kw=3, pads=(1, 1), activation=1)),
+    ("SubgroupMatrixConv 8x16x16 1x1 stride 2, vec2, split_k 4", "nn/subgroup_matrix_conv_8x16x16.wgsl.template",
+     subgroup_matrix_conv, dict(batch=1, h=9, w=9, ci=64, co=32, kh=1, kw=1, stride=(2, 2), vec_size=2, count_m=2,
+                                split_k=4, bias=False)),
+    ("SubgroupMatrixConv 8x16x16 2x2 dilation 2, scalar, 64x16", "nn/subgroup_matrix_conv_8x16x16.wgsl.template",
+     subgroup_matrix_conv, dict(batch=1, h=12, w=10, ci=4, co=16, kh=2, kw=2, dilation=(2, 2), vec_size=1, count_m=8,
+                                count_n=1)),
+    ("Im2ColMatMul conv 3x3 pad 1, vec4, shuffle, Relu", "nn/im2col_matmul.wgsl.template", im2col_matmul,
+     dict(batch=2, h=7, w=6, ci=8, co=70, kh=3, kw=3, pads=(1, 1), activation=1)),
+    ("Im2ColMatMul conv 2x2 stride 2 dilation 1, scalar, no shuffle", "nn/im2col_matmul.wgsl.template", im2col_matmul,
+     dict(batch=1, h=9, w=8, ci=3, co=20, kh=2, kw=2, stride=(2, 2), tile_m=16, use_subgroup=0, vec_size=1)),
+    ("Im2ColMatMul conv 3x3 dilation 2 f16, no bias", "nn/im2col_matmul.wgsl.template", im2col_matmul,
+     dict(batch=1, h=8, w=8, ci=4, co=16, kh=3, kw=3, dilation=(2, 2), bias=False, dtype="f16")),
     ("LayerNorm f32 vec4, bias, stats", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=5, size=96)),
     ("SimplifiedLayerNorm f32 vec2", "nn/layer_norm.wgsl.template", layer_norm,
      dict(rows=3, size=30, simplified=True, bias=False, stats=False)),
@@ -428,7 +559,7 @@ def run_templates(folder: Path, args, rows) -> bool:
         path = next((p for p in sorted(folder.rglob(Path(rel).name)) if p.as_posix().endswith(rel)), None)
         if path is None:
             continue
-        run = matrix if runner in (subgroup_matrix_matmul, subgroup_matrix_gemm) else plain
+        run = matrix if runner in (subgroup_matrix_matmul, subgroup_matrix_gemm, subgroup_matrix_conv) else plain
         on = args.matrix_profile if run is matrix else args.profile
         rng = np.random.default_rng(0)
         kw = dict(kw)
