@@ -370,6 +370,33 @@ def pad(tpl, run, rng, shape, pads, mode, dtype="f32", value=1.5):
     return res, ref.astype(np.float64), np.zeros(ref.shape), text
 
 
+def _conv_size(h, w, kh, kw, stride, dilation, pads):
+    return tuple((n + 2 * p_ - d * (k - 1) - 1) // s_ + 1
+                 for n, k, s_, d, p_ in ((h, kh, stride[0], dilation[0], pads[0]), (w, kw, stride[1], dilation[1], pads[1])))
+
+
+def _conv_ref(x, wt, b, stride, dilation, pads, activation):
+    """Conv2D of NHWC x with an [Co, Kh, Kw, Ci] weight in float64 (+ b, then Relu for
+    activation 1), and the same sum of magnitudes for the error bound."""
+    batch, h, w, _ = x.shape
+    co, kh, kw, _ = wt.shape
+    ho, wo = _conv_size(h, w, kh, kw, stride, dilation, pads)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pads[0], pads[0]), (pads[1], pads[1]), (0, 0)))
+    ref = np.zeros((batch, ho, wo, co))
+    mag = np.zeros_like(ref)
+    w64 = wt.astype(np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dilation[0]: i * dilation[0] + stride[0] * (ho - 1) + 1: stride[0],
+                       j * dilation[1]: j * dilation[1] + stride[1] * (wo - 1) + 1: stride[1], :]
+            ref += patch @ w64[:, i, j, :].T
+            mag += np.abs(patch) @ np.abs(w64[:, i, j, :]).T
+    if b is not None:
+        ref += b.astype(np.float64)
+        mag += np.abs(b.astype(np.float64))
+    return (np.maximum(ref, 0) if activation == 1 else ref), mag
+
+
 def im2col_matmul(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 1), dilation=(1, 1), pads=(0, 0),
                   tile_m=32, use_subgroup=1, vec_size=4, bias=True, activation=0, dtype="f32"):
     """Conv2D (NHWC, weight [Co, Kh, Kw, Ci]) as an implicit-im2col GEMM: 64 lanes, one output
@@ -377,8 +404,7 @@ def im2col_matmul(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 1), dil
     memory, the im2col rows shared by subgroupShuffle (use_subgroup: needs tile_m <= subgroup
     size); bias, then activation 0 (none) or 1 (Relu). Products summed in the output type."""
     npt = np.float32 if dtype == "f32" else np.float16
-    ho = (h + 2 * pads[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-    wo = (w + 2 * pads[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    ho, wo = _conv_size(h, w, kh, kw, stride, dilation, pads)
     x = rng.standard_normal((batch, h, w, ci)).astype(npt)
     wt = (rng.standard_normal((co, kh, kw, ci)) / np.sqrt(kh * kw * ci)).astype(npt)
     b = rng.standard_normal(co).astype(npt)
@@ -406,21 +432,7 @@ def im2col_matmul(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 1), dil
     bufs[(0, len(ins))] = batch * m_ * n_ * x.itemsize
     bufs[(0, len(ins) + 1)] = u
     res = run(text, "im2col_matmul.wgsl", bufs, groups, (0, len(ins)), npt)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (pads[0], pads[0]), (pads[1], pads[1]), (0, 0)))
-    ref = np.zeros((batch, ho, wo, co))
-    mag = np.zeros_like(ref)
-    w64 = wt.astype(np.float64)
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, i * dilation[0]: i * dilation[0] + stride[0] * (ho - 1) + 1: stride[0],
-                       j * dilation[1]: j * dilation[1] + stride[1] * (wo - 1) + 1: stride[1], :]
-            ref += patch @ w64[:, i, j, :].T
-            mag += np.abs(patch) @ np.abs(w64[:, i, j, :]).T
-    if bias:
-        ref += b.astype(np.float64)
-        mag += np.abs(b.astype(np.float64))
-    if activation == 1:
-        ref = np.maximum(ref, 0)
+    ref, mag = _conv_ref(x, wt, b if bias else None, stride, dilation, pads, activation)
     return res, ref, (k_ + 4) * (U32 if dtype == "f32" else U16) * mag, text
 
 
@@ -429,8 +441,7 @@ def subgroup_matrix_conv(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 
     """Conv2D (NHWC, OHWI weight) as an implicit GEMM on 8x16x16 subgroup matrices: each K block
     of the im2col rows gathered (vec_size channels a lane) into workgroup memory and loaded from
     there, the weight loaded column-major with stride K; bias, then activation 0 or 1 (Relu)."""
-    ho = (h + 2 * pads[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
-    wo = (w + 2 * pads[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    ho, wo = _conv_size(h, w, kh, kw, stride, dilation, pads)
     x = (rng.standard_normal((batch, h, w, ci)) / 2).astype(np.float16)
     wt = (rng.standard_normal((co, kh, kw, ci)) / np.sqrt(kh * kw * ci)).astype(np.float16)
     b = (rng.standard_normal(co) / 4).astype(np.float16)
@@ -457,21 +468,7 @@ def subgroup_matrix_conv(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 
     bufs[(0, len(ins))] = 2 * batch * m_ * n_
     bufs[(0, len(ins) + 1)] = u
     res = run(text, "subgroup_matrix_conv.wgsl", bufs, groups, (0, len(ins)), np.float16, matrices=True)
-    xp = np.pad(x.astype(np.float64), ((0, 0), (pads[0], pads[0]), (pads[1], pads[1]), (0, 0)))
-    ref = np.zeros((batch, ho, wo, co))
-    mag = np.zeros_like(ref)
-    w64 = wt.astype(np.float64)
-    for i in range(kh):
-        for j in range(kw):
-            patch = xp[:, i * dilation[0]: i * dilation[0] + stride[0] * (ho - 1) + 1: stride[0],
-                       j * dilation[1]: j * dilation[1] + stride[1] * (wo - 1) + 1: stride[1], :]
-            ref += patch @ w64[:, i, j, :].T
-            mag += np.abs(patch) @ np.abs(w64[:, i, j, :]).T
-    if bias:
-        ref += b.astype(np.float64)
-        mag += np.abs(b.astype(np.float64))
-    if activation == 1:
-        ref = np.maximum(ref, 0)
+    ref, mag = _conv_ref(x, wt, b if bias else None, stride, dilation, pads, activation)
     return res, ref.reshape(batch, m_, n_), (k_ // 16 + split_k + 3) * U16 * mag.reshape(batch, m_, n_), text
 
 
