@@ -18,8 +18,10 @@ kept under their paths there: math/..., nn/..., tensor/..., quantization/..., ve
 are instantiated as their C++ programs do (scripts/ort_wgsl_template.py: the wgsl-template
 syntax and ShaderHelper's prelude; params, variables, uniforms, workgroup size and dispatch as
 each program's .cc sets them) and run: SubgroupMatrixMatMul and Gemm (8x16x16 f16, split-K,
-transposed operands), the Intel MatMul, SubgroupMatrixConv and Im2ColMatMul (implicit-GEMM
-Conv2D), the GEMV and tiled-subgroup MatMuls, LayerNorm, QuantizeLinear and Pad. The 8x16x16
+transposed operands) and its odd-N B padding, the Intel MatMul and oneDNN layout transform,
+SubgroupMatrixConv and Im2ColMatMul (implicit-GEMM Conv2D), the OIHW -> OHWI weight transpose,
+ConvTranspose3D (rank 5: array indices, shapes packed in array<vec4<u32>, 2>), the GEMV and
+tiled-subgroup MatMuls, LayerNorm, QuantizeLinear and Pad. The 8x16x16
 programs are written for 32-lane subgroups (ORT selects that config only at 32): they run on
 --matrix-profile (reference) at 32 lanes. --dump DIR keeps each instantiated program's WGSL.
 """
@@ -36,7 +38,7 @@ import emu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from llama_webgpu import U16, U32, Runner, judge  # noqa: E402  (one runner for both scripts)
-from ort_wgsl_template import (ELEMENT_ALIAS, UNIFORM, VALUE_ALIAS, Program, Var,  # noqa: E402
+from ort_wgsl_template import (ELEMENT_ALIAS, SHAPE_AND_STRIDE, UNIFORM, VALUE_ALIAS, Program, Var,  # noqa: E402
                                apply_template)
 
 
@@ -48,7 +50,10 @@ def pack_uniforms(text: str, file: str, values: dict) -> np.ndarray:
     raw = np.zeros(-(-t.size // 16) * 16, np.uint8)
     for m, off in zip(t.members, t.offsets):
         v = np.atleast_1d(np.asarray(values.get(m.name, 0)))
-        scalar = getattr(m.type, "elem", m.type).name
+        scalar = m.type
+        while hasattr(scalar, "elem"):          # a vector, or an array of them (a shape of rank > 4)
+            scalar = scalar.elem
+        scalar = scalar.name
         v = v.astype({"u32": np.uint32, "i32": np.int32, "f32": np.float32}[scalar])
         raw[off:off + v.nbytes] = v.view(np.uint8)
     return raw
@@ -472,6 +477,124 @@ def subgroup_matrix_conv(tpl, run, rng, batch, h, w, ci, co, kh, kw, stride=(1, 
     return res, ref.reshape(batch, m_, n_), (k_ // 16 + split_k + 3) * U16 * mag.reshape(batch, m_, n_), text
 
 
+def pad_b(tpl, run, rng, k, n):
+    """SubgroupMatrixMatMulPadB: B [K, N] f16 copied into [K, N + 1] with a zero column (the
+    even row stride ORT gives the matrix loads for odd N); exact."""
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    vb = Var("input_b", "f16", VALUE_ALIAS, (k, n))
+    vo = Var("output", "f16", VALUE_ALIAS, (k, n + 1))
+    groups = (_ceil(k * (n + 1), 64), 1, 1)
+    prog = Program([vb], [vo], [("output_size", "u32", 1), ("N", "u32", 1), ("N_b", "u32", 1)], dispatch=groups)
+    apply_template(prog, tpl, {}, {"input_b": vb, "output": vo})
+    text = prog.source()
+    u = pack_uniforms(text, "pad_b.wgsl", {"output_size": k * (n + 1), "N": n, "N_b": n + 1})
+    res = run(text, "pad_b.wgsl", {(0, 0): b, (0, 1): 2 * k * (n + 1), (0, 2): u}, groups, (0, 1), np.float16)
+    return res, np.pad(b.astype(np.float64), ((0, 0), (0, 1))), np.zeros((k, n + 1)), text
+
+
+def oihw_to_ohwi(tpl, run, rng, o, i, h, w):
+    """A Conv weight OIHW -> OHWI through a 4 x 64 workgroup tile (64 input channels a
+    workgroup, 4 kernel positions a step); exact."""
+    src = rng.standard_normal((o, i, h, w)).astype(np.float32)
+    vs = Var("src", "f32", UNIFORM | ELEMENT_ALIAS, (src.size,))
+    vo = Var("output", "f32", UNIFORM | ELEMENT_ALIAS, (src.size,))
+    ci_tiles, hw_tiles = _ceil(i, 64), _ceil(h * w, 4)
+    groups = (o * ci_tiles, 1, 1)
+    names = [(x_, "u32", 1) for x_ in ("O", "I", "H", "W", "Ci_tiles", "H_W_tiles")]
+    prog = Program([vs], [vo], names, dispatch=groups)
+    apply_template(prog, tpl, {}, {"src": vs, "output": vo})
+    text = prog.source()
+    u = pack_uniforms(text, "oihw_to_ohwi.wgsl", dict(O=o, I=i, H=h, W=w, Ci_tiles=ci_tiles, H_W_tiles=hw_tiles))
+    res = run(text, "oihw_to_ohwi.wgsl", {(0, 0): src, (0, 1): src.nbytes, (0, 2): u}, groups, (0, 1), np.float32)
+    ref = src.transpose(0, 2, 3, 1).astype(np.float64)
+    return res, ref, np.zeros(ref.shape), text
+
+
+def conv_transpose3d(tpl, run, rng, batch, ci, co, size, kernel, stride, pads, dilation, group=1, channels_last=0,
+                     bias=True):
+    """ConvTranspose 3-D, rank-5 tensors (shapes and strides in the uniforms: 5 values packed
+    as array<vec4<u32>, 2>, indices as array<u32, 5>): each output gathers the input positions
+    whose stride aligns, in f32. Weight [Ci, Co / group, kD, kH, kW]."""
+    x = rng.standard_normal((batch, ci, *size)).astype(np.float32)
+    wt = (rng.standard_normal((ci, co // group, *kernel)) / 4).astype(np.float32)
+    b = rng.standard_normal(co).astype(np.float32)
+    osz = tuple((n - 1) * s_ - 2 * p_ + d * (k - 1) + 1 for n, k, s_, p_, d in zip(size, kernel, stride, pads, dilation))
+    ref = np.zeros((batch, co, *(n + 2 * p_ for n, p_ in zip(osz, pads))))
+    mag = np.zeros_like(ref)
+    opg, ipg = co // group, ci // group
+    for kd in range(kernel[0]):
+        for kh in range(kernel[1]):
+            for kw in range(kernel[2]):
+                sl = tuple(slice(k_ * d, k_ * d + s_ * (n - 1) + 1, s_)
+                           for k_, d, s_, n in zip((kd, kh, kw), dilation, stride, size))
+                for g in range(group):
+                    xs = x[:, g * ipg:(g + 1) * ipg].astype(np.float64)
+                    wk = wt[g * ipg:(g + 1) * ipg, :, kd, kh, kw].astype(np.float64)
+                    ref[(slice(None), slice(g * opg, (g + 1) * opg)) + sl] += np.einsum("bidhw,io->bodhw", xs, wk)
+                    mag[(slice(None), slice(g * opg, (g + 1) * opg)) + sl] += np.einsum("bidhw,io->bodhw", np.abs(xs),
+                                                                                        np.abs(wk))
+    crop = (slice(None), slice(None)) + tuple(slice(p_, p_ + n) for p_, n in zip(pads, osz))
+    ref, mag = ref[crop], mag[crop]
+    if bias:
+        ref = ref + b.astype(np.float64)[None, :, None, None, None]
+        mag = mag + np.abs(b.astype(np.float64))[None, :, None, None, None]
+    if channels_last:
+        x, ref, mag = x.transpose(0, 2, 3, 4, 1).copy(), ref.transpose(0, 2, 3, 4, 1), mag.transpose(0, 2, 3, 4, 1)
+    vx, vw = Var("x", "f32", shape=x.shape), Var("w", "f32", shape=wt.shape)
+    ins = [vx, vw] + ([Var("bias", "f32", shape=(co,))] if bias else [])
+    vo = Var("output", "f32", shape=ref.shape)
+    groups = (_ceil(ref.size, 64), 1, 1)
+    names = [("output_size", "u32", 1), ("strides", "u32", 3), ("pads", "u32", 3), ("dilations", "u32", 3),
+             ("input_channels_per_group", "u32", 1)]
+    prog = Program(ins, [vo], names, dispatch=groups)
+    apply_template(prog, tpl, dict(has_bias=bias, is_channels_last=channels_last, is_prepacked=0, components=1),
+                   {v.name: v for v in ins + [vo]})
+    text = prog.source()
+    vals = dict(output_size=ref.size, strides=stride, pads=pads, dilations=dilation, input_channels_per_group=ipg)
+    for v in (vx, vw, vo):
+        vals[v.name + "_shape"], vals[v.name + "_stride"] = v.shape, _strides(v.shape)
+    u = pack_uniforms(text, "conv_transpose3d.wgsl", vals)
+    bufs = {(0, i_): a for i_, a in enumerate([x, wt] + ([b] if bias else []))}
+    bufs[(0, len(ins))], bufs[(0, len(ins) + 1)] = 4 * ref.size, u
+    res = run(text, "conv_transpose3d.wgsl", bufs, groups, (0, len(ins)), np.float32)
+    k_ = ipg * int(np.prod(kernel))
+    return res, ref, (k_ + 2) * U32 * mag, text
+
+
+def _blocked(x, layout):
+    """NCHW x in a oneDNN blocked layout (channels to a multiple of 4, and for ABcd16a4b the
+    batch to a multiple of 16, zero-padded), as a flat array."""
+    n, c, h, w = x.shape
+    nb, cb = (-(-n // 16) * 16 if layout == 2 else n), -(-c // 4) * 4
+    xp = np.zeros((nb, cb, h, w), x.dtype)
+    xp[:n, :c] = x
+    if layout == 1:
+        return xp.reshape(nb, cb // 4, 4, h, w).transpose(0, 1, 3, 4, 2).reshape(-1)
+    return xp.reshape(nb // 16, 16, cb // 4, 4, h, w).transpose(0, 2, 4, 5, 1, 3).reshape(-1)
+
+
+def format_transform(tpl, run, rng, shape, src_format, dst_format):
+    """Intel's oneDNN layout transform between plain NCHW (0), nChw4c (1) and ABcd16a4b (2); the
+    output shape is the padded logical one when the destination is blocked; exact."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    data = x.reshape(-1) if src_format == 0 else _blocked(x, src_format)
+    n, c, h, w = shape
+    out_shape = shape if dst_format == 0 else ((-(-n // 16) * 16 if dst_format == 2 else n), -(-c // 4) * 4, h, w)
+    ref = (x.reshape(-1) if dst_format == 0 else _blocked(x, dst_format)).astype(np.float64)
+    usage = UNIFORM | VALUE_ALIAS | SHAPE_AND_STRIDE
+    vi, vo = Var("input", "f32", usage, shape), Var("output", "f32", usage, out_shape)
+    size = int(np.prod(out_shape))
+    groups = (_ceil(size, 64), 1, 1)
+    prog = Program([vi], [vo], [("output_size", "u32", 1)], dispatch=groups)
+    apply_template(prog, tpl, dict(src_format=src_format, dst_format=dst_format), {"input": vi, "output": vo})
+    text = prog.source()
+    u = pack_uniforms(text, "format_transform.wgsl", {"input_shape": shape, "input_stride": _strides(shape),
+                                                      "output_shape": out_shape, "output_stride": _strides(out_shape),
+                                                      "output_size": size})
+    res = run(text, "format_transform.wgsl", {(0, 0): data, (0, 1): 4 * ref.size, (0, 2): u}, groups, (0, 1), np.float32)
+    return res, ref, np.zeros(ref.shape), text
+
+
 TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword arguments)
     # ragged M and N in whole 8-row / 16-column blocks: every load that feeds a kept output lies
     # inside its buffer
@@ -505,6 +628,8 @@ TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword
      subgroup_matrix_matmul, dict(m=40, n=80, k=64)),
     ("Intel SubgroupMatrixMatMul 8x16x16 16x64 bias split_k 2", "vendor/intel/math/subgroup_matrix_matmul.wgsl.template",
      subgroup_matrix_matmul, dict(m=48, n=64, k=96, count_m=2, count_n=4, split_k=2, bias=True)),
+    ("SubgroupMatrixMatMulPadB (odd N -> even stride)", "math/subgroup_matrix_matmul_pad_b.wgsl.template", pad_b,
+     dict(k=32, n=45)),
     ("MatMul GEMV f32", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=200, k=77)),
     ("MatMul GEMV f16", "math/matmul_gemv.wgsl.template", matmul_gemv, dict(n=96, k=50, dtype="f16", wg=(8, 32))),
     ("MatMul tiled subgroup 64x32 shuffle", "math/matmul_tiled_subgroup.wgsl.template", matmul_tiled_subgroup,
@@ -535,6 +660,19 @@ TEMPLATE_KERNELS = (   # (label, template path under the folder, runner, keyword
      dict(batch=1, h=9, w=8, ci=3, co=20, kh=2, kw=2, stride=(2, 2), tile_m=16, use_subgroup=0, vec_size=1)),
     ("Im2ColMatMul conv 3x3 dilation 2 f16, no bias", "nn/im2col_matmul.wgsl.template", im2col_matmul,
      dict(batch=1, h=8, w=8, ci=4, co=16, kh=3, kw=3, dilation=(2, 2), bias=False, dtype="f16")),
+    ("Conv weight OIHW -> OHWI", "nn/oihw_to_ohwi.wgsl.template", oihw_to_ohwi, dict(o=3, i=70, h=3, w=3)),
+    ("ConvTranspose3D NCDHW, groups 2, stride 2, pads 1", "nn/conv_transpose3d.wgsl.template", conv_transpose3d,
+     dict(batch=2, ci=4, co=6, size=(3, 4, 2), kernel=(3, 2, 2), stride=(2, 2, 1), pads=(1, 0, 1), dilation=(1, 1, 2),
+          group=2)),
+    ("ConvTranspose3D NDHWC, no bias", "nn/conv_transpose3d.wgsl.template", conv_transpose3d,
+     dict(batch=1, ci=3, co=2, size=(2, 3, 3), kernel=(2, 2, 3), stride=(1, 2, 2), pads=(0, 1, 1), dilation=(1, 1, 1),
+          channels_last=1, bias=False)),
+    ("Intel FormatTransform NCHW -> nChw4c", "vendor/intel/contrib/format_transform.wgsl.template", format_transform,
+     dict(shape=(2, 6, 3, 5), src_format=0, dst_format=1)),
+    ("Intel FormatTransform NCHW -> ABcd16a4b", "vendor/intel/contrib/format_transform.wgsl.template",
+     format_transform, dict(shape=(3, 6, 2, 3), src_format=0, dst_format=2)),
+    ("Intel FormatTransform nChw4c -> NCHW", "vendor/intel/contrib/format_transform.wgsl.template", format_transform,
+     dict(shape=(2, 7, 2, 2), src_format=1, dst_format=0)),
     ("LayerNorm f32 vec4, bias, stats", "nn/layer_norm.wgsl.template", layer_norm, dict(rows=5, size=96)),
     ("SimplifiedLayerNorm f32 vec2", "nn/layer_norm.wgsl.template", layer_norm,
      dict(rows=3, size=30, simplified=True, bias=False, stats=False)),
