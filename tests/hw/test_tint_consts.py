@@ -54,3 +54,47 @@ def test_const_expressions_fold_as_dawn(hw_backend, ty):
     bad = [forms[k] for k in np.flatnonzero(got["nvidia-h200"].view(bits) != dawn.view(bits))]
     assert not bad, bad[:5]
     assert (got["reference"].view(bits) != dawn.view(bits)).sum() > len(forms) // 20     # WGSL's rules differ
+
+
+def _vector_forms(rng, sfx, ty):
+    """(expression, width) of cross, reflect, refract, faceForward and determinant constants."""
+    lit = lambda v: f"{float(v)!r}{sfx}"     # noqa: E731
+    vec = lambda n: f"vec{n}<{ty}>({', '.join(lit(v) for v in rng.uniform(-8, 8, n))})"  # noqa: E731
+    out = []
+    for _ in range(24):
+        n = int(rng.integers(2, 5))
+        mat = f"mat{n}x{n}<{ty}>({', '.join(lit(v) for v in rng.uniform(-6, 6, n * n))})"
+        out += [(f"cross({vec(3)}, {vec(3)})", 3), (f"reflect({vec(n)}, normalize({vec(n)}))", n),
+                (f"refract(normalize({vec(n)}), normalize({vec(n)}), {lit(rng.uniform(0.3, 1.6))})", n),
+                (f"faceForward({vec(n)}, {vec(n)}, {vec(n)})", n), (f"determinant({mat})", 1)]
+    return out
+
+
+@pytest.mark.parametrize("ty", ["f16", "f32"])
+def test_vector_builtins_fold_as_dawn(hw_backend, ty):
+    """cross, reflect, refract, faceForward and determinant of constants: Tint folds them step by
+    step (each product, sum, dot product and sqrt rounded; f16: quantized), in its own order."""
+    if hw_backend != "dawn":
+        pytest.skip("Tint's folding is Dawn's (naga folds its own way)")
+    rng = np.random.default_rng(12)
+    dt = np.float16 if ty == "f16" else np.float32
+    forms = _vector_forms(rng, "h" if ty == "f16" else "f", ty)
+    pad = {1: ", 0, 0, 0", 2: ", 0, 0", 3: ", 0", 4: ""}
+    lines = (["enable f16;"] if ty == "f16" else []) + [
+        f"@group(0) @binding(0) var<storage, read_write> o: array<vec4<{ty}>>;", "@compute @workgroup_size(1) fn main() {"]
+    lines += [f"  {{ const c = {e}; o[{k}] = vec4<{ty}>(c{pad[n]}); }}" for k, (e, n) in enumerate(forms)]
+    src = "\n".join(lines + ["}"])
+    try:
+        out = run_on_adapter(src, backend="dawn", buffers={(0, 0): np.zeros(4 * len(forms), dt)})
+    except emu.errors.HwError as e:
+        if ty == "f16" and "f16" in str(e):
+            pytest.skip(f"this Dawn adapter has no f16: {str(e).splitlines()[0]}")
+        raise
+    bits = np.uint16 if ty == "f16" else np.uint32
+    dawn = np.frombuffer(out[(0, 0)], dt).view(bits).reshape(-1, 4)
+    dev = emu.Device("nvidia-h200")
+    buf = dev.create_buffer(np.zeros(4 * len(forms), dt))
+    dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "v.wgsl")), {(0, 0): buf}, (1, 1, 1))
+    got = buf.read(dt).view(bits).reshape(-1, 4)
+    bad = [forms[k][0] for k in np.flatnonzero((got != dawn).any(axis=1))]
+    assert not bad, (len(bad), bad[:4])

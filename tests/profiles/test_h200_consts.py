@@ -49,3 +49,28 @@ def test_tint_folding_rules():
     p, r = (runs[prof][1].read(np.float32) for prof in ("nvidia-h200", "reference"))
     assert p[0] == 0.0 and r[0] == 2.0 ** -24            # WGSL's fma is fused
     assert p[1] == np.float32(7.5) - np.float32(np.float32(2.2) * np.float32(3))
+
+
+def test_a_host_whose_c_library_differs_folds_correctly_rounded_and_warns(monkeypatch):
+    """The H200's host folds with glibc's float functions; a host whose library gives other
+    results (faked here by a wrong probe CRC) folds to the correctly rounded value and says so."""
+    from emu.numerics import tint
+    assert all(tint.folds_as_h200(n) for n in tint._LIBM)        # this machine's glibc is the H200 host's
+    glibc = tint._libm("sinhf")(0.8142147660255432)
+    src = ("@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+           "@compute @workgroup_size(1) fn main() {\n  o[0] = sinh(0.8142147660255432f);\n}")
+    monkeypatch.setitem(tint.H200_HOST_CRC, "sinhf", 0)
+    tint._libm.cache_clear()
+    try:
+        dev = emu.Device("nvidia-h200")
+        mod = dev.create_shader_module(src, "c.wgsl")
+        buf = dev.create_buffer(np.zeros(1, np.float32))
+        dev.dispatch(dev.create_compute_pipeline(mod), {(0, 0): buf}, (1, 1, 1))
+    finally:
+        monkeypatch.undo()
+        tint._libm.cache_clear()
+    (w,) = mod.warnings
+    assert "sinh of constants folds to its correctly rounded value" in w.message and (w.loc.line, w.loc.col) == (3, 10)
+    got = buf.read(np.float32)[0]
+    assert got == np.float32(np.sinh(np.float64(np.float32(0.8142147660255432)))) and got != np.float32(glibc)
+    assert not emu.Device("nvidia-h200").create_shader_module(src, "c.wgsl").warnings

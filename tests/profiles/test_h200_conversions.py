@@ -1,6 +1,7 @@
 """Cooperative-matrix element conversions on nvidia-h200 against the H200 (tests/data/hw/h200/
 conversions.npz, recorded through Vulkan by scripts/h200_convert.py: emu.hw.convert_record's
-GLSL kernels): every bit of every case, through emu's SPIR-V front end and interpreter. The
+GLSL kernels, seed 1, which the rule was fitted to; conversions_seed2.npz: held-out inputs
+recorded after the fit): every bit of every case, through emu's SPIR-V front end and interpreter. The
 reference profile keeps IEEE/WGSL conversions, which differ (NaN bits, saturation, i32 -> f16)."""
 import pathlib
 
@@ -8,16 +9,18 @@ import pytest
 
 from emu.hw import convert_record as cr
 
-DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "conversions.npz"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200"
 
 
 @pytest.fixture(scope="module")
 def recording():
-    return cr.load(str(DATA))
+    return cr.load(str(DATA / "conversions.npz"))
 
 
-def test_h200_matrix_conversions_bit_for_bit(recording):
-    rows = cr.compare(recording, "nvidia-h200")
+@pytest.mark.parametrize("name", ["conversions.npz", "conversions_seed2.npz"])
+def test_h200_matrix_conversions_bit_for_bit(name):
+    rec = cr.load(str(DATA / name))
+    rows = cr.compare(rec, "nvidia-h200")
     assert set(rows) == set(cr.CASES)
     assert {k: r["n"] - r["equal"] for k, r in rows.items() if r["equal"] != r["n"]} == {}
     assert sum(r["n"] for r in rows.values()) == 2_161_664

@@ -263,6 +263,9 @@ def _matrix_fn(lw: Lowerer, name, args, node):
         return Val(lw.b.op("construct", cols, rt))
     if t.cols != t.rows:
         lw.err(node, f"determinant needs a square matrix, not {_tn(t)}")
+    if isinstance(m, Const) and lw.tint and t.elem in (F32, F16) and not is_abstract(args[0].type):
+        # Dawn folds a concrete one on the host, in its own order (emu.numerics.tint.determinant)
+        return lw.finite_const(t.elem, float(lw.tint.determinant(t.elem.name, m.value)), node)
 
     def det(rows, cols):
         if len(rows) == 1:
@@ -308,6 +311,11 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         # Dawn folds concrete f32 and f16 with the host's float functions (emu.numerics.tint)
         tint = lw.tint if s in (F32, F16) else None
         out = (tint or nb).call(name, ty, *arrs)
+        if tint and not tint.folds_as_h200(name):
+            lw.warn(node, f"{name} of constants folds to its correctly rounded value here: this machine's C "
+                          f"library does not give glibc's results, which Dawn's Tint folds with on the "
+                          f"H200's host, so the last bit may differ from the H200's",
+                    hint="compute it at run time, or run emu on a glibc (Linux) host for Dawn's bits")
         value = _pylist(out)[0]
         if scalar_of(rt) is ABSTRACT_INT:
             value = _map(value, int)
