@@ -78,6 +78,26 @@ def say(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+def logged_diff(log: dict, name: str, groups, bufs, consts=None, label: str | None = None):
+    """`emu diff --backend vulkan` of a bundled kernel against nvidia-h200, its report appended to
+    log["diffs"] and a line said (a crash is logged, not raised)."""
+    from emu.hw.diff import diff_shader
+    t0 = time.time()
+    what = f"{name} {label or consts or ''}".strip()
+    try:
+        rep = diff_shader(*kernel_source(name), dispatch=groups, profile="nvidia-h200", backend="vulkan",
+                          overrides=consts or {}, buffers=bufs, first=32)
+        js = rep.to_json()
+        js["spec_constants"], js["inputs"], js["seconds"] = consts, label, round(time.time() - t0, 2)
+        log["diffs"].append(js)
+        say(f"diff {what}: {rep.result.upper()} {js.get('totals')} in {js['seconds']}s")
+        if rep.result != "identical":
+            print(rep.text()[-2500:], flush=True)
+    except Exception:
+        log["diffs"].append({"shader": name, "inputs": label, "result": "crash", "error": traceback.format_exc()[-3000:]})
+        say(f"diff {what}: CRASH\n{traceback.format_exc()[-1500:]}")
+
+
 def kernels(rng):
     """(file, dispatch, spec constants, buffers) of our kernels, with the inputs their tests use."""
     from emu.frontend.spirv.module import PUSH_CONSTANTS
@@ -242,25 +262,12 @@ def flex(out: Path) -> dict:
     the 2x2 reduction (nv2_2x2.spvasm: 2 diffs and 8 raw runs, nv2_2x2_runs.npz), and
     nv2_elementwise on new inputs (the reduction orders fitted on session 3's runs)."""
     from emu.hw import vulkan
-    from emu.hw.diff import diff_shader
     rng = np.random.default_rng(17)
     f16 = lambda *s: (rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s)).astype(np.float16)  # noqa: E731
     log = {"diffs": []}
 
     def diff(name, groups, consts, bufs):
-        t0 = time.time()
-        try:
-            rep = diff_shader(*kernel_source(name), dispatch=groups, profile="nvidia-h200", backend="vulkan",
-                              overrides=consts, buffers=bufs, first=32)
-            js = rep.to_json()
-            js["spec_constants"], js["seconds"] = consts, round(time.time() - t0, 2)
-            log["diffs"].append(js)
-            say(f"diff {name} {consts}: {rep.result.upper()} {js.get('totals')} in {js['seconds']}s")
-            if rep.result != "identical":
-                print(rep.text()[-2500:], flush=True)
-        except Exception:
-            log["diffs"].append({"shader": name, "result": "crash", "error": traceback.format_exc()[-3000:]})
-            say(f"diff {name}: CRASH\n{traceback.format_exc()}")
+        logged_diff(log, name, groups, bufs, consts)
     for m, n, k in ((64, 64, 96), (96, 64, 64)):
         diff("gemm_flexible.comp", (n // 32, m // 32, 1), {"0": m, "1": n, "2": k},
              {(0, 0): f16(m, k), (0, 1): f16(k, n), (0, 2): np.zeros(m * n, np.float32)})
@@ -341,7 +348,6 @@ def maint1(out: Path) -> dict:
     maint1_runs.npz); the lane probe of NV2 matrices (nv2_lanes.npz: length and (row, column) of each
     element of each invocation, per LANE_PROBES entry and matrix)."""
     from emu.hw import vulkan
-    from emu.hw.diff import diff_shader
     from emu.profiles import load_profile
     log = {"diffs": []}
     have = "VK_EXT_cooperative_matrix_maintenance1" in vulkan._extensions()
@@ -368,23 +374,9 @@ def maint1(out: Path) -> dict:
     wide = lambda: (rng.standard_normal((16, 16)) * 2.0 ** rng.integers(-4, 4, (16, 16))).astype(np.float16)  # noqa: E731
     sets = [("small integers", small(), small()), ("random floats", wide(), wide()), ("random floats 2", wide(), wide())]
     for name in (["ext_maint1.spvasm"] if have else []) + ["ext_maint1_nv2.spvasm"]:
-        src, file = kernel_source(name)
         for label, a, b in sets:
-            bufs = {(0, 0): a, (0, 1): b, (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): np.zeros(512, np.uint32)}
-            t0 = time.time()
-            try:
-                rep = diff_shader(src, file, dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan",
-                                  buffers=bufs, first=32)
-                js = rep.to_json()
-                js["inputs"], js["seconds"] = label, round(time.time() - t0, 2)
-                log["diffs"].append(js)
-                say(f"diff {name} ({label}): {rep.result.upper()} {js.get('totals')}")
-                if rep.result != "identical":
-                    print(rep.text()[-2000:], flush=True)
-            except Exception:
-                log["diffs"].append({"shader": name, "inputs": label, "result": "crash",
-                                     "error": traceback.format_exc()[-3000:]})
-                say(f"diff {name}: CRASH\n{traceback.format_exc()[-1500:]}")
+            logged_diff(log, name, (1, 1, 1), {(0, 0): a, (0, 1): b, (0, 2): np.full(7 * 256, -7, np.float32),
+                                               (0, 3): np.zeros(512, np.uint32)}, label=label)
     src, _ = kernel_source("ext_maint1_nv2.spvasm")
     spv, runs = src.encode("utf-8", "surrogateescape"), {}
     eye = np.eye(16, dtype=np.float16)
@@ -437,26 +429,13 @@ def verify(out: Path) -> dict:
     nv2_elementwise and ext_maint1_nv2 on new random inputs (the whole-matrix sums' orders), and the
     lane probe at shapes not probed before, each compared with emu's answer (nvidia-h200)."""
     from emu.hw import vulkan
-    from emu.hw.diff import diff_shader
     from emu.isa.types import F16, F32, CoopMatrixType
     from emu.profiles import load_profile
     rng = np.random.default_rng(31)
     log = {"diffs": [], "lanes": {}}
 
-    def diff(name, bufs, consts=None):
-        t0 = time.time()
-        try:
-            rep = diff_shader(*kernel_source(name), dispatch=(1, 1, 1), profile="nvidia-h200", backend="vulkan",
-                              overrides=consts or {}, buffers=bufs, first=16)
-            js = rep.to_json()
-            js["seconds"] = round(time.time() - t0, 2)
-            log["diffs"].append(js)
-            say(f"diff {name}: {rep.result.upper()} {js.get('totals')}")
-            if rep.result != "identical":
-                print(rep.text()[-1500:], flush=True)
-        except Exception:
-            log["diffs"].append({"shader": name, "result": "crash", "error": traceback.format_exc()[-2000:]})
-            say(f"diff {name}: CRASH\n{traceback.format_exc()[-1500:]}")
+    def diff(name, bufs):
+        logged_diff(log, name, (1, 1, 1), bufs)
     diff("nv2_element_write.spvasm", {(0, 0): np.zeros(2048, np.float32)})
     wide = lambda *s: (rng.standard_normal(s) * 2.0 ** rng.integers(-6, 6, s)).astype(np.float16)  # noqa: E731
     for _ in range(4):
@@ -520,28 +499,10 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
-    if "--verify" in argv:
-        summary["verify"] = verify(out)
-        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
-        say("done")
-        return 0
-    if "--maint1" in argv:
-        summary["maint1"] = maint1(out)
-        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
-        say("done")
-        return 0
-    if "--flex" in argv:
-        summary["flex"] = flex(out)
-        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
-        say("done")
-        return 0
-    if "--cm2" in argv:
-        summary["cm2"] = cm2(out)
-        (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
-        say("done")
-        return 0
-    if "--nv2" in argv:
-        summary["nv2"] = nv2(out)
+    modes = {"--verify": verify, "--maint1": maint1, "--flex": flex, "--cm2": cm2, "--nv2": nv2}
+    mode = next((m for m in modes if m in argv), None)
+    if mode is not None:                    # one session's own steps
+        summary[mode[2:]] = modes[mode](out)
         (out / "diffs.json").write_text(json.dumps(summary, indent=1, default=str))
         say("done")
         return 0
