@@ -8,7 +8,23 @@ from __future__ import annotations
 import os
 
 from ..scheduler import fastpaths
-from . import coop_fast, notice  # noqa: F401  (notice: the line printed while compiling)
+from . import notice  # noqa: F401  (the line printed while compiling)
+
+
+# coop_fast (numba) is imported on first use: a run whose kernels load without numba never does
+def _load_fast(ex, inst, *operands):
+    from .coop_fast import load
+    return load(ex, inst, *operands)
+
+
+def _store_fast(ex, inst, *operands):
+    from .coop_fast import store
+    return store(ex, inst, *operands)
+
+
+def _mma_fast(ex, inst, *operands):
+    from .coop_fast import mma
+    return mma(ex, inst, *operands)
 
 
 def _coop(pipe):
@@ -21,11 +37,11 @@ def _fuse(pipe):
     return compile_pipeline(pipe)
 
 
-fastpaths.register("coop_load", "coop_fast.load", coop_fast.load,
+fastpaths.register("coop_load", "coop_fast.load", _load_fast,
                    doc="in-bounds aligned loads: one compiled gather")
-fastpaths.register("coop_store", "coop_fast.store", coop_fast.store,
+fastpaths.register("coop_store", "coop_fast.store", _store_fast,
                    doc="in-bounds aligned stores: one compiled scatter")
-fastpaths.register("coop_mma", "mma_fast.frag_mma", coop_fast.mma,
+fastpaths.register("coop_mma", "mma_fast.frag_mma", _mma_fast,
                    applies=lambda ex, inst: not inst.attrs.get("saturate"), traced=True,
                    doc="fused and exact float models straight on fragments; values only, so it also "
                        "runs under a tracer")

@@ -37,12 +37,11 @@ chunks on --jobs threads; the generated `run(w0, w1, ...)` runs any range of wor
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-
 from ..isa.ops import OP
 from ..isa.types import ArrayType, CoopMatrixType, ScalarType
-from ..numerics import mma_fast, mma_tile
-from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, aliased, first_use
+from ..numerics import mma as nmma, mma_params
+from . import native
+from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
 
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
 _UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -53,62 +52,6 @@ _TYPED = ("i32", "u32", "f32")
 MIN_SUBGROUPS = 64
 LOG_COLS = 7            # a logged store: owner base, subgroup, offset, stride, rows, cols, column-major
 ERR_SPECIAL = 3         # a subgroup needs mma_call's kernel, not loaded yet: load it and run again
-
-
-@njit(cache=True, nogil=True)
-def load_tile(src, n, off, st, col, out):
-    """out[0] = the matrix at element `off` of src, rows (columns where col) `st` apart; False
-    where it does not lie wholly inside src[:n] or the stride is shorter than a row (column)."""
-    R, C = out.shape[1], out.shape[2]
-    nmaj, major = (C, R) if col else (R, C)
-    if st < major or off < 0 or off + st * (nmaj - 1) + major > n:
-        return False
-    for i in range(R):
-        for j in range(C):
-            out[0, i, j] = src[off + st * j + i] if col else src[off + st * i + j]
-    return True
-
-
-@njit(cache=True, nogil=True)
-def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
-    """The matrix val[0] into dst as load_tile reads it, and the store logged; False (nothing
-    written) where it does not fit or the log is full."""
-    R, C = val.shape[1], val.shape[2]
-    nmaj, major = (C, R) if col else (R, C)
-    if st < major or off < 0 or off + st * (nmaj - 1) + major > n or nlog[0] >= log.shape[0]:
-        return False
-    for i in range(R):
-        for j in range(C):
-            if col:
-                dst[off + st * j + i] = val[0, i, j]
-            else:
-                dst[off + st * i + j] = val[0, i, j]
-    t = nlog[0]
-    log[t, 0] = base
-    log[t, 1] = gid
-    log[t, 2] = off
-    log[t, 3] = st
-    log[t, 4] = R
-    log[t, 5] = C
-    log[t, 6] = col
-    nlog[0] = t + 1
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _disjoint(log, nlog, owner):
-    """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""
-    for t in range(nlog):
-        base, gid, off, st, R, C, col = (log[t, 0], log[t, 1], log[t, 2], log[t, 3], log[t, 4],
-                                         log[t, 5], log[t, 6])
-        for i in range(R):
-            for j in range(C):
-                x = base + off + (st * j + i if col else st * i + j)
-                o = owner[x]
-                if o != -1 and o != gid:
-                    return False
-                owner[x] = gid
-    return True
 
 
 class _CoopGen(_Gen):
@@ -249,7 +192,7 @@ class _CoopGen(_Gen):
                 self.emit(d, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
             self.emit(d + 1, f"if spa[{s}] == 0:")
             self.fail(d + 2, ERR_SPECIAL)
-            self.emit(d + 1, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_tile.use32(self.prms[s])})")
+            self.emit(d + 1, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_params.use32(self.prms[s])})")
             self.vals[r.id] = ("mat", name)
         elif op == OP.coop_length:
             if self.pipe.profile.is_flexible(inst.attrs["matrix"]):
@@ -271,13 +214,13 @@ class _CoopGen(_Gen):
         key = (ta.rows, tc.cols, ta.cols, model, ta.elem.name, tc.elem.name)
         s = self.mmas.get(key)
         if s is None:
-            prm = mma_fast.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
+            prm = mma_params.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
             if prm is None:
                 raise Unsupported(f"multiply-add model {model} on {ta.elem.name}")
             s = self.mmas[key] = len(self.prms)
             self.prms.append(prm)
-            self.wide.append(None if mma_fast.only32(prm, ta.rows, tc.cols, ta.cols) else True)
-            self.tile16.append(mma_tile.covers(prm, ta.rows, tc.cols, ta.cols))
+            self.wide.append(None if mma_params.only32(prm, ta.rows, tc.cols, ta.cols) else True)
+            self.tile16.append(mma_params.covers(prm, ta.rows, tc.cols, ta.cols))
             self.mma_shapes = getattr(self, "mma_shapes", []) + [(ta.rows, tc.cols, ta.cols)]
             self.mma_bits.append((8 * ta.elem.size, 8 * tc.elem.size))
         return s
@@ -302,7 +245,7 @@ class _CoopGen(_Gen):
             "from emu.numerics import mma_fast as mf",
             "from emu.numerics import mma_tile as mt",
             "from emu.numerics import mma_call as mc",
-            "from emu.jit.coop_kernel import load_tile as ck_load, store_tile as ck_store",
+            "from emu.jit.coop_tiles import load_tile as ck_load, store_tile as ck_store",
             "",
             "",
             "@njit(cache=True, nogil=True, inline='always')",
@@ -315,7 +258,7 @@ class _CoopGen(_Gen):
         setup = []
         for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
             setup.append(f"wt{s} = mt.workspace()" if self.tile16[s] else
-                         f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_tile.use32(self.prms[s])})")
+                         f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_params.use32(self.prms[s])})")
         setup += [f"{name} = np.zeros((1, {R}, {C}), {dt})" for name, (dt, R, C) in sorted(self.mats.items())]
         # one unit per subgroup: `local` its first invocation, `gid` its index in the dispatch
         unit = ("sgi", self.nsub, [f"local = sgi * {sg}", f"gid = w * {self.nsub} + sgi"], "subgroup")
@@ -430,8 +373,22 @@ class Kernel:
         ok = not errs[:, 0].any()
         if ok and nowned:
             owner = np.full(nowned, -1, np.int64)
-            ok = all(_disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
+            disjoint = _disjoint()
+            ok = all(disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
         return ok
+
+
+_DISJOINT: list = []
+
+
+def _disjoint():
+    """coop_tiles._disjoint, called without numba where its machine code was saved."""
+    if not _DISJOINT:
+        def numba_function():
+            from .coop_tiles import _disjoint
+            return _disjoint
+        _DISJOINT.append(native.Function(native.path(_cache_dir(), f"coop_tiles._disjoint.{_stamp()}"), numba_function))
+    return _DISJOINT[0]
 
 
 def compile_pipeline(pipe) -> Kernel | None:

@@ -777,8 +777,8 @@ _STAMP: list = []
 
 # the modules whose compiled functions generated kernels call (their imports within emu included)
 _CALLED = ("numerics/scalar_compiled.py", "numerics/scalar.py", "numerics/dtypes.py", "numerics/rounding.py",
-           "numerics/mma_kernels.py", "numerics/mma_tile.py", "numerics/mma_fast.py", "numerics/mma_call.py",
-           "jit/coop_kernel.py")
+           "numerics/mma_kernels.py", "numerics/mma_params.py", "numerics/mma_tile.py", "numerics/mma_fast.py",
+           "numerics/mma_call.py", "jit/coop_tiles.py")
 
 
 def _stamp() -> str:
@@ -794,9 +794,33 @@ def _stamp() -> str:
     return _STAMP[0]
 
 
-def _load(source: str):
+def _stamped(source: str) -> tuple[str, str]:
+    """The source as written to the cache, and the hash that names its file (and the file of its
+    machine code, emu/jit/native.py)."""
     source = f"# compiled against emu's kernels {_stamp()}\n{source}"
-    h = hashlib.sha256(source.encode()).hexdigest()[:24]
+    return source, hashlib.sha256(source.encode()).hexdigest()[:24]
+
+
+class _Module:
+    """The generated module's functions, each called without numba where its machine code was
+    saved (emu/jit/native.py); the module itself (numba) is imported when a call needs it."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.hash = _stamped(source)[1]
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from . import native
+        f = native.Function(native.path(_cache_dir(), f"emu_jit_{self.hash}.{name}"),
+                            lambda: getattr(_load(self.source), name))
+        setattr(self, name, f)
+        return f
+
+
+def _load(source: str):
+    source, h = _stamped(source)
     mod = _MODULES.get(h)
     if mod is not None:
         return mod
@@ -822,13 +846,13 @@ def aliased(datas, stored) -> bool:
 
 
 def first_use(kernel, warm) -> bool:
-    """Load kernel.mod (compiled by numba, or from its caches) and call warm(mod), which compiles
-    it for this dispatch's argument types on an empty range. False where numba cannot build it (a
+    """Load kernel.mod (its saved machine code, else compiled by numba or from numba's caches) and
+    call warm(mod), which compiles it for this dispatch's argument types on an empty range. False where numba cannot build it (a
     construct it cannot type): the interpreter runs the pipeline from then on, said once."""
     if kernel.mod is not None:
         return True
     try:
-        kernel.mod = _load(kernel.source)
+        kernel.mod = _Module(kernel.source)
         warm(kernel.mod)
     except Exception as e:
         import warnings

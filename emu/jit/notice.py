@@ -1,19 +1,23 @@
 """One line on stderr when a run stops to compile kernels for more than a second (a first run, or
 a new shader): numba compiles silently, so without it a cold start looks like a hang. numba
 reports a compile only on a cache miss (loading a cached kernel says nothing), so a warm run
-prints nothing. The line is printed at most once per process; `emu warmup` compiles ahead."""
+prints nothing. The line is printed at most once per process; `emu warmup` compiles ahead.
+
+This module does not import numba (a run whose kernels load without it never does, emu/jit/
+native.py): the listener is registered when numba's event module is first imported, whoever
+imports it, or at once where numba is already loaded."""
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
 import threading
 from contextlib import contextmanager
 
-from numba.core import event
-
 DELAY_S = 1.0
 
 
-class _Notice(event.Listener):
+class _Notice:
     def __init__(self):
         self.profile = None         # the device whose dispatch is running, if any
         self.compiling = 0          # compiles in progress (nested: a kernel compiles its callees)
@@ -48,7 +52,43 @@ class _Notice(event.Listener):
 
 
 _NOTICE = _Notice()
-event.register("numba:compile", _NOTICE)
+
+
+def _register(event) -> None:
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            _NOTICE.on_start(ev)
+
+        def on_end(self, ev):
+            _NOTICE.on_end(ev)
+    event.register("numba:compile", Listener())
+
+
+class _OnImport(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds numba.core.event as Python would, and registers the listener once it has run."""
+    NAME = "numba.core.event"
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is not None:
+            self.loader, spec.loader = spec.loader, self
+        return spec
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        _register(module)
+
+
+if _OnImport.NAME in sys.modules:
+    _register(sys.modules[_OnImport.NAME])
+else:
+    sys.meta_path.insert(0, _OnImport())
 
 
 def quiet() -> None:

@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ..errors import InvalidArgument
-from . import mma_kernels as _k
+from . import mma_params as _k        # the kernels (numba) are imported when one runs
 from . import mma_ref as _ref
 from .mma_ref import FORMATS, FloatFormat
 
@@ -453,7 +453,8 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         # sum wraps modulo 2^64, so the low 32 (or 8) bits are those of the exact sum
         a32, b32 = (np.ascontiguousarray(x.view(np.int32) if x.dtype.itemsize == 4 else x, dtype=np.int32)
                     for x in (a, b))
-        _run(_k.int_mma_serial, _k.int_mma_parallel, jobs, a32, b32,
+        from . import mma_kernels
+        _run(mma_kernels.int_mma_serial, mma_kernels.int_mma_parallel, jobs, a32, b32,
              np.ascontiguousarray(c, dtype=np.int64), out, bool(saturate), lo, hi)
         out = out.astype(np.uint32)
         if result_type in ("i8", "u8"):
@@ -462,7 +463,9 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
     rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
     out = np.empty(c.shape, np.uint32)
     prm = pack_rule(rule)
-    _run(_k.float_mma_serial, _k.float_mma_parallel, jobs, bits32(a), bits32(b), bits32(c), out, prm)
+    from . import mma_kernels
+    _run(mma_kernels.float_mma_serial, mma_kernels.float_mma_parallel, jobs, bits32(a), bits32(b), bits32(c), out,
+         prm)
     zero_sign(out, prm)
     if result_type == "f16":
         return out.astype(np.uint16).view(np.float16)

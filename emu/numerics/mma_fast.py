@@ -33,7 +33,7 @@ from numba.extending import intrinsic
 
 from . import mma_tile
 
-from .mma_tile import use32 as _use32
+from .mma_params import use32 as _use32, applies, packed, only32  # noqa: F401  (where they were)
 from .mma_kernels import (decode, round_bits, bitlen,
                                     ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
                                     P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,
@@ -46,6 +46,7 @@ _piece = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=
 _NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
 _POS = np.int64(1 << 40)        # ... and above every real one (for minima)
 _NEG32 = np.int32(-(1 << 28))   # the same in the 32-bit lanes (two of them still fit an int32)
+_BITS = {2: np.uint16, 4: np.uint32}
 
 
 @intrinsic
@@ -149,15 +150,6 @@ def _vterms_row(typingctx, Ae, Am, An, oa, Be, Bm, Bn, ob, Q, S):
         _vstore(context, builder, ta[9], args[9], acc)
         return context.get_dummy_value()
     return sig, codegen
-
-
-def applies(prm: np.ndarray) -> bool:
-    """Whether the fast kernel covers this packed rule (else use mma_kernels)."""
-    kind = int(prm[P_KIND])
-    if kind == K_EXACT:
-        return True
-    return (kind == K_FUSED and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
-            and int(prm[P_TERM]) == R_RZ)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -675,37 +667,6 @@ def _dispatch(args, n, jobs):
     only32 = use32 and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
     run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
                grain=64)
-
-
-_PRM: dict = {}
-_BITS = {2: np.uint16, 4: np.uint32}
-
-
-def packed(model, a_dtype, c_dtype, result_type: str):
-    """The packed rule of `model` for operands of numpy dtype a_dtype into C of c_dtype (cached),
-    or None where this kernel does not apply (integers, other float models)."""
-    from . import mma as nmma
-    key = (model, np.dtype(a_dtype), np.dtype(c_dtype), result_type)
-    prm = _PRM.get(key)
-    if prm is None:
-        prm = False
-        if key[1].kind == "f" or key[1].name == "bfloat16":
-            try:
-                fin = nmma.FLOAT_DTYPES[key[1]]
-                fc = "f16" if key[2] == np.float16 else "f32"
-                prm = nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc],
-                                                                 result_type))
-                if not applies(prm):
-                    prm = False
-            except (KeyError, ValueError):
-                prm = False
-        _PRM[key] = prm
-    return None if prm is False else prm
-
-
-def only32(prm, M: int, N: int, Kd: int) -> bool:
-    """Whether the 32-bit row path is all a multiply of these sizes needs (then `wide` None)."""
-    return _use32(prm) and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
 
 
 # One subgroup's multiply-add on whole matrices (raw bits, [1, rows, cols]), for compiled code

@@ -18,25 +18,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .mma_params import (ZERO, FINITE, INF, NAN, K_EXACT, K_IEEE, K_LAVAPIPE, K_FUSED, R_RNE, R_RZ,
+                          R_RD, R_RU, P_KIND, P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB,
+                          P_ACC_EB, P_ACC_FB, P_L, P_F, P_TERM, P_C_OUT, P_F2, P_FC, P_CARRY,
+                          P_FINAL, P_OVF_INF, P_FLUSH_IN, P_FLUSH_OUT, P_NAN, P_RECUT, P_ZERO_POS,
+                          NPRM)  # noqa: F401
+
 # internal helpers are only called from other kernels: no Python or cfunc wrapper to compile
 _helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-
-ZERO, FINITE, INF, NAN = 0, 1, 2, 3
-K_EXACT, K_IEEE, K_LAVAPIPE, K_FUSED = 0, 1, 2, 3
-R_RNE, R_RZ, R_RD, R_RU = 0, 1, 2, 3
-
-# parameter vector layout (packed by mma._pack)
-P_KIND = 0
-P_IN_EB, P_IN_FB, P_IN_KEEP = 1, 2, 3        # input format; fraction bits kept (tf32: 10)
-P_C_EB, P_C_FB = 4, 5                        # C's format
-P_ACC_EB, P_ACC_FB = 6, 7                    # result format
-P_L, P_F, P_TERM = 8, 9, 10                  # fused: block, fraction bits, term cut (R_RZ/R_RD)
-P_C_OUT, P_F2, P_FC = 11, 12, 13             # fused: C outside, its F2 / FC
-P_CARRY, P_FINAL, P_OVF_INF = 14, 15, 16     # fused: carry between blocks, final rounding, overflow
-P_FLUSH_IN, P_FLUSH_OUT, P_NAN = 17, 18, 19
-P_RECUT = 20                                 # fused, C outside: how sum and C are re-cut
-P_ZERO_POS = 21                              # zero results are +0 (applied after the kernels)
-NPRM = 22
 
 LIMBS = 24                                   # 768 bits: f32*f32 products plus f32 C need ~560
 M32 = 0xFFFFFFFF

@@ -22,35 +22,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .mma_params import covers, use32  # noqa: F401  (where they were)
 from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, P_CARRY, P_F, P_FINAL,
                           P_FLUSH_IN, P_FLUSH_OUT, P_IN_EB, P_IN_FB, P_IN_KEEP, P_KIND, P_L, P_TERM,
                           P_ZERO_POS, R_RNE, R_RZ)
 
 _V = 16
 _NEG32 = -(1 << 28)     # a zero operand's exponent (mma_fast._NEG32)
-
-
-def covers(prm, M: int, N: int, K: int) -> bool:
-    """Whether tile16 can answer a multiply of these sizes under the packed rule `prm`: the fused
-    model with 16-term blocks over a K of 16, 16-bit operands, f32 C and result, products that fit
-    the 32-bit lanes (use32)."""
-    return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V
-            and use32(prm) and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
-            and int(prm[P_TERM]) == R_RZ and int(prm[P_FINAL]) in (R_RZ, R_RNE)
-            and int(prm[P_IN_EB] + prm[P_IN_FB]) == 15 and int(prm[P_FLUSH_OUT]) == 0
-            and (int(prm[P_C_EB]), int(prm[P_C_FB]), int(prm[P_ACC_EB]), int(prm[P_ACC_FB])) == (8, 23, 8, 23))
-
-
-def use32(prm) -> bool:
-    """Whether the fused block sums fit 32-bit lanes: products of (ifb + 1)-bit significands
-    pre-shifted by F - 2 ifb, L of them (the C term is added in int64 afterwards)."""
-    if int(prm[P_KIND]) != K_FUSED:
-        return False
-    ifb, F, L = int(prm[P_IN_FB]), int(prm[P_F]), max(1, int(prm[P_L]))
-    pre = F - 2 * ifb
-    if pre < 0 or 2 * (ifb + 1) + pre > 31:
-        return False
-    return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
 
 
 def _ir():

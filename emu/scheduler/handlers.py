@@ -11,7 +11,6 @@ from ..memory import memory
 from ..memory.memory import Cell, Ptr, nested_count, put, take
 from ..numerics import builtins as nbuiltins
 from ..numerics import scalar as nscalar
-from ..numerics import atomics as natomics
 from ..numerics.dtypes import NP
 from ..numerics import reduce as nreduce
 from . import coop as _coop  # noqa: F401  (registers the cooperative-matrix handlers)
@@ -191,6 +190,7 @@ def h_atomic(ex, inst, mask, frame):
     rows = (np.zeros(ex.lanes, np.int64) if ptr.region.kind == "buffer"
             else np.arange(ex.lanes) if ptr.rows is None else ptr.rows)
     flat = rows * view.shape[1] + off
+    from ..numerics import atomics as natomics     # numba: imported by a shader that uses atomics
     result = natomics.rmw(inst.attrs["fn"], ty.name, view.reshape(-1), flat, mask, *operands)
     if vec2u:
         return np.stack([result & np.uint64(0xFFFFFFFF), result >> np.uint64(32)], axis=1).astype(np.uint32)

@@ -278,6 +278,13 @@ def test_compiled_equals_interpreter(monkeypatch, case):
         assert (k.handed_back == 0) == (way != "handed back"), f"expected {way}"
         if way != "handed back":      # whether some subgroup needed mma_call's kernel
             assert bool(k.spa.any()) == (way == "special"), f"expected {way}"
+        # the machine code saved by that run (or an earlier one), loaded without numba's
+        # dispatcher (emu/jit/native.py): the same bits again
+        p, got_w, got = run(monkeypatch, "1", profile, sg, src, consts, make, grid)
+        assert p._jit.mod.run.native is not None and p._jit.mod.run.numba is None, "not loaded natively"
+        assert got_w == want_w
+        for key in want:
+            assert np.array_equal(got[key], want[key]), f"binding {key} differs (native)"
 
 
 def test_jobs_do_not_change_bits(monkeypatch):

@@ -1,0 +1,62 @@
+"""The compiled loads and stores of emu/jit/coop_kernel.py's generated kernels, and the check after
+a run that no element was stored by two subgroups (numba; in their own module so that building a
+kernel's source, and loading it without numba (emu/jit/native.py), does not import numba)."""
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def load_tile(src, n, off, st, col, out):
+    """out[0] = the matrix at element `off` of src, rows (columns where col) `st` apart; False
+    where it does not lie wholly inside src[:n] or the stride is shorter than a row (column)."""
+    R, C = out.shape[1], out.shape[2]
+    nmaj, major = (C, R) if col else (R, C)
+    if st < major or off < 0 or off + st * (nmaj - 1) + major > n:
+        return False
+    for i in range(R):
+        for j in range(C):
+            out[0, i, j] = src[off + st * j + i] if col else src[off + st * i + j]
+    return True
+
+
+@njit(cache=True, nogil=True)
+def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
+    """The matrix val[0] into dst as load_tile reads it, and the store logged; False (nothing
+    written) where it does not fit or the log is full."""
+    R, C = val.shape[1], val.shape[2]
+    nmaj, major = (C, R) if col else (R, C)
+    if st < major or off < 0 or off + st * (nmaj - 1) + major > n or nlog[0] >= log.shape[0]:
+        return False
+    for i in range(R):
+        for j in range(C):
+            if col:
+                dst[off + st * j + i] = val[0, i, j]
+            else:
+                dst[off + st * i + j] = val[0, i, j]
+    t = nlog[0]
+    log[t, 0] = base
+    log[t, 1] = gid
+    log[t, 2] = off
+    log[t, 3] = st
+    log[t, 4] = R
+    log[t, 5] = C
+    log[t, 6] = col
+    nlog[0] = t + 1
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _disjoint(log, nlog, owner):
+    """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""
+    for t in range(nlog):
+        base, gid, off, st, R, C, col = (log[t, 0], log[t, 1], log[t, 2], log[t, 3], log[t, 4],
+                                         log[t, 5], log[t, 6])
+        for i in range(R):
+            for j in range(C):
+                x = base + off + (st * j + i if col else st * i + j)
+                o = owner[x]
+                if o != -1 and o != gid:
+                    return False
+                owner[x] = gid
+    return True

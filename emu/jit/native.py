@@ -1,0 +1,265 @@
+"""Compiled kernels called without numba: a function numba compiled (or loaded from its cache) once
+is saved as the machine code of that compilation, and a later process loads it with llvmlite and
+calls it through ctypes, never importing numba. Importing numba and setting up its typing and
+target registries to load a cached kernel takes ~0.4 s of a warm `emu run`; this takes ~0.02 s.
+
+What is saved, per function and argument types: the object code numba built for its library (the
+function and everything it inlined or calls), the function's symbol in numba's calling
+convention (status = fn(&ret, &excinfo, args flattened: an array is meminfo, parent, size,
+itemsize, data, shape, strides), the types it was compiled for, and the C symbols the code needs
+from outside (numba's runtime and helpers, Python's C API). Loading resolves those symbols the
+way numba does: its helper and runtime modules are loaded by path, without the numba package.
+
+The machine code is numba's own, so the bits are numba's. A file is used only where everything
+matches: the numba, llvmlite and Python versions and the host CPU (the key of its name), every
+argument's type at every call (else that call goes to numba, which compiles as before), every
+symbol found. Files live in the JIT's private cache folder (emu/jit/fuse.py: _cache_dir), beside
+the generated sources whose kernels they hold. EMU_NATIVE=0 turns this off.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+_HOST: list = []
+_LOADED: dict = {}       # file -> Native (loaded once per process)
+_HELPERS: list = []      # numba's C helper dicts: (_helperlib, _dynfunc, _nrt_python)
+_STATUS_OK = (0, -2)     # numba's RETCODE_OK, RETCODE_NONE
+
+
+def enabled() -> bool:
+    return os.environ.get("EMU_NATIVE", "1") != "0"
+
+
+def _host() -> str:
+    """What the machine code depends on: numba's, llvmlite's and Python's versions, the CPU."""
+    if not _HOST:
+        import importlib.metadata as md
+        import llvmlite.binding as ll
+        key = [md.version("numba"), md.version("llvmlite"), sys.version, ll.get_host_cpu_name(),
+               ll.get_host_cpu_features().flatten(), os.environ.get("NUMBA_CPU_NAME", ""),
+               os.environ.get("NUMBA_CPU_FEATURES", "")]
+        _HOST.append(hashlib.sha256(repr(key).encode()).hexdigest()[:16])
+    return _HOST[0]
+
+
+def path(folder: Path, key: str) -> Path:
+    return folder / f"{key}.{_host()}.native"
+
+
+# ------------------------------------------------------------------------------ types
+
+def _spec(t):
+    """A numba argument type as saved ('a', dtype, ndim, writeable) / ('i',) / ('b',), or None."""
+    from numba.core import types
+    from numba.np.numpy_support import as_dtype
+    if isinstance(t, types.Array) and t.layout == "C" and t.aligned:
+        return ["a", as_dtype(t.dtype).name, t.ndim, bool(t.mutable)]
+    if isinstance(t, types.Integer) and t.bitwidth == 64 and t.signed and not isinstance(t, types.Literal):
+        return ["i"]
+    if isinstance(t, types.Boolean) and not isinstance(t, types.Literal):
+        return ["b"]
+    return None
+
+
+def _llvm_args(spec) -> list:
+    if spec[0] == "a":
+        return ["ptr", "ptr", "i64", "i64", "ptr"] + ["i64"] * (2 * spec[2])
+    return ["i64"] if spec[0] == "i" else ["i8"]
+
+
+def _matches(spec, x) -> bool:
+    if spec[0] == "a":
+        return (type(x) is np.ndarray and x.dtype.name == spec[1] and x.ndim == spec[2]
+                and x.flags.c_contiguous and x.flags.aligned and x.flags.writeable == spec[3])
+    if spec[0] == "i":
+        return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    return isinstance(x, (bool, np.bool_))
+
+
+# ------------------------------------------------------------------------------ save
+
+def save(file: Path, dispatcher, args) -> bool:
+    """Save the machine code numba has for `dispatcher` called with `args` (after such a call);
+    False where it cannot be (a type this module does not pass, no such overload)."""
+    try:
+        sig = tuple(dispatcher.typeof_pyval(a) for a in args)
+        cres = dispatcher.overloads.get(sig)
+        specs = [_spec(t) for t in sig]
+        ret = _ret_spec(cres.signature.return_type) if cres is not None else None
+        if cres is None or None in specs or ret is None:
+            return False
+        lib = cres.library
+        mod = lib._get_module_for_linking()
+        name = cres.fndesc.llvm_func_name
+        got = [str(a.type) for a in mod.get_function(name).arguments]
+        want = ["ptr", "ptr"] + [x for s in specs for x in _llvm_args(s)]
+        if got != want:
+            return False
+        undef = sorted({f.name for f in mod.functions if f.is_declaration and not f.name.startswith("llvm.")}
+                       | {g.name for g in mod.global_variables if g.is_declaration})
+        obj = lib._codegen._tm.emit_object(mod)
+        head = json.dumps({"name": name, "args": specs, "ret": ret, "symbols": undef}).encode()
+        tmp = file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(head + b"\n" + obj)
+        os.replace(tmp, file)
+        return True
+    except Exception:           # an internal of numba moved: numba keeps running it
+        return False
+
+
+def _ret_spec(t):
+    from numba.core import types
+    if t == types.none:
+        return "none"
+    if isinstance(t, types.Boolean):
+        return "b"
+    if isinstance(t, types.Integer) and t.bitwidth == 64 and t.signed:
+        return "i"
+    return None
+
+
+# ------------------------------------------------------------------------------ load
+
+def _ext(rel: str):
+    """numba's C extension module `rel` (under the numba package) loaded by path, not by package,
+    or the one numba's import loaded."""
+    full = "numba." + rel.replace("/", ".")
+    if full in sys.modules:
+        return sys.modules[full]
+    spec = importlib.util.find_spec("numba")
+    root = Path(spec.submodule_search_locations[0])
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        p = root / (rel + suffix)
+        if p.exists():
+            # the last part of the name must be the module's own (its PyInit_ function)
+            s = importlib.util.spec_from_file_location(f"_emu_native.{rel.split('/')[-1]}", p)
+            m = importlib.util.module_from_spec(s)
+            s.loader.exec_module(m)
+            return m
+    raise ImportError(rel)
+
+
+def _symbol(name: str):
+    """The address numba gives the C symbol `name` (numba.core.base._load_global_helpers,
+    numba.core.runtime.nrt, externals), or the process's own."""
+    import builtins
+    if not _HELPERS:
+        _HELPERS.extend((_ext("_helperlib").c_helpers, _ext("_dynfunc").c_helpers,
+                         _ext("core/runtime/_nrt_python").c_helpers))
+    helper, dynfunc, nrt = _HELPERS
+    if name == "_Py_NoneStruct":
+        return id(None)
+    if name.startswith("PyExc_"):
+        obj = getattr(builtins, name[6:], None)
+        return id(obj) if isinstance(obj, type) and issubclass(obj, BaseException) else None
+    if name.startswith("NRT_") and name[4:] in nrt:
+        return nrt[name[4:]]
+    if name.startswith("_nrt_") and name in nrt:
+        return nrt[name]
+    if name.startswith("numba_"):
+        for h in (helper, dynfunc):
+            if name[6:] in h:
+                return h[name[6:]]
+    if name in helper:                      # the C math functions numba binds to its helpers'
+        return helper[name]
+    try:
+        return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
+    except AttributeError:
+        return None
+
+
+_CT = {"ptr": ctypes.c_void_p, "i64": ctypes.c_int64, "i8": ctypes.c_int8}
+
+
+class Native:
+    """A saved function, called like the numba function with arguments of the saved types."""
+
+    def __init__(self, meta: dict, engine, address: int):
+        self.specs = meta["args"]
+        self.ret = meta["ret"]
+        self.engine = engine                # keeps the code mapped
+        argt = [ctypes.c_void_p, ctypes.c_void_p] + [_CT[x] for s in self.specs for x in _llvm_args(s)]
+        self.fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argt)(address)
+
+    def accepts(self, args) -> bool:
+        return len(args) == len(self.specs) and all(_matches(s, a) for s, a in zip(self.specs, args))
+
+    def __call__(self, *args):
+        flat = []
+        for s, a in zip(self.specs, args):
+            if s[0] == "a":
+                flat += [None, None, a.size, a.itemsize, a.ctypes.data, *a.shape, *a.strides]
+            else:
+                flat.append(int(a))
+        ret, exc = ctypes.c_int64(0), ctypes.c_void_p(0)
+        status = self.fn(ctypes.addressof(ret), ctypes.addressof(exc), *flat)   # the GIL released
+        if status not in _STATUS_OK:
+            raise RuntimeError(f"emu JIT: a compiled kernel failed (numba status {status})")
+        if self.ret == "b":
+            return bool(ret.value & 0xFF)
+        return int(ret.value) if self.ret == "i" else None
+
+
+def load(file: Path) -> Native | None:
+    """The function saved in `file`, or None (no file, another machine's, a symbol not found)."""
+    fn = _LOADED.get(file)
+    if fn is None and enabled() and file.exists():
+        try:
+            fn = _LOADED[file] = _load(file)
+        except Exception:
+            fn = None
+    return fn
+
+
+def _load(file: Path) -> Native | None:
+    import llvmlite.binding as ll
+    data = file.read_bytes()
+    head, obj = data.split(b"\n", 1)
+    meta = json.loads(head)
+    addrs = {s: _symbol(s) for s in meta["symbols"]}
+    if not all(addrs.values()):
+        return None                         # an unresolved symbol would end the process
+    ll.initialize_native_target()
+    ll.initialize_native_asmprinter()
+    for s, a in addrs.items():
+        ll.add_symbol(s, a)
+    tm = ll.Target.from_default_triple().create_target_machine(jit=True)
+    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), tm)
+    engine.add_object_file(ll.ObjectFileRef.from_data(obj))
+    engine.finalize_object()
+    address = engine.get_function_address(meta["name"])
+    return Native(meta, engine, address) if address else None
+
+
+class Function:
+    """A numba function called natively where its code was saved, else through numba (imported,
+    compiled or loaded from numba's cache on first need), saving its code for later processes.
+    `dispatcher()` gives the numba function; `file` is where its code is saved."""
+
+    def __init__(self, file: Path, dispatcher):
+        self.file = file
+        self._dispatcher = dispatcher
+        self.native = load(file)
+        self.numba = None
+        self.saved = self.native is not None
+
+    def __call__(self, *args):
+        n = self.native
+        if n is not None and n.accepts(args):
+            return n(*args)
+        if self.numba is None:
+            self.numba = self._dispatcher()
+        r = self.numba(*args)
+        if not self.saved and enabled():
+            self.saved = True                   # one try per process
+            save(self.file, self.numba, args)
+        return r

@@ -1,0 +1,87 @@
+"""The packed parameter vector of the MMA kernels (its layout and codes) and which kernel covers
+a rule, without numba: the code that packs a rule (emu.numerics.mma) and chooses a kernel runs
+before, or without, any compiled kernel (emu/jit/native.py loads those without numba)."""
+from __future__ import annotations
+
+import numpy as np
+
+ZERO, FINITE, INF, NAN = 0, 1, 2, 3
+K_EXACT, K_IEEE, K_LAVAPIPE, K_FUSED = 0, 1, 2, 3
+R_RNE, R_RZ, R_RD, R_RU = 0, 1, 2, 3
+
+# parameter vector layout (packed by mma._pack)
+P_KIND = 0
+P_IN_EB, P_IN_FB, P_IN_KEEP = 1, 2, 3        # input format; fraction bits kept (tf32: 10)
+P_C_EB, P_C_FB = 4, 5                        # C's format
+P_ACC_EB, P_ACC_FB = 6, 7                    # result format
+P_L, P_F, P_TERM = 8, 9, 10                  # fused: block, fraction bits, term cut (R_RZ/R_RD)
+P_C_OUT, P_F2, P_FC = 11, 12, 13             # fused: C outside, its F2 / FC
+P_CARRY, P_FINAL, P_OVF_INF = 14, 15, 16     # fused: carry between blocks, final rounding, overflow
+P_FLUSH_IN, P_FLUSH_OUT, P_NAN = 17, 18, 19
+P_RECUT = 20                                 # fused, C outside: how sum and C are re-cut
+P_ZERO_POS = 21                              # zero results are +0 (applied after the kernels)
+NPRM = 22
+
+_V = 16                 # Hopper's block and tile size (mma_tile, mma_fast's 32-bit row path)
+
+
+def covers(prm, M: int, N: int, K: int) -> bool:
+    """Whether tile16 can answer a multiply of these sizes under the packed rule `prm`: the fused
+    model with 16-term blocks over a K of 16, 16-bit operands, f32 C and result, products that fit
+    the 32-bit lanes (use32)."""
+    return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V
+            and use32(prm) and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
+            and int(prm[P_TERM]) == R_RZ and int(prm[P_FINAL]) in (R_RZ, R_RNE)
+            and int(prm[P_IN_EB] + prm[P_IN_FB]) == 15 and int(prm[P_FLUSH_OUT]) == 0
+            and (int(prm[P_C_EB]), int(prm[P_C_FB]), int(prm[P_ACC_EB]), int(prm[P_ACC_FB])) == (8, 23, 8, 23))
+
+
+def use32(prm) -> bool:
+    """Whether the fused block sums fit 32-bit lanes: products of (ifb + 1)-bit significands
+    pre-shifted by F - 2 ifb, L of them (the C term is added in int64 afterwards)."""
+    if int(prm[P_KIND]) != K_FUSED:
+        return False
+    ifb, F, L = int(prm[P_IN_FB]), int(prm[P_F]), max(1, int(prm[P_L]))
+    pre = F - 2 * ifb
+    if pre < 0 or 2 * (ifb + 1) + pre > 31:
+        return False
+    return L * (((1 << (ifb + 1)) - 1) ** 2 << pre) < (1 << 31)
+
+
+def applies(prm: np.ndarray) -> bool:
+    """Whether mma_fast's kernel covers this packed rule (else use mma_kernels)."""
+    kind = int(prm[P_KIND])
+    if kind == K_EXACT:
+        return True
+    return (kind == K_FUSED and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
+            and int(prm[P_TERM]) == R_RZ)
+
+
+_PRM: dict = {}
+
+
+def packed(model, a_dtype, c_dtype, result_type: str):
+    """The packed rule of `model` for operands of numpy dtype a_dtype into C of c_dtype (cached),
+    or None where mma_fast's kernel does not apply (integers, other float models)."""
+    from . import mma as nmma
+    key = (model, np.dtype(a_dtype), np.dtype(c_dtype), result_type)
+    prm = _PRM.get(key)
+    if prm is None:
+        prm = False
+        if key[1].kind == "f" or key[1].name == "bfloat16":
+            try:
+                fin = nmma.FLOAT_DTYPES[key[1]]
+                fc = "f16" if key[2] == np.float16 else "f32"
+                prm = nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc],
+                                                                 result_type))
+                if not applies(prm):
+                    prm = False
+            except (KeyError, ValueError):
+                prm = False
+        _PRM[key] = prm
+    return None if prm is False else prm
+
+
+def only32(prm, M: int, N: int, Kd: int) -> bool:
+    """Whether the 32-bit row path is all a multiply of these sizes needs (then `wide` None)."""
+    return use32(prm) and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
