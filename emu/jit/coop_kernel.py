@@ -214,7 +214,7 @@ class _CoopGen(_Gen):
         key = (ta.rows, tc.cols, ta.cols, model, ta.elem.name, tc.elem.name)
         s = self.mmas.get(key)
         if s is None:
-            prm = mma_params.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
+            prm = nmma.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
             if prm is None:
                 raise Unsupported(f"multiply-add model {model} on {ta.elem.name}")
             s = self.mmas[key] = len(self.prms)

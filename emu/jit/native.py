@@ -42,9 +42,10 @@ def enabled() -> bool:
 def _host() -> str:
     """What the machine code depends on: numba's, llvmlite's and Python's versions, the CPU."""
     if not _HOST:
-        import importlib.metadata as md
+        import llvmlite
         import llvmlite.binding as ll
-        key = [md.version("numba"), md.version("llvmlite"), sys.version, ll.get_host_cpu_name(),
+        numba_version = (_numba_dir() / "_version.py").read_bytes()     # (importlib.metadata: 25 ms)
+        key = [numba_version, llvmlite.__version__, sys.version, ll.get_host_cpu_name(),
                ll.get_host_cpu_features().flatten(), os.environ.get("NUMBA_CPU_NAME", ""),
                os.environ.get("NUMBA_CPU_FEATURES", "")]
         _HOST.append(hashlib.sha256(repr(key).encode()).hexdigest()[:16])
@@ -129,14 +130,18 @@ def _ret_spec(t):
 
 # ------------------------------------------------------------------------------ load
 
+def _numba_dir() -> Path:
+    """numba's package folder, found without importing it."""
+    return Path(importlib.util.find_spec("numba").submodule_search_locations[0])
+
+
 def _ext(rel: str):
     """numba's C extension module `rel` (under the numba package) loaded by path, not by package,
     or the one numba's import loaded."""
     full = "numba." + rel.replace("/", ".")
     if full in sys.modules:
         return sys.modules[full]
-    spec = importlib.util.find_spec("numba")
-    root = Path(spec.submodule_search_locations[0])
+    root = _numba_dir()
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         p = root / (rel + suffix)
         if p.exists():

@@ -432,6 +432,29 @@ def _run(kernel_s, kernel_p, jobs, *args):
         numba.set_num_threads(old)
 
 
+_PRM: dict = {}
+
+
+def packed(model, a_dtype, c_dtype, result_type: str):
+    """The packed rule of `model` for operands of numpy dtype a_dtype into C of c_dtype (cached),
+    or None where mma_fast's kernel does not apply (integers, other float models)."""
+    key = (model, np.dtype(a_dtype), np.dtype(c_dtype), result_type)
+    prm = _PRM.get(key)
+    if prm is None:
+        prm = False
+        if key[1].kind == "f" or key[1].name == "bfloat16":
+            try:
+                fin = FLOAT_DTYPES[key[1]]
+                fc = "f16" if key[2] == np.float16 else "f32"
+                prm = pack_rule(get_model(model).rule(FORMATS[fin], FORMATS[fc], result_type))
+                if not _k.applies(prm):
+                    prm = False
+            except (KeyError, ValueError):
+                prm = False
+        _PRM[key] = prm
+    return None if prm is False else prm
+
+
 def zero_sign(bits: np.ndarray, prm: np.ndarray) -> None:
     """Apply the model's sign rule for zero results to raw result bits (packed parameters `prm`),
     in place. Every kernel path calls it after computing: the sign of a zero only matters at the

@@ -33,7 +33,8 @@ from numba.extending import intrinsic
 
 from . import mma_tile
 
-from .mma_params import use32 as _use32, applies, packed, only32  # noqa: F401  (where they were)
+from .mma import packed  # noqa: F401  (where it was)
+from .mma_params import use32 as _use32, applies, only32  # noqa: F401  (where they were)
 from .mma_kernels import (decode, round_bits, bitlen,
                                     ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
                                     P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,

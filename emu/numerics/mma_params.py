@@ -57,31 +57,6 @@ def applies(prm: np.ndarray) -> bool:
             and int(prm[P_TERM]) == R_RZ)
 
 
-_PRM: dict = {}
-
-
-def packed(model, a_dtype, c_dtype, result_type: str):
-    """The packed rule of `model` for operands of numpy dtype a_dtype into C of c_dtype (cached),
-    or None where mma_fast's kernel does not apply (integers, other float models)."""
-    from . import mma as nmma
-    key = (model, np.dtype(a_dtype), np.dtype(c_dtype), result_type)
-    prm = _PRM.get(key)
-    if prm is None:
-        prm = False
-        if key[1].kind == "f" or key[1].name == "bfloat16":
-            try:
-                fin = nmma.FLOAT_DTYPES[key[1]]
-                fc = "f16" if key[2] == np.float16 else "f32"
-                prm = nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin], nmma.FORMATS[fc],
-                                                                 result_type))
-                if not applies(prm):
-                    prm = False
-            except (KeyError, ValueError):
-                prm = False
-        _PRM[key] = prm
-    return None if prm is False else prm
-
-
 def only32(prm, M: int, N: int, Kd: int) -> bool:
     """Whether the 32-bit row path is all a multiply of these sizes needs (then `wide` None)."""
     return use32(prm) and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
