@@ -87,7 +87,8 @@ def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
     case). The fusion JIT compiles each plain shader on its first run; not these. The
     examples run twice: small (interpreted: the fast paths) and at 128^3, where they are compiled
     whole (emu/jit/coop_kernel.py; one kernel per shader serves every size)."""
-    from .numerics import mma_call, mma_fast
+    from .numerics import mma_call
+    from .numerics.mma import packed
     from .numerics.dtypes import NP
     t0 = time.perf_counter()
     run_demo(profile, 32, out=io.StringIO())
@@ -106,7 +107,7 @@ def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
         mma(model, a, b, c, cfg.result_type, saturate=cfg.saturating_accumulation)
         if not cfg.saturating_accumulation:
             matrix_mma(model, a, b, c, cfg.result_type)
-            if mma_fast.packed(model, a.dtype, c.dtype, cfg.result_type) is not None:
+            if packed(model, a.dtype, c.dtype, cfg.result_type) is not None:
                 mma_call.address(8 * a.dtype.itemsize, 8 * c.dtype.itemsize)
     print(f"warmup: kernels for '{dev.profile.name}' ready ({len(seen)} operand type combinations), "
           f"{time.perf_counter() - t0:.1f} s", file=out)

@@ -33,7 +33,6 @@ from numba.extending import intrinsic
 
 from . import mma_tile
 
-from .mma import packed  # noqa: F401  (where it was)
 from .mma_params import use32 as _use32, applies, only32  # noqa: F401  (where they were)
 from .mma_kernels import (decode, round_bits, bitlen,
                                     ZERO, FINITE, K_EXACT, K_FUSED, R_RZ, R_RD, R_RNE, P_KIND,
@@ -738,7 +737,7 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     of A, B, C and the result. Returns the result fragments, or None where this path does not
     apply (integer or other float models: the caller then takes the general path)."""
     from . import mma as nmma
-    prm = packed(model, a.dtype, c.dtype, result_type)
+    prm = nmma.packed(model, a.dtype, c.dtype, result_type)
     if prm is None:
         return None
     la, lb, lc, lo = maps
