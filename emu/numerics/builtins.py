@@ -278,14 +278,38 @@ def _fma(ty, a, b, c):
     return _round(s, ty)
 
 
+def _two_sum(a, b):
+    s = a + b
+    bv = s - a
+    return s, (a - (s - bv)) + (b - bv)
+
+
 def _fma64(x, y, z):
-    """fma of float64 values with one rounding: the exact result of finite operands as a
-    Fraction, rounded by float() (correctly rounded, signed zero on underflow); the rest as
-    x * y + z in float64 gives them (the infinities and NaNs IEEE says, exact zeros' signs)."""
+    """fma of float64 values with one rounding. Where every step stays in float64's normal range,
+    Boldo and Melquiond's emulation (IEEE TC 2008, as in rounding.py): the product split exactly
+    (Dekker), the sum of z and its high part exactly (TwoSum), the two low parts added rounding to
+    odd, one RNE at the end. Elsewhere the exact result as a Fraction, rounded by float()
+    (correctly rounded, signed zero on underflow); where the product is exact (a zero factor) or
+    an operand is not finite, x * y + z in float64 is the fma (IEEE's infinities, NaNs, zeros)."""
     x, y, z = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (x, y, z)))
     with np.errstate(all='ignore'):
         out = np.array(x * y + z, np.float64).reshape(-1)
-    for i in np.flatnonzero(np.isfinite(x) & np.isfinite(y) & np.isfinite(z)):
+        xs, ys, zs = x.reshape(-1), y.reshape(-1), z.reshape(-1)
+        p, az = np.abs(xs * ys), np.abs(zs)
+        fast = ((p > 2.0 ** -900) & (p < 2.0 ** 1000) & (np.abs(xs) < 2.0 ** 990) & (np.abs(ys) < 2.0 ** 990)
+                & (az < 2.0 ** 1000) & ((az > 2.0 ** -900) | (zs == 0)))
+        if fast.any():
+            a, b, c = xs[fast], ys[fast], zs[fast]
+            split = lambda v: (lambda t: (t - (t - v), v - (t - (t - v))))(v * 134217729.0)  # noqa: E731
+            (ah, al), (bh, bl) = split(a), split(b)
+            uh = a * b
+            ul = ((ah * bh - uh) + ah * bl + al * bh) + al * bl             # a * b == uh + ul exactly
+            th, tl = _two_sum(c, uh)
+            v, e = _two_sum(tl, ul)
+            odd = (e != 0) & ((v.view(np.uint64) & np.uint64(1)) == 0)       # round to odd
+            v = np.where(odd, np.nextafter(v, np.where(e > 0, np.inf, -np.inf)), v)
+            out[np.flatnonzero(fast)] = th + v
+    for i in np.flatnonzero(~fast & np.isfinite(xs) & np.isfinite(ys) & np.isfinite(zs)):
         exact = Fraction(float(x.flat[i])) * Fraction(float(y.flat[i])) + Fraction(float(z.flat[i]))
         if exact != 0:
             try:

@@ -307,3 +307,54 @@ def test_the_hardware_runner_asks_for_naga_s_64_bit_features():
     assert features_for_source(NAGA_LIKE) == {"shader-f64"}
     assert features_for_source(ARITH) == {"shader-f64", "shader-int64"}
     assert features_for_source("// f64 in a comment only\nfn f() -> f32 { return 1.0f; }\n") == set()
+
+
+def test_64_bit_conversions_round_once_and_do_not_wrap():
+    from emu.numerics import scalar as ns
+    # u64 above 2^63 (was: through int64, so negative); i64 -> f32 rounds the integer once (through
+    # f64 first, 2^62 + 2^38 + 1 would land on a tie and round to even, 2^62)
+    assert ns.convert(np.array([2 ** 64 - 1, 2 ** 63 + 4096], np.uint64), "u64", "f64").tolist() == \
+        [float(2 ** 64), float(2 ** 63 + 4096)]
+    assert ns.convert(np.array([2 ** 62 + 2 ** 38 + 1], np.int64), "i64", "f32").tolist() == [float(2 ** 62 + 2 ** 39)]
+    assert ns.convert(np.array([2 ** 64 - 1], np.uint64), "u64", "f16").tolist() == [float("inf")]
+    # float -> u64 above 2^63 (was: through int64, wrapped); WGSL's clamp to the largest f64 below 2^64
+    assert ns.convert(np.array([1.7e19, -5.0, 1e300]), "f64", "u64").tolist() == [17 * 10 ** 18, 0, 2 ** 64 - 2048]
+    assert ns.convert(np.array([1.7e19], np.float32), "f32", "u64").tolist() == [int(np.float32(1.7e19))]
+
+
+def test_ir_text_round_trip_keeps_every_f64_bit():
+    from emu.isa.printer import print_module
+    from emu.isa.textparser import parse_ir
+    m = emu.compile_wgsl(NAGA_LIKE, "f64.wgsl")[0]
+    assert print_module(parse_ir(print_module(m), "f64.wgsl")) == print_module(m)
+    assert "0x1.999999999999ap-4" in print_module(m)           # 0.1lf, all 52 fraction bits
+
+
+def test_f64_fma_rounds_once_on_hard_cases():
+    # the vectorised emulation (and its Fraction fallback for tiny or huge products) against the
+    # exact value rounded once: cancellations, near-ties, subnormal and overflowing results
+    from fractions import Fraction
+    from emu.numerics import builtins as nb
+    rng = np.random.default_rng(5)
+    n = 5000
+    x = rng.standard_normal(n) * 2.0 ** rng.integers(-560, 560, n)
+    y = rng.standard_normal(n) * 2.0 ** rng.integers(-500, 500, n)
+    with np.errstate(over="ignore"):
+        y = np.where(np.isfinite(x * y), y, 1.0)               # finite operands (products near 2^1024)
+    p, kind = x * y, rng.integers(0, 5, n)
+    z = np.select([kind == 0, kind == 1, kind == 2, kind == 3],
+                  [-p, np.nextafter(-p, np.inf), rng.standard_normal(n) * 2.0 ** rng.integers(-1070, 1000, n),
+                   p * 2.0 ** -54], -p * (1 + 2.0 ** -52))
+    got = nb.call("fma", "f64", x, y, z)
+
+    def once(a, b, c):
+        q = Fraction(a) * Fraction(b) + Fraction(c)
+        if q == 0:
+            return a * b + c
+        try:
+            return float(q)
+        except OverflowError:
+            return float("inf") if q > 0 else float("-inf")
+    with np.errstate(all="ignore"):
+        want = np.array([once(a, b, c) for a, b, c in zip(x, y, z)])
+    assert got.view(np.uint64).tolist() == want.view(np.uint64).tolist()

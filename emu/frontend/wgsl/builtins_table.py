@@ -330,7 +330,9 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
 
 
 # WGSL builtins whose GLSL.std.450 instruction exists only for 16- and 32-bit floats (the
-# SPIR-V extended instruction set's own restriction): f64 values reach them only as constants
+# SPIR-V extended instruction set's own restriction): f64 values reach them only as constants.
+# Measured through wgpu-native on lavapipe (Mesa 25.0.7), which takes the invalid SPIR-V:
+# sin(0.5lf) gave 0 and exp(0.5lf) 3.6e-313; sqrt and inverseSqrt (which take 64 bits) were right.
 F64_NO_DEVICE = {"sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
                  "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh",
                  "atanh": "Atanh", "atan2": "Atan2", "pow": "Pow", "exp": "Exp", "log": "Log",
