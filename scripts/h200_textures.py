@@ -185,7 +185,7 @@ def main(argv=None) -> int:
     raw, report = {}, {"adapter": {k: info.get(k) for k in ("vendor", "device", "description", "backend_type")},
                        "cases": {}}
     t0 = time.monotonic()
-    for name, case in C.cases() + C.new_cases() + C.held_out_cases():
+    for name, case in C.cases() + C.new_cases() + C.held_out_cases() + C.confirm_cases() + C.final_cases():
         try:
             res = run_on_adapter(**case, backend=backend)
         except Exception as e:

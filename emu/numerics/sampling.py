@@ -163,7 +163,7 @@ def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, 
         i = np.floor(u).astype(np.int64) + offset
         w = wrap(i, size, mode)
         return w, w, np.zeros(u.shape, F32)
-    a = _quantize((u - F32(0.5)).astype(F32), model.subtexel_bits, model.subtexel_rounding)
+    a = _quantize(u - u.dtype.type(0.5), model.subtexel_bits, model.subtexel_rounding)     # f64 if fixed point
     i0 = np.floor(a).astype(np.int64)
     alpha = (a - np.floor(a)).astype(F32)
     i0 = i0 + offset
@@ -222,20 +222,28 @@ def corner_thirds(ws: dict, outside: dict) -> dict:
     return ws
 
 
-def aligned_sum(texels: list[np.ndarray], ws: list[np.ndarray], bits: int) -> np.ndarray:
-    """Weighted texels (L, 4) summed as the H200's texture unit sums f16 (bits 15) and sRGB-decoded
-    (bits 8) texels: per channel, each texel of nonzero weight truncated toward zero to a multiple of
-    2^(e - bits + 1), e the exponent of the largest of them (2^e <= |t| < 2^(e+1)): fixed point
-    aligned to the footprint's largest texel; the products and their sum exact (f64). Measured: every
-    texel of f16_filter_1d/2d and cube_edges; sRGB: 704 of 768 colour values of the srgb case."""
-    with np.errstate(divide="ignore"):
-        exps = [np.where((w[:, None] != 0) & (t != 0), np.frexp(t.astype(np.float64))[1], -1000)
-                for t, w in zip(texels, ws)]
+def aligned_sum(texels: list[np.ndarray], ws: list[np.ndarray], bits: int, exps: list | None = None) -> np.ndarray:
+    """Weighted texels (L, 4) of one mip level summed as the H200's texture unit sums f16 (bits 15)
+    and sRGB-decoded (bits 8) texels: per channel, each texel of nonzero weight truncated toward zero
+    to a multiple of 2^(e - bits + 1), e the largest of their exponents (2^e <= |t| < 2^(e+1), or
+    `exps`, frexp's e + 1, where the unit has its own: srgb_exponents): fixed point aligned to the
+    footprint's largest texel; the products and their sum exact (f64). Measured: every value of the
+    f16 and sRGB cases (tests/hw/test_textures_hw.py) but 12 of f16 between two levels."""
+    exps = [np.where((w[:, None] != 0) & (t != 0), np.frexp(t.astype(np.float64))[1] if e is None else e, -1000)
+            for t, w, e in zip(texels, ws, exps or [None] * len(texels))]
     step = np.ldexp(1.0, np.max(exps, axis=0) - bits)
     acc = np.zeros(texels[0].shape, np.float64)
     for t, w in zip(texels, ws):
         acc += np.trunc(t.astype(np.float64) / step) * step * w[:, None]
     return acc
+
+
+def srgb_exponents(codes: np.ndarray, table) -> np.ndarray:
+    """The exponent (frexp's) by which the H200 aligns a filtered sRGB texel: that of the last code of
+    its 8-code segment of the decode table (codes 64..70 align as 71's, 0.0630 >= 2^-4, though they
+    decode below 2^-4): its decode table keeps one exponent per 8 codes. Fitted on srgb_pairs (random
+    code pairs), then every value of the sRGB cases."""
+    return np.frexp(np.asarray(table, np.float32).astype(np.float64)[codes.astype(np.int64) | 7])[1]
 
 
 def blend(texels: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:
@@ -298,3 +306,14 @@ def unorm16_filter(codes: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:
     for c, w in zip(codes, ws):
         acc += c * 257 * w[:, None]         # exact: 16-bit codes times weights of a few fixed-point bits
     return (np.floor(acc + 0.5) / 65535).astype(F32)
+
+
+def snorm16_filter(codes: list[np.ndarray], ws: list[np.ndarray]) -> np.ndarray:
+    """8-bit snorm texels (their integers c, -128 included, (L, 4)) filtered to a 16-bit snorm
+    result as the H200 does: N = round(sum(c * w) * 32767 / 127), halves up, read as N / 65535's
+    signed twin N / 32767 (at least -1); -128 weighs as -128 / 127, not -1 (measured: snorm8_pairs;
+    about 5% of values, near halves, come out one lower: not found)."""
+    acc = np.zeros(codes[0].shape, np.float64)
+    for c, w in zip(codes, ws):
+        acc += c * w[:, None]
+    return np.maximum(np.floor(acc * 32767 / 127 + 0.5) / 32767, -1).astype(F32)

@@ -84,6 +84,7 @@ HALF_FILTER = ("f32", "aligned-15")
 SRGB_FILTER = ("float", "aligned-8")
 FILTER_WEIGHTS = ("product", "split8")
 UNORM8_FILTER = ("float", "fixed8", "unorm16")
+SNORM8_FILTER = ("float", "snorm16")
 FLOAT_FILTER = ("exact", "fma-lerp")
 CUBE_CORNERS = ("mean", "subgroup-weights", "thirds")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
@@ -127,6 +128,7 @@ class TextureModel:
     srgb_filter: str = "float"              # filtered sRGB colour channels: as floats, or aligned to 8 bits
     filter_weights: str = "product"         # linear weights: products of the fractions, or an integer split
     coordinate_bits: int | None = None      # a normalised coordinate's fractional bits before it meets the size
+    snorm8_filter: str = "float"            # linear filtering of 8-bit snorm texels: in f32, or to a snorm16 result
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"

@@ -180,7 +180,10 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         and ref is None and not gather
     fixed8 = unorm8 and model.unorm8_filter == "fixed8"
     wide16 = unorm8 and model.unorm8_filter == "unorm16"
+    snorm16 = tex.format.kind == "snorm" and set(tex.format.bits) == {8} and model.snorm8_filter == "snorm16" \
+        and ref is None and not gather
     by_lerp = model.float_filter == "fma-lerp" and not gather and not fixed8 and not wide16
+    srgb_aligned = tex.format.srgb and model.srgb_filter == "aligned-8" and ref is None and not gather
     for d, wmip in mips:
         lv = view.base_mip_level + d
         ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]
@@ -190,7 +193,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
             # a cube's nearest texel clamps to its face (Vulkan: address modes ignored for cubes)
             near = S.footprint(n, ext[:, k], False, "clamp-to-edge" if t.cube else mode, offset[:, k], model)
             axes.append(tuple(np.where(linear, a, b) for a, b in zip(lin, near)))
-        corners, outside = {}, {}
+        corners, outside, codes = {}, {}, {}
         for bits, _ in S.weights([a[2] for a in axes]):
             idx = [axes[k][bit] for k, bit in enumerate(bits)]
             x = idx[0]
@@ -199,9 +202,15 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
             if t.cube:
                 f2, x, y, outside[bits] = S.cube_texel(face, x, y, ext[:, 0])
                 z = layer - face + f2
-            texel = texels.decode(tex.format, _gather_raw(tex, lv, z, y, x), model)
+            raw = _gather_raw(tex, lv, z, y, x)
+            texel = texels.decode(tex.format, raw, model)
+            if srgb_aligned:        # the codes, for the exponents the H200 aligns sRGB texels by
+                codes[bits] = np.rint(texels.decode(texels.FORMATS[tex.format.name.replace("-srgb", "")], raw) * 255)
             if fixed8 or wide16:        # the channel's integer, filtered as such below
                 texel = np.rint(texel.astype(np.float64) * 255)
+            if snorm16:                 # the signed integers, -128 too (it reads as -1)
+                sint = texels.decode(texels.FORMATS[tex.format.name.replace("snorm", "sint")], raw)
+                texel = np.where(texel == -1, sint, np.rint(texel.astype(np.float64) * 127)).astype(np.float64)
             if ref is not None:
                 texel = np.repeat(S.compare(ref, texel[:, 0], smp.compare or "always")[:, None], 4, axis=1)
             corners[bits] = texel
@@ -228,11 +237,13 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         if split8:
             split = S.split_weights(np.rint(wmip * 256), alphas)
             split = S.corner_thirds(split, outside) if thirds else split
-        level = []
+        level = ([], [], [])        # this level's texels, weights, and the exponents they align by
         for bits, w in S.weights(alphas):
             taps.append((bits, corners[bits]))
             ws.append(w * wmip if split is None else split[bits] / 256)
-            level.append((corners[bits], ws[-1]))
+            for part, v in zip(level, (corners[bits], ws[-1], S.srgb_exponents(codes[bits], model.srgb_decode)
+                                                             if srgb_aligned else None)):
+                part.append(v)
         by_level.append(level)
         if by_lerp:
             lerped.append(S.reduce_axes(corners, [a[2] for a in axes], S.fma_lerp))
@@ -250,13 +261,15 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     values = [tx for _, tx in taps]
     if wide16:
         return S.unorm16_filter(values, ws)
+    if snorm16:
+        return S.snorm16_filter(values, ws)
     half = tex.format.kind == "float" and tex.format.bits[0] == 16
     if by_lerp:
         out = lerped[0] if len(lerped) == 1 else S.fma_lerp(lerped[0], lerped[1], delta)
     elif half and model.half_filter == "aligned-15" and ref is None:       # each level aligned on its own
-        out = texels.filtered_half(sum(S.aligned_sum(*zip(*level), 15) for level in by_level))
-    elif tex.format.srgb and model.srgb_filter == "aligned-8" and ref is None:
-        out = texels.filtered_half(sum(S.aligned_sum(*zip(*level), 8) for level in by_level))  # colour; alpha:
+        out = texels.filtered_half(sum(S.aligned_sum(v, w, 15, e) for v, w, e in by_level))
+    elif srgb_aligned:       # colour channels aligned as the H200's decode table says; alpha:
+        out = texels.filtered_half(sum(S.aligned_sum(v, w, 8, e) for v, w, e in by_level))
         out[:, 3] = S.unorm16_filter([np.rint(v.astype(np.float64) * 255) for v in values], ws)[:, 3]
     else:
         out = S.blend(values, ws)

@@ -144,13 +144,11 @@ def test_emu_diff_binds_textures_and_compares_storage_textures(tmp_path, capsys)
 
 # texture_cases.new_cases() on the H200 (tests/data/hw/h200/textures_new_cases.npz, recorded
 # 2026-12-01 17:55 UTC through Dawn, held out from the rules fitted on textures.npz; the rules for
-# 2-D, two-level, cube-corner, f16 and sRGB filtering were then found on it): every case identical
-# but srgb, whose filtered colour channels come out lower than emu's in 64 of 768 values (1 to 20
-# f16 ulps; textureLoad and alpha identical). Before those rules: cube_edges 835/1,024 elements,
-# unorm8_2d 11,075/16,384, unorm8_mips 15,317/16,384, f16_filter_1d 62/32,768 (16-bit halves),
-# f16_filter_2d 15,928/32,768, srgb 999/2,048. Measured: case -> (element dtype, elements that differ, -).
+# 2-D, two-level, cube-corner, f16 and sRGB filtering were then found on it): every case identical.
+# Before those rules: cube_edges 835/1,024 elements, unorm8_2d 11,075/16,384, unorm8_mips
+# 15,317/16,384, f16_filter_1d 62/32,768 (16-bit halves), f16_filter_2d 15,928/32,768, srgb 999/2,048.
 H200_NEW = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "textures_new_cases.npz"
-H200_NEW_DIFFERENCES = {"srgb": (np.int32, 64, None)}
+H200_NEW_DIFFERENCES = {}
 
 
 @pytest.mark.skipif(not H200_NEW.exists(), reason="no recorded H200 outputs (scripts/h200_textures.py)")
@@ -159,20 +157,32 @@ def test_new_case_against_the_h200(name, case):
     _against_recording(H200_NEW, name, case, H200_NEW_DIFFERENCES)
 
 
-# texture_cases.held_out_cases() on the H200 (tests/data/hw/h200/textures_held_out.npz, recorded
-# 2026-12-01 18:40 UTC through Dawn, driver 580.159.04). Predicted before the recording, identical:
-# cube_edges_8, cube_edges_unorm8, unorm8_2d_5x3, unorm8_mips_3 (and unorm8_repeat_3x3 but 4 values).
-# Fitted on it afterwards: the coordinate's 21 fixed-point bits (f16_filter_1d_37 10 rows,
-# f16_filter_2d_13x7 3, unorm8_repeat_3x3 4 values), the 3-D split order (unorm8_3d 1,594 values),
-# one alignment per mip level (f16_mips_3 586 -> 7). Left: f16_mips_3's 7 values (each one f16 ulp
-# lower, where the two levels' sums cancel), sRGB colour (lower by up to 20 ulps), rgba8snorm
-# filtering (a snorm16 result, N / 32767, not modelled).
-H200_HELD = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "textures_held_out.npz"
-H200_HELD_DIFFERENCES = {"f16_mips_3": (np.int32, 7, None), "srgb_random": (np.int32, 79, None),
-                         "srgb_1d": (np.int32, 268, None), "snorm8_2d": (np.int32, 16379, None)}
+# Three later recordings through Dawn (driver 580.159.04), each made after the rules were fitted on
+# the one before and predicted first; measured: case -> (element dtype, elements that differ, -).
+# textures_held_out.npz (held_out_cases(), 18:40 UTC). Identical as predicted: cube_edges_8,
+# cube_edges_unorm8, unorm8_2d_5x3, unorm8_mips_3. Fitted on it afterwards: the coordinate's 21
+# fixed-point bits (f16_filter_1d_37 40 values, f16_filter_2d_13x7 12, unorm8_repeat_3x3 4), the 3-D
+# split order (unorm8_3d 1,594), one alignment per mip level (f16_mips_3 586 -> 7), the sRGB exponents
+# (srgb_random 79, srgb_1d 268, with confirm's srgb_pairs), the snorm16 result (snorm8_2d 16,379 -> 763).
+# textures_confirm.npz (confirm_cases(), 18:51 UTC). Identical as predicted: cube_edges_6,
+# unorm8_2d_7x5, unorm8_mips_8x6, f16_filter_2d_19x11, unorm8_3d_5x4x3; f16_filter_1d_53 (8 values)
+# and unorm8_mirror_5x5 (4) once emu kept the fixed-point coordinate in f64 (it had rounded it to
+# f32); srgb_random_2 48 before the sRGB exponents; the probes srgb_pairs 608 (fitted: 0) and
+# snorm8_pairs 16,372 (fitted: 866).
+# textures_final.npz (final_cases(), 19:03 UTC), for the sRGB exponents and the snorm16 result:
+# srgb_random_3, srgb_mips_3, srgb_pairs_2 identical as predicted; snorm8_2d_6x5 697 as predicted.
+# Left (as measured): f16 between two mip levels one ulp lower where the levels' sums cancel;
+# rgba8snorm values near halves one lower.
+LATER = [("textures_held_out.npz", C.held_out_cases, {"f16_mips_3": (np.int32, 7, None),
+                                                      "snorm8_2d": (np.int32, 763, None)}),
+         ("textures_confirm.npz", C.confirm_cases, {"f16_mips_8x6": (np.int32, 5, None),
+                                                    "snorm8_pairs": (np.int32, 866, None)}),
+         ("textures_final.npz", C.final_cases, {"snorm8_2d_6x5": (np.int32, 697, None)})]
+LATER_CASES = [(H200.parent / f, name, case, d) for f, cases, d in LATER for name, case in cases()]
 
 
-@pytest.mark.skipif(not H200_HELD.exists(), reason="no recorded H200 outputs (scripts/h200_textures.py)")
-@pytest.mark.parametrize("name,case", C.held_out_cases(), ids=[n for n, _ in C.held_out_cases()])
-def test_held_out_case_against_the_h200(name, case):
-    _against_recording(H200_HELD, name, case, H200_HELD_DIFFERENCES)
+@pytest.mark.parametrize("path,name,case,differences", LATER_CASES, ids=[f"{p.stem}:{n}" for p, n, _, _ in LATER_CASES])
+def test_later_recording_against_the_h200(path, name, case, differences):
+    if not path.exists():
+        pytest.skip(f"no recorded H200 outputs {path.name} (scripts/h200_textures.py)")
+    _against_recording(path, name, case, differences)

@@ -302,6 +302,13 @@ def _near_cube_edges(rng, n, near_from, sc_below, tc_below):
     return _face_directions(face, sc, tc)
 
 
+def _srgb_grid(uv, codes):
+    """The SRGB kernel over a 16x16 sRGB texture of `codes`: every texel loaded, and sampled at `uv`."""
+    return dict(source=SRGB, dispatch=(1, 1, 1),
+                buffers={(0, 2): uv.astype(np.float32), (0, 3): np.zeros((512, 4), np.float32)},
+                textures={(0, 0): HwTexture("rgba8unorm-srgb", (16, 16, 1), (codes.tobytes(),))}, samplers={(0, 1): LINEAR})
+
+
 def _sample(fmt, levels, size, uvl, sampler, source=MIPS, dimension="2d"):
     return dict(source=source, dispatch=(len(uvl) // 64, 1, 1),
                 buffers={(0, 2): uvl.astype(np.float32), (0, 3): np.zeros((len(uvl), 4), np.float32)},
@@ -353,10 +360,7 @@ def held_out_cases():
     img = (rng.uniform(-2, 2, (7, 13, 4)) * 2.0 ** rng.integers(-8, 4, (7, 13, 4))).astype(np.float16)
     out.append(("f16_filter_2d_13x7", _sample("rgba16float", [img], (13, 7, 1), uvf, LINEAR)))
     codes = rng.integers(0, 256, (16, 16, 4), dtype=np.uint8)
-    out.append(("srgb_random", dict(
-        source=SRGB, dispatch=(1, 1, 1),
-        buffers={(0, 2): rng.uniform(-0.1, 1.1, (256, 2)).astype(np.float32), (0, 3): np.zeros((512, 4), np.float32)},
-        textures={(0, 0): HwTexture("rgba8unorm-srgb", (16, 16, 1), (codes.tobytes(),))}, samplers={(0, 1): LINEAR})))
+    out.append(("srgb_random", _srgb_grid(rng.uniform(-0.1, 1.1, (256, 2)), codes)))
     c = np.arange(256)
     line = np.stack([c, (c * 37) % 256, 255 - c, c], 1).astype(np.uint8).reshape(1, 256, 4)
     uvl = np.zeros((m, 4), np.float32)
@@ -375,6 +379,84 @@ def held_out_cases():
     uvw[:, :3] = rng.uniform(-0.1, 1.1, (m, 3))
     vol = rng.integers(0, 256, (3, 3, 3, 4), dtype=np.uint8)
     out.append(("unorm8_3d", _sample("rgba8unorm", [vol], (3, 3, 3), uvw, LINEAR, VOLUME, "3d")))
+    return out
+
+
+def confirm_cases():
+    """A second held-out set, recorded after the rules were fitted on held_out_cases() too: a new
+    seed, other non-power-of-two sizes (cube faces of 6, a 4-level mip chain from 8x6), coordinates
+    and levels of detail past the ends; and two probes for what is left: sRGB and rgba8snorm pairs
+    of random codes filtered at 16 weights each."""
+    rng = np.random.default_rng(20261204)
+    out, m, n = [], 4096, 512
+    faces = (rng.uniform(-2, 2, (6, 6, 6, 4)) * 2.0 ** rng.integers(-6, 3, (6, 6, 6, 4))).astype(np.float16)
+    out.append(("cube_edges_6", dict(
+        source=CUBE, dispatch=(n // 64, 1, 1),
+        buffers={(0, 2): (_near_cube_edges(rng, n, 0.7, 0.6, 0.3)
+                          * rng.uniform(0.2, 5, (n, 1))).astype(np.float32), (0, 3): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba16float", (6, 6, 6), (faces.tobytes(),), view="cube")},
+        samplers={(0, 1): LINEAR})))
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, :2] = rng.uniform(-0.3, 1.3, (m, 2))
+    out.append(("unorm8_2d_7x5", _sample("rgba8unorm", [rng.integers(0, 256, (5, 7, 4), dtype=np.uint8)], (7, 5, 1),
+                                         uvl, LINEAR)))
+    chain = [(8, 6), (4, 3), (2, 1), (1, 1)]
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, :2] = rng.uniform(-0.1, 1.1, (m, 2))
+    uvl[:, 2] = rng.uniform(-1, 3.5, m)
+    lv = [rng.integers(0, 256, (h, w, 4), dtype=np.uint8) for w, h in chain]
+    out.append(("unorm8_mips_8x6", _sample("rgba8unorm", lv, (8, 6, 1), uvl, dict(mipmap_filter="linear", **LINEAR))))
+    lv16 = [(rng.uniform(-2, 2, (h, w, 4)) * 2.0 ** rng.integers(-7, 5, (h, w, 4))).astype(np.float16) for w, h in chain]
+    out.append(("f16_mips_8x6", _sample("rgba16float", lv16, (8, 6, 1), uvl, dict(mipmap_filter="linear", **LINEAR))))
+    uvf = np.zeros((m, 4), np.float32)
+    uvf[:, 0], uvf[:, 1] = rng.uniform(-0.1, 1.1, m), 0.5
+    row = (rng.uniform(-2, 2, (1, 53, 4)) * 2.0 ** rng.integers(-9, 5, (1, 53, 4))).astype(np.float16)
+    out.append(("f16_filter_1d_53", _sample("rgba16float", [row], (53, 1, 1), uvf, LINEAR)))
+    uvf = np.zeros((m, 4), np.float32)
+    uvf[:, :2] = rng.uniform(-0.1, 1.1, (m, 2))
+    img = (rng.uniform(-2, 2, (11, 19, 4)) * 2.0 ** rng.integers(-9, 5, (11, 19, 4))).astype(np.float16)
+    out.append(("f16_filter_2d_19x11", _sample("rgba16float", [img], (19, 11, 1), uvf, LINEAR)))
+    out.append(("srgb_random_2", _srgb_grid(rng.uniform(-0.2, 1.2, (256, 2)), rng.integers(0, 256, (16, 16, 4), dtype=np.uint8))))
+    uvw = np.zeros((m, 4), np.float32)
+    uvw[:, :3] = rng.uniform(-0.2, 1.2, (m, 3))
+    out.append(("unorm8_3d_5x4x3", _sample("rgba8unorm", [rng.integers(0, 256, (3, 4, 5, 4), dtype=np.uint8)], (5, 4, 3),
+                                           uvw, LINEAR, VOLUME, "3d")))
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, :2] = rng.uniform(-2, 3, (m, 2))
+    mirror = dict(address_mode_u="mirror-repeat", address_mode_v="repeat", **LINEAR)
+    out.append(("unorm8_mirror_5x5", _sample("rgba8unorm", [rng.integers(0, 256, (5, 5, 4), dtype=np.uint8)], (5, 5, 1),
+                                             uvl, mirror)))
+    # pairs: texels 2k and 2k + 1 of a 512-texel row of random codes, each pair at 16 weights
+    k = np.repeat(np.arange(256), 16)
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, 0], uvl[:, 1] = (2 * k + 0.5 + rng.integers(1, 256, m) / 256 + 1 / 1024) / 512, 0.5
+    for name, fmt in (("srgb_pairs", "rgba8unorm-srgb"), ("snorm8_pairs", "rgba8snorm")):
+        codes = rng.integers(0, 256, (1, 512, 4), dtype=np.uint8)
+        out.append((name, _sample(fmt, [codes], (512, 1, 1), uvl, LINEAR)))
+    return out
+
+
+def final_cases():
+    """The last held-out set, for the rules fitted on confirm_cases()'s probes: the sRGB exponents and
+    the snorm16 result, on a new seed: random sRGB codes in 2-D and across three mip levels, new sRGB
+    code pairs, an rgba8snorm texture of 6x5 past its edges."""
+    rng = np.random.default_rng(20261205)
+    out, m = [], 4096
+    out.append(("srgb_random_3", _srgb_grid(rng.uniform(-0.2, 1.2, (256, 2)), rng.integers(0, 256, (16, 16, 4), dtype=np.uint8))))
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, :2] = rng.uniform(-0.1, 1.1, (m, 2))
+    uvl[:, 2] = rng.uniform(-0.5, 2.5, m)
+    lv = [rng.integers(0, 256, (8 >> k, 8 >> k, 4), dtype=np.uint8) for k in range(3)]
+    out.append(("srgb_mips_3", _sample("rgba8unorm-srgb", lv, (8, 8, 1), uvl, dict(mipmap_filter="linear", **LINEAR))))
+    k = np.repeat(np.arange(256), 16)
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, 0], uvl[:, 1] = (2 * k + 0.5 + rng.integers(1, 256, m) / 256 + 1 / 1024) / 512, 0.5
+    out.append(("srgb_pairs_2", _sample("rgba8unorm-srgb", [rng.integers(0, 256, (1, 512, 4), dtype=np.uint8)], (512, 1, 1),
+                                        uvl, LINEAR)))
+    uvl = np.zeros((m, 4), np.float32)
+    uvl[:, :2] = rng.uniform(-0.2, 1.2, (m, 2))
+    out.append(("snorm8_2d_6x5", _sample("rgba8snorm", [rng.integers(0, 256, (5, 6, 4), dtype=np.uint8)], (6, 5, 1),
+                                         uvl, LINEAR)))
     return out
 
 

@@ -220,6 +220,7 @@ def test_profiles_carry_the_measured_texture_units():
             h200.srgb_filter) == \
         ("exact", 8, 8, "half-up", "toward-zero", "aligned-15", "unorm16", "truncated-half-down", "split8", "thirds",
          "aligned-8")
+    assert (h200.coordinate_bits, h200.snorm8_filter, ref.coordinate_bits, ref.snorm8_filter) == (21, "snorm16", None, "float")
     assert (ref.filter_weights, ref.cube_corners, ref.half_filter, ref.srgb_filter) == ("product", "mean", "f32", "float")
     assert (lp.filter_weights, lp.half_filter, lp.srgb_filter) == ("product", "f32", "float")
     assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
@@ -281,3 +282,24 @@ def test_the_h200_s_integer_weights_and_aligned_sums():
         model = TextureModel(subtexel_bits=8, coordinate_bits=bits)
         i0, i1, a = S.footprint(u, np.array([37]), True, "clamp-to-edge", np.zeros(1, np.int64), model)
         assert (i0[0], i1[0], a[0] * 256) == (6, 7, want)
+
+
+
+def test_the_h200_s_srgb_exponents_and_snorm16_filter():
+    from emu.numerics import sampling as S
+    from emu.profiles import load_profile
+    table = load_profile("nvidia-h200").textures.srgb_decode
+    # codes 64..70 decode below 2^-4 (0.0513..0.0610) but align as code 71 (0.0630): one exponent per
+    # 8 codes; 63 (0.0496) and 71 keep their own
+    e = S.srgb_exponents(np.array([63, 64, 70, 71, 247, 248, 254, 255]), table)
+    assert e.tolist() == [-4, -3, -3, -3, 0, 1, 1, 1]
+    # so 0.0528 (code 65) beside 0.9375 (code 248) is truncated to a multiple of 2^-7, not 2^-8
+    t = [np.full((1, 4), np.float64(np.float32(table[65]))), np.full((1, 4), np.float64(np.float32(table[248])))]
+    w = [np.array([128 / 256]), np.array([128 / 256])]
+    exps = [S.srgb_exponents(np.full((1, 4), c), table) for c in (65, 248)]
+    assert S.aligned_sum(t, w, 8, exps)[0, 0] == (6 / 128 + 0.9375) / 2
+    assert S.aligned_sum(t, w, 8)[0, 0] == (13 / 256 + 0.9375) / 2
+    # snorm8 -> a snorm16 result: codes -128 (as -128/127) and 100, weights 200 and 56
+    got = S.snorm16_filter([np.full((1, 4), -128.0), np.full((1, 4), 100.0)], [np.array([200 / 256]), np.array([56 / 256])])
+    assert got[0, 0] == np.float32(np.floor((200 * -128 + 56 * 100) / 256 * 32767 / 127 + 0.5) / 32767)
+    assert S.snorm16_filter([np.full((1, 4), -128.0)], [np.array([1.0])])[0, 0] == -1
