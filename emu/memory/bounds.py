@@ -36,6 +36,7 @@ class Site:
     where: str          # the first lane that went out of bounds
     count: int = 0      # accesses (lanes; elements for a cooperative matrix)
     unit: str = "access"
+    text: str = ""      # the message's start where it is not an out-of-bounds access
 
 
 class BoundsLog:
@@ -45,18 +46,19 @@ class BoundsLog:
         self.sites: dict = {}
 
     def note(self, ex, inst, what: str, kind: str, done: str, lanes: np.ndarray, count: int,
-             unit: str = "access"):
+             unit: str = "access", text: str = ""):
         key = (id(inst), what)
         site = self.sites.get(key)
         if site is None:
             site = self.sites[key] = Site(inst.loc, what, kind, done, ex.where(int(np.flatnonzero(lanes)[0])),
-                                          unit=unit)
+                                          unit=unit, text=text)
         site.count += int(count)
 
     def warnings(self) -> list[EmuError]:
         out = []
         for s in sorted(self.sites.values(), key=lambda s: (getattr(s.loc, "line", 0), getattr(s.loc, "col", 0))):
             n = f"{s.count} {s.unit}{'' if s.count == 1 else 'es' if s.unit.endswith('s') else 's'}"
-            out.append(EmuError(f"out-of-bounds {s.kind} into {s.what}: {n} out of bounds; {s.done}",
-                                s.loc, where=f"first in {s.where}", hint=STRICT_HINT, severity="warning"))
+            head = f"{s.text}: {n}" if s.text else f"out-of-bounds {s.kind} into {s.what}: {n} out of bounds"
+            out.append(EmuError(f"{head}; {s.done}", s.loc, where=f"first in {s.where}", hint=STRICT_HINT,
+                                severity="warning"))
         return out

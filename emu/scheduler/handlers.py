@@ -376,12 +376,34 @@ def h_builtin(ex, inst, mask, frame):
 SUBGROUP_REDUCTIONS = frozenset(("add", "mul", "min", "max", "and", "or", "xor", "all", "any", "ballot"))
 
 
+def _lane_outside(ex, inst, mask, ids):
+    """subgroupShuffle(v, id) / subgroupShuffleXor(v, mask) naming an invocation outside the
+    subgroup gets an indeterminate value in WGSL (a kernel written for wider subgroups, run on
+    narrower ones): the site is reported once, as out-of-bounds accesses are."""
+    sg = ex.opts.subgroup_size
+    ids = np.broadcast_to(ids, mask.shape)
+    src = ids if inst.attrs["fn"] == "shuffle" else (np.arange(ex.lanes) % sg) ^ ids
+    bad = mask & ((src < 0) | (src >= sg))
+    if not bad.any():
+        return
+    name = "subgroupShuffle" if inst.attrs["fn"] == "shuffle" else "subgroupShuffleXor"
+    what = f"{name} reads invocation {int(src[bad].max())} of a subgroup of {sg}"
+    if ex.opts.bounds == "strict":
+        ex.fail(inst, f"{what}: the value is indeterminate in WGSL", bad,
+                hint=f"keep the invocation id below subgroup_size ({sg} here)")
+    ex.pipe.bounds_log.note(ex, inst, what, "subgroup invocation", "WGSL leaves the value indeterminate: "
+                            "emu gives each invocation its own value", bad, bad.sum(), unit="invocation",
+                            text=what)
+
+
 @handler("subgroup")
 def h_subgroup(ex, inst, mask, frame):
     args = _args(ex, inst, frame)
     ty = scalar_of(inst.args[0].type).name if inst.args else "bool"
     if ex.races is not None and inst.attrs["fn"] in SUBGROUP_REDUCTIONS:
         ex.races.subgroup_sync(mask, full=False)
+    if inst.attrs["fn"] in ("shuffle", "shuffle_xor"):
+        _lane_outside(ex, inst, mask, np.asarray(args[1]).astype(np.int64))
     try:
         return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args,
                                 order=ex.pipe.profile.subgroup_order, num=_num(ex, "scalar"))

@@ -155,3 +155,33 @@ def test_help_says_what_the_default_is(cmd):
     text = " ".join(buf.getvalue().split())
     assert "webgpu (the default)" in text or "by default (indices clamped" in text
     assert "--bounds strict" in text or "strict: stop" in text
+
+
+# ONNX Runtime's Im2ColMatMul shares 32 im2col rows across a subgroup with subgroupShuffle(v, m)
+# for m < 32: on an 8-lane device (lavapipe) ids 8..31 name no invocation. WGSL leaves such a
+# result indeterminate; emu gives each invocation its own value and reports the site.
+SHUFFLE_WIDE = """enable subgroups;
+@group(0) @binding(0) var<storage, read> x: array<u32>;
+@group(0) @binding(1) var<storage, read_write> y: array<u32>;
+@compute @workgroup_size(16)
+fn main(@builtin(local_invocation_index) i: u32) {
+  y[i] = subgroupShuffle(x[i], i % 16u) + subgroupShuffleXor(x[i], 8u) * 1000u;
+}
+"""
+
+
+def test_shuffle_of_an_invocation_outside_the_subgroup_is_reported():
+    x = np.arange(16, dtype=np.uint32) * 10
+    out, warnings = run(SHUFFLE_WIDE, [x], 64, (1, 1, 1), profile="lavapipe")
+    assert [(w.loc.line, w.loc.col) for w in warnings] == [(6, 10), (6, 43)]
+    assert warnings[0].message == ("subgroupShuffle reads invocation 15 of a subgroup of 8: 8 invocations; WGSL "
+                                   "leaves the value indeterminate: emu gives each invocation its own value")
+    assert warnings[1].message.startswith("subgroupShuffleXor reads invocation 15 of a subgroup of 8: 16 invocations")
+    assert "subgroup 1, lane 0" in warnings[0].format() and "subgroup 0, lane 0" in warnings[1].format()
+    assert np.array_equal(out.read(np.uint32), x + x * 1000)   # each its own value, twice
+    # on 16 lanes every id names an invocation: the values are the shuffled ones, and no report
+    out, warnings = run(SHUFFLE_WIDE, [x], 64, (1, 1, 1), profile="reference", subgroup_size=16)
+    assert warnings == [] and np.array_equal(out.read(np.uint32), x + np.roll(x.reshape(2, 8), 1, 0).reshape(-1) * 1000)
+    with pytest.raises(EmuError, match=r"subgroupShuffle reads invocation 15 of a subgroup of 8: the value is "
+                                       r"indeterminate in WGSL"):
+        run(SHUFFLE_WIDE, [x], 64, (1, 1, 1), profile="lavapipe", bounds="strict")
