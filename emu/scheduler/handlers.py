@@ -387,13 +387,13 @@ def _lane_outside(ex, inst, mask, ids):
     if not bad.any():
         return
     name = "subgroupShuffle" if inst.attrs["fn"] == "shuffle" else "subgroupShuffleXor"
-    what = f"{name} reads invocation {int(src[bad].max())} of a subgroup of {sg}"
+    text = f"{name} reads invocation {int(src[bad].max())} of a subgroup of {sg}"     # as first seen
     if ex.opts.bounds == "strict":
-        ex.fail(inst, f"{what}: the value is indeterminate in WGSL", bad,
+        ex.fail(inst, f"{text}: the value is indeterminate in WGSL", bad,
                 hint=f"keep the invocation id below subgroup_size ({sg} here)")
-    ex.pipe.bounds_log.note(ex, inst, what, "subgroup invocation", "WGSL leaves the value indeterminate: "
+    ex.pipe.bounds_log.note(ex, inst, name, "subgroup invocation", "WGSL leaves the value indeterminate: "
                             "emu gives each invocation its own value", bad, bad.sum(), unit="invocation",
-                            text=what)
+                            text=text)
 
 
 @handler("subgroup")

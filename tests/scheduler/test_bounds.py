@@ -166,6 +166,9 @@ SHUFFLE_WIDE = """enable subgroups;
 @compute @workgroup_size(16)
 fn main(@builtin(local_invocation_index) i: u32) {
   y[i] = subgroupShuffle(x[i], i % 16u) + subgroupShuffleXor(x[i], 8u) * 1000u;
+  for (var m = 8u; m < 12u; m++) {
+    y[i] += subgroupShuffle(x[i], m) * 0u;     // one site, whatever id it names each time
+  }
 }
 """
 
@@ -173,11 +176,12 @@ fn main(@builtin(local_invocation_index) i: u32) {
 def test_shuffle_of_an_invocation_outside_the_subgroup_is_reported():
     x = np.arange(16, dtype=np.uint32) * 10
     out, warnings = run(SHUFFLE_WIDE, [x], 64, (1, 1, 1), profile="lavapipe")
-    assert [(w.loc.line, w.loc.col) for w in warnings] == [(6, 10), (6, 43)]
+    assert [(w.loc.line, w.loc.col) for w in warnings] == [(6, 10), (6, 43), (8, 13)]
     assert warnings[0].message == ("subgroupShuffle reads invocation 15 of a subgroup of 8: 8 invocations; WGSL "
                                    "leaves the value indeterminate: emu gives each invocation its own value")
     assert warnings[1].message.startswith("subgroupShuffleXor reads invocation 15 of a subgroup of 8: 16 invocations")
     assert "subgroup 1, lane 0" in warnings[0].format() and "subgroup 0, lane 0" in warnings[1].format()
+    assert warnings[2].message.startswith("subgroupShuffle reads invocation 8 of a subgroup of 8: 64 invocations")
     assert np.array_equal(out.read(np.uint32), x + x * 1000)   # each its own value, twice
     # on 16 lanes every id names an invocation: the values are the shuffled ones, and no report
     out, warnings = run(SHUFFLE_WIDE, [x], 64, (1, 1, 1), profile="reference", subgroup_size=16)
