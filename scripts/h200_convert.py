@@ -9,7 +9,8 @@ cooperative-matrix elements (Vulkan). Usage:
 1. f16 atan2(y, x), seed 2 (held out from the fit on atan2_f16_sweep.npz): every f16 x in [8, 64)
    against 64 random y with |y| < 2^-10, every f16 y in [8, 64) against 32 random tiny x, and
    random bit pairs: OUTDIR/atan2_f16_heldout.npz (y, x, out);
-2. emu.hw.convert_record's cases through Vulkan: OUTDIR/conversions.npz;
+2. emu.hw.convert_record's cases through Vulkan: OUTDIR/conversions.npz (matrix elements) and
+   scalar_conversions.npz (the same conversions of scalars);
 3. the host's C library (what Tint folds const-expressions with): its version and a CRC of each
    float function emu.numerics.tint calls on 20,000 fixed inputs: OUTDIR/host_libm.json.
 """
@@ -52,16 +53,16 @@ def atan2_heldout(out):
 def conversions(out):
     from emu.hw import convert_record as cr
     from emu.hw import vulkan
-
-    def run(case, x):
-        spv = (SPV / f"convert_{case}.spv").read_bytes()
-        dst = cr.NP[cr.CASES[case][1]]
-        got = vulkan.run_spirv(spv, entry="main", dispatch=(x.size // cr.TILE, 1, 1),
-                               buffers={(0, 0): x.tobytes(), (0, 1): bytes(x.size * np.dtype(dst).itemsize)},
-                               kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 1)])
-        return np.frombuffer(got[(0, 1)], dst)
-    rec = cr.record_conversions(run, seed=1, log=say)
-    np.savez_compressed(out / "conversions.npz", **rec)
+    for kind, per in (("convert", cr.TILE), ("scalar", 64)):
+        def run(case, x):
+            spv = (SPV / f"{kind}_{case}.spv").read_bytes()
+            dst = cr.NP[cr.CASES[case][1]]
+            got = vulkan.run_spirv(spv, entry="main", dispatch=(x.size // per, 1, 1),
+                                   buffers={(0, 0): x.tobytes(), (0, 1): bytes(x.size * np.dtype(dst).itemsize)},
+                                   kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 1)])
+            return np.frombuffer(got[(0, 1)], dst)
+        rec = cr.record_conversions(run, seed=int(os.environ.get("CONVERT_SEED", "1")), log=say)
+        cr.save(rec, str(out / ("conversions.npz" if kind == "convert" else "scalar_conversions.npz")))
 
 
 def host_libm(out):
@@ -90,7 +91,8 @@ def prepare():
     from emu.hw import convert_record as cr
     SPV.mkdir(parents=True, exist_ok=True)
     for case in cr.CASES:
-        (SPV / f"convert_{case}.spv").write_bytes(compile_glsl(cr.glsl(case), f"convert_{case}.comp"))
+        for kind in ("convert", "scalar"):
+            (SPV / f"{kind}_{case}.spv").write_bytes(compile_glsl(cr.glsl(case, kind == "scalar"), f"{kind}_{case}.comp"))
     whl = SPV.parent / "whl"
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                     "--python-version", "3.12", "--implementation", "cp", "--platform", "any", "-d", str(whl),

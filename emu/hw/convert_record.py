@@ -1,12 +1,14 @@
-"""Record a GPU's conversions of cooperative-matrix elements and compare emu's with them.
+"""Record a GPU's conversions of cooperative-matrix elements (and of scalars, the same SPIR-V
+conversions) and compare emu's with them.
 
     rec = record_conversions(run, seed=1)        # {case: output bits}, plus "seed"
-    rows = compare(rec, profile="nvidia-h200")   # per case: equal / n
+    rows = compare(rec, profile="nvidia-h200")   # per case: equal / n (scalar=True: scalar kernels)
 
 Every case is one GLSL compute shader (:func:`glsl`): each subgroup loads a 16x16 accumulator
 of the source type from x, converts it to the destination type with a constructor (SPIR-V
 OpFConvert / OpConvertFToS / OpConvertFToU / OpConvertSToF / OpConvertUToF on a KHR cooperative
-matrix) and stores it to o at the same place, so o[i] is the conversion of x[i]. Neither WGSL
+matrix) and stores it to o at the same place, so o[i] is the conversion of x[i]; its scalar
+form (``glsl(case, scalar=True)``) converts x[i] itself, one invocation each. Neither WGSL
 dialect converts a matrix's elements, so this goes through Vulkan (``run(spirv, n_tiles, x,
 out_dtype) -> output array``). A recording is kept as each output's bits XOR those of emu's
 IEEE conversion (:func:`save` / :func:`load`, CRC-checked), mostly zeros. Inputs come from the seed (:func:`inputs`): every f16 bit
@@ -29,8 +31,15 @@ IR = {"float": "f32", "float16_t": "f16", "int": "i32", "uint": "u32"}
 TILE = 256
 
 
-def glsl(case: str) -> str:
+def glsl(case: str, scalar: bool = False) -> str:
     src, dst = CASES[case]
+    if scalar:
+        return "\n".join([
+            "#version 450", "#extension GL_EXT_shader_explicit_arithmetic_types : require",
+            "#extension GL_EXT_shader_16bit_storage : require", "layout(local_size_x = 64) in;",
+            f"layout(set = 0, binding = 0) readonly buffer X {{ {src} x[]; }};",
+            f"layout(set = 0, binding = 1) writeonly buffer O {{ {dst} o[]; }};",
+            "void main() {", "    uint i = gl_GlobalInvocationID.x;", f"    o[i] = {dst}(x[i]);", "}", ""])
     mat = "coopmat<{}, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>"
     return "\n".join([
         "#version 450",
@@ -105,19 +114,19 @@ def record_conversions(run, seed: int = 1, log=print) -> dict:
     return rec
 
 
-def emulate(case: str, x, profile: str = "nvidia-h200") -> np.ndarray:
+def emulate(case: str, x, profile: str = "nvidia-h200", scalar: bool = False) -> np.ndarray:
     """emu's run of the case's shader on x (GLSL through the SPIR-V front end; needs glslang)."""
     from ..api import Device
     x = np.asarray(x)
     dst = NP[CASES[case][1]]
     dev = Device(profile)
     bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(np.zeros(x.size, dst))}
-    pipe = dev.create_compute_pipeline(dev.create_shader_module(glsl(case), f"convert_{case}.comp"))
-    dev.dispatch(pipe, bufs, (x.size // TILE, 1, 1))
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(glsl(case, scalar), f"convert_{case}.comp"))
+    dev.dispatch(pipe, bufs, (x.size // (64 if scalar else TILE), 1, 1))
     return bufs[(0, 1)].read(dst)
 
 
-def compare(rec: dict, profile: str = "nvidia-h200") -> dict:
+def compare(rec: dict, profile: str = "nvidia-h200", scalar: bool = False) -> dict:
     """{case: {"n", "equal"}} of emu against a recording (bits compared, NaN bits too)."""
     seed = int(rec["seed"])
     rows = {}
@@ -126,7 +135,7 @@ def compare(rec: dict, profile: str = "nvidia-h200") -> dict:
             continue
         x = inputs(case, seed)
         gpu = np.asarray(rec[case])
-        got = emulate(case, x, profile).astype(gpu.dtype)
+        got = emulate(case, x, profile, scalar).astype(gpu.dtype)
         bits = {2: np.uint16, 4: np.uint32}[gpu.dtype.itemsize]
         rows[case] = {"n": int(gpu.size), "equal": int((got.view(bits) == gpu.view(bits)).sum())}
     return rows

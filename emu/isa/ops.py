@@ -89,7 +89,8 @@ _OPS = [
           "(`exact`: never contracted into a fused multiply-add, SPIR-V's NoContraction)",
           attrs=("fn",), optional=("exact",)),
     OpDef("select", (3, 3), True, "select(f, t, cond) per component"),
-    OpDef("convert", (1, 1), True, "value conversion to the result type"),
+    OpDef("convert", (1, 1), True, "value conversion to the result type (`native`: SPIR-V's own, "
+          "which the device's instruction does, not WGSL's clamped one)", optional=("native",)),
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
     OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL", attrs=("fn",)),
     # subgroups

@@ -269,7 +269,7 @@ class _Gen:
             self.emit(d, f"{name} = {self.builtin(inst)}")
             self.vals[r.id] = name
         elif op == OP.convert:
-            self.emit(d, f"{name} = {self.convert(self.v(a[0]), _scalar(a[0].type), _scalar(inst.type))}")
+            self.emit(d, f"{name} = {self.convert(self.v(a[0]), _scalar(a[0].type), _scalar(inst.type), inst.attrs.get('native'))}")
             self.vals[r.id] = name
         elif op == OP.bitcast:
             s, t = _scalar(a[0].type), _scalar(inst.type)
@@ -609,13 +609,15 @@ class _Gen:
             return f"{c}(np.int64({x}) >> (np.int64({y}) & 31))"
         self._no(fn, t)
 
-    def convert(self, x: str, s: str, t: str) -> str:
+    def convert(self, x: str, s: str, t: str, native=False) -> str:
         if s == t:
             return x
         if t == "bool":
             return f"({x} != 0)"
         if s == "bool":
             return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NP[t]}(1 if {x} else 0)")
+        if s == "f32" and self.nv and native:         # SPIR-V's: saturating, NaN -> 0
+            return f"rt.nv_native_f32_to_{t}({x})"
         if s == "f32":
             return f"rt.nv_f32_to_i32({x})" if self.nv and t == "i32" else f"rt.f32_to_{t}({x})"
         if t == "f32":

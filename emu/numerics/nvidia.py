@@ -133,13 +133,14 @@ def convert(x, src, dst):
     return _out(r, dst) if dst in _NAN else r
 
 
-def convert_matrix(x, src, dst):
-    """A cooperative-matrix element conversion as the driver compiles SPIR-V's own (no Tint
-    clamp in front): float -> float rounds to nearest with every NaN canonical (f16 subnormals
-    kept); float -> int truncates and saturates to the integer's range, NaN -> 0 (1e10 -> i32
-    2147483647, +inf f16 -> 2147483647); int -> float rounds to nearest (i32 65519 -> f16 65504;
-    infinity only from 65520). Measured through Vulkan on the H200: every case of
-    tests/data/hw/h200/conversions.npz (emu.hw.convert_record)."""
+def convert_native(x, src, dst):
+    """SPIR-V's own conversions (OpFConvert, OpConvertFToS...) as the driver compiles them, of
+    scalars and of cooperative-matrix elements alike (WGSL's go through Tint's clamp: convert):
+    float -> float rounds to nearest with every NaN canonical (f16 subnormals kept); float -> int
+    truncates and saturates to the integer's range, NaN -> 0 (1e10 -> i32 2147483647, +inf f16 ->
+    2147483647); int -> float rounds to nearest (i32 65519 -> f16 65504; infinity only from 65520).
+    Measured through Vulkan on the H200: every case of tests/data/hw/h200/conversions*.npz
+    (matrix elements) and scalar_conversions.npz (scalars; the same bits), emu.hw.convert_record."""
     if src in dtypes.INTS and dst == "f16":
         with np.errstate(over="ignore"):
             return np.asarray(as_type(x, src)).astype(np.float64).astype(np.float16)

@@ -196,6 +196,17 @@ def nv_f32_to_i32(x):
 
 
 @njit(**_inl)
+def nv_native_f32_to_i32(x):
+    """SPIR-V's conversion on the H200 (emu.numerics.nvidia.convert_native): saturating, NaN -> 0."""
+    return np.int32(np.int64(_trunc_clamp(x, -2147483648.0, 2147483647.0)))
+
+
+@njit(**_inl)
+def nv_native_f32_to_u32(x):
+    return np.uint32(np.int64(_trunc_clamp(x, 0.0, 4294967295.0)))
+
+
+@njit(**_inl)
 def nv_rcp(x, tab):
     """MUFU.RCP as emu.numerics.sfu.rcp states it; `tab`: sfu.table("rcp"), the measured 1/m per
     mantissa m (its exponent field relative to m's)."""

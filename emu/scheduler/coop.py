@@ -336,7 +336,7 @@ def h_coop_convert(ex, inst, mask, frame):
     v = frame.vals[inst.args[0].id]
     src, dst = inst.args[0].type, inst.type
     conv = nscalar.convert_saturating if inst.attrs.get("saturate") else \
-        nnvidia.convert_matrix if ex.pipe.profile.scalar == "nvidia-sfu" else nscalar.convert
+        nnvidia.convert_native if ex.pipe.profile.scalar == "nvidia-sfu" else nscalar.convert
     if lane_map(ex, src) is lane_map(ex, dst) and not inst.attrs.get("transpose"):
         return conv(v, src.elem.name, dst.elem.name)
     subgroups = _subgroups(ex, inst, mask)

@@ -353,7 +353,9 @@ def h_select(ex, inst, mask, frame):
 @handler("convert")
 def h_convert(ex, inst, mask, frame):
     src = scalar_of(inst.args[0].type).name
-    return _num(ex, "scalar").convert(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
+    model = _num(ex, "scalar")
+    conv = model.convert_native if inst.attrs.get("native") and hasattr(model, "convert_native") else model.convert
+    return conv(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
 
 
 @handler("bitcast")

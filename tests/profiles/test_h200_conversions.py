@@ -30,3 +30,13 @@ def test_reference_profile_converts_as_ieee(recording):
     rows = cr.compare({k: recording[k] for k in ("seed", "f32_f16", "f16_f32", "f32_i32", "i32_f16")}, "reference")
     assert {k: r["n"] - r["equal"] for k, r in rows.items()} == {"f32_f16": 509, "f16_f32": 2046, "f32_i32": 25181,
                                                               "i32_f16": 31}
+
+
+def test_h200_scalar_spirv_conversions_bit_for_bit():
+    """SPIR-V's scalar conversions (GLSL's int(x), float16_t(i)...) are the matrix elements' on the
+    H200 (scalar_conversions.npz, seed 1: the same bits); WGSL's keep Tint's clamp
+    (test_h200_builtins), so the SPIR-V front end marks its conversions `native`."""
+    rec = cr.load(str(DATA / "scalar_conversions.npz"))
+    rows = cr.compare(rec, "nvidia-h200", scalar=True)
+    assert {k: r["n"] - r["equal"] for k, r in rows.items() if r["equal"] != r["n"]} == {}
+    assert sum(r["n"] for r in rows.values()) == 2_161_664

@@ -330,7 +330,7 @@ class OpLowering:
         dst = rt
         if dst_kind in ("S", "U") and scalar_of(rt).is_int:
             dst = with_scalar(rt, _partner(scalar_of(rt), dst_kind))
-        r = self.b.op("convert", [a], dst) if dst != a.type else a
+        r = self.b.op("convert", [a], dst, native=True) if dst != a.type else a
         return self.as_sign(r, "", rt) if r.type != rt else r
 
     def op_ConvertFToU(self, i):
