@@ -92,6 +92,8 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
         check = bool(np.array_equal(got.view(np.uint32), want.view(np.uint32)))
     extra = {}
     if trace == "on":                       # the sink keeps arrays; reading builds the schema's lists
+        import resource
+        extra["rss_before_read"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         t = time.perf_counter()
         extra["records"] = len(tracer.records)
         extra["read_s"] = time.perf_counter() - t

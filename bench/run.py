@@ -220,7 +220,8 @@ def report(R, rows, args, runs) -> str:
         if r.get("numpy_times"):
             extra.append(f"numpy same process: min {fmt_t(min(r['numpy_times']))}, emu min {fmt_t(min(r['times']))}")
         if "read_s" in r:
-            extra.append(f"reading its {r['records']:,} records back as lists: {fmt_t(r['read_s'])}")
+            extra.append(f"peak RSS {fmt_mb(r['rss_before_read'])} before reading its {r['records']:,} records "
+                         f"(all runs) back as lists: {fmt_t(r['read_s'])}")
         if "file_bytes" in r:
             extra.append(f"{fmt_mb(r['file_bytes'])} per run")
         if "cold_cpu" in r:

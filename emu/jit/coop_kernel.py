@@ -186,13 +186,18 @@ class _CoopGen(_Gen):
             # the common case in vector registers (tile16), else mma_fast's kernel; a subgroup
             # they leave (zeros, subnormal results, infinities, NaNs) goes to mma_call's kernel,
             # compiled once for all shaders and called by its address (0 until a run needs it)
+            # (f16 results: what tile16 leaves, subnormals mostly in f16's range, goes to mma_fast's
+            # kernel first, as it did before tile16 covered them)
+            e = d
             if self.tile16[s]:
-                self.emit(d, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
-            else:
-                self.emit(d, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
-            self.emit(d + 1, f"if spa[{s}] == 0:")
-            self.fail(d + 2, ERR_SPECIAL)
-            self.emit(d + 1, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_params.use32(self.prms[s])})")
+                self.emit(e, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
+                e += 1
+            if not self.tile16[s] or self.mma_bits[s][1] == 16:
+                self.emit(e, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
+                e += 1
+            self.emit(e, f"if spa[{s}] == 0:")
+            self.fail(e + 1, ERR_SPECIAL)
+            self.emit(e, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_params.use32(self.prms[s])})")
             self.vals[r.id] = ("mat", name)
         elif op == OP.coop_length:
             if self.pipe.profile.is_flexible(inst.attrs["matrix"]):
@@ -257,8 +262,10 @@ class _CoopGen(_Gen):
             ""]
         setup = []
         for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
-            setup.append(f"wt{s} = mt.workspace()" if self.tile16[s] else
-                         f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_params.use32(self.prms[s])})")
+            if self.tile16[s]:
+                setup.append(f"wt{s} = mt.workspace()")
+            if not self.tile16[s] or self.mma_bits[s][1] == 16:
+                setup.append(f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_params.use32(self.prms[s])})")
         setup += [f"{name} = np.zeros((1, {R}, {C}), {dt})" for name, (dt, R, C) in sorted(self.mats.items())]
         # one unit per subgroup: `local` its first invocation, `gid` its index in the dispatch
         unit = ("sgi", self.nsub, [f"local = sgi * {sg}", f"gid = w * {self.nsub} + sgi"], "subgroup")

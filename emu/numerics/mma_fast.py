@@ -639,7 +639,10 @@ def matrix_mma(model, a, b, c, result_type: str):
     if A.ndim == 3 and mma_tile.covers(prm, *A.shape[1:], B.shape[2]):
         # Hopper's 16 x 16 x 16 step in vector registers where it answers, this kernel elsewhere
         need = np.zeros(len(A), np.bool_)
-        mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), np.ascontiguousarray(C), out, prm, need)
+        cd = np.uint16 if int(prm[P_C_FB]) == 10 else np.uint32        # f16 or f32 C and D
+        o = np.empty(out.shape, cd)
+        mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), np.ascontiguousarray(C, cd), o, prm, need)
+        out[...] = o
         if need.any():
             o = np.empty((int(need.sum()),) + out.shape[1:], np.uint32)
             float_mma(A[need], B[need], C[need], o, prm)

@@ -27,13 +27,18 @@ _V = 16                 # Hopper's block and tile size (mma_tile, mma_fast's 32-
 
 def covers(prm, M: int, N: int, K: int) -> bool:
     """Whether tile16 can answer a multiply of these sizes under the packed rule `prm`: the fused
-    model with 16-term blocks over a K of 16, 16-bit operands, f32 C and result, products that fit
-    the 32-bit lanes (use32)."""
+    model with 16-term blocks over a K of 16, 16-bit operands, f32 or f16 C and result (both the
+    same), products that fit the 32-bit lanes (use32)."""
     return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V
             and use32(prm) and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
             and int(prm[P_TERM]) == R_RZ and int(prm[P_FINAL]) in (R_RZ, R_RNE)
             and int(prm[P_IN_EB] + prm[P_IN_FB]) == 15 and int(prm[P_FLUSH_OUT]) == 0
-            and (int(prm[P_C_EB]), int(prm[P_C_FB]), int(prm[P_ACC_EB]), int(prm[P_ACC_FB])) == (8, 23, 8, 23))
+            and (int(prm[P_C_EB]), int(prm[P_C_FB]), int(prm[P_ACC_EB]), int(prm[P_ACC_FB])) in _C_FORMATS)
+
+
+# C's and the result's formats (exponent bits, fraction bits, twice): f32 or f16 (tile16 takes C
+# and D as raw bits of that width, uint32 or uint16)
+_C_FORMATS = frozenset({(8, 23, 8, 23), (5, 10, 5, 10)})
 
 
 def use32(prm) -> bool:

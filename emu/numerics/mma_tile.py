@@ -1,11 +1,11 @@
-"""One subgroup's 16 x 16 x 16 fused multiply-add (Hopper's f16 / bf16 -> f32 step) in vector
-registers, for compiled code that holds whole matrices (emu/jit/coop_kernel.py).
+"""One subgroup's 16 x 16 x 16 fused multiply-add (Hopper's f16 / bf16 -> f32 and f16 -> f16 steps)
+in vector registers, for compiled code that holds whole matrices (emu/jit/coop_kernel.py).
 
 The same computation as mma_fast's 32-bit row path for one block (L = K = 16), written as LLVM
 vector code over the 16 columns of an output row: decode A's row and C's row, the block maximum of
 the exponent sums, the alignment exponent q (the accumulator's where it is larger), the 16 terms
 cut toward zero at 2^(q - F) and summed in 32-bit lanes, C's term added in 64-bit lanes, then the
-sum normalised and rounded (toward zero or to nearest even) as a normal f32, or a zero (terms
+sum normalised and rounded (toward zero or to nearest even) as a normal f32 (f16), or a zero (terms
 that cancel, or nothing nonzero: then the sign of C and the products, and the model's zero sign
 rule, as mma_fast and tile_mma give it), branch-free.
 
@@ -29,6 +29,10 @@ from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, 
 
 _V = 16
 _NEG32 = -(1 << 28)     # a zero operand's exponent (mma_fast._NEG32)
+
+
+# C's and D's raw bits' width -> their format (exponent bits, fraction bits, bias): f32 or f16
+_C_OF_WIDTH = {32: (8, 23, 127), 16: (5, 10, 15)}
 
 
 def _ir():
@@ -135,9 +139,12 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
     """Output row i (oa = 16 i into A's raw bits, oc = 16 i into C's and D's): D's row = the bits of
     the fused sum of A's row times B (decoded by _decode_b) plus C's row, where every lane is in
     the common case; returns 1 if so (else D's row is not final). fmt: A's (eb, fb, fmask, bias,
-    flush); cfg: (pre, F, round to nearest even, zero results positive)."""
-    if not _arrays_ok(Ab, Be, Bm, Bn, Cb, Db):
+    flush); cfg: (pre, F, round to nearest even, zero results positive). C and D: f32 (uint32) or
+    f16 (uint16) raw bits, both the same."""
+    if not _arrays_ok(Ab, Be, Bm, Bn, Cb, Db) or Cb.dtype != Db.dtype or Cb.dtype.bitwidth not in _C_OF_WIDTH:
         return None
+    cw = Cb.dtype.bitwidth
+    ceb, cfb, cbias = _C_OF_WIDTH[cw]
     sig = types.int64(Ab, types.int64, Be, Bm, Bn, Cb, Db, types.int64, fmt, cfg)
 
     def codegen(context, builder, signature, args):
@@ -155,9 +162,10 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         ma, ea, na, spa = _decode(b, xa, *(_splat(b, x, 32) for x in (eb, fb, fmask, bias)), flv)
         ea = b.select(b.icmp_signed("!=", ma, zero32), ea, _c(32, _NEG32))
         ma = b.shl(ma, _splat(b, pre, 32))
-        # C's row (f32): the running sum x = (-1)^xn xm 2^(xe - 23)
-        xc = b.load(_ptr(context, b, tc, Cb, oc, 32), align=4)
-        xm, xe, xn, spc = _decode(b, xc, _c(32, 8), _c(32, 23), _c(32, (1 << 23) - 1), _c(32, 127), flv)
+        # C's row: the running sum x = (-1)^xn xm 2^(xe - cfb)
+        xc = b.load(_ptr(context, b, tc, Cb, oc, cw), align=cw // 8)
+        xc = b.zext(xc, _vec(32)) if cw < 32 else xc
+        xm, xe, xn, spc = _decode(b, xc, _c(32, ceb), _c(32, cfb), _c(32, (1 << cfb) - 1), _c(32, cbias), flv)
         # the block maximum of the exponent sums, lanes over the columns
         eak = [_lane(b, ea, k) for k in range(_V)]
         bptr = [[_ptr(context, b, t, ary, ir.Constant(i64, _V * k), 32) for k in range(_V)]
@@ -179,7 +187,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
             t = b.sub(b.xor(t, s), s)
             S = t if S is None else b.add(S, t)
             allneg = s if allneg is None else b.and_(allneg, s)
-        # in 64-bit lanes: C's term at the same alignment, the sum, its rounding to a normal f32
+        # in 64-bit lanes: C's term at the same alignment, the sum, its rounding to a normal result
         v64 = _vec(64)
 
         def w(x):
@@ -189,7 +197,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
             return _c(64, v)
         qq = b.sub(w(q), _splat(b, F, 64))                  # the sum's unit is 2^qq
         xm64 = w(xm)
-        csh = b.sub(b.sub(w(xe), c(23)), qq)
+        csh = b.sub(b.sub(w(xe), c(cfb)), qq)
         ls = _min(b, _max(b, csh, c(0)), c(63))
         rs = _min(b, _max(b, b.sub(c(0), csh), c(0)), c(63))
         t = b.ashr(b.shl(xm64, ls), rs)
@@ -200,7 +208,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         name = "llvm.ctlz.v16i64"
         ctlz = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(v64, [v64, ir.IntType(1)]), name)
         top = b.sub(b.add(qq, c(63)), b.call(ctlz, [b.or_(mag, c(1)), ir.Constant(ir.IntType(1), 0)]))
-        shf = b.sub(b.sub(top, c(23)), qq)
+        shf = b.sub(b.sub(top, c(cfb)), qq)
         shc = _min(b, _max(b, shf, c(1)), c(62))
         shl = _min(b, _max(b, b.sub(c(0), shf), c(0)), c(62))
         pos = b.icmp_signed(">", shf, c(0))
@@ -211,16 +219,16 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
                    b.and_(b.icmp_signed("==", rem, half), b.icmp_signed("==", b.and_(qv, c(1)), c(1))))
         up = b.and_(b.and_(up, pos), _splat(b, b.icmp_signed("!=", rne, ir.Constant(i64, 0)), 1))
         qv = b.add(qv, b.zext(up, v64))
-        carry = b.icmp_signed("==", qv, c(1 << 24))
+        carry = b.icmp_signed("==", qv, c(1 << (cfb + 1)))
         qv = b.ashr(qv, b.zext(carry, v64))
         top = b.add(top, b.zext(carry, v64))
         # a normal result (with no nonzero product the sum is C itself, q its exponent) ...
         zero = b.icmp_signed("==", mag, c(0))
         fast = b.and_(b.icmp_signed(">", shf, c(-62)), b.icmp_signed("<", shf, c(62)))
-        fast = b.and_(fast, b.and_(b.icmp_signed(">", top, c(1 - 127)), b.icmp_signed("<=", top, c(127))))
+        fast = b.and_(fast, b.and_(b.icmp_signed(">", top, c(1 - cbias)), b.icmp_signed("<=", top, c(cbias))))
         fast = b.and_(fast, b.or_(b.icmp_signed("==", xm, zero32), b.icmp_signed(">", csh, c(-62))))
-        bits = b.or_(b.or_(b.shl(b.zext(neg, v64), c(31)), b.shl(b.add(top, c(127)), c(23))),
-                     b.sub(qv, c(1 << 23)))
+        bits = b.or_(b.or_(b.shl(b.zext(neg, v64), c(cw - 1)), b.shl(b.add(top, c(cbias)), c(cfb))),
+                     b.sub(qv, c(1 << cfb)))
         # ... or a zero, as mma_fast's rounding gives it under RZ / RNE: +0 where terms cancel,
         # and where nothing is nonzero (no product, C zero) -0 only if C and every product are
         # negative zeros (then +0 all the same where the model makes zero results positive)
@@ -229,9 +237,9 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         keep = b.select(b.icmp_signed("==", zpos, ir.Constant(i64, 0)), ir.Constant(i32, -1), ir.Constant(i32, 0))
         zneg = b.and_(b.and_(xn, allneg), _splat(b, keep, 32))
         zneg = b.select(b.or_(nprod, b.icmp_signed("!=", xm, zero32)), zero32, zneg)
-        bits = b.select(zero, b.shl(b.zext(b.and_(zneg, _c(32, 1)), v64), c(31)), bits)
+        bits = b.select(zero, b.shl(b.zext(b.and_(zneg, _c(32, 1)), v64), c(cw - 1)), bits)
         fast = b.or_(zero, fast)
-        b.store(b.trunc(bits, _vec(32)), _ptr(context, b, td, Db, oc, 32), align=4)
+        b.store(b.trunc(bits, _vec(cw)), _ptr(context, b, td, Db, oc, cw), align=cw // 8)
         slow = b.or_(b.or_(_any(b, spa), _any(b, spc)), _any(b, b.not_(fast)))
         return b.zext(b.not_(slow), i64)
     return sig, codegen
@@ -246,8 +254,8 @@ def workspace():
 @njit(cache=True, nogil=True)
 def tile16(ws, a, b, c, d, prm):
     """d[0] = the bits of A*B + C, zero signs applied (a, b: [1, 16, 16] uint16 raw bits, c, d:
-    uint32) where every element is in the common case: True. False: d is not final; run
-    mma_fast.tile_mma."""
+    uint32 for f32, uint16 for f16) where every element is in the common case: True. False: d is
+    not final; run mma_fast.tile_mma."""
     Be, Bm, Bn = ws
     ieb, ifb, keep = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP]
     fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
@@ -264,8 +272,8 @@ def tile16(ws, a, b, c, d, prm):
 
 @njit(cache=True, nogil=True)
 def tiles(a, b, c, d, prm, need):
-    """tile16 over S subgroups (a, b: [S, 16, 16] uint16, c, d: uint32); need[s] where subgroup
-    s is not in the common case (d[s] then not final)."""
+    """tile16 over S subgroups (a, b: [S, 16, 16] uint16, c, d: as tile16's); need[s] where
+    subgroup s is not in the common case (d[s] then not final)."""
     ws = workspace()
     for s in range(a.shape[0]):
         need[s] = not tile16(ws, a[s:s + 1], b[s:s + 1], c[s:s + 1], d[s:s + 1], prm)

@@ -206,3 +206,36 @@ def test_tile16_answers_zeros(fin, zero_pos):
     mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), C, got, prm, need)
     assert not need.any()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("special", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1e-2, 30.0])
+@pytest.mark.parametrize("zero_pos", [True, False])
+def test_tile16_f16_results_bit_exact(special, scale, zero_pos):
+    """mma_tile.tile16 with f16 C and results (Hopper's f16 -> f16 step, C and D as uint16): where
+    it answers, the reference kernel's bits with the model's zero sign applied; it leaves what is
+    outside its case (specials, subnormal and overflowing f16 results) and answers the rest, zeros
+    of terms that cancel included."""
+    from emu.numerics import mma_tile
+    rng = np.random.default_rng(hash((special, scale, zero_pos)) % 2**32)
+    S = 128
+    a, b, c = operands(rng, S, "f16", "f16", special, scale)
+    a[S // 2::4, :, 1::2] = -a[S // 2::4, :, 0::2]       # pairs of terms that cancel
+    b[S // 2::4, 1::2] = b[S // 2::4, 0::2]
+    c[S // 2::4] = np.where(rng.random((16, 16)) < 0.5, np.float16(0), np.float16(-0.0))
+    prm = M.pack_rule(M.get_model("nvidia-hopper").rule(M.FORMATS["f16"], M.FORMATS["f16"], "f16"))
+    prm[K.P_ZERO_POS] = zero_pos
+    assert mma_tile.covers(prm, 16, 16, 16)
+    A, B, C = M.bits32(a), M.bits32(b), M.bits32(c)
+    want = np.empty(c.shape, np.uint32)
+    K.float_mma_serial(A, B, C, want, prm)
+    M.zero_sign(want, prm)
+    got = np.empty(c.shape, np.uint16)
+    need = np.zeros(S, np.bool_)
+    mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), C.astype(np.uint16), got, prm, need)
+    np.testing.assert_array_equal(got[~need], want[~need].astype(np.uint16))
+    if special or scale < 1:            # specials; f16 subnormal results (at 1e-2 most subgroups)
+        assert need.any()
+    else:
+        assert (~need).sum() >= S // 2
+        assert (want[~need] & 0x7FFF == 0).sum() > 50        # zeros answered in the vector path
