@@ -98,7 +98,9 @@ _OPS = [
           effects=True),
     # textures
     OpDef("texture", (1, 7), None, "a texture builtin: `fn` names it, `operands` gives the role of "
-          "each operand (texture, sampler, coords, level, ...)", attrs=("fn", "operands"), effects=True),
+          "each operand (texture, sampler, coords, level, ...); `out_of_bounds` \"zero_texel\": an out-of-bounds "
+          "load gives the zero texel (Vulkan's robustImageAccess2) instead of a clamped one (WebGPU)",
+          attrs=("fn", "operands"), optional=("out_of_bounds",), effects=True),
     # calls and control flow
     OpDef("call", (0, None), None, "call a function of the module", attrs=("callee",),
           effects=True),

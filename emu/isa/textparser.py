@@ -288,6 +288,12 @@ class _Line:
                 self.expect("<", f"after '{name}'")
                 ft = self.peek()
                 fmt = self.ident("a texel format")
+                unknown = {f"unknown_{s}": SCALARS[s] for s in ("f32", "i32", "u32")}
+                if fmt in unknown:        # a SPIR-V storage image of format Unknown (the host's texture's)
+                    self.expect(",", "after the texel format")
+                    access = self.ident("an access mode")
+                    self.expect(">", f"to close '{name}<'")
+                    return TextureType(kind, dim, unknown[fmt], None, access)
                 if fmt not in STORAGE_FORMATS:
                     self.fail(f"unknown storage texel format '{fmt}'", ft, hint=f"one of {', '.join(STORAGE_FORMATS)}")
                 self.expect(",", "after the texel format")

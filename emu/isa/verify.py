@@ -345,6 +345,8 @@ class _Verifier:
         from .ops import TEXTURE_OPERANDS, TEXTURE_OPS
         from .types import (F32, I32, SamplerType, ScalarType, TextureType, VectorType, texture_result)
         self.vocabulary(i, "fn", TEXTURE_OPS)
+        if "out_of_bounds" in i.attrs:
+            self.vocabulary(i, "out_of_bounds", ("zero_texel",))
         roles = i.attrs["operands"]
         if not isinstance(roles, (list, tuple)) or len(roles) != len(i.args) or \
                 any(r not in TEXTURE_OPERANDS for r in roles) or len(set(roles)) != len(roles):

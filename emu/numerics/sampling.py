@@ -27,10 +27,11 @@ def _quantize(x: np.ndarray, bits: int | None, rounding: str) -> np.ndarray:
 
 # -- cube maps -------------------------------------------------------------------------------------
 
-def cube_face(d: np.ndarray):
+def cube_face(d: np.ndarray, coords: str = "divide"):
     """Direction (L, 3) -> (face, s, t): the face (WebGPU's layer order +X -X +Y -Y +Z -Z) of the
     major axis (ties go to z, then y, as Vulkan implementations choose) and the face coordinates
-    in [0, 1] (Vulkan's table of sc, tc, ma)."""
+    in [0, 1] (Vulkan's table of sc, tc, ma): 0.5 * (sc / ma + 1) in f32, or (coords
+    "half-reciprocal", llvmpipe's) sc * f32(0.5 / ma) + 0.5, each step rounded."""
     x, y, z = (d[:, k].astype(F32) for k in range(3))
     ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
     use_z = (az >= ax) & (az >= ay)
@@ -40,8 +41,13 @@ def cube_face(d: np.ndarray):
     tc = np.choose(face, [-y, -y, z, -z, -y, -y])
     ma = np.choose(face, [ax, ax, ay, ay, az, az])
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = (F32(0.5) * (sc / ma + F32(1))).astype(F32)
-        t = (F32(0.5) * (tc / ma + F32(1))).astype(F32)
+        if coords == "half-reciprocal":
+            half = (F32(0.5) / ma).astype(F32)
+            s = ((sc * half).astype(F32) + F32(0.5)).astype(F32)
+            t = ((tc * half).astype(F32) + F32(0.5)).astype(F32)
+        else:
+            s = (F32(0.5) * (sc / ma + F32(1))).astype(F32)
+            t = (F32(0.5) * (tc / ma + F32(1))).astype(F32)
     return face.astype(np.int64), s, t
 
 

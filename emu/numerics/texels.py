@@ -87,6 +87,7 @@ UNORM8_FILTER = ("float", "fixed8", "unorm16")
 SNORM8_FILTER = ("float", "snorm16")
 FLOAT_FILTER = ("exact", "fma-lerp")
 CUBE_CORNERS = ("mean", "subgroup-weights", "thirds")
+CUBE_COORDS = ("divide", "half-reciprocal")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -129,6 +130,7 @@ class TextureModel:
     filter_weights: str = "product"         # linear weights: products of the fractions, or an integer split
     coordinate_bits: int | None = None      # a normalised coordinate's fractional bits before it meets the size
     snorm8_filter: str = "float"            # linear filtering of 8-bit snorm texels: in f32, or to a snorm16 result
+    cube_coords: str = "divide"             # a cube face's s: 0.5 * (sc / ma + 1), or llvmpipe's sc * f32(0.5 / ma) + 0.5
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"

@@ -4,7 +4,10 @@ numerics/sampling.py with the bound sampler and the profile's filtering model.
 
 Out of bounds (WebGPU): a load returns a texel of the texture (Dawn's robustness clamps the
 level, the array index and the coordinates, and so does emu), a store is dropped; each site is
-reported once after the dispatch, or stops the run with bounds="strict"."""
+reported once after the dispatch, or stops the run with bounds="strict". A load marked
+out_of_bounds="zero_texel" (the SPIR-V front end's: Vulkan leaves such loads undefined without
+robustness; with robustImageAccess2 they give the zero texel, which lavapipe does) decodes the
+all-zero texel instead: (0, 0, 0, 0), or 1 in the components the format lacks (alpha 1 for r32float)."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,15 +36,17 @@ class _Site:
         self.bad |= ((v < 0) | (v >= n)) & self.mask
         return np.clip(v, 0, np.maximum(np.asarray(n) - 1, 0))
 
-    def report(self, store: bool) -> np.ndarray:
+    def report(self, store: bool, zero: bool = False) -> np.ndarray:
         bad = self.bad
         if bad.any():
             what = f"{self.view.describe()} ({_binding(self.ex, self.inst, self.view)})"
             if self.ex.opts.bounds == "strict":
                 self.ex.fail(self.inst, f"texel coordinate, level or layer out of bounds in {what}", bad,
-                             hint="guard the access with textureDimensions/NumLevels/NumLayers; without "
-                                  "--bounds strict emu runs it as WebGPU does and reports the site")
-            done = "the stores were dropped, as WebGPU requires" if store else \
+                             hint="guard the access with textureDimensions/NumLevels/NumLayers (GLSL: textureSize, "
+                                  "imageSize, textureQueryLevels); without --bounds strict emu runs it as WebGPU "
+                                  "(or, for SPIR-V, Vulkan's robustImageAccess2) does and reports the site")
+            done = "the stores were dropped, as WebGPU requires (and Vulkan's robustImageAccess)" if store else \
+                "read as the zero texel, as Vulkan's robustImageAccess2 does (undefined without robustness)" if zero else \
                 "clamped into the texture, as Dawn's robustness does (WebGPU allows any texel of it, or 0)"
             self.ex.pipe.bounds_log.note(self.ex, self.inst, what, "texel access", done, bad, bad.sum())
         return bad
@@ -96,8 +101,12 @@ def h_texture(ex, inst, mask, frame):
     tex = view.texture
     if fn == "load":
         lv, layer, y, x, site = _texel_indices(ex, inst, ops, view, mask, t)
-        site.report(store=False)
-        vals = texels.decode(tex.format, _gather_raw(tex, lv, layer, y, x), ex.pipe.profile.textures)
+        zero = inst.attrs.get("out_of_bounds") == "zero_texel"
+        bad = site.report(store=False, zero=zero)
+        raw = _gather_raw(tex, lv, layer, y, x)
+        if zero:
+            raw[bad] = 0
+        vals = texels.decode(tex.format, raw, ex.pipe.profile.textures)
         return vals[:, 0].copy() if t.depth else vals
     if fn == "store":
         lv, layer, y, x, site = _texel_indices(ex, inst, ops, view, mask, t)
@@ -139,7 +148,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     model, L = ex.pipe.profile.textures, ex.lanes
     coords = _vec(ops["coords"], L, t.coords)
     if t.cube:
-        face, s, tt = S.cube_face(coords)
+        face, s, tt = S.cube_face(coords, model.cube_coords)
         norm, modes = [s, tt], ["cube"] * 2       # seamless: linear footprints cross into the next faces
         cube = np.clip(_lanes(ops.get("array_index", 0), L), 0, view.layers - 1)
         layer = view.base_array_layer + 6 * cube + face

@@ -45,3 +45,12 @@ def test_blur_through_the_cli_with_a_combined_sampler(tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "result: IDENTICAL" in out and "on vulkan:" in out, out
     assert "0:2 dst: array<f16>: 2048 elements, 2048 equal" in out, out
+
+
+def test_out_of_bounds_loads_give_the_zero_texel_as_lavapipe():
+    case = V.oob_case()
+    rep = diff_shader(case["source"], "oob.comp", dispatch=case["dispatch"], backend="vulkan", profile="lavapipe",
+                      buffers=case["buffers"], textures=case["textures"], samplers=case["samplers"])
+    assert rep.error is None, rep.error
+    assert rep.identical, rep.text()
+    assert [b.elements for b in rep.bindings] == [160, 32, 64]

@@ -173,6 +173,33 @@ void main() {
 }
 """
 
+# imageLoad and imageStore of images without a format (GL_EXT_shader_image_load_formatted:
+# StorageImageReadWithoutFormat and ...WriteWithoutFormat), the formats the host's textures'
+FORMATLESS = """#version 450
+#extension GL_EXT_shader_image_load_formatted : require
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(set = 0, binding = 0) uniform readonly image2D src;
+layout(set = 0, binding = 1) uniform writeonly image2D dst;
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    imageStore(dst, p, imageLoad(src, ivec2(7) - p) * 0.75);
+}
+"""
+# a cube array sampled linearly at directions on every face and layers (rounded to nearest even),
+# with its size query (cubes, not faces)
+CUBE_ARRAY = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) uniform samplerCubeArray c;
+layout(set = 0, binding = 1) readonly buffer D { vec4 dir[]; };
+layout(set = 0, binding = 2) buffer O { vec4 o[]; };
+layout(set = 0, binding = 3) buffer S { ivec4 size; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = textureLod(c, dir[i], 0.0);
+    if (i == 0u) { size = ivec4(textureSize(c, 0), 0); }
+}
+"""
+
 
 def twin_cases() -> list:
     """[(name, case)] of texture_cases' kernels with the GLSL source in place of the WGSL."""
@@ -230,6 +257,20 @@ def glsl_cases() -> list:
         out.append((f"unknown_format_{fmt}", dict(
             source=UNKNOWN, dispatch=(1, 1, 1), buffers={(0, 0): vals},
             textures={(0, 1): HwTexture(fmt, (8, 8, 1), (bytes(64 * FORMATS[fmt].bytes),))})))
+    src = rng.uniform(-1, 2, (8, 8, 4)).astype(np.float16)
+    out.append(("formatless", dict(
+        source=FORMATLESS, dispatch=(1, 1, 1),
+        textures={(0, 0): HwTexture("rgba16float", (8, 8, 1), (src.tobytes(),)),
+                  (0, 1): HwTexture("rgba8unorm", (8, 8, 1), (bytes(256),))})))
+    faces = rng.uniform(-1, 1, (12, 4, 4, 4)).astype(np.float32)
+    d = rng.normal(size=(128, 4)).astype(np.float32)
+    d[:, 3] = rng.uniform(-0.6, 2.6, 128).astype(np.float32)      # layers -1..3 (clamped), halves even
+    d[:8, 3] = [0.5, 1.5, -0.5, 2.5, 0.49, 1.51, 0.0, 1.0]
+    out.append(("cube_array", dict(
+        source=CUBE_ARRAY, dispatch=(2, 1, 1),
+        buffers={(0, 1): d, (0, 2): np.zeros((128, 4), np.float32), (0, 3): np.zeros(4, np.int32)},
+        textures={(0, 0): HwTexture("rgba32float", (4, 4, 12), (faces.tobytes(),), view="cube-array")},
+        samplers={(0, 0): W.LINEAR})))
     return out
 
 
@@ -257,3 +298,41 @@ def run_on_emu(case: dict, profile: str = "reference", file: str = "case.comp") 
             tex = bound[k] if hasattr(bound[k], "levels") else bound[k].texture
             out[k] = np.ascontiguousarray(tex.levels[0]).tobytes()
     return out
+
+
+# out-of-bounds loads and stores: coordinates -2..5 of 4x4 images, a level past the last, an array
+# layer past the last; Vulkan's robustImageAccess2 (lavapipe's): the zero texel (alpha 1 where the
+# format has no alpha), stores dropped
+OOB = """#version 450
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) uniform sampler2D a;
+layout(set = 0, binding = 1) uniform sampler2DArray b;
+layout(set = 0, binding = 2) uniform usampler2D c;
+layout(set = 0, binding = 3, r32f) uniform readonly image2D d;
+layout(set = 0, binding = 4, rgba8) uniform image2D e;
+layout(set = 0, binding = 5) buffer O { vec4 o[]; };
+layout(set = 0, binding = 6) buffer U { uvec4 u[]; };
+void main() {
+    int i = int(gl_GlobalInvocationID.x);
+    ivec2 p = ivec2(i - 2, 1);
+    ivec2 q = ivec2(i & 3, 2);
+    o[5 * i] = texelFetch(a, p, 0);
+    o[5 * i + 1] = texelFetch(a, q, i == 7 ? 3 : 0);
+    o[5 * i + 2] = texelFetch(b, ivec3(q, i - 4), 0);
+    o[5 * i + 3] = imageLoad(d, p);
+    o[5 * i + 4] = imageLoad(e, p);
+    u[i] = texelFetch(c, p, 0);
+    imageStore(e, ivec2(i, 5 - i), vec4(0.5, 0.25, 1.0, 0.75));
+}
+"""
+
+
+def oob_case() -> dict:
+    rng = np.random.default_rng(20261204)
+    t = lambda fmt, b, layers=1, view=None: HwTexture(  # noqa: E731
+        fmt, (4, 4, layers), (rng.integers(1, 255, 16 * b * layers, dtype=np.uint8).tobytes(),), view=view)
+    return dict(source=OOB, dispatch=(1, 1, 1),
+                buffers={(0, 5): np.zeros((40, 4), np.float32), (0, 6): np.zeros((8, 4), np.uint32)},
+                textures={(0, 0): t("rgba8unorm", 4), (0, 1): t("r32float", 4, 2, "2d-array"),
+                          (0, 2): t("rgba32uint", 16), (0, 3): t("r32float", 4), (0, 4): t("rgba8unorm", 4)},
+                samplers={(0, 0): {}, (0, 1): {}, (0, 2): {}})

@@ -22,8 +22,10 @@ Vulkan's rules where they differ from WebGPU's: a sampled array layer is the coo
 nearest even, then clamped (the IR's array index, clamped by the executor); a cube array's layer
 count is of cubes; integer coordinates are signed or unsigned as the shader gives them;
 OpImageQuerySize returns the array layers as its last component. Out-of-bounds OpImageFetch /
-OpImageRead / OpImageWrite are undefined in Vulkan without robustImageAccess (core in 1.3): emu runs
-them as its WebGPU textures do (loads clamped into the image, stores dropped) and reports each site.
+OpImageRead (coordinate, layer, level or sample) are undefined in Vulkan without robustness; emu
+follows robustImageAccess2 (which emu diff --backend vulkan enables where offered, and lavapipe
+has): the zero texel, 1 in the components the format lacks; an out-of-bounds OpImageWrite is
+dropped. Each site is reported as WebGPU's are (or stops the run with --bounds strict).
 """
 from __future__ import annotations
 
@@ -311,7 +313,9 @@ class ImageLowering:
     # -- helpers ----------------------------------------------------------------------------
     def tex_op(self, fn, parts: list, rt):
         roles = [r for r, _ in parts]
-        return self.b.op("texture", [v for _, v in parts], rt, fn=fn, operands=roles) if rt is not None else \
+        # Vulkan's out-of-bounds loads (robustImageAccess2): the zero texel, not a clamped one
+        extra = {"out_of_bounds": "zero_texel"} if fn == "load" else {}
+        return self.b.op("texture", [v for _, v in parts], rt, fn=fn, operands=roles, **extra) if rt is not None else \
             self.b.emit("texture", [v for _, v in parts], fn=fn, operands=roles)
 
     def components(self, v, n: int, first: int = 0):

@@ -135,3 +135,78 @@ def test_an_unnormalized_sampler_is_refused(tmp_path, capsys):
               "--texture", "0:2=zeros:4x4"])
     err = capsys.readouterr().err
     assert rc != 0 and "unnormalized coordinates" in err and "Traceback" not in err, err
+
+
+def test_out_of_bounds_loads_give_the_zero_texel_and_stores_are_dropped():
+    case = V.oob_case()
+    out = V.run_on_emu(case)
+    o = np.frombuffer(out[(0, 5)], np.float32).reshape(8, 5, 4)
+    a = np.frombuffer(case["textures"][(0, 0)].levels[0], np.uint8).reshape(4, 4, 4)
+    b = np.frombuffer(case["textures"][(0, 1)].levels[0], np.float32).reshape(2, 4, 4)
+    d = np.frombuffer(case["textures"][(0, 3)].levels[0], np.float32).reshape(4, 4)
+    zero4, zero1 = [0, 0, 0, 0], [0, 0, 0, 1]           # rgba8: alpha 0; r32float: the alpha it lacks, 1
+    for i in range(8):
+        x = i - 2
+        inside = 0 <= x < 4
+        assert o[i, 0].tolist() == ((a[1, x] / np.float32(255)).astype(np.float32).tolist() if inside else zero4)
+        assert o[i, 1].tolist() == ((a[2, i & 3] / np.float32(255)).astype(np.float32).tolist() if i != 7 else zero4)
+        layer = i - 4
+        assert o[i, 2].tolist() == ([float(b[layer, 2, i & 3]), 0, 0, 1] if 0 <= layer < 2 else zero1)
+        assert o[i, 3].tolist() == ([float(d[1, x]), 0, 0, 1] if inside else zero1)
+    e = np.frombuffer(out[(0, 4)], np.uint8).reshape(4, 4, 4)
+    e0 = np.frombuffer(case["textures"][(0, 4)].levels[0], np.uint8).reshape(4, 4, 4)
+    written = {(5 - i, i) for i in range(8) if 0 <= i < 4 and 0 <= 5 - i < 4}      # (row, column)
+    for y in range(4):
+        for x in range(4):
+            want = [128, 64, 255, 191] if (y, x) in written else e0[y, x].tolist()
+            assert e[y, x].tolist() == want, (y, x)
+
+
+def test_the_ir_of_image_kernels_reads_back_from_its_text():
+    from emu.isa.printer import print_module
+    from emu.isa.textparser import parse_ir
+    for src in (V.UNKNOWN, V.OOB, V.COMPARE):
+        m, _ = compile_source(src, "k.comp")
+        text = print_module(m, locs=False)
+        assert print_module(parse_ir(text, "k.ir"), locs=False) == text
+    assert "texture_storage_2d<unknown_f32, write>" in print_module(compile_source(V.UNKNOWN, "k.comp")[0])
+
+
+MS_GLSL = """#version 450
+layout(local_size_x = 16) in;
+layout(set = 0, binding = 0) uniform texture2DMS t;
+layout(set = 0, binding = 1) uniform sampler s;
+layout(set = 0, binding = 2) buffer O { vec4 o[]; };
+void main() {
+    int i = int(gl_GlobalInvocationID.x);
+    o[i] = texelFetch(sampler2DMS(t, s), ivec2(i & 3, i >> 2), i & 3) + float(textureSamples(sampler2DMS(t, s)));
+}
+"""
+MS_WGSL = """
+@group(0) @binding(0) var t: texture_multisampled_2d<f32>;
+@group(0) @binding(2) var<storage, read_write> o: array<vec4f>;
+@compute @workgroup_size(16) fn main(@builtin(global_invocation_id) id: vec3u) {
+  let i = i32(id.x);
+  o[i] = textureLoad(t, vec2i(i & 3, i >> 2), i & 3) + f32(textureNumSamples(t));
+}
+"""
+
+
+def test_a_multisampled_image_reads_by_sample_as_wgsl():
+    import emu
+    samples = np.random.default_rng(9).integers(0, 256, (4, 4, 4, 4), dtype=np.uint8)
+    got = []
+    for src, file in ((MS_GLSL, "k.comp"), (MS_WGSL, "k.wgsl")):
+        dev = emu.Device("reference")
+        tex = dev.create_texture((4, 4), "rgba8unorm", sample_count=4)
+        dev.write_texture(tex, samples)
+        out = dev.create_buffer(np.zeros((16, 4), np.float32))
+        bound = {(0, 0): tex, (0, 2): out}
+        if file.endswith(".comp"):
+            bound[(0, 1)] = dev.create_sampler()
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file), None)
+        dev.dispatch(pipe, bound, (1, 1, 1))
+        got.append(out.read(np.float32).reshape(16, 4))
+    assert np.array_equal(got[0], got[1])
+    want = samples[np.arange(16) & 3, np.arange(16) >> 2, np.arange(16) & 3] / np.float32(255) + 4
+    assert np.array_equal(got[0], want.astype(np.float32))
