@@ -369,7 +369,7 @@ class _Verifier:
         for role, x in of.items():
             n = t.coords if role in ("coords", "ddx", "ddy", "offset") else 1
             if role == "coords" and not sampling or role in ("array_index", "sample_index", "component") \
-                    or role == "level" and (not sampling or t.depth):
+                    or role == "level" and (not sampling or t.depth and fn != "sample_compare_level"):
                 ok = integer(x, n)
             elif role in ("coords", "ddx", "ddy", "level", "depth_ref"):
                 ok = x == (F32 if n == 1 else VectorType(F32, n))

@@ -161,7 +161,9 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     gather = fn in ("gather", "gather_compare")
     if fn == "sample_base_clamp_to_edge":
         norm = [np.clip(n, np.float32(0.5 / e), np.float32(1 - 0.5 / e)) for n, e in zip(norm, base)]
-    if fn in ("sample_level",):
+    # a compare with a level: SPIR-V's OpImageSampleDrefExplicitLod (WGSL's compares take level 0)
+    leveled = fn == "sample_level" or fn == "sample_compare_level" and "level" in ops
+    if leveled:
         lod = np.broadcast_to(np.asarray(ops["level"], np.float32), (L,))
     elif fn == "sample_grad":
         ddx, ddy = _vec(ops["ddx"], L, t.coords), _vec(ops["ddy"], L, t.coords)
@@ -170,7 +172,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         lod = S.lod_from_gradients(ddx, ddy, base[None, :])
     else:
         lod = np.zeros(L, np.float32)       # level 0: compare, gather, base-clamp-to-edge
-    if fn in ("sample_level", "sample_grad"):
+    if leveled or fn == "sample_grad":
         magnify, d0, d1, delta = S.mip_levels(lod, view.mip_level_count, smp.mipmap_filter,
                                               smp.lod_min_clamp, smp.lod_max_clamp, model)
     else:

@@ -200,6 +200,18 @@ void main() {
 }
 """
 
+# depth compares between mip levels (OpImageSampleDrefExplicitLod with a Lod: WGSL has none)
+SHADOW_MIPS = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) uniform sampler2DShadow d;
+layout(set = 0, binding = 1) readonly buffer P { vec4 p[]; };
+layout(set = 0, binding = 2) buffer O { float o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = textureLod(d, p[i].xyz, p[i].w);
+}
+"""
+
 
 def twin_cases() -> list:
     """[(name, case)] of texture_cases' kernels with the GLSL source in place of the WGSL."""
@@ -271,6 +283,16 @@ def glsl_cases() -> list:
         buffers={(0, 1): d, (0, 2): np.zeros((128, 4), np.float32), (0, 3): np.zeros(4, np.int32)},
         textures={(0, 0): HwTexture("rgba32float", (4, 4, 12), (faces.tobytes(),), view="cube-array")},
         samplers={(0, 0): W.LINEAR})))
+    levels = [rng.uniform(0, 1, (8 >> k, 8 >> k)).astype(np.float32) for k in range(3)]
+    p = np.zeros((256, 4), np.float32)
+    p[:, :2] = ((rng.integers(0, 16, (256, 2)) + 0.5) / 16).astype(np.float32)
+    p[:, 2] = rng.uniform(0, 1, 256).astype(np.float32)
+    p[:, 3] = (rng.integers(-8, 3 * 16, 256) / 16).astype(np.float32)           # lods on a 1/16 grid
+    for mip in ("nearest", "linear"):
+        out.append((f"shadow_mips_{mip}", dict(
+            source=SHADOW_MIPS, dispatch=(4, 1, 1), buffers={(0, 1): p, (0, 2): np.zeros(256, np.float32)},
+            textures={(0, 0): HwTexture("depth32float", (8, 8, 1), tuple(x.tobytes() for x in levels))},
+            samplers={(0, 0): dict(compare="less", mipmap_filter=mip, **W.LINEAR)})))
     return out
 
 

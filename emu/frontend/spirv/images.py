@@ -13,7 +13,7 @@ Mapping:
   NAME_sampler, at one (group, binding) (the host binds a texture and a sampler there:
   --texture G:B=... --sampler G:B=...). A sampler that a Dref instruction uses is a comparison one.
 - OpImageFetch / OpImageRead -> load, OpImageWrite -> store, OpImageSampleExplicitLod -> sample_level
-  (Lod) or sample_grad (Grad), OpImageSampleDrefExplicitLod (Lod 0) -> sample_compare_level,
+  (Lod) or sample_grad (Grad), OpImageSampleDrefExplicitLod -> sample_compare_level (its Lod unless 0),
   OpImageGather -> gather, OpImageDrefGather -> gather_compare, OpImageQuerySize(Lod) -> dimensions
   (+ num_layers for arrayed images), OpImageQueryLevels -> num_levels, OpImageQuerySamples ->
   num_samples.
@@ -484,12 +484,14 @@ class ImageLowering:
         t = si.image.type
         ops = image_operands(i.ops[3:])
         self.refuse_operands(i, ops, {"Lod", "ConstOffset", "Offset"})
-        c = self.info.consts.get(ops["Lod"][0]) if "Lod" in ops else None
-        if c is None or float(c[1]) != 0.0:
-            self.fail(i, "depth comparisons sample level 0 in emu (WGSL's textureSampleCompareLevel): the "
-                         "Lod must be the constant 0.0", hint="textureLod(shadow, coords, 0.0)")
+        if "Lod" not in ops:
+            self.fail(i, "depth comparisons with gradients (textureGrad of a shadow sampler) are not supported by emu",
+                      hint="give the level: textureLod(shadow, coords, lod)")
         parts = [("texture", si.image), ("sampler", si.sampler)] + self.coords(i, t, i.ops[1], sampled=True)
         parts.append(("depth_ref", self.val(i.ops[2], i)))
+        c = self.info.consts.get(ops["Lod"][0])
+        if c is None or float(c[1]) != 0.0:      # level 0 is WGSL's textureSampleCompareLevel's IR
+            parts.append(("level", self.val(ops["Lod"][0], i)))
         parts += self.const_offset(i, ops, t)
         return self.fit(self.tex_op("sample_compare_level", parts, F32), self.rtype(i))
 

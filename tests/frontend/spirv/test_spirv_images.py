@@ -210,3 +210,22 @@ def test_a_multisampled_image_reads_by_sample_as_wgsl():
     assert np.array_equal(got[0], got[1])
     want = samples[np.arange(16) & 3, np.arange(16) >> 2, np.arange(16) & 3] / np.float32(255) + 4
     assert np.array_equal(got[0], want.astype(np.float32))
+
+
+def test_a_depth_compare_at_a_level_reads_that_level():
+    # nearest filtering and mip selection: a Lod of 2 reads level 2 (2x2), Lod -1 level 0 (8x8)
+    case = dict(OTHERS["shadow_mips_nearest"], samplers={(0, 0): dict(compare="less")})
+    p = case["buffers"][(0, 1)].copy()
+    p[:128, 3], p[128:, 3] = 2.0, -1.0
+    case["buffers"] = {**case["buffers"], (0, 1): p}
+    out = np.frombuffer(V.run_on_emu(case)[(0, 2)], np.float32)
+    levels = [np.frombuffer(b, np.float32).reshape(8 >> k, 8 >> k) for k, b in enumerate(case["textures"][(0, 0)].levels)]
+    for i in range(256):
+        lv = levels[2] if i < 128 else levels[0]
+        n = lv.shape[0]
+        texel = lv[int(p[i, 1] * n), int(p[i, 0] * n)]
+        assert out[i] == (1.0 if p[i, 2] < texel else 0.0), i
+    m, _ = compile_source(V.SHADOW_MIPS, "k.comp")
+    from emu.isa.printer import print_module
+    assert 'fn = "sample_compare_level", operands = ["texture", "sampler", "coords", "depth_ref", "level"]' \
+        in print_module(m)
