@@ -88,7 +88,8 @@ def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
     examples run twice: small (interpreted: the fast paths) and at 128^3, where they are compiled
     whole (emu/jit/coop_kernel.py; one kernel per shader serves every size)."""
     from .numerics import mma_call
-    from .numerics.mma import packed
+    from .numerics.mma import bits32, packed
+    from .numerics.mma_fast import float_mma
     from .numerics.dtypes import NP
     t0 = time.perf_counter()
     run_demo(profile, 32, out=io.StringIO())
@@ -107,8 +108,11 @@ def warmup(profile: str = "nvidia-h200", out=sys.stdout) -> int:
         mma(model, a, b, c, cfg.result_type, saturate=cfg.saturating_accumulation)
         if not cfg.saturating_accumulation:
             matrix_mma(model, a, b, c, cfg.result_type)
-            if packed(model, a.dtype, c.dtype, cfg.result_type) is not None:
+            prm = packed(model, a.dtype, c.dtype, cfg.result_type)
+            if prm is not None:
                 mma_call.address(8 * a.dtype.itemsize, 8 * c.dtype.itemsize)
+                # the interpreter's kernel for the subgroups mma_tile leaves (specials, subnormals)
+                float_mma(bits32(a), bits32(b), bits32(c), np.empty(c.shape, np.uint32), prm)
     print(f"warmup: kernels for '{dev.profile.name}' ready ({len(seen)} operand type combinations), "
           f"{time.perf_counter() - t0:.1f} s", file=out)
     return 0

@@ -539,11 +539,12 @@ def _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, 
 
 @_piece
 def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-              scr32, use32, RC, VE, VS, wide):
+              scr32, use32, RC, VE, VS, wide, fused):
     """One subgroup: o[i, j] = bits of D[i, j]. Operand element (r, c) of A is af[s, ali[r, c],
     aei[r, c]] (a fragment slot, or the matrix itself with trivial maps); likewise B and C.
     Returns True where some element needs the reference kernel (the caller recomputes the
-    subgroup there: specials, overflow, an exact sum wider than int64)."""
+    subgroup there: specials, overflow, an exact sum wider than int64). fused None: the rule is
+    exact, and the fused rows are not compiled (pruned as `wide` is)."""
     Kd = ali.shape[1]
     FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn = scr
     GAm, GAe, GAn, GBm, GBe, GBn = scr32
@@ -552,7 +553,7 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
     _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32)
     _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
                      GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32, wide)
-    if prm[P_KIND] == K_FUSED:
+    if fused is not None and prm[P_KIND] == K_FUSED:
         return _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, GAe, GAn, GBm, GBe, GBn,
                            xn, xm, xe, xl, emax, emin, S, bits, ok, fast, rowbad, colbad, use32, RC,
                            VE, VS, wide)
@@ -564,13 +565,14 @@ def _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bve
 
 @njit(cache=True, nogil=True)
 def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, use32, wide,
-         t0, t1):
+         fused, t0, t1):
     """D = A*B + C for subgroups sgs[t0:t1], reading and writing through the lane maps: (li, ei)
     give each operand element's owner slot, (ri, ci) each output slot's element (ovalid: the
     slot holds one). Same bits as to_matrix -> mma_kernels -> to_fragments. use32:
     _use32(prm), the 32-bit row path (taken only where N == L == 16 too). wide None: the
     32-bit path is all a run needs, and numba compiles only it (branches on `wide is None` are
-    pruned before typing), a third of the kernel's cold compile; any other value: every path."""
+    pruned before typing), a third of the kernel's cold compile; any other value: every path.
+    fused None: an exact rule (only the exact rows compiled: half of its cold compile)."""
     M, Kd = ali.shape
     N = bli.shape[1]
     scr, vec, bvec, scr32, RA, RB, RC, VE, VS, o, use32 = _scratch(M, N, Kd, prm, use32)
@@ -582,7 +584,7 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
     for t in range(t0, t1):
         s = sgs[t]
         if _subgroup(s, af, ali, aei, bf, bli, bei, cf, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-                     scr32, use32, RC, VE, VS, wide):
+                     scr32, use32, RC, VE, VS, wide, fused):
             need[t] = True
         for ln in range(lanes):
             for e in range(E):
@@ -669,7 +671,7 @@ def _dispatch(args, n, jobs):
     Kd, N = args[4].shape[1], args[6].shape[1]
     only32 = use32 and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
     run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
-               grain=64)
+               None if int(prm[P_KIND]) == K_EXACT else True, grain=64)
 
 
 # One subgroup's multiply-add on whole matrices (raw bits, [1, rows, cols]), for compiled code
@@ -724,7 +726,7 @@ def tile_mma(ws, a, b, c, d, prm, wide):
     (scr, vec, bvec, scr32, RA, RB, RC, VE, VS, o, use32), rows = ws
     ali, aei, bli, bei, cli, cei = rows
     need = _subgroup(0, a, ali, aei, b, bli, bei, c, cli, cei, o, prm, scr, vec, bvec, RA, RB,
-                     scr32, use32, RC, VE, VS, wide)
+                     scr32, use32, RC, VE, VS, wide, True)
     zero = (np.int64(1) << (prm[P_ACC_EB] + prm[P_ACC_FB])) if prm[P_ZERO_POS] != 0 else np.int64(-1)
     for i in range(o.shape[0]):
         for j in range(o.shape[1]):
@@ -751,6 +753,21 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     def bits(x):
         x = np.ascontiguousarray(x)
         return x.view(_BITS[x.dtype.itemsize]).reshape(nsub, sg, -1)
+    if mma_tile.covers(prm, la.rows, lb.cols, la.cols):
+        # Hopper's 16 x 16 x 16 step in vector registers, as matrix_mma runs it: the same bits,
+        # and a sixth of _run's cold compile (_run then compiles only where tiles leaves a subgroup)
+        sgs = np.ascontiguousarray(subgroups, np.int64)
+        A, B, C = (np.ascontiguousarray(lm.to_matrix(bits(x)[sgs])) for lm, x in zip((la, lb, lc), (a, b, c)))
+        D = np.empty(C.shape, np.uint32)
+        need = np.zeros(len(sgs), np.bool_)
+        mma_tile.tiles(A, B, C, D, prm, need)
+        if need.any():
+            o = np.empty((int(need.sum()),) + D.shape[1:], np.uint32)
+            float_mma(A[need], B[need], C[need], o, prm)
+            D[need] = o
+        out.view(np.uint32)[sgs] = lo.to_fragments(D)
+        nmma.zero_sign(out.view(np.uint32), prm)
+        return out.reshape(nsub * sg, -1)
     args = (bits(a), bits(b), bits(c), out.view(_BITS[odt.itemsize]),
             la.lane_idx, la.elem_idx, lb.lane_idx, lb.elem_idx, lc.lane_idx, lc.elem_idx,
             lo.rows_idx, lo.cols_idx, lo.valid, np.ascontiguousarray(subgroups, np.int64), prm,
