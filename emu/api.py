@@ -24,7 +24,7 @@ from .isa.ir import Function, Module, used_globals  # noqa: F401 (used_globals: 
 from .isa.types import ArrayType, AtomicType, MatrixType, ScalarType, StructType, TextureType, Type, VectorType
 from .memory.memory import Region
 from .memory.textures import CombinedImageSampler, Sampler, Texture, TextureView, bind_handle, combine
-from .frontend.spirv.module import PUSH_CONSTANTS
+from .isa.ir import PUSH_CONSTANTS
 from .scheduler.executor import Options, Pipeline
 
 

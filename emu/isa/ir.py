@@ -82,6 +82,11 @@ class Function:
             yield from i.walk()
 
 
+# (group, binding) of the push-constant block (SPIR-V's PushConstant, WGSL's var<push_constant> and
+# var<immediate>): outside any descriptor set a shader can name
+PUSH_CONSTANTS = (-1, 0)
+
+
 @dataclass(eq=False)
 class Global:
     """A module-scope variable; `ptr` is the pointer type its uses see."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmuError, HostError, note_location
-from ..frontend.spirv.module import PUSH_CONSTANTS
+from ..isa.ir import PUSH_CONSTANTS
 from ..isa.ir import Block, Function, Inst, Module, used_globals
 from ..isa.ops import OPS
 from ..isa.types import CoopMatrixType, SamplerType, TextureType, Type, contains

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import EmuError, HostError, InvalidArgument
-from ..frontend.spirv.module import PUSH_CONSTANTS
+from ..isa.ir import PUSH_CONSTANTS
 from ._compat import binding_bases
 from ._bindings import GPUBindGroup
 from ._buffer import GPUBuffer

@@ -11,7 +11,7 @@ from ._bindings import GPUBindGroup, GPUBindGroupLayout, GPUPipelineLayout, _Lay
 from ._buffer import GPUBuffer
 from ._commands import GPUCommandEncoder
 from ._common import GPUObjectBase, _BU, _ENABLE_FEATURES, _SS, _flag_value, _from_emu, _get, _internal, _round_up, _subgroup_size, _unsupported, _usage_names, _validation
-from ..frontend.spirv.module import PUSH_CONSTANTS
+from ..isa.ir import PUSH_CONSTANTS
 from ._pipeline import (GPUComputePipeline, _auto_layout, _check_constants, _check_immediate_size,
                         _check_layout_matches, _check_pipeline_limits, _min_size)
 from ._promise import GPUPromise

@@ -19,9 +19,8 @@ from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, VOID, ArrayTyp
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images
 from .grammar import Instruction, enum_names
+from ...isa.ir import PUSH_CONSTANTS  # noqa: F401  (also spelled here)
 
-# (group, binding) of the push-constant block: outside any descriptor set a shader can name.
-PUSH_CONSTANTS = (-1, 0)
 
 SPACES = {"StorageBuffer": "storage", "Uniform": "uniform", "Workgroup": "workgroup",
           "Private": "private", "Function": "function", "PushConstant": "uniform"}

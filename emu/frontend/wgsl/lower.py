@@ -303,7 +303,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         if space == "handle" and d.init is not None:
             self.err(d.init, "a texture or sampler cannot have an initializer")
         if push:
-            from ..spirv.module import PUSH_CONSTANTS
+            from ...isa.ir import PUSH_CONSTANTS
             group, binding = PUSH_CONSTANTS
         elif space in ("storage", "uniform", "handle"):
             if d.group is None or d.binding is None:
