@@ -753,7 +753,8 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     def bits(x):
         x = np.ascontiguousarray(x)
         return x.view(_BITS[x.dtype.itemsize]).reshape(nsub, sg, -1)
-    if mma_tile.covers(prm, la.rows, lb.cols, la.cols):
+    if (mma_tile.covers(prm, la.rows, lb.cols, la.cols) and a.dtype.itemsize == b.dtype.itemsize == 2
+            and c.dtype.itemsize == 4 and odt.itemsize == 4):
         # Hopper's 16 x 16 x 16 step in vector registers, as matrix_mma runs it: the same bits,
         # and a sixth of _run's cold compile (_run then compiles only where tiles leaves a subgroup)
         sgs = np.ascontiguousarray(subgroups, np.int64)
