@@ -9,6 +9,15 @@ from ._common import GPUObjectBase, _BU, _MM, _flag_value, _round_up, _usage_nam
 from ._promise import GPUPromise
 
 
+def padded_row(data) -> np.ndarray:
+    """A copy of the bytes as one row padded with zeros to a multiple of 16 (at least 16): the
+    shape the executor reads a binding in."""
+    data = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else data
+    row = np.zeros((1, max(16, _round_up(data.size, 16))), np.uint8)
+    row[0, :data.size] = data
+    return row
+
+
 class GPUBuffer(GPUObjectBase, *binding_bases("GPUBuffer")):
     """Device memory: ``size`` bytes (kept in a numpy byte array, padded to 16)."""
 
@@ -154,8 +163,7 @@ class GPUBuffer(GPUObjectBase, *binding_bases("GPUBuffer")):
         padded = max(16, _round_up(size, 16))
         if offset % 16 == 0 and offset + padded <= self._data.size:
             return self._data[offset:offset + padded].reshape(1, -1), None
-        row = np.zeros((1, padded), np.uint8)
-        row[0, :size] = self._data[offset:offset + size]
+        row = padded_row(self._data[offset:offset + size])
 
         def write_back():
             self._data[offset:offset + size] = row[0, :size]

@@ -5,13 +5,11 @@ import sys
 
 from typing import Sequence
 
-import numpy as np
-
 from ..errors import EmuError, HostError, InvalidArgument
 from ..isa.ir import PUSH_CONSTANTS
 from ._compat import binding_bases
 from ._bindings import GPUBindGroup
-from ._buffer import GPUBuffer
+from ._buffer import GPUBuffer, padded_row
 from ._common import GPUObjectBase, _BU, _from_emu, _get, _internal, _unsupported, _usage_names, _validation
 from . import _textures
 from ._pipeline import GPUComputePipeline, _binding_type, _min_size
@@ -95,10 +93,8 @@ class _Dispatch(_Cmd):
                 regions[key] = _textures.bind_handle(g, buf)
                 continue
             if key == PUSH_CONSTANTS:        # the pass's immediate data, as set when it was recorded
-                row = np.zeros((1, max(16, -(-len(buf) // 16) * 16)), np.uint8)    # a padded row, as _view's
-                row[0, :len(buf)] = np.frombuffer(buf, np.uint8)
-                regions[key] = Region(g.name, "buffer", 1, len(buf), data=row, binding=key, access=g.access,
-                                      space=g.space)
+                regions[key] = Region(g.name, "buffer", 1, len(buf), data=padded_row(buf), binding=key,
+                                      access=g.access, space=g.space)
                 continue
             row, wb = buf._view(off, size, writable=g.space == "storage" and g.access != "read")
             regions[key] = Region(g.name, "buffer", 1, size, data=row, binding=key, access=g.access, space=g.space)
