@@ -76,6 +76,16 @@ def corner_mean(texels: list[np.ndarray]) -> np.ndarray:
     return (sum(t.astype(np.float64) for t in texels) / 3).astype(texels[0].dtype)
 
 
+def corner_third_sum(corners: dict, missing) -> np.ndarray:
+    """llvmpipe's value of a gathered cube corner's missing texel: the footprint's four texels, the
+    missing one as 0, summed in f32 as (00 + 10) + (01 + 11) and times f32(1/3) (measured: every
+    corner lane of a gather on 4x4 cube faces of rgba16float, 42, and rgba8unorm, 25)."""
+    c = {k: np.where(k == missing, F32(0), v.astype(F32)) for k, v in corners.items()}
+    pair0 = (c[(0, 0)] + c[(1, 0)]).astype(F32)
+    pair1 = (c[(0, 1)] + c[(1, 1)]).astype(F32)
+    return ((pair0 + pair1).astype(F32) * F32(1 / 3)).astype(F32)
+
+
 def cube_corner_sum(corners: dict, outside: dict, alphas: list) -> np.ndarray:
     """llvmpipe's filter of a cube footprint in a SIMD vector (a subgroup) where some lane meets a
     cube corner: f32 weights (1-a)(1-b), a(1-b), (1-a)b, ab; a corner's weight, times f32(1/3), goes to
@@ -156,9 +166,41 @@ def wrap(i: np.ndarray, size: np.ndarray, mode: str) -> np.ndarray:
     return np.clip(i, 0, size - 1)
 
 
-def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, model: TextureModel):
+def wrap_normalized(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, model: TextureModel,
+                    gather: bool = False):
+    """llvmpipe's repeat and mirror-repeat (wrap_coords "normalized"; "normalized-npot": repeat only
+    where the size is not a power of two) wrap the normalised coordinate in f32 before it meets the
+    size: repeat by fract(s) (nearest: at most 1 - 2^-24), mirror-repeat by |2 (s/2 - rint(s/2))| (a
+    gather keeps the sign: a negative one's texels are mirrored as integers, so the pair comes in the
+    other order), an offset added first as f32(offset / size). Returns (s, offset) for footprint; the
+    texel indices wrap as before (they stay within one step of [-size, size])."""
+    if model.wrap_coords == "texel" or mode not in ("repeat", "mirror-repeat"):
+        return s, offset
+    pot = (size & (size - 1)) == 0
+    if mode == "repeat" and model.wrap_coords == "normalized-npot" and pot.all():
+        return s, offset
+    with np.errstate(invalid="ignore", over="ignore"):
+        w = s.astype(F32)
+        if np.any(offset):
+            w = (w + (np.asarray(offset, F32) / size.astype(F32)).astype(F32)).astype(F32)
+        if mode == "repeat":
+            w = (w - np.floor(w)).astype(F32)
+            if not linear:
+                w = np.minimum(w, F32(1 - 2.0 ** -24))
+        else:
+            h = (w * F32(0.5)).astype(F32)
+            w = ((h - np.rint(h)).astype(F32) * F32(2)).astype(F32)
+            w = w if gather else np.abs(w)
+    if mode == "repeat" and model.wrap_coords == "normalized-npot":
+        return np.where(pot, s, w), np.where(pot, offset, 0)
+    return w, np.zeros_like(np.asarray(offset))
+
+
+def footprint(s: np.ndarray, size: np.ndarray, linear: bool, mode: str, offset, model: TextureModel,
+              gather: bool = False):
     """For normalised coordinates `s` over `size` texels: (i0, i1, alpha), the texels (wrapped)
     and the weight of i1; nearest: i0 == i1 and alpha 0."""
+    s, offset = wrap_normalized(s, size, linear, mode, offset, model, gather)
     with np.errstate(invalid="ignore", over="ignore"):     # NaN or huge coordinates: kept in range below
         if model.coordinate_bits is None:                   # the f32 product
             u = (s.astype(F32) * size.astype(F32)).astype(F32)

@@ -83,11 +83,13 @@ HALF_STORE = ("nearest-even", "toward-zero")
 HALF_FILTER = ("f32", "aligned-15")
 SRGB_FILTER = ("float", "aligned-8")
 FILTER_WEIGHTS = ("product", "split8")
-UNORM8_FILTER = ("float", "fixed8", "unorm16")
+UNORM8_FILTER = ("float", "fixed8", "fixed8-aos", "unorm16")
 SNORM8_FILTER = ("float", "snorm16")
 FLOAT_FILTER = ("exact", "fma-lerp")
 CUBE_CORNERS = ("mean", "subgroup-weights", "thirds")
 CUBE_COORDS = ("divide", "half-reciprocal")
+WRAP_COORDS = ("texel", "normalized", "normalized-npot")
+MIXED_FILTERS = ("select", "snapped-weights")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -131,6 +133,8 @@ class TextureModel:
     coordinate_bits: int | None = None      # a normalised coordinate's fractional bits before it meets the size
     snorm8_filter: str = "float"            # linear filtering of 8-bit snorm texels: in f32, or to a snorm16 result
     cube_coords: str = "divide"             # a cube face's s: 0.5 * (sc / ma + 1), or llvmpipe's sc * f32(0.5 / ma) + 0.5
+    wrap_coords: str = "texel"              # repeat/mirror-repeat on texel indices, or on the normalised f32 coordinate
+    mixed_filters: str = "select"           # min != mag filter: a nearest lane's texel, or llvmpipe's linear with 0/1 weights
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"

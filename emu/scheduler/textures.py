@@ -140,6 +140,16 @@ def _vec(v, lanes: int, n: int) -> np.ndarray:
     return np.broadcast_to(a[:, None] if a.ndim == 1 else a, (lanes, n))
 
 
+def _aos_path(t: TextureType, smp, modes) -> bool:
+    """Whether llvmpipe's fixed-point (AoS) sampler takes an 8-bit unorm lookup (Mesa
+    lp_build_sample_soa_code's use_aos): every address mode repeat or clamp-to-edge, the min and mag
+    filters alike (a per-lane level of detail), and no seamless linear cube; otherwise it filters
+    in f32 like float texels."""
+    if t.cube:
+        return smp.mag_filter == smp.min_filter == "nearest"
+    return smp.mag_filter == smp.min_filter and all(m in ("repeat", "clamp-to-edge") for m in modes)
+
+
 def _sample(ex, inst, ops, view, t: TextureType, mask):
     """textureSampleLevel/Grad/CompareLevel/BaseClampToEdge, textureGather(Compare): the texels of
     each lane's footprint on one or two levels, weighted (numerics/sampling.py)."""
@@ -189,20 +199,30 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
     # a texture unit that filters 8-bit unorm texels in 8-bit fixed point (the profile says)
     unorm8 = tex.format.kind == "unorm" and set(tex.format.bits) == {8} and not tex.format.srgb \
         and ref is None and not gather
-    fixed8 = unorm8 and model.unorm8_filter == "fixed8"
+    fixed8 = unorm8 and (model.unorm8_filter == "fixed8" or model.unorm8_filter == "fixed8-aos"
+                         and _aos_path(t, smp, modes))
     wide16 = unorm8 and model.unorm8_filter == "unorm16"
     snorm16 = tex.format.kind == "snorm" and set(tex.format.bits) == {8} and model.snorm8_filter == "snorm16" \
         and ref is None and not gather
     by_lerp = model.float_filter == "fma-lerp" and not gather and not fixed8 and not wide16
     srgb_aligned = tex.format.srgb and model.srgb_filter == "aligned-8" and ref is None and not gather
+    # min and mag filters that differ, on a texture unit (llvmpipe's) that filters a whole SIMD vector (a
+    # subgroup) linearly where any of its lanes is linear: the nearest lanes snap the linear weights
+    snap = None
+    if model.mixed_filters == "snapped-weights" and smp.min_filter != smp.mag_filter and not gather:
+        sg = np.arange(L) // ex.opts.subgroup_size
+        snap = ~linear & (np.bincount(sg, weights=linear & np.asarray(mask, bool)) > 0)[sg]
     for d, wmip in mips:
         lv = view.base_mip_level + d
         ext = np.array([tex.extent(int(k)) for k in range(tex.mip_level_count)], np.int64)[lv]
         axes = []
         for k, (n, mode) in enumerate(zip(norm, modes)):
-            lin = S.footprint(n, ext[:, k], True, mode, offset[:, k], model)
+            lin = S.footprint(n, ext[:, k], True, mode, offset[:, k], model, gather)
             # a cube's nearest texel clamps to its face (Vulkan: address modes ignored for cubes)
             near = S.footprint(n, ext[:, k], False, "clamp-to-edge" if t.cube else mode, offset[:, k], model)
+            if snap is not None:    # the linear footprint, weight 1 to the second texel where its fraction > 0.5
+                near = tuple(np.where(snap, a, b) for a, b in zip(
+                    (lin[0], lin[1], (lin[2] > np.float32(0.5)).astype(np.float32)), near))
             axes.append(tuple(np.where(linear, a, b) for a, b in zip(lin, near)))
         corners, outside, codes = {}, {}, {}
         for bits, _ in S.weights([a[2] for a in axes]):
@@ -230,8 +250,11 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         thirds = split8 and model.cube_corners == "thirds"
         for bits, out in outside.items():      # a cube corner no face holds: the other three's mean
             if out.any() and not thirds:
-                others = [corners[b] for b in corners if b != bits]
-                corners[bits] = np.where(out[:, None], S.corner_mean(others), corners[bits])
+                if model.cube_corners == "subgroup-weights":        # llvmpipe's (a gather's) f32 third
+                    mean = S.corner_third_sum(corners, bits)
+                else:
+                    mean = S.corner_mean([corners[b] for b in corners if b != bits])
+                corners[bits] = np.where(out[:, None], mean, corners[bits])
         # a texture unit whose SIMD vector (a subgroup) filters by weights when any lane meets a corner
         by_vector = None
         if outside and model.cube_corners == "subgroup-weights" and len(axes) == 2:

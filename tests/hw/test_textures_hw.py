@@ -186,3 +186,36 @@ def test_later_recording_against_the_h200(path, name, case, differences):
     if not path.exists():
         pytest.skip(f"no recorded H200 outputs {path.name} (scripts/h200_textures.py)")
     _against_recording(path, name, case, differences)
+
+
+# The cases recorded on the H200 after new_cases() and lavapipe_cases() on lavapipe in CI (through Dawn
+# and wgpu-native; measured 2026-12-01 on Mesa 25.0.7, LLVM 15). Before the profile's llvmpipe rules
+# (elements identical of total): unorm8_repeat_3x3 0/16,384, unorm8_mirror_5x5 0/16,384 and
+# cube_edges_unorm8 0/2,048 (llvmpipe filters 8-bit unorm in fixed point only where its AoS sampler
+# runs: unorm8_filter fixed8-aos); lavapipe_cases(): unorm8 mirror-repeat 5x3 1,053 and 4x8 476,
+# f16 repeat 5x3 4,861, 4x4 14,846 and mirror-repeat 5x3 7,630 of 16,384 (repeat and mirror-repeat wrap
+# the normalised coordinate: wrap_coords normalized), unorm8 mag nearest/min linear 6,083 and mag
+# linear/min nearest 3,628 (15,947 and 16,013 once fixed8-aos left them to f32; the rest: a SIMD
+# vector with a linear lane filters its nearest lanes by 0/1 weights, mixed_filters snapped-weights),
+# gathers on 4x4 cubes 2,023 (unorm8) and 2,006 (f16) of 2,048 (a corner's texel: the f32 sum of the
+# other three times f32(1/3)); snorm8 and sRGB repeat 7,233 and 8,141, mirror-repeat 8,355 and 10,779.
+# Left, as measured: textureSampleGrad's level of detail (llvmpipe's log2 is a polynomial: 0.5 *
+# log2(rho^2) differs by a few ulps), case -> (element dtype, elements that differ, -).
+LAVAPIPE_CASES = C.held_out_cases() + C.confirm_cases() + C.final_cases() + C.lavapipe_cases()
+LAVAPIPE_DIFFERENCES = {"unorm8_grad_cube": (np.int32, 270, None), "f16_grad_2d": (np.int32, 3838, None),
+                        "f16_grad_3d": (np.int32, 4164, None), "f16_grad_cube": (np.int32, 419, None)}
+
+
+@pytest.mark.parametrize("backend", [b for b in BACKENDS if b != "emu"])
+@pytest.mark.parametrize("name,case", LAVAPIPE_CASES, ids=[n for n, _ in LAVAPIPE_CASES])
+def test_lavapipe_case(backend, name, case):
+    info = _adapter(backend)
+    if "llvmpipe" not in str(info.get("device")):
+        pytest.skip("the counts describe lavapipe")
+    gpu = run_on_adapter(**case, backend=backend)
+    ours = C.run_on_emu(case, "lavapipe")
+    for k in gpu:
+        a, b = np.frombuffer(gpu[k], np.int32), np.frombuffer(ours[k], np.int32)
+        n = int(np.count_nonzero(a != b))
+        assert n == LAVAPIPE_DIFFERENCES.get(name, (None, 0))[1], \
+            f"{name} {k} on {backend}: {n} of {a.size} elements differ from the lavapipe profile's"

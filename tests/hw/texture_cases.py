@@ -460,6 +460,177 @@ def final_cases():
     return out
 
 
+GRAD_2D = """
+@group(0) @binding(0) var t: texture_2d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> q: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let p = q[2u * id.x];
+  let g = q[2u * id.x + 1u];
+  out[id.x] = textureSampleGrad(t, s, p.xy, g.xy, g.zw);
+}
+"""
+GRAD_3D = """
+@group(0) @binding(0) var t: texture_3d<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> q: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let p = q[3u * id.x];
+  out[id.x] = textureSampleGrad(t, s, p.xyz, q[3u * id.x + 1u].xyz, q[3u * id.x + 2u].xyz);
+}
+"""
+GRAD_CUBE = GRAD_3D.replace("texture_3d", "texture_cube")
+VOLUME_LEVEL = MIPS.replace("texture_2d<f32>", "texture_3d<f32>").replace("p.xy, p.z", "p.xyz, p.w")   # (u, v, w, level)
+LAYERS = """
+@group(0) @binding(0) var t: texture_2d_array<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> uvl: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  let p = uvl[id.x];
+  out[id.x] = textureSampleLevel(t, s, p.xy, i32(p.z), p.w);
+}
+"""
+CUBE_GATHER = """
+@group(0) @binding(0) var c: texture_cube<f32>;
+@group(0) @binding(1) var s: sampler;
+@group(0) @binding(2) var<storage, read> dir: array<vec4f>;
+@group(0) @binding(3) var<storage, read_write> out: array<vec4f>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3u) {
+  out[id.x] = textureGather(1, c, s, dir[id.x].xyz);
+}
+"""
+CUBE_LEVEL = CUBE.replace("dir[id.x].xyz, 0.0", "dir[id.x].xyz, dir[id.x].w")
+
+
+SHORT = {"rgba8unorm": "unorm8", "rgba16float": "f16", "rgba8snorm": "snorm8", "rgba8unorm-srgb": "srgb"}
+
+
+def _chain(w, h, d=1):
+    """A full mip chain's sizes from (w, h, d)."""
+    out = [(w, h, d)]
+    while out[-1] != (1, 1, 1):
+        w, h, d = max(1, w // 2), max(1, h // 2), max(1, d // 2)
+        out.append((w, h, d))
+    return out
+
+
+def _texels(rng, fmt, shape):
+    """Random texels of `shape` (+ 4 channels): 8-bit codes, or f16 over 10 binades."""
+    if fmt == "rgba16float":
+        return (rng.uniform(-2, 2, shape + (4,)) * 2.0 ** rng.integers(-6, 4, shape + (4,))).astype(np.float16)
+    return rng.integers(0, 256, shape + (4,), dtype=np.uint8)
+
+
+def _grads(rng, m, n, lo=-7, hi=0):
+    """m pairs of random gradients of n components, each pair scaled by 2^uniform(lo, hi)."""
+    return [rng.uniform(-1, 1, (m, n)) * 2.0 ** rng.uniform(lo, hi, (m, 1)) for _ in range(2)]
+
+
+def _volume_and_grad_cases(rng, formats, m=4096):
+    """3-D textures with mip chains (linear and nearest mips, levels of detail past both ends) and
+    textureSampleGrad in 2-D, 3-D and on cubes, per format."""
+    out = []
+    for fmt in formats:
+        t = SHORT[fmt]
+        for (w, h, d), mip in (((8, 8, 8), "linear"), ((6, 5, 3), "linear"), ((8, 4, 2), "nearest")):
+            lv = [_texels(rng, fmt, (dd, hh, ww)) for ww, hh, dd in _chain(w, h, d)]
+            q = np.zeros((m, 4), np.float32)
+            q[:, :3], q[:, 3] = rng.uniform(-0.1, 1.1, (m, 3)), rng.uniform(-0.5, 4, m)
+            out.append((f"{t}_3d_mips_{w}x{h}x{d}_{mip}", _sample(fmt, lv, (w, h, d), q, dict(mipmap_filter=mip, **LINEAR),
+                                                                 VOLUME_LEVEL, "3d")))
+        lv = [_texels(rng, fmt, (hh, ww)) for ww, hh, _ in _chain(16, 8)]
+        q = np.zeros((2 * m, 4), np.float32)
+        q[0::2, :2] = rng.uniform(-0.1, 1.1, (m, 2))
+        q[1::2, :2], q[1::2, 2:] = _grads(rng, m, 2)
+        c = _sample(fmt, lv, (16, 8, 1), q, dict(mipmap_filter="linear", **LINEAR), GRAD_2D)
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((f"{t}_grad_2d", c))
+        lv = [_texels(rng, fmt, (dd, hh, ww)) for ww, hh, dd in _chain(8, 8, 4)]
+        q = np.zeros((3 * m, 4), np.float32)
+        q[0::3, :3] = rng.uniform(-0.1, 1.1, (m, 3))
+        q[1::3, :3], q[2::3, :3] = _grads(rng, m, 3, -6)
+        c = _sample(fmt, lv, (8, 8, 4), q, dict(mipmap_filter="linear", **LINEAR), GRAD_3D, "3d")
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((f"{t}_grad_3d", c))
+        n = 512
+        lv = [_texels(rng, fmt, (6, k, k)) for k in (8, 4, 2, 1)]
+        q = np.zeros((3 * n, 4), np.float32)
+        q[0::3, :3] = rng.normal(size=(n, 3))
+        q[1::3, :3], q[2::3, :3] = _grads(rng, n, 3, -6)
+        out.append((f"{t}_grad_cube", dict(
+            source=GRAD_CUBE, dispatch=(n // 64, 1, 1), buffers={(0, 2): q, (0, 3): np.zeros((n, 4), np.float32)},
+            textures={(0, 0): HwTexture(fmt, (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
+            samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    return out
+
+
+def lavapipe_cases():
+    """Case kinds that found where the lavapipe profile missed llvmpipe (counts in
+    test_textures_hw.py): repeat and mirror-repeat at power-of-two and other sizes, min and mag
+    filters that differ, array layers, linear and gathered cubes at faces of 3, 4 and 8 texels and
+    across mip levels, rgba8snorm and sRGB filtering with every address mode, 3-D textures with
+    mips and textureSampleGrad; for rgba8unorm (llvmpipe's fixed-point path where it applies) and
+    rgba16float."""
+    rng = np.random.default_rng(20261206)
+    m, n, out = 4096, 512, []
+
+    def coords(lo, hi, k=2):
+        q = np.zeros((m, 4), np.float32)
+        q[:, :k] = rng.uniform(lo, hi, (m, k))
+        return q
+    for fmt in ("rgba8unorm", "rgba16float"):
+        t = SHORT[fmt]
+        for mode, (w, h) in (("repeat", (5, 3)), ("repeat", (4, 4)), ("mirror-repeat", (5, 3)), ("mirror-repeat", (4, 8))):
+            smp = dict(address_mode_u=mode, address_mode_v=mode, **LINEAR)
+            out.append((f"{t}_{mode}_{w}x{h}", _sample(fmt, [_texels(rng, fmt, (h, w))], (w, h, 1), coords(-2.5, 3.5), smp)))
+        smp = dict(address_mode_u="repeat", address_mode_v="clamp-to-edge", **LINEAR)
+        out.append((f"{t}_repeat_clamp_7x5", _sample(fmt, [_texels(rng, fmt, (5, 7))], (7, 5, 1), coords(-2.5, 3.5), smp)))
+        lv = [_texels(rng, fmt, (hh, ww)) for ww, hh, _ in _chain(8, 8)]
+        for mag, mn in (("nearest", "linear"), ("linear", "nearest")):
+            q = coords(-0.1, 1.1)
+            q[:, 2] = rng.uniform(-1, 4, m)
+            out.append((f"{t}_mag_{mag}_min_{mn}", _sample(fmt, lv, (8, 8, 1), q,
+                                                           dict(mag_filter=mag, min_filter=mn, mipmap_filter="linear"))))
+        q = coords(-0.2, 1.2)
+        q[:, 2], q[:, 3] = rng.integers(-1, 7, m), rng.uniform(-0.5, 4, m)
+        c = _sample(fmt, [_texels(rng, fmt, (5, hh, ww)) for ww, hh, _ in _chain(8, 8)], (8, 8, 5), q,
+                    dict(mipmap_filter="linear", **LINEAR), LAYERS)
+        c["textures"][(0, 0)] = HwTexture(fmt, (8, 8, 5), c["textures"][(0, 0)].levels, view="2d-array")
+        out.append((f"{t}_layers_5", c))
+        for side in (3, 4, 8):
+            faces = _texels(rng, fmt, (6, side, side))
+            d = (_near_cube_edges(rng, n, 0.6, 0.66, 0.33) * rng.uniform(0.5, 3, (n, 1))).astype(np.float32)
+            for name, src in (("cube", CUBE), ("cube_gather", CUBE_GATHER)):
+                out.append((f"{t}_{name}_{side}", dict(
+                    source=src, dispatch=(n // 64, 1, 1), buffers={(0, 2): d, (0, 3): np.zeros((n, 4), np.float32)},
+                    textures={(0, 0): HwTexture(fmt, (side, side, 6), (faces.tobytes(),), view="cube")},
+                    samplers={(0, 1): LINEAR})))
+        lv = [_texels(rng, fmt, (6, k, k)) for k in (8, 4, 2, 1)]
+        d = rng.normal(size=(n, 4)).astype(np.float32)
+        d[:, 3] = rng.uniform(-0.5, 3.5, n)
+        out.append((f"{t}_cube_mips", dict(
+            source=CUBE_LEVEL, dispatch=(n // 64, 1, 1), buffers={(0, 2): d, (0, 3): np.zeros((n, 4), np.float32)},
+            textures={(0, 0): HwTexture(fmt, (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
+            samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    for fmt in ("rgba8snorm", "rgba8unorm-srgb"):
+        t = SHORT[fmt]
+        for mode in ("clamp-to-edge", "repeat", "mirror-repeat"):
+            smp = dict(address_mode_u=mode, address_mode_v=mode, **LINEAR)
+            out.append((f"{t}_{mode}_5x3", _sample(fmt, [_texels(rng, fmt, (3, 5))], (5, 3, 1), coords(-1.5, 2.5), smp)))
+        q = coords(-0.1, 1.1)
+        q[:, 2] = rng.uniform(-0.5, 3.5, m)
+        out.append((f"{t}_mips_8x6", _sample(fmt, [_texels(rng, fmt, (hh, ww)) for ww, hh, _ in _chain(8, 6)], (8, 6, 1),
+                                             q, dict(mipmap_filter="linear", **LINEAR))))
+    return out + _volume_and_grad_cases(rng, ("rgba8unorm", "rgba16float"))
+
+
 def run_on_emu(case: dict, profile: str = "reference") -> dict:
     """The case on the emulator: {(group, binding): bytes} of its outputs (what run_on_adapter returns)."""
     import emu

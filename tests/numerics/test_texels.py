@@ -224,7 +224,9 @@ def test_profiles_carry_the_measured_texture_units():
     assert (ref.filter_weights, ref.cube_corners, ref.half_filter, ref.srgb_filter) == ("product", "mean", "f32", "float")
     assert (lp.filter_weights, lp.half_filter, lp.srgb_filter) == ("product", "f32", "float")
     assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
-        ("mul-reciprocal", "fixed8", "half-even", "toward-zero")
+        ("mul-reciprocal", "fixed8-aos", "half-even", "toward-zero")
+    assert (lp.wrap_coords, lp.mixed_filters, ref.wrap_coords, ref.mixed_filters, h200.wrap_coords) == \
+        ("normalized", "snapped-weights", "texel", "select", "texel")
     assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
     import json
     from importlib import resources
