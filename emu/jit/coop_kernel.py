@@ -80,21 +80,12 @@ class _CoopGen(_Gen):
             raise Unsupported(f"input {name} differs between lanes")
         return super().input(name, t)
 
-    def buffer(self, name: str) -> int:
-        k = self.bufs.get(name)
-        if k is not None:
-            return k
-        g = self.module.global_(name)
-        t = g.type
+    def slot_elem(self, g, t, offset: int) -> ScalarType:
         elem = t.elem if isinstance(t, ArrayType) else t
-        if (g.space not in ("storage", "uniform") or g.group is None or not isinstance(elem, ScalarType)
-                or elem.size not in _UINT or (isinstance(t, ArrayType) and t.stride != elem.size)):
-            raise Unsupported(f"buffer {name} of {t}")
-        k = self.bufs[name] = len(self.buf_types)
-        self.buf_types.append((g, t, elem))
-        self.loads[k] = 0
-        self.stores[k] = []
-        return k
+        if (not isinstance(elem, ScalarType) or elem.size not in _UINT
+                or (isinstance(t, ArrayType) and t.stride != elem.size)):
+            raise Unsupported(f"buffer {g.name} of {t}")
+        return elem
 
     def mat(self, name: str, t: CoopMatrixType) -> str:
         if t.elem.size not in _UINT:
@@ -115,9 +106,9 @@ class _CoopGen(_Gen):
         if not (isinstance(p, tuple) and (p[0] == "arr" or (p[0] == "elem" and isinstance(p[1], int)))):
             raise Unsupported("cooperative access through a pointer other than into a buffer's array")
         k = p[1]
-        if p[0] == "elem" and not isinstance(self.buf_types[k][1], ArrayType):
+        if p[0] == "elem" and not isinstance(self.buf_types[k].t, ArrayType):
             raise Unsupported("cooperative access of a scalar buffer")
-        if self.buf_types[k][2].size != t.elem.size:
+        if self.buf_types[k].elem.size != t.elem.size:
             raise Unsupported("cooperative access of an array of another element size")
         layout = inst.attrs["layout"]
         if layout not in ("row_major", "col_major"):
@@ -240,7 +231,7 @@ class _CoopGen(_Gen):
             raise Unsupported("no cooperative ops (the fusion JIT's case)")
         for k in range(len(self.buf_types)):
             if self.stores[k] and self.loads[k]:
-                raise Unsupported(f"buffer {self.buf_types[k][0].name}: read and written")
+                raise Unsupported(f"buffer {self.buf_types[k].g.name}: read and written")
         self.stored_slots = [k for k in range(len(self.buf_types)) if self.stores[k]]
         sg = self.pipe.opts.subgroup_size
         nb = len(self.buf_types)
@@ -280,8 +271,8 @@ class Kernel:
     def __init__(self, pipe, gen: _CoopGen, source: str):
         self.pipe = pipe
         self.source = source
-        self.buffers = [(g.group, g.binding) for g, t, e in gen.buf_types]
-        self.types = [(t, e) for g, t, e in gen.buf_types]
+        self.slots = gen.buf_types
+        self.buffers = [(s.g.group, s.g.binding) for s in gen.buf_types]
         self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
         self.prms = gen.prms
         self.ovs = np.array([int(pipe.overrides[n]) for n in gen.ovs] or [0], np.int64)
@@ -295,17 +286,17 @@ class Kernel:
     def _args(self, regions):
         from ..numerics.dtypes import NP
         args, datas, obase = [], [], 0
-        for key, (t, elem), st in zip(self.buffers, self.types, self.stored):
+        for key, s, st in zip(self.buffers, self.slots, self.stored):
             reg = regions.get(key)
-            if reg is None:
+            got = None if reg is None else s.view(reg, _UINT_NP[s.elem.size])
+            if got is None:
                 return None, None
-            u = reg.view(_UINT_NP[elem.size]).reshape(-1)
-            view = reg.view(NP[elem.name]).reshape(-1) if elem.name in _TYPED else u
-            n = (reg.nbytes // t.stride if t.count is None else t.count) if isinstance(t, ArrayType) else 1
-            nb = reg.nbytes // elem.size
+            u, n = got
+            view = s.view(reg, NP[s.elem.name])[0] if s.elem.name in _TYPED else u
+            nb = (reg.nbytes - s.offset) // s.elem.size
             args += [view, np.int64(n), u, np.int64(nb), np.int64(obase)]
             obase += nb if st else 0
-            datas.append(reg.data)
+            datas.append(u)
         if aliased(datas, self.stored):
             return None, None
         return args, obase

@@ -57,12 +57,13 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ..isa.ir import Block, Function, Inst
 from ..isa.ops import OP
-from ..isa.types import ArrayType, ScalarType, VectorType
+from ..isa.types import ArrayType, ScalarType, StructType, VectorType
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 
@@ -86,6 +87,28 @@ UNSUPPORTED_OPS = frozenset({
 
 class Unsupported(Exception):
     """The entry point needs something the JIT does not cover (the interpreter runs it)."""
+
+
+class Slot(NamedTuple):
+    """A buffer the generated code indexes: a bound global, or one member of its struct (SPIR-V's
+    Block-decorated structs, WGSL's structs of arrays), at a byte offset of the binding."""
+    g: object               # the global (its group and binding)
+    t: object               # the array or scalar at that offset
+    elem: ScalarType
+    offset: int
+
+    def view(self, reg, dtype):
+        """(the slot's elements in `reg` as a flat array of `dtype`, their count), or None where
+        the bound buffer is too small to hold them (the interpreter runs the dispatch)."""
+        t, avail = self.t, reg.nbytes - self.offset
+        if isinstance(t, ArrayType):
+            n = avail // t.stride if t.count is None else t.count
+            need = n * t.stride
+        else:
+            n, need = 1, self.elem.size
+        if avail < 0 or need > avail:
+            return None
+        return reg.view(dtype).reshape(-1)[self.offset // np.dtype(dtype).itemsize:], n
 
 
 def _scalar(t) -> str:
@@ -130,23 +153,39 @@ class _Gen:
             raise Unsupported(f"value %{value.id} used as a scalar")
         return e
 
-    def buffer(self, name: str) -> int:
-        k = self.bufs.get(name)
+    def slot_elem(self, g, t, offset: int) -> ScalarType:
+        """The element type of the array or scalar `t` at `offset` in buffer `g`, or Unsupported."""
+        elem = t.elem if isinstance(t, ArrayType) else t
+        if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32"):
+            raise Unsupported(f"buffer {g.name} of {t}")
+        if isinstance(t, ArrayType) and t.stride != elem.size:
+            raise Unsupported(f"buffer {g.name}: stride {t.stride}")
+        return elem
+
+    def buffer(self, g, t, offset: int = 0) -> int:
+        """The slot of the array or scalar `t` at byte `offset` of buffer `g` (the whole binding, or
+        one member of its struct: each member is a slot of its own, its own view of the binding)."""
+        key = (g.name, offset)
+        k = self.bufs.get(key)
         if k is None:
-            g = self.module.global_(name)
-            if g.space not in ("storage", "uniform") or g.group is None:
-                raise Unsupported(f"global {name} in {g.space}")
-            t = g.type
-            elem = t.elem if isinstance(t, ArrayType) else t
-            if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32"):
-                raise Unsupported(f"buffer {name} of {t}")
-            if isinstance(t, ArrayType) and t.stride != elem.size:
-                raise Unsupported(f"buffer {name}: stride {t.stride}")
-            k = self.bufs[name] = len(self.buf_types)
-            self.buf_types.append((g, t, elem))
+            elem = self.slot_elem(g, t, offset)
+            if offset % elem.size:
+                raise Unsupported(f"buffer {g.name}: a member at offset {offset}")
+            k = self.bufs[key] = len(self.buf_types)
+            self.buf_types.append(Slot(g, t, elem, offset))
             self.loads[k] = 0
             self.stores[k] = []
         return k
+
+    def buffer_ptr(self, g, t, offset: int = 0):
+        """A pointer into a bound buffer: to its struct (resolved by the member accesses that
+        follow), to an array ("arr", slot) or to a scalar ("elem", slot, index)."""
+        if g.space not in ("storage", "uniform") or g.group is None:
+            raise Unsupported(f"global {g.name} in {g.space}")
+        if isinstance(t, StructType):
+            return ("struct", g, t, offset)
+        k = self.buffer(g, t, offset)
+        return ("arr", k) if isinstance(t, ArrayType) else ("elem", k, "0")
 
     # -- code ----------------------------------------------------------------------------
     def block(self, block: Block, depth: int, loop_ctx):
@@ -184,8 +223,7 @@ class _Gen:
             self.vals[r.id] = ("warr", slot) if isinstance(t, ArrayType) else ("welem", slot, "np.int64(0)")
         elif op == OP.global_:
             g = self.module.global_(inst.attrs["name"])
-            k = self.buffer(g.name)
-            self.vals[r.id] = ("arr", k) if isinstance(g.type, ArrayType) else ("elem", k, "0")
+            self.vals[r.id] = self.buffer_ptr(g, g.type)
         elif op == OP.var:
             t = inst.type.pointee
             ty = _scalar(t)
@@ -199,10 +237,16 @@ class _Gen:
             if isinstance(base, tuple) and base[0] == "warr" and len(path) == 1:
                 self.wg_access(inst, base[1], d)
                 return
+            while isinstance(base, tuple) and base[0] == "struct" and path:    # members: constant steps
+                _, g, st, off = base
+                base = self.buffer_ptr(g, st.members[path[0]].type, off + st.offsets[path[0]])
+                path = path[1:]
+            if not path:
+                self.vals[r.id] = base
+                return
             if not (isinstance(base, tuple) and base[0] == "arr") or len(path) != 1:
                 raise Unsupported("access")
             k = base[1]
-            g, t, elem = self.buf_types[k]
             if path[0] >= 0:
                 # a constant index: the interpreter does not check it; keep it only when in range
                 self.emit(d, f"if {path[0]} >= n{k}:")
@@ -704,7 +748,7 @@ class _Gen:
         del self.lines[body_start:]
         for k, st in self.stores.items():
             if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
-                raise Unsupported(f"buffer {self.buf_types[k][0].name}: a store other invocations could see")
+                raise Unsupported(f"buffer {self.buf_types[k].g.name}: a store other invocations could see")
         bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp)
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
@@ -873,8 +917,7 @@ class Kernel:
     def __init__(self, pipe, gen: _Gen, source: str):
         self.pipe = pipe
         self.source = source
-        self.buffers = [(g.group, g.binding) for g, t, e in gen.buf_types]
-        self.types = [(t, e) for g, t, e in gen.buf_types]
+        self.slots = gen.buf_types
         self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
         self.stored_slots = gen.stored_slots
         self.has_loops = gen.nloops > 0
@@ -886,14 +929,13 @@ class Kernel:
         from ..numerics.dtypes import NP
         args = []
         datas = []
-        for key, (t, elem) in zip(self.buffers, self.types):
-            reg = regions.get(key)
-            if reg is None:
+        for s in self.slots:
+            reg = regions.get((s.g.group, s.g.binding))
+            got = None if reg is None else s.view(reg, NP[s.elem.name])
+            if got is None:
                 return 0
-            view = reg.view(NP[elem.name]).reshape(-1)
-            n = (reg.nbytes // t.stride if t.count is None else t.count) if isinstance(t, ArrayType) else 1
-            args += [view, np.int64(n)]
-            datas.append(reg.data)
+            args += [got[0], np.int64(got[1])]
+            datas.append(got[0])
         if self.rcp:
             from ..numerics import sfu
             args.append(sfu.table("rcp"))

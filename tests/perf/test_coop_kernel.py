@@ -242,11 +242,11 @@ def small_dispatches_compiled(monkeypatch):
     monkeypatch.setattr(coop_kernel, "MIN_SUBGROUPS", 1)
 
 
-def run(monkeypatch, jit, profile, sg, src, consts, make, grid):
+def run(monkeypatch, jit, profile, sg, src, consts, make, grid, file="case.wgsl"):
     monkeypatch.setenv("EMU_JIT", jit)
     # the step limit low enough for the 'step-limit' case to reach it
     dev = emu.Device(profile, subgroup_size=sg, jobs=2, max_steps=20000)
-    mod = dev.create_shader_module(src, "case.wgsl")
+    mod = dev.create_shader_module(src, file)
     pipe = dev.create_compute_pipeline(mod, constants=consts)
     bufs = {key: dev.create_buffer(v) if isinstance(v, np.ndarray) else dev.create_buffer(size=v)
             for key, v in make(np.random.default_rng(7)).items()}
@@ -370,3 +370,137 @@ def test_stamp_covers_what_generated_kernels_call():
         if path.startswith("numerics/"):     # (emu.jit.coop_kernel: the generator, for two functions)
             todo += imported(ast.parse(Path(mod.__file__).read_text()), mod.__name__.rsplit(".", 1)[0])
     assert seen and seen <= set(fuse._CALLED), sorted(seen - set(fuse._CALLED))
+
+
+# -- every SPIR-V test shader (tests/shaders/spirv: GLSL through glslang, SPIR-V assembly), compiled
+# against interpreted as the WGSL cases above; 'fused': taken by the fusion JIT (emu/jit/fuse.py).
+# The JIT sees only the IR, so a SPIR-V kernel goes the way its WGSL twin would: Block-decorated
+# structs are buffers whose members it indexes; workgroup memory around cooperative ops, subgroup
+# operations and vectors in registers leave a kernel to the interpreter whatever its front end.
+SPIRV = ROOT / "tests" / "shaders" / "spirv"
+
+
+def _h(rng, *shape):
+    return rng.uniform(-2, 2, shape).astype(np.float16)
+
+
+def _pairs(rng, n):
+    """n 16-bit floats packed two to a u32 word (low half first), as the pair kernels read them."""
+    return _h(rng, n).view(np.uint32)
+
+
+def _control(rng):
+    import struct
+    from emu.isa.ir import PUSH_CONSTANTS
+    x = rng.integers(-40, 40, 64).astype(np.int32)
+    return {(0, 0): x, (0, 1): 64 * 8 * 4, (1, 0): 4, PUSH_CONSTANTS: np.frombuffer(struct.pack("<iI", 3, 20), np.uint8)}
+
+
+def _sizes(*words, extra=None):
+    """Bindings with a push-constant block of u32 `words` (emu.isa.ir.PUSH_CONSTANTS)."""
+    from emu.isa.ir import PUSH_CONSTANTS
+    return {PUSH_CONSTANTS: np.array(words, np.uint32), **(extra or {})}
+
+
+# (file, profile, subgroup size, constants, bindings, grid, expected way)
+SPIRV_CASES = [
+    ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
+    ("coop_ops.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): rng.uniform(0.5, 2, 256).astype(np.float32),
+        (0, 3): 1024, (0, 4): 512, (0, 5): rng.integers(-128, 128, 512).astype(np.int8),
+        (0, 6): rng.integers(-128, 128, 512).astype(np.int8), (0, 7): 1024}, (1, 1, 1), "declined"),
+    ("div_add.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, k): rng.standard_normal(4 * 256).astype(np.float32) for k in range(3)} | {(0, 3): 4 * 4 * 256},
+     (4, 1, 1), "declined"),
+    ("ext_maint1.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): 32 * 8 * 8},
+     (1, 1, 1), "declined"),
+    ("ext_maint1_nv2.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): 32 * 8 * 8},
+     (1, 1, 1), "declined"),
+    ("gemm_coopmat.comp", "nvidia-h200", None, {"0": 64, "1": 48, "2": 80}, lambda rng: {
+        (0, 0): _h(rng, 64 * 80), (0, 1): _h(rng, 80 * 48), (0, 2): 4 * 64 * 48}, (3, 4, 1), "compiled"),
+    ("gemm_flexible.comp", "nvidia-h200", None, {"0": 64, "1": 64, "2": 96}, lambda rng: {
+        (0, 0): _h(rng, 64 * 96), (0, 1): _h(rng, 96 * 64), (0, 2): 4 * 64 * 64}, (2, 2, 1), "declined"),
+    ("gemm_spec_tiles.comp", "nvidia-h200", None, {"0": 64, "1": 16, "2": 16, "3": 16, "4": 32}, lambda rng: _sizes(
+        40, 56, 48, extra={(0, 0): _h(rng, 40 * 48), (0, 1): _h(rng, 56 * 48), (0, 2): 4 * 40 * 56}),
+     (2, 2, 1), "declined"),
+    ("matmul_naive.comp", "nvidia-h200", None, {}, lambda rng: _sizes(
+        40, 36, 24, extra={(0, 0): rng.standard_normal(40 * 24).astype(np.float32),
+                           (0, 1): rng.standard_normal(24 * 36).astype(np.float32), (0, 2): 4 * 40 * 36,
+                           (0, 3): np.array([0.75, 0], np.float32).view(np.uint32) | np.array([0, 3], np.uint32)}),
+     (3, 3, 1), "fused"),
+    ("mma_bf16.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.integers(0, 2**32, 4 * 128, dtype=np.uint64).astype(np.uint32) & np.uint32(0xBFFFBFFF),
+        (0, 1): rng.integers(0, 2**32, 4 * 128, dtype=np.uint64).astype(np.uint32) & np.uint32(0xBFFFBFFF),
+        (0, 2): rng.standard_normal(4 * 256).astype(np.float32), (0, 3): 4 * 4 * 256}, (4, 1, 1), "declined"),
+    ("mma_f16_pairs.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _pairs(rng, 4 * 256), (0, 1): _pairs(rng, 4 * 256), (0, 2): rng.standard_normal(4 * 256).astype(np.float32),
+        (0, 3): 4 * 4 * 256}, (4, 1, 1), "declined"),
+    ("mma_mixed_sign.comp", "amd-rdna3", None, {}, lambda rng: {
+        (0, 0): rng.integers(-128, 128, 256).astype(np.int8), (0, 1): rng.integers(0, 256, 256).astype(np.uint8),
+        (0, 2): 1024}, (1, 1, 1), "declined"),
+    ("nv2_2x2.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 1024), (0, 1): _h(rng, 1024), (0, 2): 1280 * 4}, (1, 1, 1), "declined"),
+    ("nv2_element_write.spvasm", "nvidia-h200", None, {"0": 0}, lambda rng: {(0, 0): 64 * 32 * 4}, (1, 1, 1), "declined"),
+    ("nv2_elementwise.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 64 * 32), (0, 1): _h(rng, 32 * 32), (0, 2): rng.standard_normal(64 * 32).astype(np.float32),
+        (0, 3): 6 * 2048 * 4, (0, 4): 4 * 768 * 4}, (1, 1, 1), "declined"),
+    ("nv2_lanes_probe.spvasm", "nvidia-h200", None, {"0": 64, "1": 64, "2": 128}, lambda rng: {
+        (0, 0): 16 * 128, (0, 1): 4 * 128 * 256 * 8}, (1, 1, 1), "declined"),
+    ("nv2_reduce.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): rng.integers(-8, 9, 256).astype(np.float32),
+        (0, 3): 4 * 5 * 256, (0, 4): 2 * 256}, (1, 1, 1), "declined"),
+    ("nv2_tensor.spvasm", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 50 * 32), (0, 1): _h(rng, 32 * 32), (0, 2): np.full(64 * 32, -7, np.float32),
+        (0, 3): np.full(32 * 72, -7, np.float32)}, (1, 1, 1), "declined"),
+    # a ragged B (too short): the fused kernel meets the out-of-bounds index and hands over
+    ("matmul_naive.comp#short-b", "nvidia-h200", None, {}, lambda rng: _sizes(
+        40, 36, 24, extra={(0, 0): rng.standard_normal(40 * 24).astype(np.float32),
+                           (0, 1): rng.standard_normal(24 * 36 - 50).astype(np.float32), (0, 2): 4 * 40 * 36,
+                           (0, 3): np.array([0.75, 0], np.float32).view(np.uint32) | np.array([0, 3], np.uint32)}),
+     (3, 3, 1), "fused"),
+    ("reduce_shared.comp", "reference", None, {}, lambda rng: {
+        (0, 0): np.concatenate([np.array([8 * 256 - 100, 0, 0, 0], np.uint32),
+                                rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),
+        (0, 1): 4 * 8, (0, 2): 4 * 8}, (8, 1, 1), "fused"),
+]
+
+
+def _twin(comp: Path) -> Path | None:
+    """The SPIR-V assembly made from a GLSL file that the wheel's glslang refuses (its first line
+    names the .comp), which the cases run in its place."""
+    for asm in sorted(SPIRV.glob("*.spvasm")):
+        if asm.read_text().split("\n", 1)[0].startswith(f"; tests/shaders/spirv/{comp.name} "):
+            return asm
+    return None
+
+
+def test_every_spirv_shader_has_a_case():
+    named = {c[0].split("#")[0] for c in SPIRV_CASES}
+    for f in sorted(SPIRV.glob("*.comp")) + sorted(SPIRV.glob("*.spvasm")):
+        twin = _twin(f) if f.suffix == ".comp" else None
+        assert f.name in named or (twin is not None and twin.name in named), f"{f.name}: no case in SPIRV_CASES"
+
+
+@pytest.mark.parametrize("case", SPIRV_CASES, ids=[c[0] for c in SPIRV_CASES])
+def test_spirv_compiled_equals_interpreter(monkeypatch, case):
+    from emu.frontend.spirv import grammar
+    from emu.jit import fuse
+    name, profile, sg, consts, make, grid, way = case
+    if name == "ext_maint1.spvasm" and "OpCooperativeMatrixGetCoordinateEXT" not in grammar.load("core").by_name:
+        pytest.skip(f"the SPIR-V grammar read ({grammar.grammar_dir()}) predates maintenance1: set "
+                    f"EMU_SPIRV_GRAMMAR (bash scripts/glslang_nv2.sh fetches Debian's spirv-headers)")
+    file = f"tests/shaders/spirv/{name.split('#')[0]}"
+    src = (ROOT / file).read_text()
+    _, want_w, want = run(monkeypatch, "0", profile, sg, src, consts, make, grid, file)
+    assert not any(w.startswith("error: ") for w in want_w), want_w        # the inputs run
+    p, got_w, got = run(monkeypatch, "1", profile, sg, src, consts, make, grid, file)
+    assert got_w == want_w
+    for key in want:
+        assert np.array_equal(got[key], want[key]), f"binding {key} differs"
+    k = getattr(p, "_jit", None)
+    kind = {coop_kernel.Kernel: "compiled", fuse.Kernel: "fused"}.get(type(k), "declined")
+    assert kind == way, f"expected {way}, went {kind}"
+    if kind == "compiled":
+        assert k.handed_back == 0 and not k.spa.any()

@@ -443,3 +443,29 @@ def test_bench_workgroup_shaders(monkeypatch):
     same((shaders / "matmul_tiled.wgsl").read_text(), [a, b], [4 * 64 * 64], (4, 4, 1), monkeypatch,
          constants={"M": 64, "N": 64, "K": 64})
     same((shaders / "reduce.wgsl").read_text(), [a], [4 * 16], (16, 1, 1), monkeypatch)
+
+
+STRUCT_BUFFERS = """
+struct Input { n : u32, scale : f32, data : array<f32> }
+struct Params { bias : i32, limit : u32 }
+@group(0) @binding(0) var<storage, read> inp : Input;
+@group(0) @binding(1) var<uniform> params : Params;
+@group(0) @binding(2) var<storage, read_write> o : array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  var v = f32(params.bias);
+  if (i < inp.n && i < params.limit) { v = inp.data[i] * inp.scale + v; }
+  o[i] = v + f32(arrayLength(&inp.data));
+}
+"""
+
+
+def test_struct_buffers(monkeypatch):
+    """Buffers that are structs (scalars and a runtime-sized array at an offset): each member the
+    kernel indexes is a view of its own into the binding, as SPIR-V's Block-decorated structs are."""
+    rng = np.random.default_rng(12)
+    inp = np.concatenate([np.array([N - 40], np.uint32), np.array([1.5, 0, 0], np.float32).view(np.uint32),
+                          rng.standard_normal(N - 3).astype(np.float32).view(np.uint32)])
+    params = np.array([-3, N - 7, 0, 0], np.int32)
+    same(STRUCT_BUFFERS, [inp, params], [4 * N], (N // 64, 1, 1), monkeypatch)
