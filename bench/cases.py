@@ -104,6 +104,53 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
          jobs=dev.jobs, **extra)
 
 
+def emu_run(kernel, size, runs):
+    """`emu run` of the GEMM as a user starts it (a child process; wall from start to exit, warm
+    caches, bytecode caching on as in an installed package) against the same dispatch in this
+    process, alternately: each round one `emu run`, then one timed dispatch here (after an untimed
+    warm-up round of each), so that both see the same load. ratios: run / dispatch per round.
+    same_bits: the file `emu run` wrote holds the bits of the dispatch here."""
+    import tempfile
+    import emu
+    size, runs = int(size), int(runs)
+    src, block = (SIMPLE, 16) if kernel == "simple" else (GEMM, 32)
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, (size, size)).astype(np.float16)
+    b = rng.uniform(-1, 1, (size, size)).astype(np.float16)
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src.read_text(), str(src.relative_to(ROOT))),
+                                       constants={"M": size, "N": size, "K": size})
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * size * size)}
+    grid = (size // block, size // block, 1)
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    walls, disp, loads = [], [], []
+    with tempfile.TemporaryDirectory() as d:
+        np.save(Path(d) / "a.npy", a)
+        np.save(Path(d) / "b.npy", b)
+        out = Path(d) / "c.npy"
+        cmd = [sys.executable, "-m", "emu", "run", str(src), "--dispatch", f"{grid[0]},{grid[1]}",
+               "--profile", "nvidia-h200", "--override", f"M={size}", "--override", f"N={size}",
+               "--override", f"K={size}", "--buffer", f"0:0={d}/a.npy", "--buffer", f"0:1={d}/b.npy",
+               "--buffer", f"0:2=zeros:{size * size}:f32", "--output", f"0:2={out}"]
+        for i in range(runs + 1):           # round 0: warm-up (caches, page cache, pyc files)
+            t = time.perf_counter()
+            p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t
+            if p.returncode != 0:
+                raise SystemExit(f"emu run failed: {p.stderr[-300:]}")
+            t = time.perf_counter()
+            dev.dispatch(pipe, bufs, grid)
+            dt = time.perf_counter() - t
+            if i:
+                walls.append(wall)
+                disp.append(dt)
+                loads.append(os.getloadavg()[0])
+        same = bool(np.array_equal(np.load(out).view(np.uint32), bufs[(0, 2)].read(np.uint32)))
+    _out(times=walls, dispatch_times=disp, ratios=[w / t for w, t in zip(walls, disp)], loadavg=loads,
+         same_bits=same)
+
+
 def emu_demo_start(runs):
     """`emu demo` as a user starts it, in a child process: once with empty numba and JIT caches
     (NUMBA_CACHE_DIR, EMU_JIT_CACHE pointed at a new folder), then `runs` times with the caches

@@ -132,8 +132,9 @@ def _shaped(flat: np.ndarray, shape: tuple, buf: Buffer, dtype, explicit: bool) 
 
 
 class ShaderModule:
-    def __init__(self, module: Module, source: str, file: str, warnings: list):
+    def __init__(self, module: Module, source: str, file: str, warnings: list, cache: bool = False):
         self.ir, self.source, self.file, self.warnings = module, source, file, warnings
+        self.cache = cache          # its pipelines' IR, where lowered again, kept too
 
 
 @dataclass
@@ -147,21 +148,30 @@ class ComputePipeline:
 
 
 def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None,
-                 defer_unset: bool = False, const_eval: str = "wgsl"):
+                 defer_unset: bool = False, const_eval: str = "wgsl", cache: bool = False):
     """WGSL text (or, for a file named *.ir, the IR's text form) -> IR module and warnings.
     `const_eval`: how WGSL const-expressions fold (a profile's field: "wgsl" or Dawn's "tint").
+    `cache`: keep WGSL's IR between processes (emu/jit/ircache.py; what `emu run` does).
     Raises EmuError with file:line:col."""
     if file.endswith(".ir"):
         # IR text straight in: for front ends of other languages and for ops WGSL cannot spell
         from .isa.textparser import parse_ir
         return parse_ir(source, file), []
-    from .frontend import spirv
-    if spirv.is_spirv_file(file):
+    from .frontend import is_spirv_file
+    if is_spirv_file(file):
         # SPIR-V binary or assembly, or GLSL through glslang: the same IR
+        from .frontend import spirv
         return spirv.compile_source(source, file, constants=constants)
+    args = dict(strict=strict, constants=constants, defer_unset=defer_unset, const_eval=const_eval)
+    if cache:
+        from .jit.ircache import compile_cached
+        return compile_cached(_lower_wgsl, source, file, **args)
+    return _lower_wgsl(source, file, **args)
+
+
+def _lower_wgsl(source: str, file: str, **args):
     from .frontend.wgsl import compile_source
-    return compile_source(source, file, strict=strict, constants=constants, defer_unset=defer_unset,
-                          const_eval=const_eval)
+    return compile_source(source, file, **args)
 
 
 def compile_for_ir(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
@@ -263,8 +273,10 @@ class Device:
         return self.options.subgroup_size
 
     def create_shader_module(self, code: str, file: str | None = None, strict: bool = False, *,
-                             label: str | None = None, compilation_hints=()) -> ShaderModule:
-        """WGSL text -> a module for this device. ``file`` (or wgpu's ``label``) names it in messages."""
+                             label: str | None = None, compilation_hints=(), cache: bool = False) -> ShaderModule:
+        """WGSL text -> a module for this device. ``file`` (or wgpu's ``label``) names it in messages.
+        ``cache``: keep its lowered IR in emu's private cache folder for the next process (what
+        `emu run` does: a hit need not import the WGSL front end; EMU_IR_CACHE=0 turns it off)."""
         file = file or label or "<input>"
         if isinstance(code, (bytes, bytearray)) and file.lower().endswith(".spv"):
             code = bytes(code).decode("utf-8", "surrogateescape")     # a SPIR-V binary, as the CLI passes it
@@ -273,12 +285,12 @@ class Device:
                                   hint="read the file first: create_shader_module(open(path).read(), path)")
         with self._errors({file: code}):
             module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True,
-                                            const_eval=self.profile.const_eval)
+                                            const_eval=self.profile.const_eval, cache=cache)
             # SPIR-V whose spec constants size its types (matrix shapes, arrays) is checked per
             # pipeline, with the pipeline's values (the defaults may name no config of the device)
-            from .frontend.spirv import is_spirv_file
+            from .frontend import is_spirv_file
             self._for_device(module, check=not (module.needs_constants and is_spirv_file(file)))
-        return ShaderModule(module, code, file, warnings)
+        return ShaderModule(module, code, file, warnings, cache)
 
     def _for_device(self, module, check: bool = True) -> None:
         """Make the IR what this device runs, and check the device can run it."""
@@ -311,7 +323,7 @@ class Device:
             if ir.needs_constants and (constants or ir.unset_overrides):
                 # overrides size types here: lower the shader again with this pipeline's values
                 ir, _ = compile_wgsl(module.source, module.file, constants=constants,
-                                     const_eval=self.profile.const_eval)
+                                     const_eval=self.profile.const_eval, cache=module.cache)
                 self._for_device(ir)
                 constants = {}
             pipeline = Pipeline(ir, entry_point, constants, self.profile, self.options)

@@ -6,7 +6,6 @@ command-line use; 3 an internal error (a bug in emu: one message asking for a re
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 import warnings
 from pathlib import Path
@@ -34,6 +33,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
     def _typo(self, bad_command: bool) -> str | None:
+        import difflib
         argv = getattr(self, "_argv", [])
         parser, flags = self, set(self._option_string_actions)
         for word in (a for a in argv if not a.startswith("-")):   # down the commands named
@@ -199,7 +199,7 @@ def cmd_run(args, sources) -> int:
     dev = Device(args.profile, args.subgroup_size, bounds=args.bounds, max_steps=args.max_steps, hints="cli",
                  tracer=tracer, jobs=args.jobs, timeout=args.timeout, progress=note,
                  race_check=args.race_check)
-    mod = dev.create_shader_module(src, args.shader, strict=args.strict)
+    mod = dev.create_shader_module(src, args.shader, strict=args.strict, cache=True)
     for w in mod.warnings:
         print(w.format(sources), file=sys.stderr)
     pipe = dev.create_compute_pipeline(mod, args.entry, overrides)

@@ -52,7 +52,7 @@ def push_constants(path: str | None) -> dict:
     """--push-constants FILE as {the push-constant binding: bytes} (a .npy array's raw bytes)."""
     if path is None:
         return {}
-    from .frontend.spirv.module import PUSH_CONSTANTS
+    from .isa.ir import PUSH_CONSTANTS
     try:
         data = np.load(path, allow_pickle=False).tobytes() if path.endswith(".npy") else Path(path).read_bytes()
     except (OSError, ValueError) as e:

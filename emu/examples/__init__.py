@@ -5,7 +5,6 @@ documents under emu/docs/ with emu/profiles/README.md (docs/profiles.md: how to 
 bundled kernel by name."""
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 from ..errors import HostError
@@ -14,7 +13,7 @@ from ..errors import HostError
 def bundled() -> dict[str, Path]:
     """{name relative to the copy folder: file}: kernels at the top, host programs under
     wgpu_host/, documents under docs/."""
-    root = Path(str(resources.files("emu")))
+    root = Path(__file__).resolve().parents[1]      # the emu package (importlib.resources: ~10 ms to import)
     out = {}
     for sub, pattern, into in (("examples", "*.wgsl", ""), ("examples/wgpu_host", "*.py", "wgpu_host/"),
                                ("wgpu", "README.md", "wgpu_host/"),      # emu.wgpu's guide, with its programs

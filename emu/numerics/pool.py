@@ -6,21 +6,52 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
-_pool: ThreadPoolExecutor | None = None
+_jobs: queue.SimpleQueue = queue.SimpleQueue()
+_threads: list = []
 _lock = threading.Lock()
 CPUS = max(1, os.cpu_count() or 1)
 
 
-def pool() -> ThreadPoolExecutor:
-    global _pool
+def _worker():
+    while True:
+        _jobs.get()()
+
+
+class _Job:
+    """fn() on a pool thread; result() waits for it and raises what it raised."""
+
+    def __init__(self, fn):
+        self.fn, self.error, self.done = fn, None, threading.Event()
+
+    def __call__(self):
+        try:
+            self.fn()
+        except BaseException as e:          # noqa: BLE001  (handed to the waiting thread)
+            self.error = e
+        finally:
+            self.done.set()
+
+    def result(self):
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+
+
+def submit(fn) -> _Job:
+    """fn() on one of up to CPUS shared threads, started as needed. (A pool of plain threads:
+    concurrent.futures would import logging, ~10 ms of every run's start.) The threads are
+    daemons, but run_chunks waits for every job it hands out, so none runs once it returns."""
     with _lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=CPUS,
-                                       thread_name_prefix="emu-jit")
-        return _pool
+        if len(_threads) < CPUS:
+            t = threading.Thread(target=_worker, name=f"emu-jit_{len(_threads)}", daemon=True)
+            t.start()
+            _threads.append(t)
+    job = _Job(fn)
+    _jobs.put(job)
+    return job
 
 
 def run_chunks(fn, n: int, jobs: int, *args, grain: int = 1, per_thread: int = 2):
@@ -42,7 +73,11 @@ def run_chunks(fn, n: int, jobs: int, *args, grain: int = 1, per_thread: int = 2
             if c >= chunks:
                 return
             fn(*args, *bounds[c])
-    futs = [pool().submit(work) for _ in range(jobs - 1)]
-    work()
+    futs = [submit(work) for _ in range(jobs - 1)]
+    try:
+        work()
+    finally:
+        for f in futs:              # every one, also when this thread's share raised
+            f.done.wait()
     for f in futs:
         f.result()

@@ -25,7 +25,6 @@ host, Linux with glibc): f32 120 of 120 and f16 100 of 100 (emu's WGSL folding: 
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import zlib
 from functools import lru_cache
 
@@ -69,6 +68,7 @@ def _probe_args(name: str, n: int = 2000):
 @lru_cache(maxsize=None)
 def _libm(name: str):
     """The host's float function `name`, where it gives the H200 host's results on the probe."""
+    import ctypes.util                      # (runs subprocess: imported once needed)
     path = ctypes.util.find_library("m")
     try:
         f = getattr(ctypes.CDLL(path), name)

@@ -12,12 +12,10 @@ fix.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -82,7 +80,7 @@ _WGPU_TYPES = frozenset({"f32", "f16", "i32", "u32"})             # wgpu's Coope
 _DAWN_COMPONENT = frozenset({"f32", "f16", "u32", "i32", "u8", "i8"})
 _DAWN_RESULT = frozenset({"f32", "f16", "u32", "i32"})
 
-_DATA_PACKAGE = "emu.profiles.data"
+_DATA = Path(__file__).with_name("data")    # its folder (importlib.resources: ~10 ms to import)
 
 
 class ProfileError(EmuError, ValueError):
@@ -435,6 +433,12 @@ class Profile:
 
 
 # ===================================================================== loading
+
+def _close(word, choices, **kw):
+    import difflib                          # (imported for a mistake only: ~5 ms of every start)
+    return difflib.get_close_matches(word, choices, **kw)
+
+
 def list_profiles() -> list[str]:
     """Names of the profiles that ship with emu."""
     return list(_shipped_names())
@@ -442,7 +446,7 @@ def list_profiles() -> list[str]:
 
 @lru_cache(maxsize=1)
 def _shipped_names() -> tuple[str, ...]:
-    return tuple(sorted(e.name[:-5] for e in resources.files(_DATA_PACKAGE).iterdir() if e.name.endswith(".json")))
+    return tuple(sorted(e.name[:-5] for e in _DATA.iterdir() if e.name.endswith(".json")))
 
 
 def load_profile(name_or_path: str | os.PathLike) -> Profile:
@@ -453,7 +457,7 @@ def load_profile(name_or_path: str | os.PathLike) -> Profile:
     path = Path(text)
     if path.is_file():
         return _load_file(path, _include_stack=())
-    near = difflib.get_close_matches(text, list_profiles(), n=1) or \
+    near = _close(text, list_profiles(), n=1) or \
         [n for n in list_profiles() if text.lower() in n][:1]          # 'h200', 'rdna3'
     raise ProfileError(
         f"no profile named {text!r} and no such file",
@@ -477,7 +481,7 @@ _BUILTIN: dict[str, Profile] = {}
 def _load_builtin(name: str, _include_stack=None) -> Profile:
     """Shipped profiles are parsed once and shared (profiles are immutable)."""
     if name not in _BUILTIN:
-        ref = resources.files(_DATA_PACKAGE).joinpath(f"{name}.json")
+        ref = _DATA / f"{name}.json"
         _BUILTIN[name] = _parse(ref.read_text(encoding="utf-8"), f"emu/profiles/data/{name}.json",
                                 _include_stack=_include_stack or (name,))
     return _BUILTIN[name]
@@ -515,7 +519,7 @@ class _Ctx:
             self.fail(where, f"expected a JSON object, got {_jtype(obj)}", "write it as { ... }")
         for k in obj:
             if k not in required and k not in optional:
-                near = difflib.get_close_matches(k, required + optional, n=1) or \
+                near = _close(k, required + optional, n=1) or \
                     [a for a in required + optional if a.startswith(k) or k.startswith(a)][:1]
                 self.fail(f"{where}.{k}" if where else k, "unknown field",
                           f"use {near[0]!r}" if near else f"remove it (allowed: {', '.join(required + optional)})")
@@ -527,7 +531,7 @@ class _Ctx:
         if not isinstance(v, str) or not v:
             self.fail(where, f"expected a non-empty string, got {_jtype(v)}", "write a string in double quotes")
         if choices is not None and v not in choices:
-            near = difflib.get_close_matches(v, list(choices), n=1)
+            near = _close(v, list(choices), n=1)
             self.fail(where, f"{v!r} is not one of {', '.join(choices)}",
                       f"use {near[0]!r}" if near else f"use one of {', '.join(choices)}")
         return v
@@ -832,7 +836,7 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
     for key, ev in raw.items():
         w = f"{where}.{key}"
         if key not in allowed:
-            near = difflib.get_close_matches(key, allowed, n=1)
+            near = _close(key, allowed, n=1)
             ctx.fail(w, "evidence for an unknown field", f"use {near[0]!r}" if near else f"use one of {', '.join(allowed)}")
         ctx.keys(ev, w, ("level",), ("data", "citation", "reason", "note"))
         level = ctx.string(ev["level"], f"{w}.level", tuple(EVIDENCE_LEVELS))

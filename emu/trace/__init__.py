@@ -5,6 +5,14 @@
         dev = emu.Device("nvidia-h200", tracer=tr)
         ...
 """
-from .schema import SCHEMA_VERSION, validate_records, validate_trace_file  # noqa: F401
-from .select import Selection  # noqa: F401
-from .tracer import MemorySink, Tracer  # noqa: F401
+# The names are imported when first asked for: `emu run` without --trace imports none of them.
+_NAMES = {"SCHEMA_VERSION": "schema", "validate_records": "schema", "validate_trace_file": "schema",
+          "Selection": "select", "MemorySink": "tracer", "Tracer": "tracer"}
+__all__ = list(_NAMES)
+
+
+def __getattr__(name):
+    if name not in _NAMES:
+        raise AttributeError(f"module 'emu.trace' has no attribute '{name}'")
+    import importlib
+    return getattr(importlib.import_module(f".{_NAMES[name]}", __name__), name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import sys
 
 from ..errors import HostError, UsageError
-from .tracer import Tracer
 
 
 def _pair(text: str, flag: str) -> tuple[int, int]:
@@ -51,8 +50,8 @@ def add_run_args(parser) -> None:
 
 
 def make_tracer(args):
-    """The tracer `emu run` should attach to the device, or None when tracing is off."""
-    from .select import Selection, SelectionError
+    """The tracer `emu run` should attach to the device, or None when tracing is off (the
+    tracer's modules are imported only then)."""
     path = getattr(args, "trace", None)
     explain = getattr(args, "explain", None)
     filters = {k: getattr(args, f"trace_{k}", None) for k in ("ops", "workgroups", "subgroups", "lanes")}
@@ -64,26 +63,27 @@ def make_tracer(args):
             raise UsageError(f"{given[0]} needs --trace FILE")
         if explain is None:
             return None
+    from .select import Selection, SelectionError
     try:
         sel = Selection.parse(**filters)
     except SelectionError as e:
         raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
     at = _pair(explain, "--explain") if explain is not None else None
+    from .tracer import Tracer
+
+    class CliTracer(Tracer):
+        """A tracer that, with --explain, prints the explanation once the run has finished."""
+
+        def end(self):
+            super().end()
+            if self.explain_at is None or self.failed:
+                return
+            from .explain import explain_event, render_text
+            if self.captured is None:
+                raise HostError("--explain: subgroup 0 of workgroup (0, 0, 0) ran no multiply-add",
+                                hint="explain needs a kernel whose first subgroup runs coop_mma / coop_mul")
+            sys.stdout.write(render_text(explain_event(None, self.captured, *self.explain_at)))
     return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at)
-
-
-class CliTracer(Tracer):
-    """A tracer that, with --explain, prints the explanation once the run has finished."""
-
-    def end(self):
-        super().end()
-        if self.explain_at is None or self.failed:
-            return
-        from .explain import explain_event, render_text
-        if self.captured is None:
-            raise HostError("--explain: subgroup 0 of workgroup (0, 0, 0) ran no multiply-add",
-                            hint="explain needs a kernel whose first subgroup runs coop_mma / coop_mul")
-        sys.stdout.write(render_text(explain_event(None, self.captured, *self.explain_at)))
 
 
 # ------------------------------------------------------------------------------- commands

@@ -19,13 +19,9 @@ from pathlib import Path
 
 from ...errors import EmuError
 from ...isa.ir import Loc
+from .. import SPIRV_SUFFIXES as SUFFIXES, is_spirv_file  # noqa: F401  (this front end's names for them)
 
-SUFFIXES = (".spv", ".spvasm", ".comp", ".glsl")
 GLSL_SUFFIXES = (".comp", ".glsl")
-
-
-def is_spirv_file(file: str) -> bool:
-    return file.lower().endswith(SUFFIXES)
 
 
 def tool(name: str) -> str:
