@@ -107,9 +107,10 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
 def emu_run(kernel, size, runs):
     """`emu run` of the GEMM as a user starts it (a child process; wall from start to exit, warm
     caches, bytecode caching on as in an installed package) against the same dispatch in this
-    process, alternately: each round one `emu run`, then one timed dispatch here (after an untimed
+    process, alternately: each round one `emu run` (its wall and CPU seconds), then one timed dispatch here (after an untimed
     warm-up round of each), so that both see the same load. ratios: run / dispatch per round.
     same_bits: the file `emu run` wrote holds the bits of the dispatch here."""
+    import resource
     import tempfile
     import emu
     size, runs = int(size), int(runs)
@@ -124,7 +125,7 @@ def emu_run(kernel, size, runs):
     grid = (size // block, size // block, 1)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    walls, disp, loads = [], [], []
+    walls, cpus, disp, loads = [], [], [], []
     with tempfile.TemporaryDirectory() as d:
         np.save(Path(d) / "a.npy", a)
         np.save(Path(d) / "b.npy", b)
@@ -134,9 +135,11 @@ def emu_run(kernel, size, runs):
                "--override", f"K={size}", "--buffer", f"0:0={d}/a.npy", "--buffer", f"0:1={d}/b.npy",
                "--buffer", f"0:2=zeros:{size * size}:f32", "--output", f"0:2={out}"]
         for i in range(runs + 1):           # round 0: warm-up (caches, page cache, pyc files)
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t = time.perf_counter()
             p = subprocess.run(cmd, env=env, capture_output=True, text=True)
             wall = time.perf_counter() - t
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             if p.returncode != 0:
                 raise SystemExit(f"emu run failed: {p.stderr[-300:]}")
             t = time.perf_counter()
@@ -144,10 +147,11 @@ def emu_run(kernel, size, runs):
             dt = time.perf_counter() - t
             if i:
                 walls.append(wall)
+                cpus.append(c1.ru_utime - c0.ru_utime + c1.ru_stime - c0.ru_stime)
                 disp.append(dt)
                 loads.append(os.getloadavg()[0])
         same = bool(np.array_equal(np.load(out).view(np.uint32), bufs[(0, 2)].read(np.uint32)))
-    _out(times=walls, dispatch_times=disp, ratios=[w / t for w, t in zip(walls, disp)], loadavg=loads,
+    _out(times=walls, cpu=cpus, dispatch_times=disp, ratios=[w / t for w, t in zip(walls, disp)], loadavg=loads,
          same_bits=same)
 
 
