@@ -132,6 +132,10 @@ def main(argv=None) -> int:
     case("emu_gemm_simple_1024", "emu GEMM simple (1 subgroup/workgroup) f16->f32 nvidia-h200 1024^3",
          ["emu_gemm", "nvidia-h200", 1024, runs, "all", "off", "simple"], env=no_blas_env,
          note=f"bench/shaders/gemm_simple.wgsl; {runs} runs")
+    for k in ("simple", "dawn"):
+        case(f"emu_run_{k}_1024", f"`emu run` of the GEMM {k} nvidia-h200 1024^3 (wall, warm caches)",
+             ["emu_run", k, 1024, runs], env=no_blas_env,
+             note=f"a child process per run, each followed by the same dispatch in the case's process; {runs} runs")
     case("emu_gemm_h200_1024_j1", "emu GEMM nvidia-h200 1024^3, --jobs 1", ["emu_gemm", "nvidia-h200", 1024, runs, 1],
          note="one thread")
     for s in sizes:
@@ -229,6 +233,11 @@ def report(R, rows, args, runs) -> str:
                          f"cold {'yes' if r['notice'][0] else 'no'}, warm {'yes' if any(r['notice'][1:]) else 'no'}")
         if "compile" in r:
             extra.append(f"first dispatches {fmt_t(r['first'])}, steady {fmt_t(r['steady'])}, import {fmt_t(r['import_s'])}")
+        if r.get("ratios"):
+            extra.append(f"dispatch in process: median {fmt_t(statistics.median(r['dispatch_times']))}; "
+                         f"run CPU median {r['cpu'] and fmt_t(statistics.median(r['cpu']))}; load "
+                         f"{min(r['loadavg']):.1f}-{max(r['loadavg']):.1f}; "
+                         f"{'same bits' if r.get('same_bits') else 'BITS DIFFER'}")
         if key.startswith("numpy") and r.get("times"):
             extra.append(f"min {fmt_t(min(r['times']))}")
         if r.get("python"):
@@ -280,6 +289,10 @@ def report(R, rows, args, runs) -> str:
     add("numba compile, warm (s)", m.get("compile_warm"), "<= 2 s")
     add("GEMM 256^3 tracing on / off", ratio(m.get("trace_on"), m.get("trace_off")), "<= 1000x")
     add("GEMM 256^3 tracing to a JSONL file / off", ratio(m.get("trace_jsonl"), m.get("trace_off")), "-")
+    for k in ("simple", "dawn"):
+        r = R.get(f"emu_run_{k}_1024", {})
+        add(f"`emu run` GEMM {k} 1024^3 / its dispatch (median of per-round ratios)",
+            statistics.median(r["ratios"]) if r.get("ratios") else None, "<= 1.5x")
     add("emu GEMM 1024^3 --jobs 1 / all cores", ratio(m.get("emu_gemm_h200_1024_j1"), m.get("emu_gemm_h200_1024")), ">= 1x", False)
     return "\n".join(lines)
 
