@@ -754,17 +754,8 @@ class _Gen:
         self.stored_slots = stored
         sas = "".join(f", sa{k}" for k in stored)
         tail = f"{sas}{', ' + bufs if bufs else ''}"
-        dummies = "".join(", dummy" for k in stored)
         nwg = self.pipe.layout.wg_count
-        out = self.IMPORTS + [
-            "",
-            "",
-            "@njit(cache=True, nogil=True, error_model='numpy')",
-            f"def kernel(w0, w1, gx, gy, gz, max_steps, err{', ' + bufs if bufs else ''}):",
-            "    dummy = np.empty(1, np.int64)",
-            f"    run(w0, w1, w0, gx, gy, gz, max_steps, err, False{dummies}{', ' + bufs if bufs else ''})",
-            "",
-            ""]
+        out = self.IMPORTS + ["", ""]
         params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}"
         if not self.wg:
             return "\n".join(out + self.driver(params, body, unit=("local", nwg, (), "invocation")))
@@ -941,8 +932,11 @@ class Kernel:
             args.append(sfu.table("rcp"))
         if any(self.stored) and aliased(datas, self.stored):
             return 0
-        if not first_use(self, lambda mod: mod.kernel(0, 0, 1, 1, 1, self.pipe.opts.max_steps,
-                                                      np.zeros(3, np.int64), *args)):
+        # run serially: rec False, one unused store address array per written buffer (rec a bool
+        # from here, as from _parallel_run: one compiled run serves both)
+        dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
+        if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
+                                                   np.zeros(3, np.int64), False, *dummies, *args)):
             return 0
         gx, gy, gz = grid
         lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
@@ -953,7 +947,7 @@ class Kernel:
             if self._parallel(lo, total, lanes, jobs, grid, args):
                 return None
         err = np.zeros(3, np.int64)
-        self.mod.kernel(lo, end, gx, gy, gz, self.pipe.opts.max_steps, err, *args)
+        self.mod.run(lo, end, lo, gx, gy, gz, self.pipe.opts.max_steps, err, False, *dummies, *args)
         if err[0] == 0:
             return None
         return int(err[1])

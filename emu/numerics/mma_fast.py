@@ -250,6 +250,15 @@ def _gather(s, af, ali, aei, bf, bli, bei, RA, RB, use32):
                     RB[bi, j, kk] = np.int64(bf[s, bli[k, j], bei[k, j]]) if k < Kd else ZERO64
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _in_format(prm):
+    """The operands' format for the decoders: exponent bits, fraction bits, the mask of the
+    fraction bits kept, the exponent bias, whether subnormal inputs flush to zero."""
+    ieb, ifb, keep = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP]
+    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
+    return ieb, ifb, fmask, (np.int64(1) << (ieb - 1)) - 1, prm[P_FLUSH_IN]
+
+
 @_piece
 def _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
                      GAm, GAe, GAn, GBm, GBe, GBn, rowbad, colbad, use32, wide):
@@ -258,9 +267,7 @@ def _decode_operands(prm, RA, RB, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
     wide None: only the 32-bit path is compiled (see _run)."""
     M = rowbad.shape[0]
     N = colbad.shape[0]
-    ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
-    fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
-    bias = (np.int64(1) << (ieb - 1)) - 1
+    ieb, ifb, fmask, bias, fl = _in_format(prm)
     for i in range(M):
         rowbad[i] = False
     for j in range(N):
@@ -591,6 +598,42 @@ def _run(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, pr
                 of[s, ln, e] = o[ori[ln, e], oci[ln, e]] if ovalid[ln, e] else 0
 
 
+@njit(cache=True, nogil=True)
+def _run_exact(af, bf, cf, of, ali, aei, bli, bei, cli, cei, ori, oci, ovalid, sgs, prm, need, t0, t1):
+    """_run for an exact rule (K in one block): the pieces it runs there (_gather, _decode_rows,
+    _exact_rows) called straight, with their scratch made here, not through _scratch, _subgroup
+    and _decode_operands: the same code on the same arrays, so the same bits, with three levels
+    fewer for numba to compile (each level optimises its callees' code again), half the cold
+    compile of the reference profile."""
+    M, Kd = ali.shape
+    N = bli.shape[1]
+    A = np.empty((5, 1, M, Kd), np.int64)       # one allocation per kind: fewer calls to type
+    B = np.empty((5, 1, N, Kd), np.int64)
+    V = np.zeros((9, N), np.int64)
+    RA, FAm, FAe, FAp, FAn = A[0], A[1], A[2], A[3], A[4]
+    RB, FBm, FBe, FBp, FBn = B[0], B[1], B[2], B[3], B[4]
+    xn, xm, xe, xl, emax, emin, S, bits, RC = V[0], V[1], V[2], V[3], V[4], V[5], V[6], V[7], V[8]
+    rowbad, colbad, ok = np.zeros(M, np.bool_), np.zeros(N, np.bool_), np.zeros(N, np.bool_)
+    o = np.empty((M, N), np.int64)
+    ieb, ifb, fmask, bias, fl = _in_format(prm)
+    lanes, E = ori.shape
+    for t in range(t0, t1):
+        s = sgs[t]
+        _gather(s, af, ali, aei, bf, bli, bei, RA, RB, False)
+        for i in range(M):
+            rowbad[i] = False
+        for j in range(N):
+            colbad[j] = False
+        _decode_rows(RA, FAm, FAe, FAp, FAn, rowbad, ieb, ifb, fmask, bias, fl)
+        _decode_rows(RB, FBm, FBe, FBp, FBn, colbad, ieb, ifb, fmask, bias, fl)
+        if _exact_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAp, FAn, FBm, FBe, FBp, FBn,
+                       xn, xm, xe, xl, emax, emin, S, bits, ok, rowbad, colbad, RC):
+            need[t] = True
+        for ln in range(lanes):
+            for e in range(E):
+                of[s, ln, e] = o[ori[ln, e], oci[ln, e]] if ovalid[ln, e] else 0
+
+
 def _identity(rows, cols):
     r = np.repeat(np.arange(rows, dtype=np.int64), cols).reshape(rows, cols)
     c = np.tile(np.arange(cols, dtype=np.int64), rows).reshape(rows, cols)
@@ -670,8 +713,11 @@ def _dispatch(args, n, jobs):
     prm, use32 = args[-2], _use32(args[-2])
     Kd, N = args[4].shape[1], args[6].shape[1]
     only32 = use32 and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
-    run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
-               None if int(prm[P_KIND]) == K_EXACT else True, grain=64)
+    if int(prm[P_KIND]) == K_EXACT:
+        run_chunks(_run_exact, n, 1 if jobs is None else int(jobs), *args, grain=64)
+    else:
+        run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
+                   True, grain=64)
 
 
 # One subgroup's multiply-add on whole matrices (raw bits, [1, rows, cols]), for compiled code
