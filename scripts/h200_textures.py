@@ -4,8 +4,9 @@ image kernels (tests/hw/texture_cases.py) and the texture-unit probes, and write
   textures.npz   each case's outputs ("CASE:G,B" -> bytes) and each probe's raw results
   textures.json  what the probes measured, as a profile's `textures` field, with the evidence
 
-Usage: python3 scripts/h200_textures.py OUT [--backend dawn]
-(on the device: H200_SCRIPT=scripts/h200_textures.py bash scripts/h200_session.sh)
+Usage: python3 scripts/h200_textures.py OUT [--backend dawn] [--sets volume_grad_cases,...]
+(on the device: H200_SCRIPT=scripts/h200_textures.py bash scripts/h200_session.sh; --sets runs only
+those texture_cases functions' cases, without the probes)
 
 The probes: unorm8/snorm8/unorm16 -> f32 (every value through textureLoad: correctly rounded, or
 c * f32(1/m)); f32 -> f16 stores (to nearest even or toward zero); the fractional bits of linear
@@ -169,10 +170,14 @@ def model(found: dict) -> dict:
 
 def main(argv=None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    backend = "dawn"
+    backend, sets = "dawn", None
     if "--backend" in args:
         i = args.index("--backend")
         backend = args[i + 1]
+        del args[i:i + 2]
+    if "--sets" in args:        # only these case sets (texture_cases functions), and no probes
+        i = args.index("--sets")
+        sets = args[i + 1].split(",")
         del args[i:i + 2]
     out = pathlib.Path(args[0] if args else "h200-out")
     out.mkdir(parents=True, exist_ok=True)
@@ -185,7 +190,9 @@ def main(argv=None) -> int:
     raw, report = {}, {"adapter": {k: info.get(k) for k in ("vendor", "device", "description", "backend_type")},
                        "cases": {}}
     t0 = time.monotonic()
-    for name, case in C.cases() + C.new_cases() + C.held_out_cases() + C.confirm_cases() + C.final_cases():
+    chosen = [getattr(C, f)() for f in sets] if sets else \
+        [C.cases(), C.new_cases(), C.held_out_cases(), C.confirm_cases(), C.final_cases()]
+    for name, case in [c for cs in chosen for c in cs]:
         try:
             res = run_on_adapter(**case, backend=backend)
         except Exception as e:
@@ -197,8 +204,9 @@ def main(argv=None) -> int:
         report["cases"][name] = "ok"
         print(f"  {name}: ok ({time.monotonic() - t0:.1f} s)", flush=True)
     try:
-        report["probes"] = probes(backend, raw)
-        report["textures"] = model(report["probes"])
+        if not sets:
+            report["probes"] = probes(backend, raw)
+            report["textures"] = model(report["probes"])
     except Exception as e:
         import traceback
         report["probes"] = f"failed: {traceback.format_exc()[-1500:]}"

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import EmuError
-from ..numerics.texels import MIXED_FILTERS, WRAP_COORDS, CUBE_COORDS, CUBE_CORNERS, FILTER_WEIGHTS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, SNORM8_FILTER, SRGB_FILTER, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
+from ..numerics.texels import LOD_GRADIENTS, MIXED_FILTERS, WRAP_COORDS, CUBE_COORDS, CUBE_CORNERS, FILTER_WEIGHTS, FIXED_ROUNDING, FLOAT_FILTER, HALF_FILTER, HALF_STORE, MIP_NEAREST, NORM8_STORE, SNORM8_FILTER, SRGB_FILTER, UNORM8_FILTER, NORMALIZED_DECODE, REFERENCE as REFERENCE_TEXTURES, TextureModel
 from .lanemap import FAMILIES, FLEXIBLE_LAYOUTS, LaneMap, LaneMapError, family_map, from_formula, from_table
 
 __all__ = [
@@ -751,14 +751,16 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     "lod_rounding": "floor", "half_filter": "f32", "norm8_store": "nearest-even", "srgb_decode": [256
     numbers], "float_filter": "exact", "cube_corners": "mean", "filter_weights": "product",
     "srgb_filter": "float", "coordinate_bits": null, "snorm8_filter": "float",
-    "cube_coords": "divide", "wrap_coords": "texel", "mixed_filters": "select"}: each optional."""
+    "cube_coords": "divide", "wrap_coords": "texel", "mixed_filters": "select",
+    "lod_gradients": "exact"}: each optional."""
     if raw is None:
         return REFERENCE_TEXTURES
     ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
                                      "unorm8_filter", "subtexel_rounding", "lod_rounding",
                                      "half_filter", "norm8_store", "srgb_decode", "float_filter",
                                      "cube_corners", "filter_weights", "srgb_filter", "coordinate_bits",
-                                     "snorm8_filter", "cube_coords", "wrap_coords", "mixed_filters"))
+                                     "snorm8_filter", "cube_coords", "wrap_coords", "mixed_filters",
+                                     "lod_gradients"))
     bits = {}
     for k, most in (("subtexel_bits", 23), ("lod_bits", 23), ("coordinate_bits", 30)):
         v = raw.get(k)
@@ -794,7 +796,8 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     wc = ctx.string(raw.get("wrap_coords", "texel"), "textures.wrap_coords", WRAP_COORDS)
     mf = ctx.string(raw.get("mixed_filters", "select"), "textures.mixed_filters", MIXED_FILTERS)
     return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8,
-                        srgb, ff, cc, sf, fw, bits.get("coordinate_bits"), s8, cx, wc, mf)
+                        srgb, ff, cc, sf, fw, bits.get("coordinate_bits"), s8, cx, wc, mf,
+                        ctx.string(raw.get("lod_gradients", "exact"), "textures.lod_gradients", LOD_GRADIENTS))
 
 
 def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:

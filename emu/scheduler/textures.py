@@ -179,7 +179,7 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         ddx, ddy = _vec(ops["ddx"], L, t.coords), _vec(ops["ddy"], L, t.coords)
         if t.cube:                  # derivatives of the direction -> of the face's (s, t)
             ddx, ddy = S.cube_gradient(coords, ddx, face), S.cube_gradient(coords, ddy, face)
-        lod = S.lod_from_gradients(ddx, ddy, base[None, :])
+        lod = S.lod_from_gradients(ddx, ddy, base[None, :], model.lod_gradients)
     else:
         lod = np.zeros(L, np.float32)       # level 0: compare, gather, base-clamp-to-edge
     if leveled or fn == "sample_grad":

@@ -631,6 +631,65 @@ def lavapipe_cases():
     return out + _volume_and_grad_cases(rng, ("rgba8unorm", "rgba16float"))
 
 
+def volume_grad_cases():
+    """For the H200 (recorded after the lavapipe fits; predicted by emu first): 3-D textures with mip
+    chains and textureSampleGrad in 2-D, 3-D and on cubes (never measured there), probes that return
+    the level of detail itself (levels of 0s, 1s and 2s sampled with gradients: the result is the
+    level plus its 8-bit fraction), and two probes that separate hypotheses for the differences
+    left: f16 between two mip levels (each lane a level-0 pair of equal texels a and one level-1
+    texel b, sampled where both levels' footprints hold only those, at a random 8-bit fraction:
+    a * (1 - f) + b * f, a and b often of opposite signs and close magnitudes) and rgba8snorm
+    filtering (every pair of codes (c0, c1), 4 channels a lane, at three weights: 1/2, 85/256, 1/256)."""
+    rng = np.random.default_rng(20261207)
+    out = _volume_and_grad_cases(rng, ("rgba8unorm", "rgba16float"))
+    m = 4096
+    for name, (w, h, d), src, dim, k in (("lod_grad_2d", (16, 8, 1), GRAD_2D, "2d", 2), ("lod_grad_3d", (8, 8, 8), GRAD_3D, "3d", 3)):
+        lv = [np.full((dd, hh, ww, 4) if dim == "3d" else (hh, ww, 4), k2, np.float16)
+              for k2, (ww, hh, dd) in enumerate(_chain(w, h, d)[:3])]
+        rows = 3 if dim == "3d" else 2
+        q = np.zeros((rows * m, 4), np.float32)
+        q[0::rows, :k] = rng.uniform(0, 1, (m, k))
+        gx, gy = _grads(rng, m, k, -4.5, -1)
+        if dim == "3d":
+            q[1::3, :3], q[2::3, :3] = gx, gy
+        else:
+            q[1::2, :2], q[1::2, 2:] = gx, gy
+        c = _sample("rgba16float", lv, (w, h, d), q, dict(mipmap_filter="linear", **LINEAR), src, dim)
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((name, c))
+    n = 512
+    lv = [np.full((6, s, s, 4), k2, np.float16) for k2, s in enumerate((8, 4, 2))]
+    q = np.zeros((3 * n, 4), np.float32)
+    q[0::3, :3] = rng.normal(size=(n, 3))
+    q[1::3, :3], q[2::3, :3] = _grads(rng, n, 3, -4, -1)
+    out.append(("lod_grad_cube", dict(
+        source=GRAD_CUBE, dispatch=(n // 64, 1, 1), buffers={(0, 2): q, (0, 3): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba16float", (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
+        samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    # f16 between two levels: level 0 is 2N x 1 (texels 2i and 2i + 1 both a_i), level 1 N x 1 (b_i);
+    # lane i samples u = (2i + 1) / 2N: level 0 between its two equal texels, level 1 at texel i's centre
+    N = 4096
+    a = (rng.uniform(0.5, 1, (N, 4)) * 2.0 ** rng.integers(-8, 3, (N, 4)) * rng.choice([-1, 1], (N, 4)))
+    b = np.where(rng.random((N, 4)) < 0.7, -a * rng.uniform(0.5, 2, (N, 4)), rng.uniform(-2, 2, (N, 4)))
+    a, b = a.astype(np.float16), b.astype(np.float16)
+    q = np.zeros((N, 4), np.float32)
+    q[:, 0], q[:, 1] = (2 * np.arange(N) + 1) / (2 * N), 0.5
+    q[:, 2] = (rng.integers(1, 256, N) + rng.uniform(0.05, 0.95, N)) / 256      # the fraction's 8 bits, off the steps
+    out.append(("f16_mip_pairs", _sample("rgba16float", [np.repeat(a, 2, axis=0)[None], b[None]], (2 * N, 1, 1), q,
+                                         dict(mipmap_filter="linear", **LINEAR))))
+    # rgba8snorm: texels 2k and 2k + 1 of a 512 x 128 texture hold every code pair (4 channels a pair)
+    c0, c1 = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
+    pairs = np.stack([c0.ravel(), c1.ravel()], 1).astype(np.uint8).reshape(16384, 4, 2)    # lane, channel, texel
+    img = pairs.transpose(0, 2, 1).reshape(64, 512, 4)                  # row r: lanes 256r .. 256r + 255
+    for wname, wt in (("half", 128), ("85", 85), ("1", 1)):
+        k = np.arange(16384)
+        q = np.zeros((16384, 4), np.float32)
+        q[:, 0] = (2 * (k % 256) + 0.5 + wt / 256 + 1 / 2048) / 512     # off the 8-bit step, below the next
+        q[:, 1] = (k // 256 + 0.5) / 64
+        out.append((f"snorm8_all_pairs_{wname}", _sample("rgba8snorm", [img], (512, 64, 1), q, LINEAR)))
+    return out
+
+
 def run_on_emu(case: dict, profile: str = "reference") -> dict:
     """The case on the emulator: {(group, binding): bytes} of its outputs (what run_on_adapter returns)."""
     import emu

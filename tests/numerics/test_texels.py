@@ -225,8 +225,9 @@ def test_profiles_carry_the_measured_texture_units():
     assert (lp.filter_weights, lp.half_filter, lp.srgb_filter) == ("product", "f32", "float")
     assert (lp.normalized_decode, lp.unorm8_filter, lp.mip_nearest, lp.half_store) == \
         ("mul-reciprocal", "fixed8-aos", "half-even", "toward-zero")
-    assert (lp.wrap_coords, lp.mixed_filters, ref.wrap_coords, ref.mixed_filters, h200.wrap_coords) == \
-        ("normalized", "snapped-weights", "texel", "select", "texel")
+    assert (lp.wrap_coords, lp.mixed_filters, lp.lod_gradients, ref.wrap_coords, ref.mixed_filters, ref.lod_gradients,
+            h200.wrap_coords, h200.lod_gradients) == \
+        ("normalized", "snapped-weights", "llvmpipe", "texel", "select", "exact", "texel", "exact")
     assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
     import json
     from importlib import resources
@@ -305,3 +306,15 @@ def test_the_h200_s_srgb_exponents_and_snorm16_filter():
     got = S.snorm16_filter([np.full((1, 4), -128.0), np.full((1, 4), 100.0)], [np.array([200 / 256]), np.array([56 / 256])])
     assert got[0, 0] == np.float32(np.floor((200 * -128 + 56 * 100) / 256 * 32767 / 127 + 0.5) / 32767)
     assert S.snorm16_filter([np.full((1, 4), -128.0)], [np.array([1.0])])[0, 0] == -1
+
+
+def test_llvmpipe_log2_is_mesas_polynomial():
+    """sampling.llvmpipe_log2: exact at powers of two, within an ulp of log2 elsewhere and not always
+    correctly rounded (log2(1.5) one ulp off); the textureSampleGrad levels of detail it reproduces
+    bit for bit are in tests/hw/test_textures_hw.py (lavapipe)."""
+    from emu.numerics import sampling as S
+    x = np.array([1, 2, 0.25, 1024, 3, 1.5, 0.7, 10], np.float32)
+    got = S.llvmpipe_log2(x)
+    assert got[:4].tolist() == [0, 1, -2, 10]
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - np.log2(x.astype(np.float64)).astype(np.float32).view(np.int32))
+    assert ulps.tolist() == [0, 0, 0, 0, 0, 1, 0, 0] and got.dtype == np.float32
