@@ -310,8 +310,9 @@ def aligned_sum(texels: list[np.ndarray], ws: list[np.ndarray], bits: int, exps:
     and sRGB-decoded (bits 8) texels: per channel, each texel of nonzero weight truncated toward zero
     to a multiple of 2^(e - bits + 1), e the largest of their exponents (2^e <= |t| < 2^(e+1), or
     `exps`, frexp's e + 1, where the unit has its own: srgb_exponents): fixed point aligned to the
-    footprint's largest texel; the products and their sum exact (f64). Measured: every value of the
-    f16 and sRGB cases (tests/hw/test_textures_hw.py) but 12 of f16 between two levels."""
+    footprint's largest texel; the products and their sum exact (f64). A 3-D footprint aligns per z
+    slice (the caller passes each slice's four). Measured: every value of the f16 and sRGB cases
+    (tests/hw/test_textures_hw.py) but 12 of f16 between two levels, and of 3-D f16 at one level."""
     exps = [np.where((w[:, None] != 0) & (t != 0), np.frexp(t.astype(np.float64))[1] if e is None else e, -1000)
             for t, w, e in zip(texels, ws, exps or [None] * len(texels))]
     step = np.ldexp(1.0, np.max(exps, axis=0) - bits)

@@ -271,14 +271,17 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         if split8:
             split = S.split_weights(np.rint(wmip * 256), alphas)
             split = S.corner_thirds(split, outside) if thirds else split
-        level = ([], [], [])        # this level's texels, weights, and the exponents they align by
+        # this level's texels, weights, and the exponents they align by: the H200 aligns a 3-D footprint
+        # per z slice, as two 2-D ones (f16_3d_mips_8x4x2_nearest 79 lanes of 4,096 differed aligned as one)
+        groups = {}
         for bits, w in S.weights(alphas):
             taps.append((bits, corners[bits]))
             ws.append(w * wmip if split is None else split[bits] / 256)
+            level = groups.setdefault(bits[2] if len(bits) == 3 else 0, ([], [], []))
             for part, v in zip(level, (corners[bits], ws[-1], S.srgb_exponents(codes[bits], model.srgb_decode)
                                                              if srgb_aligned else None)):
                 part.append(v)
-        by_level.append(level)
+        by_level.extend(groups.values())
         if by_lerp:
             lerped.append(S.reduce_axes(corners, [a[2] for a in axes], S.fma_lerp))
             if by_vector is not None and by_vector.any():
