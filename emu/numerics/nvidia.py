@@ -1,5 +1,5 @@
 """The scalar arithmetic and WGSL builtins of NVIDIA's Vulkan driver on an H200 (profile field
-``scalar: "nvidia-sfu"``), each a rule measured on the device (tests/data/hw/h200/builtins_*.npz).
+``scalar: "nvidia-sfu"``), each a rule measured on the device (tests/data/hw/h200/builtins.npz).
 
     binary(op, ty, a, b), unary(op, ty, a), convert(x, src, dst), call(name, ty, *args)
 

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -236,3 +237,18 @@ def test_numerics_presets_in_sync_with_numerics_module():
     assert set(KNOWN_MODELS) <= set(mma.MODELS)
     used = {load_profile(n).model_for(c) for n in SHIPPED for c in load_profile(n).configs}
     assert used <= set(mma.MODELS)
+
+
+# a repository path cited in a profile's text: evidence data, notes, sources
+CITED = re.compile(r"(?<![\w/.])((?:tests|traces|emu|scripts|bench|docs)/[\w./+-]*\w)")
+
+
+@pytest.mark.parametrize("name", list_profiles())
+def test_every_path_a_profile_cites_exists(name):
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "emu" / "profiles" / "data" / f"{name}.json").read_text()
+    cited = sorted(set(CITED.findall(text)))
+    missing = [p for p in cited if not (root / p).exists()]
+    assert missing == [], f"{name}.json cites paths that are not in the repository: {missing}"
+    if name == "nvidia-h200":
+        assert "tests/hw/test_tint_consts.py" in cited and "tests/data/hw/h200/lanemaps.json" in cited
