@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import emu
+from emu.memory.bounds import tally
 
 # -- the two ways llama.cpp instantiates a kernel ----------------------------------------------------
 # Newer kernels (*.wgsl with #include/#define/#ifdef) go through ggml-webgpu's pre_wgsl
@@ -188,7 +189,7 @@ class Runner:
                 for k, v in inputs.items()}
         pipe = self.dev.create_compute_pipeline(self.dev.create_shader_module(text, file), constants=constants)
         warnings = self.dev.dispatch(pipe, bufs, groups)
-        res = {"emu": (bufs[out_key].read(dtype), f"{len(warnings)} out-of-bounds site(s)" if warnings else "")}
+        res = {"emu": (bufs[out_key].read(dtype), tally(warnings))}
         if self.against is not None:
             self._compare(key, inputs, res["emu"][0])
         if self.hw and (self.record or not matrices):

@@ -20,6 +20,7 @@ import emu
 from emu.api import used_globals
 from emu.errors import EmuError
 from emu.isa.types import ArrayType, StructType, scalar_of
+from emu.memory.bounds import tally
 from emu.numerics.dtypes import NP
 
 PROFILES = ("nvidia-h200", "apple-m1", "amd-rdna3", "intel-xe2", "intel-xe-hpg", "lavapipe", "reference")
@@ -131,14 +132,14 @@ def main(argv) -> int:
                     if host:
                         err, warnings = wgpu_example(src, str(path), profile)
                         note = f"ran the example's 64x64x64 GEMM, max error {err:.2e} of max |C|"
-                        rows.append((path.name, entry, profile, note + (f", {len(warnings)} out-of-bounds site(s)" if warnings else "")))
+                        rows.append((path.name, entry, profile, note + (f", {tally(warnings)}" if warnings else "")))
                         ok += 1
                         break
                     changed, warnings = run_entry(src, str(path), entry, profile)
                 except EmuError as e:
                     why.append(f"{profile}: {e.message.splitlines()[0]}")
                     continue
-                note = f"ran, {changed} bytes written" + (f", {len(warnings)} out-of-bounds site(s)" if warnings else "")
+                note = f"ran, {changed} bytes written" + (f", {tally(warnings)}" if warnings else "")
                 rows.append((path.name, entry, profile, note))
                 ok += 1
                 break

@@ -37,6 +37,7 @@ class Site:
     count: int = 0      # accesses (lanes; elements for a cooperative matrix)
     unit: str = "access"
     text: str = ""      # the message's start where it is not an out-of-bounds access
+    hint: str = STRICT_HINT
 
 
 class BoundsLog:
@@ -46,12 +47,12 @@ class BoundsLog:
         self.sites: dict = {}
 
     def note(self, ex, inst, what: str, kind: str, done: str, lanes: np.ndarray, count: int,
-             unit: str = "access", text: str = ""):
+             unit: str = "access", text: str = "", hint: str = STRICT_HINT):
         key = (id(inst), what)
         site = self.sites.get(key)
         if site is None:
             site = self.sites[key] = Site(inst.loc, what, kind, done, ex.where(int(np.flatnonzero(lanes)[0])),
-                                          unit=unit, text=text)
+                                          unit=unit, text=text, hint=hint)
         site.count += int(count)
 
     def warnings(self) -> list[EmuError]:
@@ -59,6 +60,16 @@ class BoundsLog:
         for s in sorted(self.sites.values(), key=lambda s: (getattr(s.loc, "line", 0), getattr(s.loc, "col", 0))):
             n = f"{s.count} {s.unit}{'' if s.count == 1 else 'es' if s.unit.endswith('s') else 's'}"
             head = f"{s.text}: {n}" if s.text else f"out-of-bounds {s.kind} into {s.what}: {n} out of bounds"
-            out.append(EmuError(f"{head}; {s.done}", s.loc, where=f"first in {s.where}", hint=STRICT_HINT,
+            out.append(EmuError(f"{head}; {s.done}", s.loc, where=f"first in {s.where}", hint=s.hint,
                                 severity="warning"))
         return out
+
+
+def tally(warnings: list) -> str:
+    """What a run's warnings were, counted by kind: "2 out-of-bounds site(s), 1 same-value store
+    race(s)" (empty when there were none)."""
+    same = sum("write the same value" in w.message for w in warnings)
+    oob = len(warnings) - same
+    return ", ".join(([f"{oob} out-of-bounds site(s)"] if oob else []) +
+                     ([f"{same} same-value store race(s)"] if same else []))
+

@@ -5,11 +5,11 @@ no workgroupBarrier() between them, are undefined behaviour in WGSL. The lockste
 run such a shader as if the barrier were there; this shadow memory says so instead, naming both
 accesses (source locations and invocations).
 
-Memory is watched in 4-byte granules, or 2-byte ones where workgroup memory holds f16 (the
-smallest WGSL scalar). For each granule the
-shadow keeps the last writer and the last reader (or "several readers") of the current barrier
-interval of its workgroup, as a stamp interval * 2048 + local invocation index, and the
-instruction that made each access. Atomics are not accesses here (they do not race each other).
+Memory is watched in granules of the smallest scalar that workgroup memory holds or a
+cooperative matrix element moves there: 4 bytes, 2 with f16, 1 with SPIR-V's 8-bit types
+(Pipeline.race_granule). For each granule the shadow keeps the last writer and the last
+reader (or "several readers") of the current barrier interval of its workgroup, as a stamp
+interval * 2048 + local invocation index, and the instruction that made each access. Atomics are not accesses here (they do not race each other).
 
 Within one subgroup two more things order accesses. A subgroupBarrier() orders everything before
 it against everything after it. A subgroup reduction (subgroupAdd/Max/.../Ballot/All/Any, whose
@@ -17,6 +17,21 @@ result in every invocation depends on the value of every active one) orders a re
 against a write after it: the write cannot happen until every invocation has reached the
 reduction. That is how production kernels update a row's running maximum (every invocation
 reads it, subgroupMax, invocation 0 writes it back) without a workgroupBarrier().
+
+Cooperative matrix loads and stores take part element by element. Which invocation of the
+matrix's scope touches which element is the implementation's (SPV_KHR_cooperative_matrix: the
+mapping of components to invocations is implementation-dependent), and the operation is one
+dynamic instance that every invocation of the scope executes together (a tangled instruction).
+So an element access is the scope instance's as a whole: its stamp names the subgroup (or, at
+workgroup scope, the workgroup) instead of an invocation. It is ordered with the instance's other
+matrix operations and, at subgroup scope, with the accesses of the subgroup's own invocations
+before and after it (the subgroup executes the operation converged: each of its invocations
+reaches it). Anything else in the same barrier interval, at least one a write, is a data race as
+WGSL's memory model (the Vulkan memory model) defines one: an access by an invocation or a matrix
+operation of another subgroup and, at workgroup scope, by any invocation (the element may be
+another subgroup's, and the workgroup's invocations do not run in step). The values do not matter there: two subgroups storing the same bits to one
+element is a data race too. That one case is told apart (`benign` in the result): every GPU keeps
+the value, so emu reports it and runs on, where any other race stops the run.
 """
 from __future__ import annotations
 
@@ -40,6 +55,9 @@ class WorkgroupRaces:
         self.sites: list = []                       # instructions, indexed by the *_site arrays
         self._site_ids: dict[int, int] = {}
         self.w = self.r = self.w_site = self.r_site = None
+        # stamp codes past the invocations: subgroup k's matrix operations, then a workgroup-scope one
+        self.workgroup_agent = wg_lanes + self.nsg
+        self.matrices = False                       # a matrix access was seen: scalar checks look for them
 
     def _alloc(self):
         n = self.nwg * self.ngran
@@ -105,6 +123,8 @@ class WorkgroupRaces:
         pw = self.w[key]
         bad = (pw >= 0) & (pw // _LANE == now) & (pw % _LANE != lane) & \
             ~((sg == (who - lane + pw % _LANE) // self.sg) & (self.w_synced[key] < synced))
+        if self.matrices:
+            bad &= ~self._own_matrix(pw % _LANE, lane)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             return int(who[i]), int(pw[i]), self.sites[self.w_site[key[i]]], int(key[i] % self.ngran), True
@@ -113,6 +133,8 @@ class WorkgroupRaces:
         if write:
             # reads of others before a reduction (or subgroupBarrier) of their one subgroup are done
             bad = same & (pr % _LANE != lane) & ~((self.r_sg[key] == sg) & (self.r_reduced[key] < reduced))
+            if self.matrices:
+                bad &= ~self._own_matrix(pr % _LANE, lane)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
                 return int(who[i]), int(pr[i]), self.sites[self.r_site[key[i]]], int(key[i] % self.ngran), False
@@ -143,7 +165,94 @@ class WorkgroupRaces:
         return None
 
 
+    def agent(self, subgroups: np.ndarray) -> np.ndarray:
+        """The stamp code of the matrix operations of each of the batch's `subgroups`."""
+        return self.wg_lanes + subgroups % self.nsg
+
+    def _own_matrix(self, code: np.ndarray, lane: np.ndarray) -> np.ndarray:
+        """Whether a stamp code is a matrix operation of invocation `lane`'s own subgroup (ordered
+        with the invocation's accesses)."""
+        return (code >= self.wg_lanes) & (code != _MANY) & (code - self.wg_lanes == lane // self.sg)
+
+    def matrix(self, inst, write: bool, wg: np.ndarray, off: np.ndarray, nbytes: int, subgroups: np.ndarray,
+               code, same: np.ndarray | None = None):
+        """The element accesses of one cooperative load or store: element j at byte off[j] of
+        workgroup wg[j]'s row, by batch subgroup subgroups[j], as stamp code `code` (agent(), or
+        workgroup_agent). `same` (a store): whether element j already holds the bits stored.
+        Two subgroups' elements of this very instruction are not compared here (the handler
+        compares their values). Returns None, or (element, other stamp, other instruction,
+        granule, the other access was a write, benign) for the first race; benign: every race
+        found is a store over another subgroup's store of the same bits (the accesses are
+        recorded then, and the run may go on)."""
+        n = off.size
+        if n == 0:
+            return None
+        if self.w is None:
+            self._alloc()
+        self.matrices = True
+        g = self.granule
+        count = max(1, -(-nbytes // g))              # elements lie at multiples of their size >= g
+        key = ((wg * self.ngran + off // g)[:, None] + np.arange(count)).reshape(-1)
+        elem = np.repeat(np.arange(n), count)
+        now = self.interval[wg][elem]
+        sgs = subgroups[elem]
+        c = np.broadcast_to(np.asarray(code, np.int64), (n,))[elem]
+        stamp = now * _LANE + c
+        site = self._site(inst)
+
+        def ordered(o):
+            # the same scope instance, or (subgroup scope) an invocation of this subgroup
+            return (o == c) | ((o < self.wg_lanes) & (o // self.sg == c - self.wg_lanes))
+        pw, pr = self.w[key], self.r[key]
+        bad_w = (pw >= 0) & (pw // _LANE == now) & ~ordered(pw % _LANE)
+        live_r = (pr >= 0) & (pr // _LANE == now)
+        bad_r = np.zeros_like(bad_w)
+        if write:
+            # several readers, all of this subgroup, are ordered with its own store as well
+            bad_r = live_r & ~ordered(pr % _LANE) & \
+                ~((pr % _LANE == _MANY) & (self.r_sg[key] == sgs) & (c != self.workgroup_agent))
+        benign = bad_w & (same[elem] if write and same is not None else False)
+        hard = (bad_w & ~benign) | bad_r
+        if hard.any():
+            i = int(np.flatnonzero(hard)[0])
+            if bad_w[i] and not benign[i]:
+                return int(elem[i]), int(pw[i]), self.sites[self.w_site[key[i]]], int(key[i] % self.ngran), True, False
+            return int(elem[i]), int(pr[i]), self.sites[self.r_site[key[i]]], int(key[i] % self.ngran), False, False
+        found = None
+        if benign.any():
+            i = int(np.flatnonzero(benign)[0])
+            found = int(elem[i]), int(pw[i]), self.sites[self.w_site[key[i]]], int(key[i] % self.ngran), True, True
+        if write:
+            self.w[key] = stamp
+            self.w_site[key] = site
+            self.w_synced[key] = self.synced[sgs]
+            return found
+        new_sg = np.where(live_r & (self.r_sg[key] != sgs), -1, sgs)
+        self.r_sg[key] = new_sg
+        mixed = self.r_sg[key] != new_sg            # two subgroups read it in this instruction
+        if mixed.any():
+            self.r_sg[key[mixed]] = -1
+        self.r_reduced[key] = np.where(live_r, self.r_reduced[key], -1)
+        np.maximum.at(self.r_reduced, key, self.reduced[sgs])
+        new = np.where(live_r & (pr % _LANE != c), now * _LANE + _MANY, stamp)
+        self.r[key] = new
+        several = self.r[key] != new
+        if several.any():
+            self.r[key[several]] = now[several] * _LANE + _MANY
+        self.r_site[key] = site
+        return found
+
+
 def other_lane(stamp: int) -> int | None:
     """The local invocation index in a stamp, or None for "several invocations"."""
     lane = stamp % _LANE
     return None if lane == _MANY else lane
+
+
+def stamp_code(stamp: int) -> int:
+    """The code in a stamp: a local invocation index, a subgroup's (wg_lanes + subgroup) or the
+    workgroup's matrix operations (wg_lanes + subgroups), or several invocations (MANY)."""
+    return stamp % _LANE
+
+
+MANY = _MANY

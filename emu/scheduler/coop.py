@@ -82,11 +82,14 @@ def h_coop_load(ex, inst, mask, frame):
     ptr, offset, stride = (frame.vals[a.id] for a in inst.args)
     t: CoopMatrixType = inst.type
     subgroups = _subgroups(ex, inst, mask)
-    fast = fastpaths.run_op(ex, inst, ptr, offset, stride, subgroups, mask)
+    watched = _watched(ex, ptr)
+    fast = None if watched else fastpaths.run_op(ex, inst, ptr, offset, stride, subgroups, mask)
     if fast is not None:
         return fast
     sg = ex.opts.subgroup_size
     addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
+    if watched:
+        _shadow(ex, inst, ptr, t, addr, lm, lm.valid[None], subgroups)
     dt = np.dtype(NP[t.elem.name])
     out = np.zeros((ex.lanes // sg, sg, lm.rows_idx.shape[1]), dt)
     rows = mcoop.region_rows(ptr, sg, subgroups)
@@ -110,7 +113,8 @@ def h_coop_store(ex, inst, mask, frame):
     # where two subgroups' tiles may overlap and races are checked, the reference path runs: it
     # holds every address, to compare the values
     check = ex.opts.race_check and _tiles_meet(ex, inst, ptr, t, offset, stride, subgroups, mask)
-    if not check and fastpaths.run_op(ex, inst, ptr, offset, value, stride, subgroups, mask):
+    watched = _watched(ex, ptr)
+    if not check and not watched and fastpaths.run_op(ex, inst, ptr, offset, value, stride, subgroups, mask):
         return
     sg = ex.opts.subgroup_size
     addr, lm = _placed(ex, inst, ptr, t, offset, stride, subgroups, mask)
@@ -121,7 +125,9 @@ def h_coop_store(ex, inst, mask, frame):
     raw = ptr.region.data
     nbytes = frags.dtype.itemsize
     if check:
-        _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, raw.shape[1])
+        _overlap(ex, inst, ptr, t, addr, rows, keep, frags, subgroups, raw.shape[1])
+    if watched:
+        _shadow(ex, inst, ptr, t, addr, lm, keep, subgroups, frags)
     bytes_ = np.ascontiguousarray(frags).view(np.uint8).reshape(frags.shape + (nbytes,))
     # Lanes write in lane order: where maps duplicate an element, the copies hold the same value.
     for b in range(nbytes):
@@ -144,16 +150,21 @@ def _tiles_meet(ex, inst, ptr, t, offset, stride, subgroups, mask) -> bool:
     return bool((lo[1:] < lo[:-1] + inner * t.elem.size).any())
 
 
-def _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, row_bytes):
-    """Two subgroups storing different values to one element is a race (which value remains is
-    undefined); the same value, as when subgroups of a workgroup share a tile, is benign."""
+def _overlap(ex, inst, ptr, t, addr, rows, keep, frags, subgroups, row_bytes):
+    """Two subgroups storing different values to one element in one instruction is a race (which
+    value remains is undefined); the same value, as when subgroups of a workgroup share a tile, is
+    a race to the memory model too, but every GPU keeps the value: reported as _same_value_stores
+    says, and run on."""
     key = (rows.astype(np.int64) * row_bytes + addr)[keep]
     who = np.broadcast_to(subgroups[:, None, None], addr.shape)[keep]
     bits = np.ascontiguousarray(frags).view(f"u{frags.dtype.itemsize}")[keep]
     order = np.lexsort((who, key))
     k, w, b = key[order], who[order], bits[order]
-    clash = np.flatnonzero((k[1:] == k[:-1]) & (w[1:] != w[:-1]) & (b[1:] != b[:-1]))
+    meet = (k[1:] == k[:-1]) & (w[1:] != w[:-1])
+    clash = np.flatnonzero(meet & (b[1:] != b[:-1]))
     if clash.size == 0:
+        if meet.any() and t.scope == "subgroup":        # (a workgroup-scope store is one operation)
+            _same_value_stores(ex, inst, ptr, int(w[int(np.flatnonzero(meet)[0]) + 1]), int(meet.sum()))
         return
     i = clash[0]
     sg = ex.opts.subgroup_size
@@ -167,6 +178,64 @@ def _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, row_bytes):
                   f"remains is undefined", lanes,
             hint="give each subgroup its own tile (check the offsets), or let one subgroup store it "
                  "(--no-race-check runs it anyway: the higher subgroup's value remains)")
+
+
+def _watched(ex, ptr) -> bool:
+    """Whether a cooperative access takes part in race detection: one of workgroup memory."""
+    return ex.races is not None and ptr.region is ex.wg_mem
+
+
+def _shadow(ex, inst, ptr, t, addr, lm, keep, subgroups, frags=None):
+    """A cooperative load (frags None) or store of workgroup memory, element by element, against
+    the accesses since the last barrier (emu/memory/races.py: the element is the subgroup's, or
+    at workgroup scope the workgroup's, access). Stops at a race; a store of the same value over
+    another subgroup's store is reported after the run instead."""
+    races = ex.races
+    sg = ex.opts.subgroup_size
+    on = np.broadcast_to(keep, addr.shape) & (addr >= 0)
+    s_idx, lane, e = np.nonzero(on)
+    off = addr[on].astype(np.int64)
+    wg = mcoop.region_rows(ptr, sg, subgroups).astype(np.int64)[s_idx]
+    who = subgroups[s_idx].astype(np.int64)
+    code = races.agent(who) if t.scope == "subgroup" else races.workgroup_agent
+    nbytes = t.elem.size
+    same = None
+    if frags is not None:
+        raw = ptr.region.data
+        now = raw[wg[:, None], off[:, None] + np.arange(nbytes)]
+        new = np.ascontiguousarray(frags).view(np.uint8).reshape(frags.shape + (nbytes,))[on]
+        same = (now == new).all(axis=1)
+    found = races.matrix(inst, frags is not None, wg, off, nbytes, who, code, same)
+    if found is None:
+        return
+    j, stamp, other, gran, other_wrote, benign = found
+    if benign:
+        _same_value_stores(ex, inst, ptr, int(who[j]), int(same.sum()))
+        return
+    var, at = ex.workgroup_variable(gran * races.granule)
+    first = int(who[j]) * sg
+    what = "store" if frags is not None else "load"
+    by = f"subgroup {int(who[j]) % races.nsg}" if t.scope == "subgroup" else "the workgroup (workgroup scope)"
+    ex.fail(inst, f"data race on var<workgroup> '{var}' (byte {at}, element ({int(lm.rows_idx[lane[j], e[j]])}, "
+                  f"{int(lm.cols_idx[lane[j], e[j]])}) of the matrix): this cooperative matrix {what} by {by} and "
+                  f"{ex.racing(inst, first, stamp, other, other_wrote)}, with no workgroupBarrier() between them "
+                  f"(undefined behaviour in WGSL and in the Vulkan memory model)", mcoop.lanes_of(ex, int(who[j])),
+            hint="put a workgroupBarrier() between the two accesses (every invocation of the workgroup reaches "
+                 "it), or give each subgroup its own part of the memory (--no-race-check runs it anyway, as "
+                 "if the barrier were there)")
+
+
+def _same_value_stores(ex, inst, ptr, second: int, count: int):
+    """Reported once per site after the run: two subgroups stored the same bits to elements."""
+    lanes = mcoop.lanes_of(ex, second)
+    ex.pipe.bounds_log.note(
+        ex, inst, ptr.describe(), "cooperative matrix store",
+        "a data race all the same (WGSL's and the Vulkan memory model: two subgroups' writes of one element, "
+        "whatever the values, with no barrier between them are undefined behaviour); emu keeps the value, "
+        "as GPUs do", lanes, count, unit="element",
+        text=f"cooperative matrix stores of two subgroups write the same value to elements of {ptr.describe()}",
+        hint="give each subgroup its own tile (check the offsets against subgroup_size), or let one subgroup "
+             "store it; a workgroupBarrier() orders stores of two instructions (--no-race-check silences this)")
 
 
 def _matrices(ex, value, t, subgroups):
@@ -561,6 +630,8 @@ def h_coop_load_tensor(ex, inst, mask, frame):
         _whole_workgroup(ex, inst, mask)
     sg = ex.opts.subgroup_size
     addr, clamped, accessed, lm = _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, False)
+    if _watched(ex, ptr):
+        _shadow(ex, inst, ptr, t, addr, lm, True, subgroups)
     dt = np.dtype(NP[t.elem.name])
     rows = mcoop.region_rows(ptr, sg, subgroups)
     raw = ptr.region.data
@@ -594,7 +665,9 @@ def h_coop_store_tensor(ex, inst, mask, frame):
     rows = np.broadcast_to(mcoop.region_rows(ptr, sg, subgroups)[:, None, None], addr.shape)
     raw = ptr.region.data
     if ex.opts.race_check and len(subgroups) > 1:
-        _overlap(ex, inst, ptr, addr, rows, keep, frags, subgroups, raw.shape[1])
+        _overlap(ex, inst, ptr, t, addr, rows, keep, frags, subgroups, raw.shape[1])
+    if _watched(ex, ptr):
+        _shadow(ex, inst, ptr, t, addr, lm, keep, subgroups, frags)
     nbytes = frags.dtype.itemsize
     bytes_ = np.ascontiguousarray(frags).view(np.uint8).reshape(frags.shape + (nbytes,))
     for b in range(nbytes):

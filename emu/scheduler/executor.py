@@ -83,8 +83,7 @@ class Batch:
         self.races = None               # shadow of workgroup memory (emu/memory/races.py)
         if self.opts.race_check and layout.workgroup_bytes:
             from ..memory.races import WorkgroupRaces
-            half = any(g.space == "workgroup" and _holds_f16(g.type) for g in pipe.module.globals)
-            self.races = WorkgroupRaces(nwg, layout.workgroup_bytes, self.wg_lanes, 2 if half else 4,
+            self.races = WorkgroupRaces(nwg, layout.workgroup_bytes, self.wg_lanes, pipe.race_granule(),
                                          self.opts.subgroup_size)
         self.steps = 0                  # instructions issued (all lanes at once)
         self.lane_steps = np.zeros(L, np.int64)     # loop steps per invocation (see Options)
@@ -132,21 +131,34 @@ class Batch:
         found = self.races.access(inst, write, self.wg_of_lane, ptr.offset, ptr.type.size, mask)
         if found is None:
             return
-        from ..memory.races import other_lane
         lane, stamp, other, gran, other_wrote = found
         var, at = self.workgroup_variable(gran * self.races.granule)
-        olane = other_lane(stamp)
-        base = lane - lane % self.wg_lanes
-        them = "several other invocations" if olane is None else \
-            f"invocation {olane} ({self.where(base + olane)})"
-        here = "this instruction" if other is inst else \
-            f"{other.loc}" if other.loc is not None else "another instruction"
         self.fail(inst, f"data race on var<workgroup> '{var}' (byte {at}): this {'write' if write else 'read'} "
-                        f"and a {'write' if other_wrote else 'read'} by {them} at {here}, with no "
+                        f"and {self.racing(inst, lane, stamp, other, other_wrote)}, with no "
                         f"workgroupBarrier() between them (undefined behaviour in WGSL)",
                   np.arange(self.lanes) == lane,
                   hint="put a workgroupBarrier() between the two accesses, let one invocation do both, "
                        "or use atomics (--no-race-check runs it anyway, as if the barrier were there)")
+
+    def racing(self, inst: Inst, lane: int, stamp: int, other: Inst, other_wrote: bool) -> str:
+        """'a write by invocation 3 (...) at f.wgsl:5:3': the other access of a race found by the
+        shadow (emu/memory/races.py) at `lane`'s workgroup, from its stamp."""
+        from ..memory.races import MANY, stamp_code
+        code = stamp_code(stamp)
+        base = lane - lane % self.wg_lanes
+        if code == MANY:
+            them = "by several other invocations"
+        elif code < self.wg_lanes:
+            them = f"by invocation {code} ({self.where(base + code)})"
+        elif code == self.races.workgroup_agent:
+            them = f"by the workgroup-scope cooperative matrix {'store' if other_wrote else 'load'}"
+        else:
+            sub = code - self.wg_lanes
+            them = f"by the cooperative matrix {'store' if other_wrote else 'load'} of subgroup {sub} " \
+                   f"({self.where(base + sub * self.opts.subgroup_size).split(', lane')[0]})"
+        here = "this instruction" if other is inst else \
+            f"{other.loc}" if other.loc is not None else "another instruction"
+        return f"a {'write' if other_wrote else 'read'} {them} at {here}"
 
     def workgroup_variable(self, byte: int) -> tuple[str, int]:
         """The workgroup variable holding byte `byte` of a workgroup's memory, and the offset in it."""
@@ -240,12 +252,13 @@ class _Inputs(dict):
         return v
 
 
-def _holds_f16(t) -> bool:
+def _smallest_scalar(t) -> int:
+    """Bytes of the smallest scalar a type holds (a struct's members, an array's elements)."""
     if hasattr(t, "members"):
-        return any(_holds_f16(m.type) for m in t.members)
+        return min((_smallest_scalar(m.type) for m in t.members), default=4)
     while hasattr(t, "elem"):
         t = t.elem
-    return getattr(t, "name", None) == "f16"
+    return getattr(t, "size", 4) or 4
 
 
 def _lanes_phrase(n: int, verb: str = "") -> str:
@@ -369,6 +382,18 @@ class Pipeline:
                 }}
         return geo
 
+    def race_granule(self) -> int:
+        """The race shadow's granule: the smallest scalar in workgroup memory or moved there by a
+        cooperative matrix element (4, 2 with f16, 1 with 8-bit types), so that two invocations'
+        neighbouring elements never share one."""
+        if not hasattr(self, "_granule"):
+            sizes = [_smallest_scalar(g.type) for g in self.module.globals if g.space == "workgroup"]
+            sizes += [i.args[2].type.elem.size if i.op.startswith("coop_store") else i.type.elem.size
+                      for f in self.module.functions for i in f.walk()
+                      if i.op in ("coop_load", "coop_store", "coop_load_tensor", "coop_store_tensor")]
+            self._granule = max(1, min([4] + sizes))
+        return self._granule
+
     def check_limits(self, grid) -> None:
         """The device's limits (the profile's, with WebGPU's names), checked at each dispatch."""
         lim = self.profile.limits
@@ -418,8 +443,10 @@ class Pipeline:
         # and no more private memory per batch than 256 MiB (big function arrays: smaller batches)
         per_batch = max(1, min(per_batch, (256 << 20) // max(1, self.layout.lane_bytes * wg_lanes)))
         if self.opts.race_check and self.layout.workgroup_bytes:
-            # the race shadow takes 24 bytes per 2 bytes of workgroup memory: at most ~100 MB a batch
-            per_batch = max(1, min(per_batch, (4 << 20) // max(1, self.layout.workgroup_bytes // 2)))
+            # the race shadow takes 48 bytes per granule of workgroup memory (2 or 4 bytes; 1 where it
+            # holds 8-bit types): at most ~200 MB a batch
+            units = self.layout.workgroup_bytes // min(2, self.race_granule())
+            per_batch = max(1, min(per_batch, (4 << 20) // max(1, units)))
         start = lo
         self.clock = Clock(self.opts, total, per_batch)
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel

@@ -298,3 +298,364 @@ def test_silent_on_the_project_shaders(path):
                 dev.dispatch(pipe, bufs, (groups, 1, 1))
             except EmuError as e:
                 assert "race" not in e.message and "overlap" not in e.message, str(e)
+
+
+# Cooperative matrix loads and stores of workgroup memory take part element by element: each
+# element access is its subgroup's (emu/memory/races.py). Subgroups 0 and 1 of a 64-invocation
+# workgroup at 32 lanes; FIRST, then BETWEEN, then SECOND.
+WG_COOP = """diagnostic(off, chromium.subgroup_matrix_uniformity);
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> d: array<f32>;
+var<workgroup> t: array<f32, 128>;
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_id) s: u32, @builtin(local_invocation_index) li: u32) {
+  FIRST
+  BETWEEN
+  SECOND
+}
+"""
+M8 = "subgroup_matrix_result<f32, 8, 8>"
+STORE = f"if (s == WHO) {{ subgroupMatrixStore(&t, 0u, {M8}(VALUE), false, 8u); }}"
+LOAD = f"if (s == WHO) {{ let m = subgroupMatrixLoad<{M8}>(&t, 0u, false, 8u); subgroupMatrixStore(&d, 0u, m, false, 8u); }}"
+
+
+def wg_coop(first, second, between=""):
+    """(d's first 64 values, the run's warnings)."""
+    dev = emu.Device("reference", 32)
+    src = WG_COOP.replace("FIRST", first).replace("BETWEEN", between).replace("SECOND", second)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "wgc.wgsl"))
+    d = dev.create_buffer(size=4 * 256)
+    warnings = dev.dispatch(pipe, {(0, 0): d}, (1, 1, 1))
+    return d.read(np.float32)[:64].tolist(), warnings
+
+
+def wg_coop_error(first, second, between="") -> EmuError:
+    with pytest.raises(EmuError) as e:
+        wg_coop(first, second, between)
+    return e.value
+
+
+def _sg(code, who, value="1.0"):
+    return code.replace("WHO", f"{who}u").replace("VALUE", value)
+
+
+def test_a_matrix_store_and_another_subgroups_matrix_load_race():
+    e = wg_coop_error(_sg(STORE, 0), _sg(LOAD, 1))
+    assert str(e).splitlines()[0] == (
+        "wgc.wgsl:10:26: error: data race on var<workgroup> 't' (byte 0, element (0, 0) of the matrix): this "
+        "cooperative matrix load by subgroup 1 and a write by the cooperative matrix store of subgroup 0 "
+        "(workgroup (0, 0, 0), subgroup 0) at wgc.wgsl:8:18, with no workgroupBarrier() between them "
+        "(undefined behaviour in WGSL and in the Vulkan memory model)")
+    assert e.where == "workgroup (0, 0, 0), subgroup 1, lane 0 (local_invocation_index 32)"
+    assert e.hint.startswith("put a workgroupBarrier() between the two accesses")
+
+
+def test_a_barrier_orders_a_matrix_store_and_another_subgroups_load():
+    assert wg_coop(_sg(STORE, 0), _sg(LOAD, 1), "workgroupBarrier();") == ([1.0] * 64, [])
+
+
+def test_a_subgroup_is_ordered_with_its_own_matrix_operations():
+    # its store then its load, and its invocations' writes then its load: one subgroup, in order
+    assert wg_coop(_sg(STORE, 0), _sg(LOAD, 0)) == ([1.0] * 64, [])
+    assert wg_coop("if (s == 0u) { t[li] = 2.0; t[li + 32u] = 2.0; }", _sg(LOAD, 0)) == ([2.0] * 64, [])
+
+
+@pytest.mark.parametrize("first, second, message", [
+    ("if (s == 1u) { t[li - 32u] = 2.0; }", _sg(LOAD, 0),
+     "wgc.wgsl:10:26: error: data race on var<workgroup> 't' (byte 0, element (0, 0) of the matrix): this "
+     "cooperative matrix load by subgroup 0 and a write by invocation 32 (workgroup (0, 0, 0), subgroup 1, "
+     "lane 0 (local_invocation_index 32)) at wgc.wgsl:8:18, with no workgroupBarrier() between them"),
+    (_sg(LOAD, 1), "t[li] = 3.0;",
+     "wgc.wgsl:10:3: error: data race on var<workgroup> 't' (byte 0): this write and a read by the cooperative "
+     "matrix load of subgroup 1 (workgroup (0, 0, 0), subgroup 1) at wgc.wgsl:8:26, with no workgroupBarrier() "
+     "between them (undefined behaviour in WGSL)"),
+    (_sg(STORE, 0), _sg(STORE, 1, "2.0"),
+     "wgc.wgsl:10:18: error: data race on var<workgroup> 't' (byte 0, element (0, 0) of the matrix): this "
+     "cooperative matrix store by subgroup 1 and a write by the cooperative matrix store of subgroup 0"),
+])
+def test_matrix_and_other_accesses_of_two_subgroups_race(first, second, message):
+    assert str(wg_coop_error(first, second)).splitlines()[0].startswith(message)
+
+
+def test_subgroups_with_their_own_tiles_do_not_race():
+    own = f"subgroupMatrixStore(&t, s * 64u, {M8}(f32(s + 1u)), false, 8u);"
+    back = f"let m = subgroupMatrixLoad<{M8}>(&t, s * 64u, false, 8u); subgroupMatrixStore(&d, s * 64u, m, false, 8u);"
+    assert wg_coop(own, back) == ([1.0] * 64, [])
+
+
+def test_matrix_loads_of_two_subgroups_and_scalar_reads_do_not_race():
+    assert wg_coop(f"let m = subgroupMatrixLoad<{M8}>(&t, 0u, false, 8u);", "d[li] = t[li % 64u];") == ([0.0] * 64, [])
+
+
+@pytest.mark.parametrize("first, second, line", [
+    (f"subgroupMatrixStore(&t, 0u, {M8}(1.0), false, 8u);", "", "wgc.wgsl:8:3"),   # one instruction
+    (_sg(STORE, 0), _sg(STORE, 1), "wgc.wgsl:10:18"),                               # two
+])
+def test_two_subgroups_storing_the_same_value_is_reported_and_runs(first, second, line):
+    # a data race to the memory model whatever the values; GPUs keep the value, and so does emu
+    vals, warnings = wg_coop(first, second + " workgroupBarrier(); " + _sg(LOAD, 0))
+    assert vals == [1.0] * 64 and len(warnings) == 1
+    w = warnings[0]
+    assert w.severity == "warning" and str(w).splitlines()[0] == (
+        f"{line}: warning: cooperative matrix stores of two subgroups write the same value to elements of "
+        "var<workgroup> 't': 64 elements; a data race all the same (WGSL's and the Vulkan memory model: two "
+        "subgroups' writes of one element, whatever the values, with no barrier between them are undefined "
+        "behaviour); emu keeps the value, as GPUs do")
+    assert w.where == "first in workgroup (0, 0, 0), subgroup 1, lane 0 (local_invocation_index 32)"
+    assert w.hint.startswith("give each subgroup its own tile")
+
+
+def test_one_matrix_store_holding_elements_twice_is_no_race():
+    # amd-rdna3's A map holds each element in two lanes of the subgroup (lanes 16-31 repeat 0-15):
+    # one store writes each element twice, from the one subgroup; stored, loaded back, stored out
+    from emu.isa.types import F16, CoopMatrixType
+    dev = emu.Device("amd-rdna3", 32)
+    lm = dev.profile.matrix_lane_map(CoopMatrixType(16, 16, F16, "A"), 32)
+    held = list(zip(lm.rows_idx[lm.valid].tolist(), lm.cols_idx[lm.valid].tolist()))
+    assert len(held) == 512 and len(set(held)) == 256
+    src = """diagnostic(off, chromium.subgroup_matrix_uniformity);
+enable f16;
+enable subgroups;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> a: array<f16>;
+@group(0) @binding(1) var<storage, read_write> d: array<f16>;
+var<workgroup> t: array<f16, 512>;
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_id) s: u32) {
+  let m = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&a, s * 256u, false, 16u);
+  subgroupMatrixStore(&t, s * 256u, m, false, 16u);
+  let r = subgroupMatrixLoad<subgroup_matrix_left<f16, 16, 16>>(&t, s * 256u, false, 16u);
+  subgroupMatrixStore(&d, s * 256u, r, false, 16u);
+}
+"""
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "dup.wgsl"))
+    x = np.arange(512).astype(np.float16)
+    d = dev.create_buffer(size=2 * 512)
+    assert dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): d}, (1, 1, 1)) == []
+    assert np.array_equal(d.read(np.float16), x)
+
+
+# SPIR-V: a GLSL KHR cooperative matrix, and VK_NV_cooperative_matrix2's tensor-layout loads and
+# stores at subgroup and workgroup scope (assembly, as the wheel's glslang refuses NV2)
+KHR = """#version 450
+#extension GL_KHR_cooperative_matrix : enable
+#extension GL_KHR_memory_scope_semantics : enable
+#extension GL_KHR_shader_subgroup_basic : enable
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer D { float d[]; };
+shared float t[256];
+void main() {
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m =
+      coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(1.0);
+  if (gl_SubgroupID == 0) coopMatStore(m, t, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  BETWEEN
+  if (gl_SubgroupID == 1) {
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> r;
+    coopMatLoad(r, t, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(r, d, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  }
+}
+"""
+# subgroup 0 stores a 16x16 f32 tile through a tensor layout, subgroup 1 loads it
+NV2_SUBGROUP = """; SPIR-V
+; Version: 1.6
+; Generator: Khronos Glslang Reference Front End; 11
+; Bound: 100
+; Schema: 0
+               OpCapability Shader
+               OpCapability VulkanMemoryModel
+               OpCapability CooperativeMatrixTensorAddressingNV
+               OpCapability TensorAddressingNV
+               OpCapability CooperativeMatrixKHR
+               OpCapability GroupNonUniform
+               OpExtension "SPV_KHR_cooperative_matrix"
+               OpExtension "SPV_NV_cooperative_matrix2"
+               OpExtension "SPV_NV_tensor_addressing"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main "main" %t %d %sgid
+               OpExecutionMode %main LocalSize 64 1 1
+               OpName %main "main"
+               OpName %t "t"
+               OpDecorate %sgid BuiltIn SubgroupId
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %D Block
+               OpMemberDecorate %D 0 Offset 0
+               OpDecorate %d Binding 0
+               OpDecorate %d DescriptorSet 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+       %bool = OpTypeBool
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+    %uint_16 = OpConstant %uint 16
+   %uint_256 = OpConstant %uint 256
+   %uint_264 = OpConstant %uint 264
+     %layout = OpTypeTensorLayoutNV %uint_2 %uint_0
+        %mat = OpTypeCooperativeMatrixKHR %float %uint_3 %uint_16 %uint_16 %uint_2
+    %float_1 = OpConstant %float 1
+        %one = OpConstantComposite %mat %float_1
+        %arr = OpTypeArray %float %uint_256
+ %ptr_wg_arr = OpTypePointer Workgroup %arr
+          %t = OpVariable %ptr_wg_arr Workgroup
+%ptr_wg_float = OpTypePointer Workgroup %float
+         %rt = OpTypeRuntimeArray %float
+          %D = OpTypeStruct %rt
+   %ptr_sb_D = OpTypePointer StorageBuffer %D
+          %d = OpVariable %ptr_sb_D StorageBuffer
+%ptr_sb_float = OpTypePointer StorageBuffer %float
+%ptr_in_uint = OpTypePointer Input %uint
+       %sgid = OpVariable %ptr_in_uint Input
+      %undef = OpUndef %mat
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %s = OpLoad %uint %sgid
+         %l0 = OpCreateTensorLayoutNV %layout
+          %l = OpTensorLayoutSetDimensionNV %layout %l0 %uint_16 %uint_16
+         %t0 = OpAccessChain %ptr_wg_float %t %uint_0
+        %is0 = OpIEqual %bool %s %uint_0
+               OpSelectionMerge %m0 None
+               OpBranchConditional %is0 %then0 %m0
+      %then0 = OpLabel
+               OpCooperativeMatrixStoreTensorNV %t0 %one %l None None
+               OpBranch %m0
+         %m0 = OpLabel
+BARRIER
+        %is1 = OpIEqual %bool %s %uint_1
+               OpSelectionMerge %m1 None
+               OpBranchConditional %is1 %then1 %m1
+      %then1 = OpLabel
+          %r = OpCooperativeMatrixLoadTensorNV %mat %t0 %undef %l None None
+         %d0 = OpAccessChain %ptr_sb_float %d %uint_0 %uint_0
+               OpCooperativeMatrixStoreTensorNV %d0 %r %l None None
+               OpBranch %m1
+         %m1 = OpLabel
+               OpReturn
+               OpFunctionEnd
+"""
+# the workgroup (128 invocations) stores a 64x32 f32 matrix, then AFTER
+NV2_WORKGROUP = """; SPIR-V
+; Version: 1.6
+; Generator: Khronos Glslang Reference Front End; 11
+; Bound: 100
+; Schema: 0
+               OpCapability Shader
+               OpCapability VulkanMemoryModel
+               OpCapability CooperativeMatrixTensorAddressingNV
+               OpCapability TensorAddressingNV
+               OpCapability CooperativeMatrixKHR
+               OpExtension "SPV_KHR_cooperative_matrix"
+               OpExtension "SPV_NV_cooperative_matrix2"
+               OpExtension "SPV_NV_tensor_addressing"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main "main" %t %d %li
+               OpExecutionMode %main LocalSize 128 1 1
+               OpName %main "main"
+               OpName %t "t"
+               OpDecorate %li BuiltIn LocalInvocationIndex
+               OpDecorate %rt ArrayStride 4
+               OpDecorate %D Block
+               OpMemberDecorate %D 0 Offset 0
+               OpDecorate %d Binding 0
+               OpDecorate %d DescriptorSet 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+      %float = OpTypeFloat 32
+     %uint_0 = OpConstant %uint 0
+     %uint_2 = OpConstant %uint 2
+    %uint_32 = OpConstant %uint 32
+    %uint_64 = OpConstant %uint 64
+  %uint_2048 = OpConstant %uint 2048
+   %uint_264 = OpConstant %uint 264
+     %layout = OpTypeTensorLayoutNV %uint_2 %uint_0
+        %mat = OpTypeCooperativeMatrixKHR %float %uint_2 %uint_64 %uint_32 %uint_2
+    %float_1 = OpConstant %float 1
+        %one = OpConstantComposite %mat %float_1
+        %arr = OpTypeArray %float %uint_2048
+ %ptr_wg_arr = OpTypePointer Workgroup %arr
+          %t = OpVariable %ptr_wg_arr Workgroup
+%ptr_wg_float = OpTypePointer Workgroup %float
+         %rt = OpTypeRuntimeArray %float
+          %D = OpTypeStruct %rt
+   %ptr_sb_D = OpTypePointer StorageBuffer %D
+          %d = OpVariable %ptr_sb_D StorageBuffer
+%ptr_sb_float = OpTypePointer StorageBuffer %float
+%ptr_in_uint = OpTypePointer Input %uint
+         %li = OpVariable %ptr_in_uint Input
+      %undef = OpUndef %mat
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %i = OpLoad %uint %li
+         %l0 = OpCreateTensorLayoutNV %layout
+          %l = OpTensorLayoutSetDimensionNV %layout %l0 %uint_64 %uint_32
+         %t0 = OpAccessChain %ptr_wg_float %t %uint_0
+         %d0 = OpAccessChain %ptr_sb_float %d %uint_0 %uint_0
+               OpCooperativeMatrixStoreTensorNV %t0 %one %l None None
+BETWEEN
+AFTER
+               OpReturn
+               OpFunctionEnd
+"""
+SPV_BARRIER = "               OpControlBarrier %uint_2 %uint_2 %uint_264"
+NV2_SCALAR_READ = """         %ti = OpAccessChain %ptr_wg_float %t %i
+          %v = OpLoad %float %ti
+         %di = OpAccessChain %ptr_sb_float %d %uint_0 %i
+               OpStore %di %v"""
+NV2_WS_LOAD = """          %r = OpCooperativeMatrixLoadTensorNV %mat %t0 %undef %l None None
+               OpCooperativeMatrixStoreTensorNV %d0 %r %l None None"""
+
+
+def spirv_run(src, file, floats):
+    dev = emu.Device("nvidia-h200", 32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file))
+    d = dev.create_buffer(size=4 * floats)
+    warnings = dev.dispatch(pipe, {(0, 0): d}, (1, 1, 1))
+    return d.read(np.float32), warnings
+
+
+@pytest.mark.parametrize("src, file, line", [
+    (KHR.replace("BETWEEN", ""), "khr.comp", "khr.comp:15:1"),
+    (NV2_SUBGROUP.replace("BARRIER", ""), "nv2.spvasm", "nv2.spvasm:72:11"),
+])
+def test_spirv_matrix_store_and_another_subgroups_load_race(src, file, line):
+    with pytest.raises(EmuError) as e:
+        spirv_run(src, file, 256)
+    first = str(e.value).splitlines()[0]
+    assert first.startswith(f"{line}: error: data race on var<workgroup> 't' (byte 0, element (0, 0) of the "
+                            "matrix): this cooperative matrix load by subgroup 1 and a write by the cooperative "
+                            "matrix store of subgroup 0 (workgroup (0, 0, 0), subgroup 0) at "), first
+    assert e.value.where == "workgroup (0, 0, 0), subgroup 1, lane 0 (local_invocation_index 32)"
+
+
+@pytest.mark.parametrize("src, file", [
+    (KHR.replace("BETWEEN", "barrier();"), "khr.comp"),
+    (NV2_SUBGROUP.replace("BARRIER", SPV_BARRIER), "nv2.spvasm"),
+])
+def test_spirv_barrier_orders_the_matrix_store_and_load(src, file):
+    d, warnings = spirv_run(src, file, 256)
+    assert d.tolist() == [1.0] * 256 and warnings == []
+
+
+def test_workgroup_scope_store_races_with_an_invocations_read():
+    # which subgroup stores an element of a workgroup-scope matrix is the driver's
+    src = NV2_WORKGROUP.replace("BETWEEN", "").replace("AFTER", NV2_SCALAR_READ)
+    with pytest.raises(EmuError) as e:
+        spirv_run(src, "ws.spvasm", 2048)
+    assert str(e.value).splitlines()[0] == (
+        "ws.spvasm:61:11: error: data race on var<workgroup> 't' (byte 0): this read and a write by the "
+        "workgroup-scope cooperative matrix store at ws.spvasm:58:16, with no workgroupBarrier() between them "
+        "(undefined behaviour in WGSL)")
+
+
+@pytest.mark.parametrize("between, after, total", [
+    (SPV_BARRIER, NV2_SCALAR_READ, 128.0),      # each invocation reads one element after the barrier
+    ("", NV2_WS_LOAD, 2048.0),                  # the workgroup's own store, then its own load
+])
+def test_workgroup_scope_accesses_ordered(between, after, total):
+    d, warnings = spirv_run(NV2_WORKGROUP.replace("BETWEEN", between).replace("AFTER", after), "ws.spvasm", 2048)
+    assert d.sum() == total and warnings == []
