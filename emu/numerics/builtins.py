@@ -53,7 +53,6 @@ from .scalar import as_type as _scalar_as_type
 # 'f64' is no WGSL type: the front end folds constant expressions of abstract floats with it
 # (WGSL's AbstractFloat is binary64), so every float function here takes it too.
 _FLOATS = dtypes.FLOATS | {'f64'}
-_NP = dtypes.Dtypes({**NP.plain(), 'f64': np.dtype(np.float64)})    # bf16 still imported on first use
 _BITS = {**dtypes.BITS, 'f64': np.dtype(np.uint64)}
 
 
@@ -120,7 +119,7 @@ def _arith(ty, fn, *args):
     f16 through float32, bf16 through float64; both double roundings are innocuous."""
     with np.errstate(all='ignore'):
         if ty in ('f32', 'f64'):
-            return np.asarray(fn(*(as_type(a, ty) for a in args)), _NP[ty])
+            return np.asarray(fn(*(as_type(a, ty) for a in args)), NP[ty])
         if ty == 'f16':
             return np.asarray(fn(*(_w(a, ty) for a in args))).astype(np.float16)
         return _round(fn(*(_f64(a, ty) for a in args)), ty)
@@ -136,7 +135,7 @@ def _sign_bit_op(ty, x, clear):
     bt = _BITS[ty]
     sign = bt.type(1 << (8 * bt.itemsize - 1))
     u = as_type(x, ty).view(bt)
-    return np.asarray(u & ~sign if clear else u ^ sign).view(_NP[ty])
+    return np.asarray(u & ~sign if clear else u ^ sign).view(NP[ty])
 
 
 def _unsigned(x, ty):
@@ -150,7 +149,7 @@ def _bitlen(u):
 
 
 def _from_i64(v, ty):
-    return np.asarray(v).astype(np.int64).astype(_NP[ty])
+    return np.asarray(v).astype(np.int64).astype(NP[ty])
 
 
 # ---- abs, sign, min, max, clamp ---------------------------------------------------
@@ -160,7 +159,7 @@ def _abs(ty, e):
         return _sign_bit_op(ty, e, clear=True)
     if ty in dtypes.SIGNED:
         with np.errstate(all='ignore'):
-            return np.asarray(np.abs(as_type(e, ty)), _NP[ty])   # |MIN| wraps to MIN
+            return np.asarray(np.abs(as_type(e, ty)), NP[ty])   # |MIN| wraps to MIN
     _need_int(ty, 'abs')
     return as_type(e, ty).copy()
 
@@ -177,7 +176,7 @@ def _minmax(ty, a, b, is_max):
         return _n(r, ty)
     _need_int(ty, 'max' if is_max else 'min')
     f = np.maximum if is_max else np.minimum
-    return np.asarray(f(as_type(a, ty), as_type(b, ty)), _NP[ty])
+    return np.asarray(f(as_type(a, ty), as_type(b, ty)), NP[ty])
 
 
 def _min(ty, a, b):
@@ -194,14 +193,14 @@ def _clamp(ty, e, low, high):
 
 def _saturate(ty, e):
     _need_float(ty, 'saturate')
-    return _clamp(ty, e, np.zeros((), _NP[ty]), np.ones((), _NP[ty]))
+    return _clamp(ty, e, np.zeros((), NP[ty]), np.ones((), NP[ty]))
 
 
 def _sign(ty, e):
     if ty in _FLOATS:
         return _exact32(ty, lambda x: np.where(x > 0, np.float32(1), np.where(x < 0, np.float32(-1), x)), e)
     if ty in dtypes.SIGNED:
-        return np.asarray(np.sign(as_type(e, ty)), _NP[ty])
+        return np.asarray(np.sign(as_type(e, ty)), NP[ty])
     raise InvalidArgument(f"sign is not defined on {ty}")
 
 
@@ -380,7 +379,7 @@ def _dot(ty, e1, e2):
     a = as_type(e1, ty).astype(np.int64).view(np.uint64)
     b = as_type(e2, ty).astype(np.int64).view(np.uint64)
     s = np.sum(a * b, axis=-1, dtype=np.uint64)
-    return s.astype(_NP[ty])
+    return s.astype(NP[ty])
 
 
 def _cross(ty, a, b):
@@ -433,7 +432,7 @@ def _select(ty, f, t, cond):
 
 def _count_one_bits(ty, e):
     _need_int(ty, 'countOneBits')
-    return np.bitwise_count(_unsigned(e, ty)).astype(_NP[ty])
+    return np.bitwise_count(_unsigned(e, ty)).astype(NP[ty])
 
 
 def _count_leading_zeros(ty, e):
@@ -493,7 +492,7 @@ def _insert_bits(ty, e, newbits, offset, count):
     u = _unsigned(e, ty).astype(np.uint64)
     n = _unsigned(newbits, ty).astype(np.uint64)
     r = (u & ~mask) | ((n << o) & mask)
-    return r.astype(dtypes.BITS[ty]).view(_NP[ty])
+    return r.astype(dtypes.BITS[ty]).view(NP[ty])
 
 
 def _reverse_bits(ty, e):
@@ -504,7 +503,7 @@ def _reverse_bits(ty, e):
         v = ((v >> s) & m) | ((v & m) << s)
     v = (v >> np.uint32(16)) | (v << np.uint32(16))
     v = v >> np.uint32(32 - WIDTH[ty])
-    return v.astype(dtypes.BITS[ty]).view(_NP[ty])
+    return v.astype(dtypes.BITS[ty]).view(NP[ty])
 
 
 # ---- packed integer dot products and packing --------------------------------------

@@ -17,31 +17,43 @@ from ..errors import InvalidArgument
 
 NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64', 'f64')
 
-class Dtypes(dict):
-    """A name -> dtype table with 'bf16' (ml_dtypes' bfloat16) imported on first use: the import
-    takes ~0.5 s, which every emu command paid. Iterating or copying it ({**NP}) sees 'bf16' too,
-    and so imports it; Dtypes({**plain, ...}) of another table keeps it lazy."""
+class LazyTable(dict):
+    """A dict some of whose entries are made on first use by `load(key)`, which raises KeyError
+    for a key it does not know: the entries that need ml_dtypes (bfloat16), whose import takes
+    ~0.5 s that every emu command paid. `pending` names the keys known before they are made
+    ('bf16' of a name table): `in` sees them without making them, and iterating, len and copies
+    ({**table}) see them too, and so make them. A key known only when it comes (a dtype, of the
+    first bfloat16 array) is made by a lookup or `in`."""
 
-    def __missing__(self, name):
-        if name != 'bf16':
-            raise KeyError(name)
-        import ml_dtypes
-        d = self[name] = np.dtype(ml_dtypes.bfloat16)
-        return d
+    def __init__(self, entries: dict, load, pending=()):
+        super().__init__(entries)
+        self._load, self._pending = load, tuple(pending)
 
-    def __contains__(self, name):
-        return dict.__contains__(self, name) or name == 'bf16'
+    def __missing__(self, key):
+        value = self[key] = self._load(key)
+        return value
 
-    def get(self, name, default=None):
-        return self[name] if name in self else default
+    def __contains__(self, key):
+        if dict.__contains__(self, key) or key in self._pending:
+            return True
+        try:
+            self[key]
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def _waiting(self) -> list:
+        return [k for k in self._pending if not dict.__contains__(self, k)]
 
     def __iter__(self):
         yield from dict.__iter__(self)
-        if not dict.__contains__(self, 'bf16'):
-            yield 'bf16'
+        yield from self._waiting()
 
     def __len__(self):
-        return dict.__len__(self) + (not dict.__contains__(self, 'bf16'))
+        return dict.__len__(self) + len(self._waiting())
 
     def keys(self):
         return list(self)
@@ -53,11 +65,26 @@ class Dtypes(dict):
         return [self[k] for k in self]
 
     def plain(self) -> dict:
-        """The table without touching 'bf16' (for Dtypes({**NP.plain(), ...}))."""
+        """The entries made so far, making none."""
         return dict(dict.items(self))
 
 
-NP = Dtypes({
+def _bf16_dtype(name: str):
+    if name != 'bf16':
+        raise KeyError(name)
+    import ml_dtypes
+    return np.dtype(ml_dtypes.bfloat16)
+
+
+def _bf16_name(dt) -> str:
+    """'bf16' for ml_dtypes' bfloat16 (no other dtype is named so; none exists before ml_dtypes)."""
+    if getattr(dt, "name", None) == "bfloat16" and dt == NP['bf16']:
+        return 'bf16'
+    raise KeyError(dt)
+
+
+# name -> dtype, 'bf16' (ml_dtypes' bfloat16) made on first use
+NP = LazyTable({
     'bool': np.dtype(np.bool_),
     'i32': np.dtype(np.int32),
     'u32': np.dtype(np.uint32),
@@ -68,7 +95,10 @@ NP = Dtypes({
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.float64),
-})
+}, _bf16_dtype, pending=('bf16',))
+
+# float dtype -> name: the inverse of NP for the matrix unit's input formats
+FLOAT_NAMES = LazyTable({np.dtype(np.float16): 'f16', np.dtype(np.float32): 'f32'}, _bf16_name)
 
 # Unsigned integer dtype of the same width, for bit views (bool is one byte in numpy).
 BITS = {

@@ -37,6 +37,7 @@ import numpy as np
 from ..errors import InvalidArgument
 from . import mma_params as _k        # the kernels (numba) are imported when one runs
 from . import mma_ref as _ref
+from .dtypes import FLOAT_NAMES
 from .mma_ref import FORMATS, FloatFormat
 
 __all__ = ["mma", "MODELS", "get_model", "explain_element", "reference_mma", "resolve", "FusedParams",
@@ -309,27 +310,7 @@ def get_model(model):
 
 # ------------------------------------------------------------------ dtypes and packing
 
-class _FloatDtypes(dict):
-    """dtype -> format name. bfloat16 is ml_dtypes', imported only once an array of it comes (it
-    takes ~0.5 s, which every emu command paid); no array has that dtype before ml_dtypes is."""
-
-    def __missing__(self, dt):
-        if getattr(dt, "name", None) == "bfloat16":
-            import ml_dtypes
-            if dt == np.dtype(ml_dtypes.bfloat16):
-                self[dt] = "bf16"
-                return "bf16"
-        raise KeyError(dt)
-
-    def __contains__(self, dt):
-        try:
-            self[dt]
-        except (KeyError, TypeError):
-            return False
-        return True
-
-
-FLOAT_DTYPES = _FloatDtypes({np.dtype(np.float16): "f16", np.dtype(np.float32): "f32"})
+FLOAT_DTYPES = FLOAT_NAMES         # dtype -> format name, bfloat16 known once ml_dtypes is
 _INT_DTYPES = {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8",
                np.dtype(np.int32): "i32", np.dtype(np.uint32): "u32"}
 _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
