@@ -204,10 +204,7 @@ def _device():
             sType=vk.VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, pNext=feats, queueCreateInfoCount=1,
             pQueueCreateInfos=[queue], enabledExtensionCount=len(exts), ppEnabledExtensionNames=exts or None), None)
         q = vk.vkGetDeviceQueue(dev, qf, 0)
-        mem = vk.vkGetPhysicalDeviceMemoryProperties(pd)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        mt = next(k for k in range(mem.memoryTypeCount) if mem.memoryTypes[k].propertyFlags & want == want)
-        _state["device"] = (dev, q, qf, mt, (f11, f12, f13, feats, raw))
+        _state["device"] = (dev, q, qf, (f11, f12, f13, feats, raw))
         return _state["device"]
 
 
@@ -261,8 +258,9 @@ def _check_capabilities(spirv: bytes):
 
 
 def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images):
-    from .vulkan_images import Images
-    dev, queue, qf, mt, _ = _device()
+    from .vulkan_images import Images, host_buffer, read_host
+    dev, queue, qf, _ = _device()
+    pd = _instance()[1]
     made = []          # (destroy function, handle), destroyed in reverse order
 
     def keep(fn, h):
@@ -274,18 +272,9 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images
             size = max(4, len(data) + (-len(data)) % 4)
             usage = vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT if kinds[key] == "uniform" \
                 else vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
-            buf = keep(vk.vkDestroyBuffer, vk.vkCreateBuffer(dev, vk.VkBufferCreateInfo(
-                sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size, usage=usage,
-                sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
-            req = vk.vkGetBufferMemoryRequirements(dev, buf)
-            mem = keep(vk.vkFreeMemory, vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(
-                sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocationSize=req.size, memoryTypeIndex=mt), None))
-            vk.vkBindBufferMemory(dev, buf, mem, 0)
-            mapped = vk.vkMapMemory(dev, mem, 0, size, 0)      # a cffi buffer over the memory
-            mapped[:] = bytes(data) + bytes(size - len(data))
-            vk.vkUnmapMemory(dev, mem)
+            buf, mem = host_buffer(vk, dev, pd, keep, size, usage, data)
             mems[key] = (buf, mem, size)
-        imgs = Images(vk, dev, _instance()[1], keep, images)
+        imgs = Images(vk, dev, pd, keep, images)
         imgs.create()
         sets = sorted({k[0] for k in buffers} | {k[0] for k in images})
         layouts, pools = [], []
@@ -366,9 +355,8 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images
         vk.vkWaitForFences(dev, 1, [fence], vk.VK_TRUE, 120 * 10 ** 9)
         out = {}
         for key in outputs:
-            buf, mem, size = mems[key]
-            out[key] = bytes(vk.vkMapMemory(dev, mem, 0, size, 0))[: len(buffers[key])]
-            vk.vkUnmapMemory(dev, mem)
+            _, mem, size = mems[key]
+            out[key] = read_host(vk, dev, mem, size, len(buffers[key]))
         out.update(imgs.read())
         return out
     finally:

@@ -41,7 +41,33 @@ def _memory_type(vk, pd, bits: int, host: bool) -> int:
     for k in range(mem.memoryTypeCount):
         if bits >> k & 1 and mem.memoryTypes[k].propertyFlags & want == want:
             return k
-    raise HwError("vulkan: no memory type for an image")
+    raise HwError(f"vulkan: no {'host-visible ' if host else ''}memory type for a buffer or image")
+
+
+def host_buffer(vk, dev, pd, keep, size: int, usage: int, data: bytes | None = None):
+    """(buffer, memory): a buffer of `size` bytes in host-visible coherent memory, holding `data`
+    (zero-padded) when given: the dispatch's storage and uniform buffers, the images' staging and
+    readback buffers. `keep(destroy, handle)` frees them after the dispatch."""
+    buf = keep(vk.vkDestroyBuffer, vk.vkCreateBuffer(dev, vk.VkBufferCreateInfo(
+        sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size, usage=usage,
+        sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
+    req = vk.vkGetBufferMemoryRequirements(dev, buf)
+    mem = keep(vk.vkFreeMemory, vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(
+        sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocationSize=req.size,
+        memoryTypeIndex=_memory_type(vk, pd, req.memoryTypeBits, True)), None))
+    vk.vkBindBufferMemory(dev, buf, mem, 0)
+    if data is not None:
+        mapped = vk.vkMapMemory(dev, mem, 0, size, 0)      # a cffi buffer over the memory
+        mapped[:] = bytes(data) + bytes(size - len(data))
+        vk.vkUnmapMemory(dev, mem)
+    return buf, mem
+
+
+def read_host(vk, dev, mem, size: int, n: int) -> bytes:
+    """The first `n` bytes of a host_buffer's memory of `size` bytes."""
+    out = bytes(vk.vkMapMemory(dev, mem, 0, size, 0))[:n]
+    vk.vkUnmapMemory(dev, mem)
+    return out
 
 
 class Images:
@@ -56,20 +82,7 @@ class Images:
         self.readback: dict = {}    # key -> (buffer, memory, size)
 
     def _buffer(self, size: int, usage: int, data: bytes | None = None):
-        vk, dev = self.vk, self.dev
-        buf = self.keep(vk.vkDestroyBuffer, vk.vkCreateBuffer(dev, vk.VkBufferCreateInfo(
-            sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size, usage=usage,
-            sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
-        req = vk.vkGetBufferMemoryRequirements(dev, buf)
-        mem = self.keep(vk.vkFreeMemory, vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(
-            sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocationSize=req.size,
-            memoryTypeIndex=_memory_type(vk, self.pd, req.memoryTypeBits, True)), None))
-        vk.vkBindBufferMemory(dev, buf, mem, 0)
-        if data is not None:
-            mapped = vk.vkMapMemory(dev, mem, 0, size, 0)
-            mapped[:] = bytes(data) + bytes(size - len(data))
-            vk.vkUnmapMemory(dev, mem)
-        return buf, mem
+        return host_buffer(self.vk, self.dev, self.pd, self.keep, size, usage, data)
 
     def create(self):
         vk = self.vk
@@ -206,6 +219,5 @@ class Images:
     def read(self) -> dict:
         vk, out = self.vk, {}
         for key, (_, mem, size, *_rest) in self.readback.items():
-            out[key] = bytes(vk.vkMapMemory(self.dev, mem, 0, size, 0))[:size]
-            vk.vkUnmapMemory(self.dev, mem)
+            out[key] = read_host(vk, self.dev, mem, size, size)
         return out
