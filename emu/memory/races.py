@@ -148,6 +148,12 @@ class WorkgroupRaces:
             self.w_site[key] = site
             self.w_synced[key] = synced
             return None
+        self._read(key, same, now, sg, lane, stamp, pr, reduced, site)
+        return None
+
+    def _read(self, key, same, now, sg, code, stamp, pr, reduced, site):
+        """Record reads of granules `key` by stamp code `code` of batch subgroup `sg` (`same`: the
+        granule was read before in this interval, `pr` its reader then)."""
         new_sg = np.where(same & (self.r_sg[key] != sg), -1, sg)
         self.r_sg[key] = new_sg
         mixed = self.r_sg[key] != new_sg        # two subgroups read it in this instruction
@@ -155,14 +161,12 @@ class WorkgroupRaces:
             self.r_sg[key[mixed]] = -1
         self.r_reduced[key] = np.where(same, self.r_reduced[key], -1)
         np.maximum.at(self.r_reduced, key, reduced)
-        shared = same & (pr % _LANE != lane)
-        new = np.where(shared, now * _LANE + _MANY, stamp)
+        new = np.where(same & (pr % _LANE != code), now * _LANE + _MANY, stamp)
         self.r[key] = new
         several = self.r[key] != new            # read by two invocations in this instruction
         if several.any():
             self.r[key[several]] = now[several] * _LANE + _MANY
         self.r_site[key] = site
-        return None
 
 
     def agent(self, subgroups: np.ndarray) -> np.ndarray:
@@ -227,26 +231,8 @@ class WorkgroupRaces:
             self.w_site[key] = site
             self.w_synced[key] = self.synced[sgs]
             return found
-        new_sg = np.where(live_r & (self.r_sg[key] != sgs), -1, sgs)
-        self.r_sg[key] = new_sg
-        mixed = self.r_sg[key] != new_sg            # two subgroups read it in this instruction
-        if mixed.any():
-            self.r_sg[key[mixed]] = -1
-        self.r_reduced[key] = np.where(live_r, self.r_reduced[key], -1)
-        np.maximum.at(self.r_reduced, key, self.reduced[sgs])
-        new = np.where(live_r & (pr % _LANE != c), now * _LANE + _MANY, stamp)
-        self.r[key] = new
-        several = self.r[key] != new
-        if several.any():
-            self.r[key[several]] = now[several] * _LANE + _MANY
-        self.r_site[key] = site
+        self._read(key, live_r, now, sgs, c, stamp, pr, self.reduced[sgs], site)
         return found
-
-
-def other_lane(stamp: int) -> int | None:
-    """The local invocation index in a stamp, or None for "several invocations"."""
-    lane = stamp % _LANE
-    return None if lane == _MANY else lane
 
 
 def stamp_code(stamp: int) -> int:

@@ -457,12 +457,13 @@ void main() {
   }
 }
 """
-# subgroup 0 stores a 16x16 f32 tile through a tensor layout, subgroup 1 loads it
-NV2_SUBGROUP = """; SPIR-V
+def nv2(invocations, builtin, scope, rows, cols, body):
+    """A module of `invocations` invocations: `builtin` (SubgroupId, LocalInvocationIndex) in %i,
+    var<workgroup> t: float[rows * cols], d: a storage buffer of floats, %mat an f32 accumulator
+    of `scope` (3 subgroup, 2 workgroup), %one of it filled with 1.0, %l a rows x cols tensor
+    layout, %t0 / %d0 the first elements; then `body`."""
+    return f"""; SPIR-V
 ; Version: 1.6
-; Generator: Khronos Glslang Reference Front End; 11
-; Bound: 100
-; Schema: 0
                OpCapability Shader
                OpCapability VulkanMemoryModel
                OpCapability CooperativeMatrixTensorAddressingNV
@@ -473,11 +474,10 @@ NV2_SUBGROUP = """; SPIR-V
                OpExtension "SPV_NV_cooperative_matrix2"
                OpExtension "SPV_NV_tensor_addressing"
                OpMemoryModel Logical Vulkan
-               OpEntryPoint GLCompute %main "main" %t %d %sgid
-               OpExecutionMode %main LocalSize 64 1 1
-               OpName %main "main"
+               OpEntryPoint GLCompute %main "main" %t %d %in
+               OpExecutionMode %main LocalSize {invocations} 1 1
                OpName %t "t"
-               OpDecorate %sgid BuiltIn SubgroupId
+               OpDecorate %in BuiltIn {builtin}
                OpDecorate %rt ArrayStride 4
                OpDecorate %D Block
                OpMemberDecorate %D 0 Offset 0
@@ -491,15 +491,16 @@ NV2_SUBGROUP = """; SPIR-V
      %uint_0 = OpConstant %uint 0
      %uint_1 = OpConstant %uint 1
      %uint_2 = OpConstant %uint 2
-     %uint_3 = OpConstant %uint 3
-    %uint_16 = OpConstant %uint 16
-   %uint_256 = OpConstant %uint 256
    %uint_264 = OpConstant %uint 264
+      %scope = OpConstant %uint {scope}
+       %rows = OpConstant %uint {rows}
+       %cols = OpConstant %uint {cols}
+      %count = OpConstant %uint {rows * cols}
      %layout = OpTypeTensorLayoutNV %uint_2 %uint_0
-        %mat = OpTypeCooperativeMatrixKHR %float %uint_3 %uint_16 %uint_16 %uint_2
+        %mat = OpTypeCooperativeMatrixKHR %float %scope %rows %cols %uint_2
     %float_1 = OpConstant %float 1
         %one = OpConstantComposite %mat %float_1
-        %arr = OpTypeArray %float %uint_256
+        %arr = OpTypeArray %float %count
  %ptr_wg_arr = OpTypePointer Workgroup %arr
           %t = OpVariable %ptr_wg_arr Workgroup
 %ptr_wg_float = OpTypePointer Workgroup %float
@@ -509,98 +510,42 @@ NV2_SUBGROUP = """; SPIR-V
           %d = OpVariable %ptr_sb_D StorageBuffer
 %ptr_sb_float = OpTypePointer StorageBuffer %float
 %ptr_in_uint = OpTypePointer Input %uint
-       %sgid = OpVariable %ptr_in_uint Input
+         %in = OpVariable %ptr_in_uint Input
       %undef = OpUndef %mat
        %main = OpFunction %void None %fn
       %entry = OpLabel
-          %s = OpLoad %uint %sgid
+          %i = OpLoad %uint %in
          %l0 = OpCreateTensorLayoutNV %layout
-          %l = OpTensorLayoutSetDimensionNV %layout %l0 %uint_16 %uint_16
+          %l = OpTensorLayoutSetDimensionNV %layout %l0 %rows %cols
          %t0 = OpAccessChain %ptr_wg_float %t %uint_0
-        %is0 = OpIEqual %bool %s %uint_0
+         %d0 = OpAccessChain %ptr_sb_float %d %uint_0 %uint_0
+{body}
+               OpReturn
+               OpFunctionEnd
+"""
+
+
+# subgroup 0 stores a 16x16 f32 tile through a tensor layout, then BETWEEN, subgroup 1 loads it
+NV2_SUBGROUP = nv2(64, "SubgroupId", 3, 16, 16, """        %is0 = OpIEqual %bool %i %uint_0
                OpSelectionMerge %m0 None
                OpBranchConditional %is0 %then0 %m0
       %then0 = OpLabel
                OpCooperativeMatrixStoreTensorNV %t0 %one %l None None
                OpBranch %m0
          %m0 = OpLabel
-BARRIER
-        %is1 = OpIEqual %bool %s %uint_1
+BETWEEN
+        %is1 = OpIEqual %bool %i %uint_1
                OpSelectionMerge %m1 None
                OpBranchConditional %is1 %then1 %m1
       %then1 = OpLabel
           %r = OpCooperativeMatrixLoadTensorNV %mat %t0 %undef %l None None
-         %d0 = OpAccessChain %ptr_sb_float %d %uint_0 %uint_0
                OpCooperativeMatrixStoreTensorNV %d0 %r %l None None
                OpBranch %m1
-         %m1 = OpLabel
-               OpReturn
-               OpFunctionEnd
-"""
-# the workgroup (128 invocations) stores a 64x32 f32 matrix, then AFTER
-NV2_WORKGROUP = """; SPIR-V
-; Version: 1.6
-; Generator: Khronos Glslang Reference Front End; 11
-; Bound: 100
-; Schema: 0
-               OpCapability Shader
-               OpCapability VulkanMemoryModel
-               OpCapability CooperativeMatrixTensorAddressingNV
-               OpCapability TensorAddressingNV
-               OpCapability CooperativeMatrixKHR
-               OpExtension "SPV_KHR_cooperative_matrix"
-               OpExtension "SPV_NV_cooperative_matrix2"
-               OpExtension "SPV_NV_tensor_addressing"
-               OpMemoryModel Logical Vulkan
-               OpEntryPoint GLCompute %main "main" %t %d %li
-               OpExecutionMode %main LocalSize 128 1 1
-               OpName %main "main"
-               OpName %t "t"
-               OpDecorate %li BuiltIn LocalInvocationIndex
-               OpDecorate %rt ArrayStride 4
-               OpDecorate %D Block
-               OpMemberDecorate %D 0 Offset 0
-               OpDecorate %d Binding 0
-               OpDecorate %d DescriptorSet 0
-       %void = OpTypeVoid
-         %fn = OpTypeFunction %void
-       %uint = OpTypeInt 32 0
-      %float = OpTypeFloat 32
-     %uint_0 = OpConstant %uint 0
-     %uint_2 = OpConstant %uint 2
-    %uint_32 = OpConstant %uint 32
-    %uint_64 = OpConstant %uint 64
-  %uint_2048 = OpConstant %uint 2048
-   %uint_264 = OpConstant %uint 264
-     %layout = OpTypeTensorLayoutNV %uint_2 %uint_0
-        %mat = OpTypeCooperativeMatrixKHR %float %uint_2 %uint_64 %uint_32 %uint_2
-    %float_1 = OpConstant %float 1
-        %one = OpConstantComposite %mat %float_1
-        %arr = OpTypeArray %float %uint_2048
- %ptr_wg_arr = OpTypePointer Workgroup %arr
-          %t = OpVariable %ptr_wg_arr Workgroup
-%ptr_wg_float = OpTypePointer Workgroup %float
-         %rt = OpTypeRuntimeArray %float
-          %D = OpTypeStruct %rt
-   %ptr_sb_D = OpTypePointer StorageBuffer %D
-          %d = OpVariable %ptr_sb_D StorageBuffer
-%ptr_sb_float = OpTypePointer StorageBuffer %float
-%ptr_in_uint = OpTypePointer Input %uint
-         %li = OpVariable %ptr_in_uint Input
-      %undef = OpUndef %mat
-       %main = OpFunction %void None %fn
-      %entry = OpLabel
-          %i = OpLoad %uint %li
-         %l0 = OpCreateTensorLayoutNV %layout
-          %l = OpTensorLayoutSetDimensionNV %layout %l0 %uint_64 %uint_32
-         %t0 = OpAccessChain %ptr_wg_float %t %uint_0
-         %d0 = OpAccessChain %ptr_sb_float %d %uint_0 %uint_0
-               OpCooperativeMatrixStoreTensorNV %t0 %one %l None None
+         %m1 = OpLabel""")
+# the workgroup (128 invocations) stores a 64x32 f32 matrix, then BETWEEN, then AFTER
+NV2_WORKGROUP = nv2(128, "LocalInvocationIndex", 2, 64, 32, """               OpCooperativeMatrixStoreTensorNV %t0 %one %l None None
 BETWEEN
-AFTER
-               OpReturn
-               OpFunctionEnd
-"""
+AFTER""")
 SPV_BARRIER = "               OpControlBarrier %uint_2 %uint_2 %uint_264"
 NV2_SCALAR_READ = """         %ti = OpAccessChain %ptr_wg_float %t %i
           %v = OpLoad %float %ti
@@ -620,7 +565,7 @@ def spirv_run(src, file, floats):
 
 @pytest.mark.parametrize("src, file, line", [
     (KHR.replace("BETWEEN", ""), "khr.comp", "khr.comp:15:1"),
-    (NV2_SUBGROUP.replace("BARRIER", ""), "nv2.spvasm", "nv2.spvasm:72:11"),
+    (NV2_SUBGROUP.replace("BETWEEN", ""), "nv2.spvasm", "nv2.spvasm:70:11"),
 ])
 def test_spirv_matrix_store_and_another_subgroups_load_race(src, file, line):
     with pytest.raises(EmuError) as e:
@@ -634,7 +579,7 @@ def test_spirv_matrix_store_and_another_subgroups_load_race(src, file, line):
 
 @pytest.mark.parametrize("src, file", [
     (KHR.replace("BETWEEN", "barrier();"), "khr.comp"),
-    (NV2_SUBGROUP.replace("BARRIER", SPV_BARRIER), "nv2.spvasm"),
+    (NV2_SUBGROUP.replace("BETWEEN", SPV_BARRIER), "nv2.spvasm"),
 ])
 def test_spirv_barrier_orders_the_matrix_store_and_load(src, file):
     d, warnings = spirv_run(src, file, 256)
