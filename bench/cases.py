@@ -47,16 +47,19 @@ def _vecadd_grid(n):
 # ------------------------------------------------------------------------------- emu
 
 SIMPLE = SHADERS / "gemm_simple.wgsl"
+GLSL = ROOT / "tests" / "shaders" / "spirv" / "gemm_coopmat.comp"
 
 
 def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
-    """kernel: 'dawn' (emu/examples/gemm_dawn.wgsl, 4 subgroups per workgroup) or 'simple'
-    (bench/shaders/gemm_simple.wgsl, one subgroup and one tile per workgroup). numpy's f32 matmul
+    """kernel: 'dawn' (emu/examples/gemm_dawn.wgsl, 4 subgroups per workgroup), 'simple'
+    (bench/shaders/gemm_simple.wgsl, one subgroup and one tile per workgroup) or 'glsl' (its GLSL
+    twin tests/shaders/spirv/gemm_coopmat.comp: GL_KHR_cooperative_matrix through glslang and the
+    SPIR-V front end, sizes as specialization constants). numpy's f32 matmul
     of the same size is timed in the same process after each run (numpy_times), for ratios that
     do not depend on what else the machine was doing between processes."""
     import emu
     size, runs = int(size), int(runs)
-    src, block = (SIMPLE, 16) if kernel == "simple" else (GEMM, 32)
+    src, block = {"simple": (SIMPLE, 16), "glsl": (GLSL, 16)}.get(kernel, (GEMM, 32))
     tracer = None
     if trace in ("on", "jsonl"):
         import tempfile
@@ -65,7 +68,8 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
         tracer = Tracer(sink=MemorySink()) if trace == "on" else Tracer(Path(tmp.name) / "t.jsonl")
     dev = emu.Device(profile, jobs=None if jobs in (None, "all") else int(jobs), tracer=tracer)
     mod = dev.create_shader_module(src.read_text(), str(src.relative_to(ROOT)))
-    pipe = dev.create_compute_pipeline(mod, constants={"M": size, "N": size, "K": size})
+    pipe = dev.create_compute_pipeline(mod, constants={"0": size, "1": size, "2": size} if kernel == "glsl"
+                                       else {"M": size, "N": size, "K": size})
     rng = np.random.default_rng(0)
     a = rng.uniform(-1, 1, (size, size)).astype(np.float16)
     b = rng.uniform(-1, 1, (size, size)).astype(np.float16)

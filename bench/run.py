@@ -136,6 +136,10 @@ def main(argv=None) -> int:
         case(f"emu_run_{k}_1024", f"`emu run` of the GEMM {k} nvidia-h200 1024^3 (wall, warm caches)",
              ["emu_run", k, 1024, runs], env=no_blas_env,
              note=f"a child process per run, each followed by the same dispatch in the case's process; {runs} runs")
+    for s in (256, 1024):
+        case(f"emu_gemm_glsl_{s}", f"emu GEMM GLSL (KHR cooperative matrix) f16->f32 nvidia-h200 {s}^3",
+             ["emu_gemm", "nvidia-h200", s, runs, "all", "off", "glsl"], env=no_blas_env,
+             note=f"tests/shaders/spirv/gemm_coopmat.comp; {runs} runs")
     case("emu_gemm_h200_1024_j1", "emu GEMM nvidia-h200 1024^3, --jobs 1", ["emu_gemm", "nvidia-h200", 1024, runs, 1],
          note="one thread")
     for s in sizes:
@@ -270,6 +274,7 @@ def report(R, rows, args, runs) -> str:
     # no target: numpy in the GEMM's process was seen far slower than alone under load (see notes)
     add("emu GEMM h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_h200_1024"), "-")
     add("emu GEMM simple h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_simple_1024"), "-")
+    add("emu GEMM GLSL h200 1024^3 / numpy, same process, best of runs", same("emu_gemm_glsl_1024"), "-")
     add("emu GEMM reference 1024^3 / numpy 1024^3", ratio(m.get("emu_gemm_ref_1024"), m.get("numpy_1024")), "<= 100x")
     add("tinygrad 256^3 / emu GEMM h200 256^3", ratio(m.get("tinygrad_256"), m.get("emu_gemm_h200_256")), ">= 1000x", False)
     add("CUDA simulator 128^3 / emu GEMM h200 128^3", ratio(m.get("cudasim_128"), m.get("emu_gemm_h200_128")), ">= 10000x", False)

@@ -17,7 +17,9 @@ Taken only when: no workgroup memory, barriers or subgroup ops; the builtins rea
 num_workgroups, subgroup_id, subgroup_size and num_subgroups; workgroups are whole subgroups; no
 scalar stores; every buffer is either read or written, never both; matrices live in function
 variables or values; cooperative loads and stores take a whole buffer (an array of the matrix's
-element size); the multiply-adds are float models that mma_fast covers. Anything else: None, and
+element size); the multiply-adds are float models that mma_fast covers, of a configuration's
+shape or of flexible dimensions at subgroup scope (VK_NV_cooperative_matrix2: K steps of a
+configuration, each over C's tiles of its size). Anything else: None, and
 the interpreter (or the fusion JIT) runs it.
 
 Order. The interpreter runs all subgroups in lockstep; here a subgroup runs to its end before the
@@ -71,6 +73,8 @@ class _CoopGen(_Gen):
         self.wide: list = []
         self.tile16: list = []
         self.mma_bits: list = []                # (operand bits, C's bits) per slot, for mma_call
+        self.mma_shapes: list = []              # (M, N, K) per slot: the configuration's
+        self.flex = False                       # a multiply-add of flexible dimensions (in tiles)
         self.ovs: list[str] = []                # integer overrides, passed at run time
         self.ncoop = 0
         self.coop_slots: set[int] = set()       # buffers a cooperative op touches
@@ -173,22 +177,30 @@ class _CoopGen(_Gen):
                 raise Unsupported("saturating multiply-add")
             s = self.mma_slot(*(x.type for x in a), t)
             name = self.mat(f"c{r.id}", t)
-            ops = f"{self.m(a[0])}, {self.m(a[1])}, {self.m(a[2])}, {name}"
-            # the common case in vector registers (tile16), else mma_fast's kernel; a subgroup
-            # they leave (zeros, subnormal results, infinities, NaNs) goes to mma_call's kernel,
-            # compiled once for all shaders and called by its address (0 until a run needs it)
-            # (f16 results: what tile16 leaves, subnormals mostly in f16's range, goes to mma_fast's
-            # kernel first, as it did before tile16 covered them)
-            e = d
-            if self.tile16[s]:
-                self.emit(e, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
-                e += 1
-            if not self.tile16[s] or self.mma_bits[s][1] == 16:
-                self.emit(e, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
-                e += 1
-            self.emit(e, f"if spa[{s}] == 0:")
-            self.fail(e + 1, ERR_SPECIAL)
-            self.emit(e, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_params.use32(self.prms[s])})")
+            M, N, K = self.mma_shapes[s]
+            A, B, C = (self.m(x) for x in a)
+            if (M, N, K) == (a[0].type.rows, t.cols, a[0].type.cols):
+                self.mma_tile(d, s, f"{A}, {B}, {C}, {name}")
+            else:
+                # flexible dimensions (VK_NV_cooperative_matrix2): K steps of the configuration's
+                # K in order, each over C's tiles of the configuration's size, as the interpreter's
+                # _flexible_mma runs them (an element's bits depend only on its row of A, column
+                # of B and element of C)
+                self.flex = True
+                for x, rows, cols, et in (("fa", M, K, a[0].type.elem), ("fb", K, N, a[1].type.elem),
+                                          ("fc", M, N, t.elem), ("fd", M, N, t.elem)):
+                    self.mats[f"{x}{r.id}"] = (_UINT[et.size], rows, cols)
+                q, i, j = (f"{x}{r.id}" for x in ("q", "ti", "tj"))
+                self.emit(d, f"ck_copy({name}, {C})")
+                self.emit(d, f"for {q} in range({a[0].type.cols // K}):")
+                self.emit(d + 1, f"for {i} in range({t.rows // M}):")
+                self.emit(d + 2, f"for {j} in range({t.cols // N}):")
+                e = d + 3
+                self.emit(e, f"ck_part(fa{r.id}, {A}, {i} * {M}, {q} * {K})")
+                self.emit(e, f"ck_part(fb{r.id}, {B}, {q} * {K}, {j} * {N})")
+                self.emit(e, f"ck_part(fc{r.id}, {name}, {i} * {M}, {j} * {N})")
+                self.mma_tile(e, s, f"fa{r.id}, fb{r.id}, fc{r.id}, fd{r.id}")
+                self.emit(e, f"ck_put({name}, fd{r.id}, {i} * {M}, {j} * {N})")
             self.vals[r.id] = ("mat", name)
         elif op == OP.coop_length:
             if self.pipe.profile.is_flexible(inst.attrs["matrix"]):
@@ -199,15 +211,37 @@ class _CoopGen(_Gen):
         else:
             super().inst(inst, d, loop_ctx)
 
+    def mma_tile(self, d: int, s: int, ops: str):
+        """One multiply-add of slot s's shape, `ops` naming A, B, C and the result: the common case
+        in vector registers (tile16), else mma_fast's kernel; a subgroup they leave (zeros,
+        subnormal results, infinities, NaNs) goes to mma_call's kernel, compiled once for all
+        shaders and called by its address (0 until a run needs it). (f16 results: what tile16
+        leaves, subnormals mostly in f16's range, goes to mma_fast's kernel first, as it did before
+        tile16 covered them.)"""
+        e = d
+        if self.tile16[s]:
+            self.emit(e, f"if not mt.tile16(wt{s}, {ops}, prm{s}):")
+            e += 1
+        if not self.tile16[s] or self.mma_bits[s][1] == 16:
+            self.emit(e, f"if mf.tile_mma(ws{s}, {ops}, prm{s}, {self.wide[s]}):")
+            e += 1
+        self.emit(e, f"if spa[{s}] == 0:")
+        self.fail(e + 1, ERR_SPECIAL)
+        self.emit(e, f"mc.call(spa[{s}], {ops}, prm{s}, {mma_params.use32(self.prms[s])})")
+
     def mma_slot(self, ta, tb, tc, tr) -> int:
         from ..numerics.dtypes import NP
         prof = self.pipe.profile
-        cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name) \
-            if ta.scope == "subgroup" else None
-        if cfg is None or tr.elem.name != tc.elem.name:
+        if ta.scope != "subgroup" or tr.elem.name != tc.elem.name:
             raise Unsupported("no such configuration")
+        cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name)
+        if cfg is None:             # flexible dimensions: the configuration each K step runs
+            found = prof.flexible_mma(ta, tb, tc)
+            cfg = found[1] if found is not None else None
+            if cfg is None or ta.rows % cfg.m or tc.cols % cfg.n or ta.cols % cfg.k:
+                raise Unsupported("no such configuration")
         model = prof.model_for(cfg)
-        key = (ta.rows, tc.cols, ta.cols, model, ta.elem.name, tc.elem.name)
+        key = (cfg.m, cfg.n, cfg.k, model, ta.elem.name, tc.elem.name)
         s = self.mmas.get(key)
         if s is None:
             prm = nmma.packed(model, np.dtype(NP[ta.elem.name]), np.dtype(NP[tc.elem.name]), tc.elem.name)
@@ -215,9 +249,9 @@ class _CoopGen(_Gen):
                 raise Unsupported(f"multiply-add model {model} on {ta.elem.name}")
             s = self.mmas[key] = len(self.prms)
             self.prms.append(prm)
-            self.wide.append(None if mma_params.only32(prm, ta.rows, tc.cols, ta.cols) else True)
-            self.tile16.append(mma_params.covers(prm, ta.rows, tc.cols, ta.cols))
-            self.mma_shapes = getattr(self, "mma_shapes", []) + [(ta.rows, tc.cols, ta.cols)]
+            self.wide.append(None if mma_params.only32(prm, cfg.m, cfg.n, cfg.k) else True)
+            self.tile16.append(mma_params.covers(prm, cfg.m, cfg.n, cfg.k))
+            self.mma_shapes.append((cfg.m, cfg.n, cfg.k))
             self.mma_bits.append((8 * ta.elem.size, 8 * tc.elem.size))
         return s
 
@@ -250,9 +284,23 @@ class _CoopGen(_Gen):
             "        for j in range(dst.shape[2]):",
             "            dst[0, i, j] = src[0, i, j]",
             "",
-            ""]
+            ""] + ([
+            "@njit(cache=True, nogil=True, inline='always')",
+            "def ck_part(dst, src, r0, c0):",
+            "    for i in range(dst.shape[1]):",
+            "        for j in range(dst.shape[2]):",
+            "            dst[0, i, j] = src[0, r0 + i, c0 + j]",
+            "",
+            "",
+            "@njit(cache=True, nogil=True, inline='always')",
+            "def ck_put(dst, src, r0, c0):",
+            "    for i in range(src.shape[1]):",
+            "        for j in range(src.shape[2]):",
+            "            dst[0, r0 + i, c0 + j] = src[0, i, j]",
+            "",
+            ""] if self.flex else [])
         setup = []
-        for s, (M, N, K) in enumerate(self.mma_shapes if self.prms else []):
+        for s, (M, N, K) in enumerate(self.mma_shapes):
             if self.tile16[s]:
                 setup.append(f"wt{s} = mt.workspace()")
             if not self.tile16[s] or self.mma_bits[s][1] == 16:
