@@ -23,6 +23,28 @@ class _Retry(Exception):
     pass
 
 
+def _coop_chains(fn) -> set:
+    """The access chains whose every use is the pointer of a cooperative load or store in the same
+    block (glslang's coopMatLoad(m, buf, offset, ...)): lowered as the load's (array, offset), with
+    no access instruction of their own, as WGSL's subgroupMatrixLoad(&buf, offset, ...) is."""
+    from .ops import COOP_POINTER_OPS
+    chains = {}
+    for label in fn.order:
+        for i in fn.blocks[label]:
+            if i.opname in ("OpAccessChain", "OpInBoundsAccessChain"):
+                chains[i.result] = label
+    uses: dict = {}
+    for label in fn.order:
+        for i in fn.blocks[label]:
+            if i.opname in ("OpLine", "OpNoLine"):        # literals only (a line number is no use)
+                continue
+            for k, x in enumerate(i.ops):
+                if isinstance(x, int) and not isinstance(x, bool) and x in chains:
+                    good = k == 0 and i.opname in COOP_POINTER_OPS and chains[x] == label
+                    uses[x] = uses.get(x, True) and good
+    return {x for x, good in uses.items() if good}
+
+
 class FunctionLowerer(ImageLowering, OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
@@ -37,6 +59,7 @@ class FunctionLowerer(ImageLowering, OpLowering):
         self.active: set = set()        # blocks being emitted (a cycle among them is no loop)
         self.name = name
         self.loc: Loc | None = None
+        self.coop_chains = _coop_chains(fn)
         # predecessor label -> [(phi id, incoming id)]
         self.phi_moves: dict[int, list] = {}
         for label in fn.order:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
                           with_scalar)
+from ...isa.ir import Value
 from .grammar import Instruction, aliases, load
 from .module import SUBGROUP_SCOPE, BuiltinVar
 from ...isa.types import VOID, TupleType
@@ -449,6 +450,10 @@ class OpLowering:
         if isinstance(base, BuiltinVar):
             return self.define(i.result, _BuiltinPart(base, [self.const_index(x, i) for x in i.ops[1:]]))
         self.chains[i.result] = (i.ops[0], list(i.ops[1:]))
+        if i.result in self.coop_chains:
+            # only cooperative loads and stores use it, as (array, offset): no access of its own
+            # (its index check would report an element the matrix access never clamps)
+            return self.define(i.result, _CoopChain())
         if isinstance(base.type.pointee, CoopMatrixType) and len(i.ops) == 2:
             # element i of the lane's fragment: read and written through the whole matrix
             return self.define(i.result, _CoopElement(base, self.as_sign(self.val(i.ops[1], i), "U")))
@@ -651,8 +656,8 @@ class OpLowering:
 
     def coop_pointer(self, i, ptr_id):
         """(pointer to the array, element offset) of a cooperative load/store's pointer."""
-        p = self.val(ptr_id, i)
-        if isinstance(p.type.pointee, ArrayType):
+        p = self.lookup(ptr_id, i)
+        if isinstance(p, Value) and isinstance(p.type.pointee, ArrayType):
             return p, self.b.op("const", [], U32, value=0)
         chain = self.chains.get(ptr_id)
         if chain is None or not chain[1]:
@@ -663,8 +668,10 @@ class OpLowering:
         arr = self.access(i, base, idx[:-1])
         if not isinstance(arr.type.pointee, ArrayType):
             self.fail(i, "a cooperative matrix is loaded from and stored to an element of an array")
-        off = self.as_sign(self.val(idx[-1], i), "U")
-        return arr, off
+        off = self.val(idx[-1], i)
+        if not isinstance(off.type, ScalarType) or not off.type.is_int or off.type.bits != 32:
+            self.fail(i, f"an index of type {off.type}: emu indexes with 32-bit integers")
+        return arr, self.as_sign(off, "U")
 
     def layout(self, i, id_):
         c = self.info.consts.get(id_)
@@ -948,6 +955,16 @@ class OpLowering:
         if not isinstance(t, CoopMatrixType):
             self.fail(i, f"OpCooperativeMatrixLengthKHR of %{i.ops[0]}, which is no cooperative matrix type")
         return self.b.op("coop_length", [], self.rtype(i), matrix=t)
+
+
+# the ops whose pointer operand (the first) coop_pointer reads as (array, offset)
+COOP_POINTER_OPS = frozenset({"OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR",
+                              "OpCooperativeMatrixLoadTensorNV", "OpCooperativeMatrixStoreTensorNV"})
+
+
+class _CoopChain:
+    """An access chain that only cooperative loads and stores of its own block use (coop_pointer
+    takes its base and indices from FunctionLowerer.chains)."""
 
 
 class _CoopElement:

@@ -105,3 +105,23 @@ def test_mixed_signedness_int8_multiply_add_on_amd_rdna3():
     want = a.astype(np.int64) @ b.astype(np.int64) - 7
     assert got[0, 0] == 16 * -128 * 255 - 7
     assert np.array_equal(got, want)
+
+
+def test_an_out_of_bounds_glsl_matrix_load_is_reported_once():
+    """coopMatLoad(m, a, offset, ...) is an access chain to a[offset] that only the load uses: it
+    lowers to the load's (array, offset) as WGSL's subgroupMatrixLoad(&a, offset, ...) does, with no
+    element access of its own, so a load past the end is one report, the matrix access's (there was
+    also an 'index clamped to the last element' for the element, which nothing clamped)."""
+    from emu.api import compile_wgsl
+    from emu.isa.printer import print_module
+    src = (SHADERS / "gemm_coopmat.comp").read_text()
+    text = print_module(compile_wgsl(src, "tests/shaders/spirv/gemm_coopmat.comp")[0], locs=False)
+    accesses = [line.split("{")[1] for line in text.splitlines() if "= access " in line]
+    assert accesses == ["path = [0]} : ptr<storage, array<f16>, read>"] * 2 + \
+        ["path = [0]} : ptr<storage, array<f32>, read_write>"]
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(_module(dev, "gemm_coopmat.comp"), constants={"0": 64, "1": 64, "2": 64})
+    bufs = {(0, 0): dev.create_buffer(np.ones(64 * 64 - 2000, np.float16)),
+            (0, 1): dev.create_buffer(np.ones(64 * 64, np.float16)), (0, 2): dev.create_buffer(size=4 * 64 * 64)}
+    warned = [str(w) for w in dev.dispatch(pipe, bufs, (4, 4, 1))]
+    assert len(warned) == 1 and "out-of-bounds cooperative matrix access into buffer 'A'" in warned[0], warned
