@@ -1,6 +1,7 @@
 """Compiled kernels called without numba: a function numba compiled (or loaded from its cache) once
-is saved as the machine code of that compilation, and a later process loads it with llvmlite and
-calls it through ctypes, never importing numba. Importing numba and setting up its typing and
+is saved as the machine code of that compilation, and a later process loads it with llvmlite's C
+library (called through ctypes: _Direct; llvmlite.binding where that cannot be) and calls it
+through ctypes, never importing numba. Importing numba and setting up its typing and
 target registries to load a cached kernel takes ~0.4 s of a warm `emu run`; this takes ~0.02 s.
 
 What is saved, per function and argument types: the object code numba built for its library (the
@@ -43,13 +44,132 @@ def _host() -> str:
     """What the machine code depends on: numba's, llvmlite's and Python's versions, the CPU."""
     if not _HOST:
         import llvmlite
-        import llvmlite.binding as ll
+        cpu, features = _llvm().host_cpu()
         numba_version = (_numba_dir() / "_version.py").read_bytes()     # (importlib.metadata: 25 ms)
-        key = [numba_version, llvmlite.__version__, sys.version, ll.get_host_cpu_name(),
-               ll.get_host_cpu_features().flatten(), os.environ.get("NUMBA_CPU_NAME", ""),
-               os.environ.get("NUMBA_CPU_FEATURES", "")]
+        key = [numba_version, llvmlite.__version__, sys.version, cpu, features,
+               os.environ.get("NUMBA_CPU_NAME", ""), os.environ.get("NUMBA_CPU_FEATURES", "")]
         _HOST.append(hashlib.sha256(repr(key).encode()).hexdigest()[:16])
     return _HOST[0]
+
+
+# ------------------------------------------------------------------------------ LLVM
+
+class _Binding:
+    """The LLVM calls loading needs, through llvmlite.binding."""
+
+    def host_cpu(self) -> tuple[str, str]:
+        import llvmlite.binding as ll
+        return ll.get_host_cpu_name(), ll.get_host_cpu_features().flatten()
+
+    def load_object(self, obj: bytes, symbols: dict, name: str):
+        """(what keeps the code mapped, the address of `name`) for object code `obj`."""
+        import llvmlite.binding as ll
+        ll.initialize_native_target()
+        ll.initialize_native_asmprinter()
+        for s, a in symbols.items():
+            ll.add_symbol(s, a)
+        tm = ll.Target.from_default_triple().create_target_machine(jit=True)
+        engine = ll.create_mcjit_compiler(ll.parse_assembly(""), tm)
+        engine.add_object_file(ll.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        return engine, engine.get_function_address(name)
+
+
+class _Direct:
+    """The same calls made straight to llvmlite's C library through ctypes, with the arguments
+    llvmlite.binding passes (its defaults: opt 2, reloc and code model 'default'/'jitdefault',
+    no LLVM memory manager off ARM): importing llvmlite.binding itself (its wrappers and
+    llvmlite.ir) costs ~25-60 ms of a warm run, the library ~20 ms. Used only for the llvmlite
+    versions whose C signatures these are (DIRECT_VERSIONS, read from its binding modules), and
+    only while llvmlite.binding is not imported (its calls hold its lock; numba's then go through
+    it): otherwise _Binding."""
+    DIRECT_VERSIONS = ("0.50.",)
+
+    def __init__(self, lib):
+        c, P = ctypes, ctypes.POINTER(ctypes.c_char_p)
+        self.lib = lib
+        for fn, res, args in (
+                ("GetHostCPUName", None, [P]), ("GetHostCPUFeatures", c.c_int, [P]),
+                ("DisposeString", None, [c.c_char_p]), ("GetDefaultTargetTriple", None, [P]),
+                ("InitializeNativeTarget", None, []), ("InitializeNativeAsmPrinter", None, []),
+                ("AddSymbol", None, [c.c_char_p, c.c_void_p]),
+                ("GetTargetFromTriple", c.c_void_p, [c.c_char_p, P]),
+                ("CreateTargetMachine", c.c_void_p, [c.c_void_p, c.c_char_p, c.c_char_p, c.c_char_p, c.c_int,
+                                                     c.c_char_p, c.c_char_p, c.c_int, c.c_int, c.c_char_p]),
+                ("GetGlobalContext", c.c_void_p, []),
+                ("ParseAssembly", c.c_void_p, [c.c_void_p, c.c_char_p, P]),
+                ("CreateMCJITCompiler", c.c_void_p, [c.c_void_p, c.c_void_p, c.c_bool, P]),
+                ("CreateObjectFile", c.c_void_p, [c.c_char_p, c.c_size_t]),
+                ("MCJITAddObjectFile", None, [c.c_void_p, c.c_void_p]),
+                ("DisposeObjectFile", None, [c.c_void_p]),
+                ("FinalizeObject", None, [c.c_void_p]),
+                ("GetFunctionAddress", c.c_uint64, [c.c_void_p, c.c_char_p])):
+            f = getattr(lib, "LLVMPY_" + fn)
+            f.restype, f.argtypes = res, args
+            setattr(self, fn, f)
+
+    @classmethod
+    def open(cls):
+        """None where llvmlite's version is not one of DIRECT_VERSIONS or its library is not found."""
+        if "llvmlite.binding" in sys.modules:
+            return None
+        import llvmlite
+        if not llvmlite.__version__.startswith(cls.DIRECT_VERSIONS) or os.name != "posix" \
+                or sys.platform == "darwin":
+            return None
+        lib = Path(llvmlite.__file__).parent / "binding" / "libllvmlite.so"
+        return cls(ctypes.CDLL(str(lib))) if lib.is_file() else None
+
+    def _string(self, call, *args):
+        out = ctypes.c_char_p(None)
+        r = call(*args, ctypes.byref(out))
+        text = (out.value or b"").decode()
+        if out.value is not None:
+            self.DisposeString(out)
+        return r, text
+
+    def host_cpu(self) -> tuple[str, str]:
+        name = self._string(self.GetHostCPUName)[1]
+        ok, raw = self._string(self.GetHostCPUFeatures)
+        features = {f[1:]: f[0] for f in raw.split(",") if f} if ok else {}
+        return name, ",".join(f"{v}{k}" for k, v in sorted(features.items()))    # FeatureMap.flatten()
+
+    def load_object(self, obj: bytes, symbols: dict, name: str):
+        self.InitializeNativeTarget()
+        self.InitializeNativeAsmPrinter()
+        for s, a in symbols.items():
+            self.AddSymbol(s.encode(), a)
+        _, triple = self._string(self.GetDefaultTargetTriple)
+        target, err = self._string(self.GetTargetFromTriple, triple.encode())
+        if not target:
+            raise RuntimeError(err)
+        tm = self.CreateTargetMachine(target, triple.encode(), b"", b"", 2, b"default", b"jitdefault", 0, 1, b"")
+        module, err = self._string(self.ParseAssembly, self.GetGlobalContext(), b"")
+        if not tm or not module or err:
+            raise RuntimeError(err or "cannot create a target machine")
+        import platform
+        engine, err = self._string(self.CreateMCJITCompiler, module, tm,
+                                   platform.machine().lower() in ("arm64", "aarch64"))
+        if not engine:
+            raise RuntimeError(err)
+        objfile = self.CreateObjectFile(obj, len(obj))
+        self.MCJITAddObjectFile(engine, objfile)        # takes the object's code, as llvmlite's
+        self.DisposeObjectFile(objfile)                 # ObjectFileRef then frees the rest
+        self.FinalizeObject(engine)
+        return engine, self.GetFunctionAddress(engine, name.encode())
+
+
+_LL: list = []
+
+
+def _llvm():
+    if not _LL:
+        try:
+            direct = _Direct.open()
+        except (OSError, AttributeError):        # no such library or symbol: llvmlite.binding says why
+            direct = None
+        _LL.append(direct or _Binding())
+    return _LL[0]
 
 
 def path(folder: Path, key: str) -> Path:
@@ -226,22 +346,13 @@ def load(file: Path) -> Native | None:
 
 
 def _load(file: Path) -> Native | None:
-    import llvmlite.binding as ll
     data = file.read_bytes()
     head, obj = data.split(b"\n", 1)
     meta = json.loads(head)
     addrs = {s: _symbol(s) for s in meta["symbols"]}
     if not all(addrs.values()):
         return None                         # an unresolved symbol would end the process
-    ll.initialize_native_target()
-    ll.initialize_native_asmprinter()
-    for s, a in addrs.items():
-        ll.add_symbol(s, a)
-    tm = ll.Target.from_default_triple().create_target_machine(jit=True)
-    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), tm)
-    engine.add_object_file(ll.ObjectFileRef.from_data(obj))
-    engine.finalize_object()
-    address = engine.get_function_address(meta["name"])
+    engine, address = _llvm().load_object(obj, addrs, meta["name"])
     return Native(meta, engine, address) if address else None
 
 

@@ -121,3 +121,44 @@ time.sleep(0.2)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stderr == "compiling kernels for nvidia-h200 (first run only)...\n"
+
+
+DIRECT = """
+import sys
+import numpy as np
+from emu.jit import native
+d = native._Direct.open()
+print(d is not None, "llvmlite.binding" in sys.modules)
+
+
+def numba_function():
+    from emu.jit import coop_tiles
+    return coop_tiles._disjoint
+f = native.Function(native.Path(sys.argv[1]), numba_function)
+log = np.zeros((4, 7), np.int64)
+log[0] = [0, 0, 0, 4, 2, 2, 0]
+log[1] = [0, 1, 2, 4, 2, 2, 0]
+log[2] = [0, 2, 5, 4, 2, 2, 0]
+print(f.native is not None, f(log, 2, np.full(16, -1, np.int64)), f(log, 3, np.full(16, -1, np.int64)),
+      "llvmlite.binding" in sys.modules, "numba" in sys.modules)
+print(d.host_cpu() == native._Binding().host_cpu())
+"""
+
+
+def test_direct_llvm_calls_load_saved_code_as_llvmlite_binding_does(tmp_path):
+    """native._Direct (llvmlite's C library through ctypes, no llvmlite.binding) loads what
+    llvmlite.binding saved and names the host as it does (the key of the files' names)."""
+    import llvmlite
+    file = tmp_path / "d.native"
+    f = native.Function(file, lambda: coop_tiles._disjoint)
+    log, owner = _disjoint_args()
+    assert f(log, 2, owner) is True and file.exists()
+    r = subprocess.run([sys.executable, "-c", DIRECT, str(file)], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    if not llvmlite.__version__.startswith(native._Direct.DIRECT_VERSIONS):
+        assert lines[0] == "False False"            # another llvmlite: llvmlite.binding as before
+        return
+    assert lines[0] == "True False"
+    assert lines[1] == "True True False False False"
+    assert lines[2] == "True"
