@@ -27,6 +27,8 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
     def error(self, message):
+        if getattr(self, "reduced", False):
+            raise _FullParser()         # say it as the whole parser does (its usage lists every command)
         message = self._typo("invalid choice" in message) or message
         self.print_usage(sys.stderr)
         print(f"emu: error: {message}", file=sys.stderr)
@@ -61,7 +63,13 @@ class _Parser(argparse.ArgumentParser):
         return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _FullParser(Exception):
+    """A command line that build_parser("run")'s parser rejects: parse it with the whole one."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The `emu` parser; with `only` ("run"), that command's alone (the others' parsers and the
+    plug-ins' imports are ~15-30 ms of each `emu run`)."""
     from . import __version__
     ap = _Parser(prog="emu", description="A virtual GPU for WGSL compute shaders with cooperative matrices.")
     ap.add_argument("--version", action="version", version=f"emu {__version__}")
@@ -80,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--shards", type=int, default=None, metavar="N",
                    help="with --cluster: ranges of workgroups to split into (default: one per worker thread)")
     _plugin("emu.trace.cli").add_run_args(r)
+    if only == "run":
+        ap.reduced = r.reduced = True
+        return ap
 
     i = sub.add_parser("ir", help="print the shader's IR",
                        epilog="Out-of-bounds accesses are legal WGSL and not visible in the IR: `emu run` "
@@ -128,10 +139,19 @@ def _plugin(name):
     return importlib.import_module(name)
 
 
+def _parse(argv):
+    if argv[:1] == ["run"]:
+        try:
+            return build_parser("run").parse_args(argv)
+        except _FullParser:
+            pass
+    return build_parser().parse_args(argv)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(argv)
     except SystemExit as e:
         return int(e.code or 0)
     if getattr(args, "shader", None) == "-":
