@@ -196,11 +196,13 @@ class WorkgroupRaces:
         self.matrices = True
         g = self.granule
         count = max(1, -(-nbytes // g))              # elements lie at multiples of their size >= g
-        key = ((wg * self.ngran + off // g)[:, None] + np.arange(count)).reshape(-1)
-        elem = np.repeat(np.arange(n), count)
-        now = self.interval[wg][elem]
-        sgs = subgroups[elem]
-        c = np.broadcast_to(np.asarray(code, np.int64), (n,))[elem]
+        key = wg * self.ngran + off // g
+        c = np.broadcast_to(np.asarray(code, np.int64), (n,))
+        elem, now, sgs = np.arange(n), self.interval[wg], subgroups
+        if count > 1:                                # an element over several granules
+            key = (key[:, None] + np.arange(count)).reshape(-1)
+            elem = np.repeat(elem, count)
+            now, sgs, c = now[elem], sgs[elem], c[elem]
         stamp = now * _LANE + c
         site = self._site(inst)
 
