@@ -40,6 +40,7 @@ __all__ = ["diff_shader", "DiffReport", "random_inputs", "buffer_size", "choose_
 
 MAX_ELEMENTS = 1 << 24
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_FLOAT = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
 
 
 # =============================================================================== layout
@@ -111,7 +112,13 @@ def _random_scalars(s: ScalarType, n: int, rng: np.random.Generator) -> np.ndarr
     if s.is_float:
         e = rng.integers(-8, 8, size=n)
         v = np.ldexp(1.0 + rng.random(n), e) * rng.choice([-1.0, 1.0], size=n)
-        return v.astype(np.float32 if s.name == "f32" else np.float16)
+        return v.astype({"f32": np.float32, "f64": np.float64}.get(s.name, np.float16))
+    if s.name in ("i64", "u64"):
+        full = rng.integers(0, 1 << 63, size=n, dtype=np.uint64) * np.uint64(2) + \
+            rng.integers(0, 2, size=n, dtype=np.uint64)
+        small = (rng.integers(-100, 101, size=n) if s.name == "i64" else rng.integers(0, 256, size=n))
+        out = np.where(rng.random(n) < 0.5, small.astype(np.int64).astype(np.uint64), full)
+        return out.view(np.int64) if s.name == "i64" else out
     if s.name in ("i32", "u32"):
         full = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
         small = (rng.integers(-100, 101, size=n) if s.name == "i32" else rng.integers(0, 256, size=n))
@@ -142,15 +149,14 @@ def random_inputs(t: Type, nbytes: int, rng: np.random.Generator) -> bytes:
 
 def ulp_distance(a: np.ndarray, b: np.ndarray, scalar: str) -> np.ndarray:
     """|ordered(a) - ordered(b)| on the raw bits of floats (NaN vs NaN: 0; NaN vs number: inf)."""
-    bits = {"f32": 32, "f16": 16}[scalar]
-    ut = np.uint32 if bits == 32 else np.uint16
-    ft = np.float32 if bits == 32 else np.float16
-    ai, bi = a.view(ut).astype(np.int64), b.view(ut).astype(np.int64)
-    sign = 1 << (bits - 1)
+    bits = {"f64": 64, "f32": 32, "f16": 16}[scalar]
+    ut, ft = _UINT[bits // 8], _FLOAT[scalar]
 
-    def ordered(x):
-        return np.where(x & sign, -(x & (sign - 1)), x)
-    d = np.abs(ordered(ai) - ordered(bi)).astype(np.float64)
+    def ordered(x):      # as floats: a 64-bit distance may not fit an int64 (exact below 2^53)
+        x = x.view(ut)
+        mag = (x & ut((1 << (bits - 1)) - 1)).astype(np.float64)
+        return np.where(x >> ut(bits - 1), -mag, mag)
+    d = np.abs(ordered(a) - ordered(b))
     an, bn = np.isnan(a.view(ft)), np.isnan(b.view(ft))
     d = np.where(an & bn, 0.0, np.where(an | bn, np.inf, d))
     return d
@@ -161,10 +167,10 @@ def _show(raw: np.ndarray, scalar: str) -> str:
     width = raw.dtype.itemsize
     raw = raw.reshape(-1)[:1]
     bits = int(raw.view(_UINT[width])[0])
-    if scalar in ("f32", "f16"):
-        v = float(raw.view(np.float32 if scalar == "f32" else np.float16)[0])
+    if scalar in _FLOAT:
+        v = float(raw.view(_FLOAT[scalar])[0])
         return f"{bits:#0{2 + 2 * width}x} ({v!r})"
-    v = int(raw.view(np.int32 if scalar == "i32" else _UINT[width])[0])
+    v = int(raw.view({"i32": np.int32, "i64": np.int64}.get(scalar, _UINT[width]))[0])
     return f"{bits:#0{2 + 2 * width}x} ({v})"
 
 
@@ -472,7 +478,7 @@ def compare_binding(key, name, t: Type, emu_bytes: bytes, gpu_bytes: bytes, ulp:
         field_name = lf.label.replace("[{i}]", "[]")
         if nd:
             bd.counts_by_field[field_name] = bd.counts_by_field.get(field_name, 0) + nd
-        if lf.scalar.name in ("f32", "f16"):
+        if lf.scalar.name in _FLOAT:
             d = ulp_distance(ev, gv, lf.scalar.name)
             if nd:
                 m = float(d[diff].max())
@@ -730,7 +736,8 @@ def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overri
     from .vulkan import run_spirv
     values = resolve_overrides(module, overrides)
     given = {o.name for o in module.overrides if o.name in overrides or str(o.id) in overrides}
-    pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B"}
+    pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B",
+            "i64": "<q", "u64": "<Q", "f64": "<d"}
     spec = [(o.id, struct.pack(pack[o.type.name], values[o.name])) for o in module.overrides
             if o.name in given and o.id is not None]
     buffers = {k: v for k, v in data.items() if k != PUSH_CONSTANTS}

@@ -44,6 +44,14 @@ SUBGROUP_OPS = ("add", "mul", "min", "max", "and", "or", "xor", "inclusive_add",
                 "quad_broadcast")
 INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
           "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
+# `fn` of builtin that no device runs on f64: the GLSL.std.450 instructions that SPIR-V drivers
+# run them with take only 16- and 32-bit floats (glslang has no double overloads; lavapipe, Mesa
+# 25.0.7, takes naga's invalid f64 SPIR-V and gives sin(0.5) = 0, exp(0.5) = 3.6e-313; sqrt and
+# inverseSqrt, which take 64 bits, were right), and HLSL and Metal have no f64 ones either. Both
+# front ends refuse an f64 call of one (WGSL folds one of constants first).
+NO_F64_BUILTINS = frozenset(("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+                             "acosh", "atanh", "atan2", "pow", "exp", "log", "exp2", "log2", "degrees",
+                             "radians"))
 COOP_SCALAR_OPS = ("add", "sub", "mul")
 LAYOUTS = ("row_major", "col_major")
 # `fn` of texture: WGSL's texture builtins that run in compute shaders

@@ -285,8 +285,8 @@ class _Verifier:
         if not isinstance(i.args[0].type, PointerType):
             self.fail(i, f"atomic needs a pointer, not {i.args[0].type}")
         t = i.args[0].type.pointee
-        if not isinstance(t, AtomicType) and str(t) not in ("i32", "u32"):     # SPIR-V's atomics take plain ints
-            self.fail(i, f"atomic needs a pointer to an atomic or a 32-bit integer, not to {t}")
+        if not isinstance(t, AtomicType) and str(t) not in ("i32", "u32", "i64", "u64"):   # SPIR-V's: plain ints
+            self.fail(i, f"atomic needs a pointer to an atomic or a 32- or 64-bit integer, not to {t}")
         want = {"load": 1, "compare_exchange_weak": 3}.get(i.attrs["fn"], 2)
         if len(i.args) != want:
             self.fail(i, f"atomic '{i.attrs['fn']}' takes {want} operand{'s' * (want != 1)}, not {len(i.args)}")
@@ -294,12 +294,14 @@ class _Verifier:
         if vec2u != (i.attrs["fn"] in ("store_max", "store_min")):
             self.fail(i, f"atomic '{i.attrs['fn']}' on {t}: store_max and store_min are the operations of "
                          f"atomic<vec2<u32>>, and its only ones")
-        wide = isinstance(t, AtomicType) and t.size == 8
+        wide = t.size == 8
         if wide and self.profile is not None and not self.profile.buffer_int64_atomics:
             # the field is Vulkan's shaderBufferInt64Atomics; workgroup memory is taken to follow it
             where = "buffer" if i.args[0].type.space == "storage" else i.args[0].type.space
             what = ("atomic<vec2<u32>> ('atomic_vec2u_min_max', Dawn's feature 'atomic-vec2u-min-max')" if vec2u
-                    else f"{t} (naga's 64-bit atomics, wgpu's SHADER_INT64_ATOMIC_* features)")
+                    else f"{t} (naga's 64-bit atomics, wgpu's SHADER_INT64_ATOMIC_* features)"
+                    if isinstance(t, AtomicType) else
+                    f"an atomic on {t} (SPIR-V's Int64Atomics, Vulkan's shaderBufferInt64Atomics)")
             self.fail(i, f"profile '{self.profile.name}' has no 64-bit {where} atomics, which {what} needs",
                       hint="run it on a profile whose device has them (nvidia-h200, amd-rdna3, lavapipe, ...), "
                            "or keep the value in two atomic<u32>")

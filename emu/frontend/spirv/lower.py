@@ -161,7 +161,9 @@ class FunctionLowerer(ImageLowering, OpLowering):
         self.region(fn.order[0], {})
         self.scopes.pop()
         _drop_trailing(body, "continue")
-        return Function(self.name, params, ret, body, loc=self.info.loc(fn.inst))
+        f = Function(self.name, params, ret, body, loc=self.info.loc(fn.inst))
+        _place_variables(f)
+        return f
 
     def _param_type(self, pt, p):
         if isinstance(pt, tuple) or is_handle_desc(pt):        # a pointer parameter
@@ -387,6 +389,19 @@ class FunctionLowerer(ImageLowering, OpLowering):
 def _loop_exits(exits: dict) -> dict:
     """The exits a nested selection keeps: the enclosing loop's break and continue."""
     return {k: v for k, v in exits.items() if v in ("break", "continue", "loop-break")}
+
+
+def _place_variables(f: Function):
+    """A function's variables without a source line (glslang declares them before its first
+    OpLine) take that of their first use, for messages about their type."""
+    first: dict = {}
+    for i in f.walk():
+        for a in i.args:
+            if i.loc is not None:
+                first.setdefault(a.id, i.loc)
+    for i in f.walk():
+        if i.op == "var" and i.loc is None and i.result is not None:
+            i.loc = first.get(i.result.id)
 
 
 def _drop_trailing(block: Block, op: str):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
-from ...isa.types import (BF16, BOOL, F16, F32, I8, I32, U8, U32, VOID, ArrayType, CoopMatrixType,
+from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images
 from .grammar import Instruction, enum_names
@@ -46,10 +46,12 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixPerElementOperationsNV",
                 # VK_EXT_cooperative_matrix_maintenance1 (its reductions and per-element operations
                 # are NV2's capabilities renamed): use conversions, element index -> (row, column)
-                "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT"}
+                "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
+                # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
+                # f64 values where the verifier meets them) and 64-bit atomics on them
+                "Float64", "Int64", "Int64Atomics"}
 
-WIDTHS = {"Int64": "64-bit integers", "Int16": "16-bit integers", "Float64": "64-bit floats",
-          "Int64Atomics": "64-bit atomics"}
+WIDTHS = {"Int16": "16-bit integers"}
 
 
 def ident(name: str) -> str:
@@ -104,6 +106,10 @@ class ModuleInfo:
         self.structs: list[StructType] = []
         self._struct_names: set[str] = set()
         self.global_names: set[str] = set()
+        # ArrayStride of the arrays of each element type: a struct laid out by Offset decorations
+        # also takes its size from them (scalar layout packs a u64vec2 at 8 bytes, not 16)
+        self.elem_strides: dict[int, int] = {}
+        arrays = {x.result: x.ops[0] for x in insts if x.opname in ("OpTypeArray", "OpTypeRuntimeArray") and x.ops}
         fn: SpirvFunction | None = None
         label = None
         self.current: Instruction | None = None     # the instruction being read, for messages
@@ -129,13 +135,13 @@ class ModuleInfo:
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
                 if i.ops[0] in WIDTHS:
-                    self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8- and 32-bit "
-                                 f"integers and f16, bf16 and f32 floats",
-                              hint="use 32-bit types (int, uint, float), or float16_t / 8-bit integers")
+                    self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8-, 32- and 64-bit "
+                                 f"integers and f16, bf16, f32 and f64 floats",
+                              hint="use 32-bit types (int, uint, float), or float16_t / 8-bit / 64-bit integers")
                 if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES):
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
-                              hint="emu runs compute shaders with the Shader, Int8, Float16, 8/16-bit storage, "
-                                   "GroupNonUniform* and CooperativeMatrixKHR capabilities")
+                              hint="emu runs compute shaders with the Shader, Int8, Float16, Int64, Float64, "
+                                   "8/16-bit storage, GroupNonUniform* and CooperativeMatrixKHR capabilities")
             elif op == "OpExtInstImport":
                 self.ext_sets[i.result] = i.ops[0]
                 if i.ops[0] not in ("GLSL.std.450",) and not i.ops[0].startswith("NonSemantic."):
@@ -157,6 +163,8 @@ class ModuleInfo:
                 self.member_names[(i.ops[0], i.ops[1])] = i.ops[2]
             elif op in ("OpDecorate", "OpDecorateId"):
                 self.decos.setdefault(i.ops[0], {})[i.ops[1]] = i.ops[2:]
+                if i.ops[1] == "ArrayStride" and i.ops[0] in arrays and len(i.ops) > 2:
+                    self.elem_strides[arrays[i.ops[0]]] = i.ops[2]
             elif op == "OpMemberDecorate":
                 self.member_decos.setdefault((i.ops[0], i.ops[1]), {})[i.ops[2]] = i.ops[3:]
             elif op.startswith("OpType"):
@@ -206,18 +214,19 @@ class ModuleInfo:
         if op == "OpTypeBool":
             return BOOL
         if op == "OpTypeInt":
-            t = {(32, 1): I32, (32, 0): U32, (8, 1): I8, (8, 0): U8}.get((o[0], o[1]))
+            t = {(32, 1): I32, (32, 0): U32, (8, 1): I8, (8, 0): U8, (64, 1): I64, (64, 0): U64}.get((o[0], o[1]))
             if t is None:
-                self.fail(i, f"{o[0]}-bit integers are not supported: emu's IR has 8- and 32-bit integers",
-                          hint="use 32-bit integers (int/uint), or 8-bit ones inside cooperative matrices")
+                self.fail(i, f"{o[0]}-bit integers are not supported: emu's IR has 8-, 32- and 64-bit integers",
+                          hint="use 32- or 64-bit integers (int/uint, int64_t/uint64_t), or 8-bit ones "
+                               "inside cooperative matrices")
             return t
         if op == "OpTypeFloat":
             if o[0] == 16 and len(o) > 1 and o[1] == "BFloat16KHR":
                 return BF16
-            t = {32: F32, 16: F16}.get(o[0])
+            t = {32: F32, 16: F16, 64: F64}.get(o[0])
             if t is None or len(o) > 1:
                 self.fail(i, f"{o[0]}-bit floats{' (' + o[1] + ')' if len(o) > 1 else ''} are not supported: "
-                             f"emu's IR has f32, f16 and bf16", hint="use float (f32) or float16_t")
+                             f"emu's IR has f16, bf16, f32 and f64", hint="use float (f32), double or float16_t")
             return t
         if op == "OpTypeVector":
             elem = self.type(o[0], i)
@@ -320,6 +329,9 @@ class ModuleInfo:
             args = [self.spec_value(x, at) for x in e.ops[1:]]
         finally:
             self._evaluating.discard(id_)
+        if op in UNSIGNED_SPEC_OPS:       # the operands as unsigned values of their own widths
+            args = [a % (1 << getattr(self.types.get(getattr(self.defs.get(x), "type_id", None)), "bits", 32))
+                    for a, x in zip(args, e.ops[1:])]
         if op == "Select":
             return args[1] if args[0] else args[2]
         fn = SPEC_INT_OPS.get(op)
@@ -378,13 +390,25 @@ class ModuleInfo:
         self._struct_names.add(name)
         t = StructType(name, tuple(members))
         if all(o is not None for o in offsets) and members:
-            t = self._explicit_layout(i, t, offsets)
+            t = self._explicit_layout(i, t, offsets, self.elem_strides.get(i.result))
         self.structs.append(t)
         return t
 
-    def _explicit_layout(self, i, t: StructType, offsets) -> StructType:
-        """The struct with @align/@size attributes that place each member at its Offset."""
-        members = list(t.members)
+    def _explicit_layout(self, i, t: StructType, offsets, stride: int | None = None) -> StructType:
+        """The struct with @align/@size attributes that place each member at its Offset, and
+        where it is an array's element, of the array's stride as its size: its members then
+        aligned to their scalars (Vulkan's scalar layout, the least any layout aligns them)."""
+        out = self._place(i, t, list(t.members), offsets)
+        if stride is not None and out.size != stride:
+            members = [Member(m.name, m.type, _scalar_align(m.type), m.size_attr) for m in t.members]
+            out = self._place(i, t, members, offsets)
+            last = out.members[-1]
+            if out.size < stride:        # std140/std430 padding after the last member
+                out = StructType(t.name, out.members[:-1] + (
+                    Member(last.name, last.type, last.align_attr, stride - out.offsets[-1]),))
+        return out
+
+    def _place(self, i, t: StructType, members: list, offsets) -> StructType:
         for k in range(len(members)):
             trial = StructType(t.name, tuple(members))
             if trial.offsets[k] == offsets[k]:
@@ -504,6 +528,15 @@ class ModuleInfo:
         self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i))
 
 
+def _scalar_align(t: Type) -> int:
+    """The alignment of `t` in Vulkan's scalar block layout: that of its largest scalar."""
+    if isinstance(t, ScalarType):
+        return t.size
+    if isinstance(t, StructType):
+        return max(_scalar_align(m.type) for m in t.members)
+    return _scalar_align(t.elem)
+
+
 def _tdiv(a: int, b: int) -> int:
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
@@ -513,10 +546,10 @@ def _tdiv(a: int, b: int) -> int:
 # signed types, the result wrapped to the result type)
 SPEC_INT_OPS = {
     "IAdd": lambda a, b: a + b, "ISub": lambda a, b: a - b, "IMul": lambda a, b: a * b,
-    "UDiv": lambda a, b: (a % 2**32) // (b % 2**32), "SDiv": _tdiv,
-    "UMod": lambda a, b: (a % 2**32) % (b % 2**32), "SRem": lambda a, b: a - b * _tdiv(a, b),
+    "UDiv": lambda a, b: a // b, "SDiv": _tdiv,
+    "UMod": lambda a, b: a % b, "SRem": lambda a, b: a - b * _tdiv(a, b),
     "SMod": lambda a, b: a % b, "ShiftLeftLogical": lambda a, b: a << b,
-    "ShiftRightLogical": lambda a, b: (a % 2**32) >> b, "ShiftRightArithmetic": lambda a, b: a >> b,
+    "ShiftRightLogical": lambda a, b: a >> b, "ShiftRightArithmetic": lambda a, b: a >> b,
     "BitwiseAnd": lambda a, b: a & b, "BitwiseOr": lambda a, b: a | b, "BitwiseXor": lambda a, b: a ^ b,
     "Not": lambda a: ~a, "SNegate": lambda a: -a, "IEqual": lambda a, b: a == b,
     "INotEqual": lambda a, b: a != b, "ULessThan": lambda a, b: a < b, "SLessThan": lambda a, b: a < b,
@@ -525,14 +558,22 @@ SPEC_INT_OPS = {
     "UGreaterThanEqual": lambda a, b: a >= b, "SGreaterThanEqual": lambda a, b: a >= b,
     "UConvert": lambda a: a, "SConvert": lambda a: a,
 }
+UNSIGNED_SPEC_OPS = {"UDiv", "UMod", "ShiftRightLogical", "ULessThan", "UGreaterThan", "ULessThanEqual",
+                     "UGreaterThanEqual", "UConvert"}
 
 
 def literal(t: Type, words: list, i: Instruction, info) -> object:
-    """The value of OpConstant's literal words for scalar type `t`."""
+    """The value of OpConstant's literal words for scalar type `t` (a 64-bit one takes two
+    words, the low-order word first)."""
     if not isinstance(t, ScalarType):
         info.fail(i, f"a literal constant of type {t}")
-    w = words[0] if words else 0
+    n = 2 if t.bits == 64 else 1
+    if len(words) != n:
+        info.fail(i, f"a {t} literal takes {n} word{'s' * (n > 1)}, not {len(words)}")
+    w = words[0] | (words[1] << 32 if n == 2 else 0)
     if t.is_float:
+        if t.bits == 64:
+            return struct.unpack("<d", struct.pack("<Q", w))[0]
         if t.bits == 32:
             return struct.unpack("<f", struct.pack("<I", w))[0]
         dt = np.float16 if t.name == "f16" else None

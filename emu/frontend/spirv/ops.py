@@ -5,7 +5,8 @@ signed/unsigned SPIR-V opcodes bitcast their operands to the signedness they nam
 """
 from __future__ import annotations
 
-from ...isa.types import (BOOL, F32, I8, I32, U8, U32, ArrayType, CoopMatrixType, MatrixType,
+from ...isa.ops import NO_F64_BUILTINS
+from ...isa.types import (BOOL, F32, F64, I8, I32, I64, U8, U32, U64, ArrayType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
                           with_scalar)
 from ...isa.ir import Value
@@ -93,8 +94,8 @@ def scalar_of_or_none(t: Type):
 def _partner(s: ScalarType, kind: str) -> ScalarType:
     """The integer type of the same width with the signedness `kind` ('S' or 'U')."""
     if kind == "S":
-        return {U32: I32, U8: I8}.get(s, s)
-    return {I32: U32, I8: U8}.get(s, s)
+        return {U32: I32, U8: I8, U64: I64}.get(s, s)
+    return {I32: U32, I8: U8, I64: U64}.get(s, s)
 
 
 class OpLowering:
@@ -154,6 +155,9 @@ class OpLowering:
             b = self.as_sign(b, kind) if fn != "shr" else b
         if fn in ("shl", "shr"):
             b = self.as_sign(b, "U")
+            if scalar_of(b.type) == U64:
+                # SPIR-V's amount may be 64-bit, the IR's is u32: its low word (past 63 it is undefined)
+                b = self.b.op("convert", [b], with_scalar(b.type, U32))
         if width(a.type) != width(b.type):       # vector op scalar
             big = a if width(a.type) > width(b.type) else b
             small = b if big is a else a
@@ -308,6 +312,11 @@ class OpLowering:
     def op_ExtInst(self, i):
         set_name = self.info.ext_sets.get(i.ops[0])
         name = i.ops[1]
+        if set_name == "GLSL.std.450" and name in ("PackDouble2x32", "UnpackDouble2x32") and len(i.ops) == 3:
+            return self.bitcast(i, i.ops[2])       # a double as two 32-bit words and back
+        if set_name == "GLSL.std.450" and name in ("FrexpStruct", "ModfStruct", "Frexp", "Modf") \
+                and len(i.ops) == (3 if name.endswith("Struct") else 4):
+            return self.frexp_modf(i, name[:5].lower(), i.ops[2], None if name.endswith("Struct") else i.ops[3])
         if set_name != "GLSL.std.450" or name not in GLSL:
             self.fail(i, f"{set_name} {name} is not supported",
                       hint="emu maps the GLSL.std.450 functions that WGSL has to its builtins")
@@ -315,7 +324,46 @@ class OpLowering:
         want = len(load("GLSL.std.450").by_name[name].get("operands", []))
         if len(i.ops) - 2 != want:
             self.fail(i, f"GLSL.std.450 {name} takes {want} operands, not {len(i.ops) - 2}")
+        if fn in NO_F64_BUILTINS and scalar_of_or_none(self.rtype(i)) == F64:
+            self.fail(i, f"GLSL.std.450 {name} of {self.rtype(i)} runs on no device: the instruction takes only "
+                         f"16- and 32-bit floats (glslang has no double {name.lower()}, and drivers reject the "
+                         f"module or compute it wrong)",
+                      hint=f"compute it in f32: double({name.lower()}(float(x)))")
         return self.builtin(i, fn, kind, i.ops[2:])
+
+    def frexp_modf(self, i, kind: str, x_id: int, out_id: int | None):
+        """GLSL.std.450 FrexpStruct / ModfStruct (a struct of the two parts), Frexp / Modf (the
+        exponent or whole part stored through a pointer): the IR's frexp / modf, whose exponent
+        is an i32 (of an f64: an i64), converted to the integer type the module names."""
+        x = self.val(x_id, i)
+        if not isinstance(x.type, (ScalarType, VectorType)) or not scalar_of(x.type).is_float:
+            self.fail(i, f"{i.ops[1]} takes a float scalar or vector, not {x.type}")
+        second = ("exp", with_scalar(x.type, I64 if scalar_of(x.type).bits == 64 else I32)) \
+            if kind == "frexp" else ("whole", x.type)
+        name = f"__{kind}_result_{x.type}".replace("<", "_").replace(">", "")
+        r = self.b.op("builtin", [x], TupleType(name, (("fract", x.type), second)), fn=kind)
+        fract = self.b.op("extract", [r], x.type, path=[0])
+        part = self.b.op("extract", [r], second[1], path=[1])
+        if out_id is None:
+            rt = self.rtype(i)
+            if not isinstance(rt, StructType) or len(rt.members) != 2 or rt.members[0].type != x.type:
+                self.fail(i, f"{i.ops[1]} gives a struct of {x.type} and its second part, not {rt}")
+            want = rt.members[1].type
+        else:
+            p = self.val(out_id, i)
+            want = p.type.pointee if isinstance(p.type, PointerType) else None
+        if not isinstance(want, (ScalarType, VectorType)) or width(want) != width(x.type) or \
+                (kind == "frexp" and not scalar_of(want).is_int) or (kind == "modf" and want != x.type):
+            self.fail(i, f"{i.ops[1]}'s {second[0]} part of {x.type} cannot be a {want}")
+        if part.type != want:
+            part = self.b.op("convert", [self.as_sign(part, "", with_scalar(want, _partner(scalar_of(part.type),
+                             "S" if scalar_of(want).kind == "sint" else "U")))], want)
+        if out_id is None:
+            return self.b.op("construct", [fract, part], rt)
+        if p.type.access == "read":
+            self.fail(i, "store through a read-only pointer")
+        self.b.emit("store", [p, part])
+        return fract
 
     # -- conversions ----------------------------------------------------------------------------
     def convert(self, i, src_kind: str, dst_kind: str | None):
@@ -359,8 +407,11 @@ class OpLowering:
         return self.b.op("builtin", [self.val(i.ops[0], i)], self.rtype(i), fn="quantizeToF16")
 
     def op_Bitcast(self, i):
+        return self.bitcast(i, i.ops[0])
+
+    def bitcast(self, i, id_):
         rt = self.rtype(i)
-        a = self.val(i.ops[0], i)
+        a = self.val(id_, i)
         if isinstance(rt, PointerType) or isinstance(a.type, PointerType):
             self.fail(i, "bitcasts of pointers are not supported")
         return self.b.op("bitcast", [a], rt) if a.type != rt else a
@@ -430,7 +481,22 @@ class OpLowering:
     def op_CopyObject(self, i):
         return self.lookup(i.ops[0], i)
 
-    op_CopyLogical = op_CopyObject
+    def op_CopyLogical(self, i):
+        # a struct or array as one of the same shape but other (or no) layout decorations:
+        # glslang's copy of a buffer's struct into a local variable
+        return self.copy_logical(i, self.val(i.ops[0], i), self.rtype(i))
+
+    def copy_logical(self, i, v, t: Type):
+        if v.type == t:
+            return v
+        if isinstance(t, StructType) and isinstance(v.type, StructType) and len(t.members) == len(v.type.members):
+            parts = [(k, m.type, v.type.members[k].type) for k, m in enumerate(t.members)]
+        elif isinstance(t, ArrayType) and isinstance(v.type, ArrayType) and t.count == v.type.count and t.count:
+            parts = [(k, t.elem, v.type.elem) for k in range(t.count)]
+        else:
+            self.fail(i, f"OpCopyLogical of {v.type} to {t}: they are not of one shape")
+        return self.b.op("construct", [self.copy_logical(i, self.b.op("extract", [v], src, path=[k]), dst)
+                                       for k, dst, src in parts], t)
 
     def op_Undef(self, i):
         return self.b.op("undef", [], self.rtype(i))
@@ -570,8 +636,8 @@ class OpLowering:
         op = i.opname
         p = self.val(i.ops[0], i)
         s = scalar_of(p.type.pointee)
-        if s not in (I32, U32):
-            self.fail(i, f"atomics on {s} are not supported (32-bit integers only)")
+        if s not in (I32, U32, I64, U64):
+            self.fail(i, f"atomics on {s} are not supported (32- and 64-bit integers only)")
         if op == "OpAtomicLoad":
             return self.define(i.result, self.b.op("atomic", [p], s, fn="load"))
         if op == "OpAtomicStore":

@@ -16,6 +16,7 @@ from .types import ABSTRACT_FLOAT, ABSTRACT_INT, concrete, is_abstract, result_t
 from .values import (ATOMIC_FNS, QUAD_SWAPS, SUBGROUP_FNS, Const, Ref, Val, _name, _np_dtype, _pylist,
                      _scalar_or_none, _tn)
 from ...isa.types import NoScalarType
+from ...isa.ops import NO_F64_BUILTINS
 from ...numerics import builtins as nb
 from .names import TEXTURE_FNS
 from .textures import IMPLICIT_LOD, lower_texture
@@ -320,23 +321,14 @@ def _emit(lw: Lowerer, name, t, vals, rt, node):
         if scalar_of(rt) is ABSTRACT_INT:
             value = _map(value, int)
         return lw.finite_const(rt, value, node)
-    if scalar_of(t).name == "f64" and name in F64_NO_DEVICE:
-        lw.err(node, f"{name} of f64 runs on no device: naga writes it as GLSL.std.450 {F64_NO_DEVICE[name]}, "
+    if scalar_of(t).name == "f64" and name in NO_F64_BUILTINS:
+        lw.err(node, f"{name} of f64 runs on no device: naga writes it as GLSL.std.450 {name[0].upper() + name[1:]}, "
                      f"which takes only 16- and 32-bit floats (so the driver rejects the SPIR-V), and HLSL and "
                      f"Metal have no f64 {name} either",
                hint=f"compute it in f32: f64({name}(f32(x))), or fold it from constants")
     args = [lw.materialize(v, concrete(v.type)) for v in vals]
     return Val(lw.b.op("builtin", args, concrete(rt), fn=name))
 
-
-# WGSL builtins whose GLSL.std.450 instruction exists only for 16- and 32-bit floats (the
-# SPIR-V extended instruction set's own restriction): f64 values reach them only as constants.
-# Measured through wgpu-native on lavapipe (Mesa 25.0.7), which takes the invalid SPIR-V:
-# sin(0.5lf) gave 0 and exp(0.5lf) 3.6e-313; sqrt and inverseSqrt (which take 64 bits) were right.
-F64_NO_DEVICE = {"sin": "Sin", "cos": "Cos", "tan": "Tan", "asin": "Asin", "acos": "Acos", "atan": "Atan",
-                 "sinh": "Sinh", "cosh": "Cosh", "tanh": "Tanh", "asinh": "Asinh", "acosh": "Acosh",
-                 "atanh": "Atanh", "atan2": "Atan2", "pow": "Pow", "exp": "Exp", "log": "Log",
-                 "exp2": "Exp2", "log2": "Log2", "degrees": "Degrees", "radians": "Radians"}
 
 _EXACT = ("abs", "sign", "min", "max", "clamp", "dot", "select")
 
