@@ -144,8 +144,13 @@ def _unsigned(x, ty):
 
 
 def _bitlen(u):
-    """Number of significant bits of unsigned integers (0 for 0); exact via frexp."""
-    return np.frexp(np.asarray(u).astype(np.float64))[1].astype(np.int64)
+    """Number of significant bits of unsigned integers (0 for 0); exact via frexp of each 32-bit
+    word (a 64-bit value need not be a float64: 2^64 - 1 would round up to 2^64)."""
+    u = np.asarray(u).astype(np.uint64)
+    hi = u >> np.uint64(32)
+    lo = u & np.uint64(0xFFFFFFFF)
+    n = lambda w: np.frexp(w.astype(np.float64))[1].astype(np.int64)   # noqa: E731
+    return np.where(hi > 0, 32 + n(hi), n(lo))
 
 
 def _from_i64(v, ty):
@@ -497,6 +502,10 @@ def _insert_bits(ty, e, newbits, offset, count):
 
 def _reverse_bits(ty, e):
     _need_int(ty, 'reverseBits')
+    if WIDTH[ty] == 64:       # each 32-bit word reversed, the words swapped
+        u = _unsigned(e, ty)
+        lo, hi = (_reverse_bits('u32', (u >> np.uint64(k)).astype(np.uint32)).astype(np.uint64) for k in (0, 32))
+        return ((lo << np.uint64(32)) | hi).view(_NP[ty])
     v = _unsigned(e, ty).astype(np.uint32)
     for s, m in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
         s, m = np.uint32(s), np.uint32(m)

@@ -93,6 +93,13 @@ def test_explicit_64_bit_layouts_are_identical(seed):
     assert "-1:0" in rep.inputs
 
 
+def test_a_64_bit_switch_is_identical():
+    rep = diff_shader(C.source("switch64.spvasm"), "switch64.spvasm", buffers={(0, 0): C.SWITCH64_IN},
+                      backend="vulkan", profile="lavapipe")
+    assert rep.error is None, rep.error
+    assert rep.identical and [(b.elements, b.equal) for b in rep.bindings] == [(4, 4)], rep.text()
+
+
 def test_64_bit_spec_constants_through_the_cli(tmp_path, capsys):
     (tmp_path / "int64.comp").write_text(C.source("int64.comp"))
     rc = cli(["diff", str(tmp_path / "int64.comp"), "--dispatch", "1", "--random-inputs", "4", "--elements", "2432",

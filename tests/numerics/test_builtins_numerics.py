@@ -481,3 +481,14 @@ def test_pack_unpack_roundtrips():
     # unpack*norm values are the correctly rounded quotients
     v = call('unpack4x8unorm', 'u32', words)
     np.testing.assert_array_equal(v[:, 0], (b.astype(np.float64) / 255).astype(np.float32))
+
+
+def test_64_bit_bit_builtins_are_exact():
+    # found by fuzzing SPIR-V's 64-bit kernels: reverseBits of 64 bits failed, and firstLeadingBit
+    # of 2^64 - 1 went through a float64 that rounds it to 2^64 (giving 64)
+    from emu.numerics import builtins as nb
+    vals = [5, 2 ** 64 - 1, 1 << 40, 0, 1, 2 ** 63 + 2 ** 10]
+    u = np.array(vals, np.uint64)
+    assert nb.call("reverseBits", "u64", u).tolist() == [int(f"{v:064b}"[::-1], 2) for v in vals]
+    assert nb.call("firstLeadingBit", "u64", u).tolist() == [v.bit_length() - 1 if v else 2 ** 64 - 1 for v in vals]
+    assert nb.call("firstLeadingBit", "i64", u.view(np.int64)).tolist() == [2, -1, 40, -1, 0, 62]

@@ -222,6 +222,8 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
               "bound": words[3]}
     g = load("core")
     ext_sets: dict[int, str] = {}
+    int_bits: dict[int, int] = {}       # OpTypeInt id -> width; a value id -> its type id
+    value_type: dict[int, int] = {}
     out, i = [], 5
     while i < len(words):
         count, opcode = words[i] >> 16, words[i] & 0xFFFF
@@ -251,6 +253,11 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
                 ops.append(r.take())
                 _ext_operands(ext_sets.get(ops[0]), ops, r, what)
                 break
+            if o["kind"] == "PairLiteralIntegerIdRef" and int_bits.get(value_type.get(ops[0] if ops else -1)) == 64:
+                while r.more():       # OpSwitch on a 64-bit selector: two-word literals, low word first
+                    ops.append(r.take() | r.take() << 32)
+                    ops.append(r.take())
+                break
             if o["kind"] == "LiteralSpecConstantOpInteger":
                 sub = g.instructions.get(r.take())
                 if sub is None:
@@ -268,6 +275,10 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
         inst = Instruction(ins["opname"], opcode, type_id, result, ops, len(out), words[i: i + count])
         if inst.opname == "OpExtInstImport":
             ext_sets[result] = ops[0]
+        elif inst.opname == "OpTypeInt" and ops:
+            int_bits[result] = ops[0]
+        elif type_id is not None and result is not None:
+            value_type[result] = type_id
         out.append(inst)
         i += count
     return out, header

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...errors import EmuError
 from ...isa.ir import Block, Builder, Function, Loc, Module, Value
-from ...isa.types import (BOOL, I32, U32, VOID, ArrayType, CoopMatrixType, MatrixType, PointerType,
+from ...isa.types import (BOOL, I32, I64, U32, U64, VOID, ArrayType, CoopMatrixType, MatrixType, PointerType,
                           ScalarType, StructType, Type, VectorType, scalar_of, with_scalar)
 from ...isa.verify import FLEXIBLE_DIMENSIONS
 from .grammar import Instruction
@@ -295,15 +295,15 @@ class FunctionLowerer(ImageLowering, OpLowering):
 
     def switch(self, term: Instruction, m: int, exits: dict):
         sel = self.val(term.ops[0], term)
-        if scalar_of(sel.type) not in (I32, U32):
-            self.fail(term, f"switch on {sel.type}: emu switches on 32-bit integers")
+        if scalar_of(sel.type) not in (I32, U32, I64, U64) or not isinstance(sel.type, ScalarType):
+            self.fail(term, f"switch on {sel.type}: emu switches on 32- and 64-bit integers")
         default = term.ops[1]
         targets: dict[int, list] = {}
         sel_t = scalar_of(sel.type)
         for k in range(2, len(term.ops), 2):
             lit = term.ops[k]
-            if sel_t == I32 and lit >> 31:
-                lit -= 1 << 32
+            if sel_t.kind == "sint" and lit >> (sel_t.bits - 1):
+                lit -= 1 << sel_t.bits
             targets.setdefault(term.ops[k + 1], []).append(lit)
         if default != m:
             targets.setdefault(default, []).append("default")

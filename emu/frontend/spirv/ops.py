@@ -63,6 +63,10 @@ GLSL = {
     "FindILsb": ("firstTrailingBit", "I"), "FindSMsb": ("firstLeadingBit", "S"),
     "FindUMsb": ("firstLeadingBit", "U"),
 }
+# builtins whose operands may have another number of components than their result
+RESHAPING = {"length", "distance", "dot", "pack4x8snorm", "pack4x8unorm", "pack2x16snorm", "pack2x16unorm",
+             "pack2x16float", "unpack2x16snorm", "unpack2x16unorm", "unpack2x16float", "unpack4x8snorm",
+             "unpack4x8unorm"}
 # OpGroupNonUniform* arithmetic -> IR subgroup fn (with the GroupOperation's scan prefix)
 GROUP_ARITH = {"IAdd": "add", "FAdd": "add", "IMul": "mul", "FMul": "mul", "SMin": "min", "UMin": "min",
                "FMin": "min", "SMax": "max", "UMax": "max", "FMax": "max", "BitwiseAnd": "and",
@@ -298,6 +302,9 @@ class OpLowering:
         args = [self.val(x, i) for x in ids]
         if any(not isinstance(a.type, (ScalarType, VectorType)) for a in args):
             self.fail(i, f"{fn} takes scalars and vectors, not {', '.join(str(a.type) for a in args)}")
+        if fn not in RESHAPING and any(width(a.type) != width(rt) for a in args[:2 if fn == "refract" else None]):
+            self.fail(i, f"{i.opname} {fn} of {', '.join(str(a.type) for a in args)} gives {rt}: its operands "
+                         f"have the result's number of components")
         if kind in ("S", "U"):
             args = [self.as_sign(a, kind) for a in args]
         elif kind == "I" and args and scalar_of(args[0].type).is_int and isinstance(rt, (ScalarType, VectorType)) \
@@ -374,6 +381,9 @@ class OpLowering:
                     and (rt.rows, rt.cols) == (a.type.rows, a.type.cols)):
                 self.fail(i, f"{i.opname} from {a.type} to {rt}: both must be matrices of one shape")
             return self.b.op("coop_convert", [a], rt)
+        if not isinstance(a.type, (ScalarType, VectorType)) or not isinstance(rt, (ScalarType, VectorType)) \
+                or width(a.type) != width(rt):
+            self.fail(i, f"{i.opname} from {a.type} to {rt}: one number of components, scalars or vectors")
         if src_kind in ("S", "U"):
             a = self.as_sign(a, src_kind)
         dst = rt
@@ -414,6 +424,10 @@ class OpLowering:
         a = self.val(id_, i)
         if isinstance(rt, PointerType) or isinstance(a.type, PointerType):
             self.fail(i, "bitcasts of pointers are not supported")
+        if not all(isinstance(t, (ScalarType, VectorType)) and scalar_of(t) != BOOL for t in (a.type, rt)) \
+                or a.type.size != rt.size:
+            self.fail(i, f"{i.opname} from {a.type} to {rt}: numbers of one size in all "
+                         f"(u64 <-> vec2<u32> is one)")
         return self.b.op("bitcast", [a], rt) if a.type != rt else a
 
     # -- composites -----------------------------------------------------------------------------
@@ -428,11 +442,14 @@ class OpLowering:
 
     def op_CompositeExtract(self, i):
         v = self.val(i.ops[0], i)
-        self.member_type(i, v.type, i.ops[1:])
+        if len(i.ops) < 2 or self.member_type(i, v.type, i.ops[1:]) != self.rtype(i):
+            self.fail(i, f"{i.opname} of {v.type} at {list(i.ops[1:])} is not a {self.rtype(i)}")
         return self.b.op("extract", [v], self.rtype(i), path=list(i.ops[1:]))
 
     def op_CompositeInsert(self, i):
         obj, comp = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        if len(i.ops) < 3:
+            self.fail(i, f"{i.opname} names no member of {comp.type} to replace")
         if self.member_type(i, comp.type, i.ops[2:]) != obj.type:
             self.fail(i, f"the inserted {obj.type} does not match the member's type")
         return self.b.op("insert", [comp, obj], comp.type, path=list(i.ops[2:]))

@@ -1,4 +1,4 @@
-"""Our GLSL kernels of 64-bit types (tests/shaders/spirv/f64.comp, int64.comp, layout64.comp), their
+"""Our kernels of 64-bit types (tests/shaders/spirv/f64.comp, int64.comp, layout64.comp, switch64.spvasm), their
 inputs, push constants and specialization constants, shared by the emulator's tests
 (tests/frontend/spirv/test_spirv_64bit.py) and the run on lavapipe's Vulkan
 (tests/hw/test_vulkan_64bit_lavapipe.py).
@@ -26,6 +26,7 @@ F64_SPEC = {"0": 0.1}
 # int64.comp: PC { uint tag; int64_t bias; u64vec2 mask; }, S (SpecId 0) and U (SpecId 1)
 I64_PUSH = struct.pack("<I4xqQQ", 9, -12345678901234, 0xFFFF0000FFFF0000, 0x00000000FFFFFFFF)
 I64_SPEC = {"0": -300000000000, "1": 2 ** 64 - 5}
+SWITCH64_IN = np.array([5000000000, -3, 705032704, -4294967299], np.int64)    # switch64.spvasm's selectors
 SPECIAL = [0, -1, 1, -2 ** 63, 2 ** 63 - 1, 2 ** 32, -2 ** 32, 2 ** 32 - 1, 2 ** 31, -2 ** 31, 2 ** 53 + 1,
            -(2 ** 53 + 1), 2 ** 63 - 512, 2 ** 62 + 3]
 

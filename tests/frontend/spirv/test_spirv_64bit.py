@@ -294,3 +294,11 @@ def test_a_64_bit_literal_takes_two_words():
     from emu.frontend.spirv.grammar import decode
     c = next(i for i in decode(assemble(src, "lit.spvasm"), "lit.spv")[0] if i.opname == "OpConstant")
     assert len(c.ops) == 2 and (c.ops[1] << 32 | c.ops[0]) == -81985529216486896 % 2 ** 64
+
+
+def test_a_switch_on_a_64_bit_selector_reads_two_word_literals():
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(C.source("switch64.spvasm"), "switch64.spvasm"))
+    buf = dev.create_buffer(C.SWITCH64_IN)
+    dev.dispatch(pipe, {(0, 0): buf}, (1, 1, 1))
+    assert buf.read(np.int64).tolist() == [1, 2, 3, 3]

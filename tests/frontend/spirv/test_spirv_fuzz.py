@@ -137,3 +137,42 @@ OpFunctionEnd
         dev.create_compute_pipeline(dev.create_shader_module(src, "fnvar.spvasm"))
     assert "OpVariable's result type" in e.value.message and "no pointer type" in e.value.message
     assert e.value.loc is not None and (e.value.loc.file, e.value.loc.line) == ("fnvar.spvasm", 9)
+
+
+FOUND_64 = """OpCapability Shader
+OpCapability Float64
+%glsl = OpExtInstImport "GLSL.std.450"
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%double = OpTypeFloat 64
+%v3 = OpTypeVector %double 3
+%one = OpConstant %double 1
+%three = OpConstantComposite %v3 %one %one %one
+%main = OpFunction %void None %fn
+%l = OpLabel
+%r = {}
+OpReturn
+OpFunctionEnd
+"""
+
+
+@pytest.mark.parametrize("inst,message", [
+    # found by fuzzing the 64-bit kernels (f64.comp, int64.comp): a scalar FMax, FConvert or
+    # ConvertSToF of a vector operand ran into a shape error in the executor, as did an
+    # OpCompositeInsert without indexes
+    ("OpExtInst %double %glsl FMax %one %three", "OpExtInst max of f64, vec3<f64> gives f64: its operands have "
+                                                 "the result's number of components"),
+    ("OpCompositeInsert %double %one %one", "OpCompositeInsert names no member of f64 to replace"),
+    ("OpCompositeExtract %double %three", "OpCompositeExtract of vec3<f64> at [] is not a f64"),
+    ("OpFConvert %double %three", "OpFConvert from vec3<f64> to f64: one number of components, scalars or vectors"),
+    ("OpBitcast %double %three", "OpBitcast from vec3<f64> to f64: numbers of one size in all (u64 <-> "
+                                 "vec2<u32> is one)")])
+def test_malformed_composites_and_builtin_shapes_are_one_message(inst, message):
+    with pytest.raises(EmuError) as e:
+        dev = emu.Device("nvidia-h200")
+        dev.create_compute_pipeline(dev.create_shader_module(FOUND_64.format(inst), "found.spvasm"))
+    assert e.value.message == message
+    assert (e.value.loc.file, e.value.loc.line) == ("found.spvasm", 15)
