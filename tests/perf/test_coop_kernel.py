@@ -6,6 +6,7 @@ warning and every error must be the same. Each case also says which way the comp
 compiled, some multiply-adds through emu/numerics/mma_call.py's kernel for what the fast paths
 leave: zeros, subnormals, infinities, NaNs), 'handed back' (the kernel met something it leaves to
 the interpreter, restored what it wrote and handed the dispatch over) or 'declined' (not compiled)."""
+import struct
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -402,6 +403,15 @@ def _sizes(*words, extra=None):
     return {PUSH_CONSTANTS: np.array(words, np.uint32), **(extra or {})}
 
 
+def _push(raw: bytes, extra: dict) -> dict:
+    from emu.isa.ir import PUSH_CONSTANTS
+    return {PUSH_CONSTANTS: np.frombuffer(raw, np.uint8), **extra}
+
+
+def _i64(rng, n):
+    return rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
+
+
 # (file, profile, subgroup size, constants, bindings, grid, expected way)
 SPIRV_CASES = [
     ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
@@ -417,6 +427,15 @@ SPIRV_CASES = [
      (1, 1, 1), "declined"),
     ("ext_maint1_nv2.spvasm", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): 32 * 8 * 8},
+     (1, 1, 1), "declined"),
+    ("f64.comp", "nvidia-h200", None, {"0": 0.1}, lambda rng: _push(struct.pack("<I4xdq", 7, 0.8125, -3), {
+        (0, 0): rng.standard_normal(64), (0, 1): rng.standard_normal(64), (0, 2): 43 * 64 * 8}), (1, 1, 1), "declined"),
+    ("int64.comp", "nvidia-h200", None, {"0": -7, "1": 2 ** 64 - 5}, lambda rng: _push(
+        struct.pack("<I4xqQQ", 9, -5, 2 ** 64 - 256, 2 ** 32 - 1), {
+            (0, 0): _i64(rng, 64), (0, 1): _i64(rng, 64), (0, 2): 38 * 64 * 8, (0, 3): 71 * 8}), (1, 1, 1), "declined"),
+    ("layout64.comp", "nvidia-h200", None, {}, lambda rng: _push(struct.pack("<f12xqqd8x", 2.0, 3, -11, 0.25), {
+        (0, 0): rng.standard_normal(4 * 16), (0, 1): 16 + 4 * 72}), (1, 1, 1), "declined"),
+    ("switch64.spvasm", "reference", None, {}, lambda rng: {(0, 0): np.array([5000000000, -3, 705032704, 4], np.int64)},
      (1, 1, 1), "declined"),
     ("gemm_coopmat.comp", "nvidia-h200", None, {"0": 64, "1": 48, "2": 80}, lambda rng: {
         (0, 0): _h(rng, 64 * 80), (0, 1): _h(rng, 80 * 48), (0, 2): 4 * 64 * 48}, (3, 4, 1), "compiled"),
