@@ -505,7 +505,7 @@ def _reverse_bits(ty, e):
     if WIDTH[ty] == 64:       # each 32-bit word reversed, the words swapped
         u = _unsigned(e, ty)
         lo, hi = (_reverse_bits('u32', (u >> np.uint64(k)).astype(np.uint32)).astype(np.uint64) for k in (0, 32))
-        return ((lo << np.uint64(32)) | hi).view(_NP[ty])
+        return ((lo << np.uint64(32)) | hi).view(NP[ty])
     v = _unsigned(e, ty).astype(np.uint32)
     for s, m in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
         s, m = np.uint32(s), np.uint32(m)
