@@ -53,20 +53,32 @@ def test_coop_operations_bit_for_bit():
     prof = dev.profile
     model = prof.model_for(prof.find_config(16, 16, 16, "f16", "f32"))
     d = mma(model, A[None], B[None], C[None], "f32")[0]
-    # the H200 divides as x * MUFU.RCP(y) (emu.numerics.nvidia, measured; traces/hw/README.md)
-    from emu.numerics import nvidia
-    d = nvidia.binary("div", "f32", d * np.float32(0.5) - C, C)
+    # the H200 divides as x * MUFU.RCP(y) and fuses that product with the element's add of the
+    # unrolled loop: fma(x, RCP(y), i) (measured, tests/profiles/test_h200_coop_element_fma.py);
     # element i of each lane's fragment is where the H200's lane map puts it
+    from emu.numerics import sfu
+    x = (d * np.float32(0.5) - C).astype(np.float64)
+    rcp = sfu.rcp(C).astype(np.float64)
     lm = prof.matrix_lane_map(CoopMatrixType(16, 16, F32, "C"), 32)
     for lane in range(lm.rows_idx.shape[0]):
         for i in range(lm.rows_idx.shape[1]):
-            d[lm.rows_idx[lane, i], lm.cols_idx[lane, i]] += np.float32(i)
+            r, c = lm.rows_idx[lane, i], lm.cols_idx[lane, i]
+            d[r, c] = _fma32(x[r, c], rcp[r, c], i)
     r = bufs[(0, 3)].read(np.float32).reshape(16, 16)
     assert np.array_equal(r.view(np.uint32), d.view(np.uint32))
     h = bufs[(0, 4)].read(np.float16).reshape(16, 16)
     assert np.array_equal(h.view(np.uint16), d.astype(np.float16).view(np.uint16))
     x = XA.astype(np.int64) @ XB.astype(np.int64) + 7
     assert np.array_equal(bufs[(0, 7)].read(np.int32).reshape(16, 16).T, x.astype(np.int32))
+
+
+def _fma32(a, b, c):
+    """f32 fma of f32 operands: the exact a * b + c, rounded once to nearest-even."""
+    from fractions import Fraction
+
+    from emu.numerics.dtypes import FORMAT
+    from emu.numerics.rounding import round_fraction
+    return np.float32(float(round_fraction(Fraction(float(a)) * Fraction(float(b)) + Fraction(c), FORMAT["f32"])))
 
 
 def test_a_configuration_the_h200_lacks_is_refused():
