@@ -18,6 +18,8 @@
     python scripts/h200_vulkan.py OUTDIR --verify    # there: session 5's fits on held-out inputs
     python scripts/h200_vulkan.py OUTDIR --maint1    # there: maintenance1 (or its NV2 twin), the
                                                      # whole-matrix sums, the lanes of NV2 matrices
+    python scripts/h200_vulkan.py OUTDIR --int8      # there: coop_ops.comp with the element-fma model,
+                                                     # the element-update probe, mma_int8.comp
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -56,7 +58,8 @@ def prepare():
     for name in sorted({k[0] for k in kernels(np.random.default_rng(0))} |
                        {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
                         "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp",
-                        "ext_maint1_nv2.spvasm", "nv2_element_write.spvasm"}):
+                        "ext_maint1_nv2.spvasm", "nv2_element_write.spvasm", "mma_int8.comp",
+                        "coop_elem_probe.comp"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
     # glslang 16.6's own binaries (EMU_GLSLANG, scripts/glslang_nv2.sh) of the maintenance1 kernel and
     # the lane probe at both scopes
@@ -420,6 +423,70 @@ def maint1(out: Path) -> dict:
     return log
 
 
+def int8_inputs(rng):
+    """mma_int8.comp's A, B, C of each signedness (as matrices): random values with whole rows and
+    columns at the extremes and C near the limits, so some sums pass 2^31 (2^32) and wrap."""
+    sa = rng.integers(-128, 128, (16, 64)).astype(np.int8)
+    sb = rng.integers(-128, 128, (64, 16)).astype(np.int8)
+    sa[0], sb[:, 0] = -128, -128                 # 64 * 16384 = 2^20 onto C near 2^31 - 1
+    sa[1], sb[:, 1] = 127, 127
+    sa[2], sb[:, 2] = -128, 127
+    sc = rng.integers(-2 ** 31, 2 ** 31, (16, 16), dtype=np.int64).astype(np.int32)
+    sc[0, 0], sc[1, 1], sc[2, 2] = 2 ** 31 - 1000, 2 ** 31 - 1, -2 ** 31 + 5
+    ua = rng.integers(0, 256, (16, 64)).astype(np.uint8)
+    ub = rng.integers(0, 256, (64, 16)).astype(np.uint8)
+    ua[0], ub[:, 0] = 255, 255                   # 64 * 65025 onto C near 2^32 - 1
+    ua[1], ub[:, 1] = 255, 0
+    uc = rng.integers(0, 2 ** 32, (16, 16), dtype=np.uint64).astype(np.uint32)
+    uc[0, 0], uc[1, 1] = 2 ** 32 - 256, 2 ** 32 - 1
+    return sa, sb, sc, ua, ub, uc
+
+
+def int8_buffers(sa, sb, sc, ua, ub, uc):
+    """{(set, binding): array} in mma_int8.comp's layouts (the unsigned ones column-major)."""
+    return {(0, 0): sa, (0, 1): sb, (0, 2): sc, (0, 3): np.zeros(384, np.int32),
+            (0, 4): np.ascontiguousarray(ua.T), (0, 5): np.ascontiguousarray(ub.T),
+            (0, 6): np.ascontiguousarray(uc.T), (0, 7): np.zeros(384, np.uint32)}
+
+
+def int8(out: Path) -> dict:
+    """coop_ops.comp again on session 1's inputs and a new set (emu's element-fma model:
+    tests/profiles/test_h200_coop_element_fma.py); coop_elem_probe.comp (which element updates the
+    driver fuses with a matrix product: times a scalar, element-wise, straight-line, subtracting,
+    a product with a second user), diffed and its raw runs saved; mma_int8.comp (i8 and u8, 16x16x32
+    and 16x8x32, wrapping sums) on 3 input sets."""
+    from emu.hw import vulkan
+    log = {"diffs": []}
+    for label, rng in (("session 1's inputs", np.random.default_rng(7)), ("new inputs", np.random.default_rng(41))):
+        name, groups, consts, bufs = kernels(rng)[1]
+        logged_diff(log, name, groups, bufs, label=label)
+    rng = np.random.default_rng(43)
+    src, _ = kernel_source("coop_elem_probe.comp")
+    runs = {}
+    for t in range(4):
+        x = (rng.uniform(-4, 4, 256) * 2.0 ** rng.integers(-3, 3, 256)).astype(np.float32)
+        c = (rng.uniform(0.5, 2, 256) * rng.choice([-1, 1], 256)).astype(np.float32)
+        bufs = {(0, 0): x, (0, 1): c, (0, 2): np.zeros(6 * 256, np.float32)}
+        if t < 2:
+            logged_diff(log, "coop_elem_probe.comp", (1, 1, 1), bufs, label=f"probe inputs {t}")
+        try:
+            got = vulkan.run_spirv(src.encode("utf-8", "surrogateescape"), entry="main", dispatch=(1, 1, 1),
+                                   buffers={k: v.tobytes() for k, v in bufs.items()},
+                                   kinds={k: "storage" for k in bufs}, outputs=[(0, 2)])
+        except Exception as e:
+            say(f"probe raw: {type(e).__name__}: {e}")
+            break
+        runs[f"t{t}/X"], runs[f"t{t}/C"] = x, c
+        runs[f"t{t}/R"] = np.frombuffer(got[(0, 2)], np.float32).reshape(6, 16, 16)
+    if runs:
+        np.savez_compressed(out / "coop_elem_probe_runs.npz", **runs)
+        say(f"probe: {len(runs) // 3} raw runs saved")
+    for seed in (0, 1, 2):
+        logged_diff(log, "mma_int8.comp", (1, 1, 1), int8_buffers(*int8_inputs(np.random.default_rng(seed))),
+                    label=f"seed {seed}")
+    return log
+
+
 HELD_OUT_PROBES = [("wg", 32, 128, 256), ("wg", 16, 128, 128), ("wg", 128, 32, 128), ("wg", 64, 32, 64),
                    ("wg", 32, 64, 256), ("sg", 16, 64, 32), ("sg", 48, 32, 32), ("wg", 96, 64, 128)]
 
@@ -499,7 +566,7 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
-    modes = {"--verify": verify, "--maint1": maint1, "--flex": flex, "--cm2": cm2, "--nv2": nv2}
+    modes = {"--int8": int8, "--verify": verify, "--maint1": maint1, "--flex": flex, "--cm2": cm2, "--nv2": nv2}
     mode = next((m for m in modes if m in argv), None)
     if mode is not None:                    # one session's own steps
         summary[mode[2:]] = modes[mode](out)

@@ -350,7 +350,7 @@ def _contract_element_loops(module: Module, b: Builder, types, divide: bool) -> 
                     new.append(ey)
                     fy = ey.result
                 a = ex.result
-                if add.attrs["fn"] == "sub" and add.args[1] is e.result:         # v[i] - c
+                if add.attrs["fn"] == "sub" and add.args[0] is e.result:         # v[i] - c
                     n = Inst("unary", [c], c.type, {"fn": "neg"}, [], add.loc, b.value(c.type))
                     new.append(n)
                     c = n.result

@@ -482,7 +482,7 @@ class _Verifier:
         self.config(i, a, b, c)
         sat = bool(i.attrs.get("saturate"))
         if self.profile is not None and sat and self.profile.find_config(
-                a.rows, b.cols, a.cols, a.elem.name, c.elem.name, saturating=True) is None:
+                a.rows, b.cols, a.cols, a.elem.name, c.elem.name, b_type=b.elem.name, saturating=True) is None:
             # Vulkan's configurations say whether the saturating operand must be present
             self.fail(i, f"the device '{self.profile.name}' has no saturating accumulation for "
                          f"{a.elem}x{b.elem}->{c.elem} at M={a.rows} N={b.cols} K={a.cols}",
@@ -537,8 +537,8 @@ class _Verifier:
         shape = (a.rows, b.cols, a.cols, a.elem.name, c.elem.name)
         flexible = FLEXIBLE_DIMENSIONS in self.m.enables
 
-        def has(p):
-            return (a.scope == "subgroup" and p.find_config(*shape) is not None
+        def has(p):         # B's type too: i8 x u8 is a configuration of its own (KHR's BType)
+            return (a.scope == "subgroup" and p.find_config(*shape, b_type=b.elem.name) is not None
                     or flexible and p.flexible_mma(a, b, c) is not None)
         if not has(self.profile):
             where = self.profile.where_else(has,

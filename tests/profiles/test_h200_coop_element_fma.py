@@ -10,6 +10,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import emu
 from emu.isa.types import F32, CoopMatrixType
@@ -54,22 +55,38 @@ def test_the_recording_separates_fused_from_rounded_division():
     """The model on its own: fma(x, RCP(y), i) gives all 256 recorded f32 results; x * RCP(y)
     rounded, then + i (emu before) 227; IEEE x / y, then + i, 213."""
     d = np.load(DATA)
+    x, rcp, i = _model(d)
+    c = d["C"].reshape(16, 16)
+    gpu = d["R"].reshape(16, 16).view(np.uint32)
+    same = lambda v: int((v.view(np.uint32) == gpu).sum())      # noqa: E731
+    assert same(_fma(x, rcp, i)) == 256
+    assert same((nvidia.binary("div", "f32", x, c) + i).astype(np.float32)) == 227
+    assert same((x / c + i).astype(np.float32)) == 213
+
+
+def _model(d):
+    """(x, RCP(C), i): the division's operands and each element's fragment index."""
     prof = emu.Device("nvidia-h200").profile
     a = d["A"].reshape(16, 16).T            # column-major in the buffer
     dm = mma(prof.model_for(prof.find_config(16, 16, 16, "f16", "f32")), a[None], d["B"].reshape(1, 16, 16),
              d["C"].reshape(1, 16, 16), "f32")[0]
     c = d["C"].reshape(16, 16)
-    x = (dm * np.float32(0.5) - c).astype(np.float32)
     i = np.zeros((16, 16), np.float32)
     lm = prof.matrix_lane_map(CoopMatrixType(16, 16, F32, "C"), 32)
     for lane in range(lm.rows_idx.shape[0]):
         for k in range(lm.rows_idx.shape[1]):
             i[lm.rows_idx[lane, k], lm.cols_idx[lane, k]] = k
-    gpu = d["R"].reshape(16, 16).view(np.uint32)
-    same = lambda v: int((v.view(np.uint32) == gpu).sum())      # noqa: E731
-    assert same(_fma(x, sfu.rcp(c), i)) == 256
-    assert same((nvidia.binary("div", "f32", x, c) + i).astype(np.float32)) == 227
-    assert same((x / c + i).astype(np.float32)) == 213
+    return (dm * np.float32(0.5) - c).astype(np.float32), sfu.rcp(c), i
+
+
+@pytest.mark.parametrize("update,signs", [("d[i] = float(i) - d[i];", (-1, 1)), ("d[i] = d[i] - float(i);", (1, -1))])
+def test_a_subtracting_update_fuses_with_its_sign(update, signs):
+    d = np.load(DATA)
+    src = KERNEL.replace("d[i] = d[i] + float(i);", update)
+    assert src != KERNEL
+    r, _, _ = _run(src, d)
+    x, rcp, i = _model(d)
+    assert np.array_equal(r.reshape(16, 16).view(np.uint32), _fma(signs[0] * x, rcp, signs[1] * i).view(np.uint32))
 
 
 def test_a_precise_matrix_or_an_element_updated_twice_is_not_fused():
