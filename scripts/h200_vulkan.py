@@ -20,6 +20,7 @@
                                                      # whole-matrix sums, the lanes of NV2 matrices
     python scripts/h200_vulkan.py OUTDIR --int8      # there: coop_ops.comp with the element-fma model,
                                                      # the element-update probe, mma_int8.comp
+    python scripts/h200_vulkan.py OUTDIR --probe2    # there: the element-update probe's follow-up
 
 Prints one line per step; everything goes to OUTDIR (diffs.json, props.json, llama_vulkan.json,
 vectors/). On a device without cooperative matrices (lavapipe) the matrix kernels end in one
@@ -59,7 +60,7 @@ def prepare():
                        {"mma_bf16.spvasm", "mma_f16_pairs.comp", "nv2_reduce.spvasm", "div_add.comp",
                         "nv2_tensor.spvasm", "nv2_elementwise.spvasm", "nv2_2x2.spvasm", "gemm_flexible.comp",
                         "ext_maint1_nv2.spvasm", "nv2_element_write.spvasm", "mma_int8.comp",
-                        "coop_elem_probe.comp"}):
+                        "coop_elem_probe.comp", "coop_elem_probe2.comp"}):
         (SPV / (name.rsplit(".", 1)[0] + ".spv")).write_bytes(spirv_binary((SHADERS / name).read_text(), name))
     # glslang 16.6's own binaries (EMU_GLSLANG, scripts/glslang_nv2.sh) of the maintenance1 kernel and
     # the lane probe at both scopes
@@ -455,20 +456,36 @@ def int8(out: Path) -> dict:
     driver fuses with a matrix product: times a scalar, element-wise, straight-line, subtracting,
     a product with a second user), diffed and its raw runs saved; mma_int8.comp (i8 and u8, 16x16x32
     and 16x8x32, wrapping sums) on 3 input sets."""
-    from emu.hw import vulkan
     log = {"diffs": []}
     for label, rng in (("session 1's inputs", np.random.default_rng(7)), ("new inputs", np.random.default_rng(41))):
         name, groups, consts, bufs = kernels(rng)[1]
         logged_diff(log, name, groups, bufs, label=label)
-    rng = np.random.default_rng(43)
-    src, _ = kernel_source("coop_elem_probe.comp")
+    probe(log, out, "coop_elem_probe.comp", 6, np.random.default_rng(43))
+    for seed in (0, 1, 2):
+        logged_diff(log, "mma_int8.comp", (1, 1, 1), int8_buffers(*int8_inputs(np.random.default_rng(seed))),
+                    label=f"seed {seed}")
+    return log
+
+
+def probe2(out: Path) -> dict:
+    """coop_elem_probe2.comp (--probe2): after the first probe, d[i] - c, c + d[i], c - d[i] of a
+    matrix times a scalar, and the scalar c - x / y, c - x * y."""
+    log = {"diffs": []}
+    probe(log, out, "coop_elem_probe2.comp", 5, np.random.default_rng(47))
+    return log
+
+
+def probe(log, out, name, blocks, rng):
+    """Diff a probe of R = blocks x 256 f32 from X, C on 2 input sets; save 4 raw runs."""
+    from emu.hw import vulkan
+    src, _ = kernel_source(name)
     runs = {}
     for t in range(4):
         x = (rng.uniform(-4, 4, 256) * 2.0 ** rng.integers(-3, 3, 256)).astype(np.float32)
         c = (rng.uniform(0.5, 2, 256) * rng.choice([-1, 1], 256)).astype(np.float32)
-        bufs = {(0, 0): x, (0, 1): c, (0, 2): np.zeros(6 * 256, np.float32)}
+        bufs = {(0, 0): x, (0, 1): c, (0, 2): np.zeros(blocks * 256, np.float32)}
         if t < 2:
-            logged_diff(log, "coop_elem_probe.comp", (1, 1, 1), bufs, label=f"probe inputs {t}")
+            logged_diff(log, name, (1, 1, 1), bufs, label=f"probe inputs {t}")
         try:
             got = vulkan.run_spirv(src.encode("utf-8", "surrogateescape"), entry="main", dispatch=(1, 1, 1),
                                    buffers={k: v.tobytes() for k, v in bufs.items()},
@@ -477,14 +494,10 @@ def int8(out: Path) -> dict:
             say(f"probe raw: {type(e).__name__}: {e}")
             break
         runs[f"t{t}/X"], runs[f"t{t}/C"] = x, c
-        runs[f"t{t}/R"] = np.frombuffer(got[(0, 2)], np.float32).reshape(6, 16, 16)
+        runs[f"t{t}/R"] = np.frombuffer(got[(0, 2)], np.float32).reshape(blocks, 16, 16)
     if runs:
-        np.savez_compressed(out / "coop_elem_probe_runs.npz", **runs)
-        say(f"probe: {len(runs) // 3} raw runs saved")
-    for seed in (0, 1, 2):
-        logged_diff(log, "mma_int8.comp", (1, 1, 1), int8_buffers(*int8_inputs(np.random.default_rng(seed))),
-                    label=f"seed {seed}")
-    return log
+        np.savez_compressed(out / (name.rsplit(".", 1)[0] + "_runs.npz"), **runs)
+        say(f"{name}: {len(runs) // 3} raw runs saved")
 
 
 HELD_OUT_PROBES = [("wg", 32, 128, 256), ("wg", 16, 128, 128), ("wg", 128, 32, 128), ("wg", 64, 32, 64),
@@ -566,7 +579,7 @@ def main(argv) -> int:
                                                default=str))
     if info is None:
         return 1
-    modes = {"--int8": int8, "--verify": verify, "--maint1": maint1, "--flex": flex, "--cm2": cm2, "--nv2": nv2}
+    modes = {"--probe2": probe2, "--int8": int8, "--verify": verify, "--maint1": maint1, "--flex": flex, "--cm2": cm2, "--nv2": nv2}
     mode = next((m for m in modes if m in argv), None)
     if mode is not None:                    # one session's own steps
         summary[mode[2:]] = modes[mode](out)

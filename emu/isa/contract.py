@@ -306,7 +306,11 @@ def _contract_element_loops(module: Module, b: Builder, types, divide: bool) -> 
     (measured: coop_ops.comp's 256 f32 results on the H200, tests/profiles/test_h200_coop_element_fma.py;
     emu before: 29 differed). Only where each element is updated at most once after the product:
     the loop's counter goes up by 1 in its continuing block and nothing else writes it, and the
-    loop touches v only in that one update; nothing touches v between the product and the loop."""
+    loop touches v only in that one update; nothing touches v between the product and the loop.
+    Measured on the H200 (tests/profiles/test_h200_coop_element_fma.py, coop_elem_probe*.comp,
+    4 runs of 256 each): v[i] + c fuses after x / y, x * y and x * 0.3; c + v[i] and v[i] - c after
+    x / y; c - v[i] after x * 0.3, not after x / y; straight-line updates (d[0] += 1, no loop) and a
+    product also stored before the loop are rounded first."""
     uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count = 0
@@ -332,8 +336,13 @@ def _contract_element_loops(module: Module, b: Builder, types, divide: bool) -> 
                 if not update:
                     continue
                 add, e, c = update
-                pre = []
                 x, y = m.args
+                if not (x.type == m.type == st.args[1].type and y.type in (m.type, scalar_of(m.type))):
+                    continue
+                if add.attrs["fn"] == "sub" and add.args[1] is e.result and not (
+                        m.op == "coop_scalar" and defs.get(y.id) is not None and defs[y.id].op == "const"):
+                    continue        # c - v[i] only where v is v * constant (see the docstring)
+                pre = []
                 if m.op == "binary" and m.attrs["fn"] == "div":      # x / y is x * RCP(y): 1 / y
                     one = Inst("const", [], scalar_of(y.type), {"value": 1.0}, [], m.loc, b.value(scalar_of(y.type)))
                     ones = Inst("coop_fill", [one.result], y.type, {}, [], m.loc, b.value(y.type))
@@ -395,7 +404,10 @@ def _element_update(loop: Inst, v, defs, uses):
         if e is not None and e.op == "extract" and e.args[0] is load1.result and uses[arg.id] == 1 \
                 and e.attrs.get("path") == ins.attrs.get("path") == [-1] and len(e.args) == len(ins.args) - 1 == 2 \
                 and _from(e.args[1], counter, defs) and _from(ins.args[2], counter, defs):
-            return add, e, add.args[1 - side]
+            c = add.args[1 - side]
+            # only well-typed updates (the verifier names an ill-typed one after this pass)
+            if add.type == e.type == c.type == scalar_of(load1.type) and ins.type == load1.type:
+                return add, e, c
     return None
 
 
