@@ -419,6 +419,12 @@ SPIRV_CASES = [
         (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): rng.uniform(0.5, 2, 256).astype(np.float32),
         (0, 3): 1024, (0, 4): 512, (0, 5): rng.integers(-128, 128, 512).astype(np.int8),
         (0, 6): rng.integers(-128, 128, 512).astype(np.int8), (0, 7): 1024}, (1, 1, 1), "declined"),
+    ("coop_elem_probe.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.uniform(-4, 4, 256).astype(np.float32), (0, 1): rng.uniform(0.5, 2, 256).astype(np.float32),
+        (0, 2): 6 * 1024}, (1, 1, 1), "declined"),
+    ("coop_elem_probe2.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.uniform(-4, 4, 256).astype(np.float32), (0, 1): rng.uniform(0.5, 2, 256).astype(np.float32),
+        (0, 2): 5 * 1024}, (1, 1, 1), "declined"),
     ("div_add.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, k): rng.standard_normal(4 * 256).astype(np.float32) for k in range(3)} | {(0, 3): 4 * 4 * 256},
      (4, 1, 1), "declined"),
@@ -462,6 +468,11 @@ SPIRV_CASES = [
     ("mma_f16_pairs.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _pairs(rng, 4 * 256), (0, 1): _pairs(rng, 4 * 256), (0, 2): rng.standard_normal(4 * 256).astype(np.float32),
         (0, 3): 4 * 4 * 256}, (4, 1, 1), "declined"),
+    ("mma_int8.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.integers(-128, 128, 1024).astype(np.int8), (0, 1): rng.integers(-128, 128, 1024).astype(np.int8),
+        (0, 2): rng.integers(-2 ** 31, 2 ** 31, 256, dtype=np.int64).astype(np.int32), (0, 3): 1536,
+        (0, 4): rng.integers(0, 256, 1024).astype(np.uint8), (0, 5): rng.integers(0, 256, 1024).astype(np.uint8),
+        (0, 6): rng.integers(0, 2 ** 32, 256, dtype=np.uint64).astype(np.uint32), (0, 7): 1536}, (1, 1, 1), "declined"),
     ("mma_mixed_sign.comp", "amd-rdna3", None, {}, lambda rng: {
         (0, 0): rng.integers(-128, 128, 256).astype(np.int8), (0, 1): rng.integers(0, 256, 256).astype(np.uint8),
         (0, 2): 1024}, (1, 1, 1), "declined"),
