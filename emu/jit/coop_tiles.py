@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from numba import njit
 
+# called only from compiled code: no Python or C wrapper to compile
+_compiled_only = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
-@njit(cache=True, nogil=True)
+
+@_compiled_only
 def load_tile(src, n, off, st, col, out):
     """out[0] = the matrix at element `off` of src, rows (columns where col) `st` apart; False
     where it does not lie wholly inside src[:n] or the stride is shorter than a row (column)."""
@@ -20,7 +23,7 @@ def load_tile(src, n, off, st, col, out):
     return True
 
 
-@njit(cache=True, nogil=True)
+@_compiled_only
 def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
     """The matrix val[0] into dst as load_tile reads it, and the store logged; False (nothing
     written) where it does not fit or the log is full."""

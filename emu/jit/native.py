@@ -227,7 +227,9 @@ def save(file: Path, dispatcher, args) -> bool:
             return False
         undef = sorted({f.name for f in mod.functions if f.is_declaration and not f.name.startswith("llvm.")}
                        | {g.name for g in mod.global_variables if g.is_declaration})
-        obj = lib._codegen._tm.emit_object(mod)
+        # the object code numba made of this library where it keeps it (a compile, not a load from
+        # its cache): the same machine code, not built a second time (~0.2 s a kernel)
+        obj = getattr(lib, "_compiled_object", None) or lib._codegen._tm.emit_object(mod)
         head = json.dumps({"name": name, "args": specs, "ret": ret, "symbols": undef}).encode()
         tmp = file.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_bytes(head + b"\n" + obj)

@@ -724,7 +724,7 @@ def _dispatch(args, n, jobs):
 # that keeps a subgroup's matrices itself (emu/jit/coop_kernel.py): the scratch of _run made once
 # (tile_workspace), then tile_mma per multiply, through identity maps.
 
-@njit(cache=True, nogil=True)
+@_piece
 def _scratch(M, N, Kd, prm, use32):
     """The scratch arrays of _subgroup for M x Kd x N multiplies, and whether the 32-bit row path
     applies (use32: _use32(prm); the path needs N == L == 16 too)."""
@@ -751,7 +751,7 @@ def _scratch(M, N, Kd, prm, use32):
             np.empty((M, N), np.int64), use32)
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def tile_workspace(M, N, Kd, prm, use32):
     """_scratch and identity maps (row and column indices of A, B and C) for tile_mma."""
     rows = (np.empty((M, Kd), np.uint64), np.empty((M, Kd), np.uint64), np.empty((Kd, N), np.uint64),
@@ -764,7 +764,7 @@ def tile_workspace(M, N, Kd, prm, use32):
     return _scratch(M, N, Kd, prm, use32), rows
 
 
-@njit(cache=True, nogil=True)
+@_piece
 def tile_mma(ws, a, b, c, d, prm, wide):
     """d[0] = the bits of A*B + C for one subgroup (a, b, c, d: [1, rows, cols] raw bits), zero
     signs applied as frag_mma does; True where some element needs the reference kernel (d is

@@ -28,6 +28,8 @@ from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, 
                           P_ZERO_POS, R_RNE, R_RZ)
 
 _V = 16
+# called only from compiled code (generated kernels, tiles): no Python or C wrapper to compile
+_compiled_only = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 _NEG32 = -(1 << 28)     # a zero operand's exponent (mma_fast._NEG32)
 
 
@@ -245,13 +247,13 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
     return sig, codegen
 
 
-@njit(cache=True, nogil=True)
+@_compiled_only
 def workspace():
     """The decoded B of tile16: exponent, magnitude, sign, int32 [k, j]."""
     return (np.empty((_V, _V), np.int32), np.empty((_V, _V), np.int32), np.empty((_V, _V), np.int32))
 
 
-@njit(cache=True, nogil=True)
+@_compiled_only
 def tile16(ws, a, b, c, d, prm):
     """d[0] = the bits of A*B + C, zero signs applied (a, b: [1, 16, 16] uint16 raw bits, c, d:
     uint32 for f32, uint16 for f16) where every element is in the common case: True. False: d is
