@@ -16,6 +16,7 @@ import numpy as np
 
 from .api import Device
 from .errors import UsageError
+from .jit.coop_kernel import saved
 from .numerics.mma import mma
 from .numerics.mma_fast import matrix_mma
 
@@ -41,7 +42,7 @@ def expected(profile, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         B = np.broadcast_to(bt[kk, :, :, :].transpose(1, 0, 2)[None], (m // TILE, n // TILE, TILE, TILE)).reshape(-1, TILE, TILE)
         args = (profile.model_for(cfg), np.ascontiguousarray(A), np.ascontiguousarray(B),
                 acc.reshape(-1, TILE, TILE), "f32")
-        d = matrix_mma(*args)
+        d = matrix_mma(*args, tiles=saved("mma_tile.tiles"))
         acc = (mma(*args) if d is None else d).reshape(acc.shape)
     return acc.transpose(0, 2, 1, 3).reshape(m, n)
 

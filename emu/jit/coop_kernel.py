@@ -419,22 +419,26 @@ class Kernel:
         ok = not errs[:, 0].any()
         if ok and nowned:
             owner = np.full(nowned, -1, np.int64)
-            disjoint = _disjoint()
+            disjoint = saved("coop_tiles._disjoint")
             ok = all(disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
         return ok
 
 
-_DISJOINT: list = []
+_SAVED: dict = {}
 
 
-def _disjoint():
-    """coop_tiles._disjoint, called without numba where its machine code was saved."""
-    if not _DISJOINT:
+def saved(name: str):
+    """The numba function `name` (coop_tiles._disjoint, mma_tile.tiles: module.function under
+    emu/jit or emu/numerics), called without numba where its machine code was saved."""
+    f = _SAVED.get(name)
+    if f is None:
         def numba_function():
-            from .coop_tiles import _disjoint
-            return _disjoint
-        _DISJOINT.append(native.Function(native.path(_cache_dir(), f"coop_tiles._disjoint.{_stamp()}"), numba_function))
-    return _DISJOINT[0]
+            import importlib
+            mod, fn = name.split(".")
+            pkg = "emu.jit" if mod == "coop_tiles" else "emu.numerics"
+            return getattr(importlib.import_module(f"{pkg}.{mod}"), fn)
+        f = _SAVED[name] = native.Function(native.path(_cache_dir(), f"{name}.{_stamp()}"), numba_function)
+    return f
 
 
 def compile_pipeline(pipe) -> Kernel | None:

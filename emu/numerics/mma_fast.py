@@ -669,10 +669,11 @@ def float_mma(a, b, c, out, prm, jobs=1):
         out[t] = o
 
 
-def matrix_mma(model, a, b, c, result_type: str):
+def matrix_mma(model, a, b, c, result_type: str, tiles=None):
     """mma.mma(model, a, b, c, result_type) (matrices (S, M, K), (S, K, N), (S, M, N)) on this
     kernel, or None where it does not apply: the same bits, so that a process already running it
-    (emu demo's check) compiles no second kernel."""
+    (emu demo's check) compiles no second kernel. tiles: mma_tile.tiles, or the same machine code
+    loaded without numba (emu demo: a warm run then loads nothing through numba)."""
     from . import mma as nmma
     is_int, fin, fc = nmma._check(a, b, c, result_type, False)
     prm = None if is_int else nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin],
@@ -686,7 +687,7 @@ def matrix_mma(model, a, b, c, result_type: str):
         need = np.zeros(len(A), np.bool_)
         cd = np.uint16 if int(prm[P_C_FB]) == 10 else np.uint32        # f16 or f32 C and D
         o = np.empty(out.shape, cd)
-        mma_tile.tiles(A.astype(np.uint16), B.astype(np.uint16), np.ascontiguousarray(C, cd), o, prm, need)
+        (tiles or mma_tile.tiles)(A.astype(np.uint16), B.astype(np.uint16), np.ascontiguousarray(C, cd), o, prm, need)
         out[...] = o
         if need.any():
             o = np.empty((int(need.sum()),) + out.shape[1:], np.uint32)
