@@ -1,5 +1,10 @@
 """emu: a virtual GPU for WGSL compute shaders with cooperative matrices (tensor cores)."""
 from .version import __version__  # noqa: F401
+from . import startup as _startup
 
-from .api import Buffer, ComputePipeline, Device, ShaderModule, compile_wgsl  # noqa: E402,F401
-from .errors import EmuError, HostError  # noqa: E402,F401
+_blas = _startup.one_blas_thread()      # the `emu` command only: numpy loads below
+try:
+    from .api import Buffer, ComputePipeline, Device, ShaderModule, compile_wgsl  # noqa: E402,F401
+    from .errors import EmuError, HostError  # noqa: E402,F401
+finally:
+    _startup.restore(_blas)

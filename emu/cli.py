@@ -15,6 +15,7 @@ import numpy as np
 from .cliargs import (STDIN, binding_spec, device_args, dispatch_size, load_arrays, load_textures,  # noqa: F401
                       parse_overrides, push_constants, read_source, sampler_spec, shader_args, texture_args)
 from .errors import DtypeWarning, EmuError, HostError, UsageError, internal_error
+from .startup import exit_now, is_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -149,11 +150,22 @@ def _parse(argv):
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    code, args = _main(sys.argv[1:] if argv is None else argv)
+    if argv is None and getattr(args, "cmd", None) == "run" and not (args.cluster or args.trace or args.explain) \
+            and is_command():
+        exit_now(code)          # a plain run has written and closed its files: skip the teardown
+    return code
+
+
+def _main(argv) -> tuple[int, argparse.Namespace | None]:
     try:
         args = _parse(argv)
     except SystemExit as e:
-        return int(e.code or 0)
+        return int(e.code or 0), None
+    return _command(args, argv), args
+
+
+def _command(args, argv) -> int:
     if getattr(args, "shader", None) == "-":
         args.shader = STDIN
     sources: dict[str, str] = {}

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2] / "emu"
 # Lowest first. A module may import modules of its own layer's package and of any lower layer.
 # Packages on one line share a layer but may not import each other unless listed in SIDEWAYS.
 LAYERS = [
-    ["emu.version", "emu.diagnostic", "emu.errors"],
+    ["emu.version", "emu.diagnostic", "emu.errors", "emu.startup"],   # startup: the command's own start and end
     ["emu.examples"],                 # the bundled kernels (data)
     ["emu.numerics"],
     ["emu.isa", "emu.profiles"],
