@@ -108,12 +108,14 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
          jobs=dev.jobs, **extra)
 
 
-def emu_run(kernel, size, runs):
+def emu_run(kernel, size, runs, mode="own"):
     """`emu run` of the GEMM as a user starts it (a child process; wall from start to exit, warm
     caches, bytecode caching on as in an installed package) against the same dispatch in this
     process, alternately: each round one `emu run` (its wall and CPU seconds), then one timed dispatch here (after an untimed
     warm-up round of each), so that both see the same load. ratios: run / dispatch per round.
-    same_bits: the file `emu run` wrote holds the bits of the dispatch here."""
+    same_bits: the file `emu run` wrote holds the bits of the dispatch here. mode 'served': with
+    an `emu serve` started first (same environment), which every round's `emu run` hands its
+    command to (served: how many runs the server says it ran); 'own' (default): EMU_SERVE=0."""
     import resource
     import tempfile
     import emu
@@ -127,10 +129,19 @@ def emu_run(kernel, size, runs):
                                        constants={"M": size, "N": size, "K": size})
     bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * size * size)}
     grid = (size // block, size // block, 1)
-    env = dict(os.environ)
+    env = dict(os.environ, EMU_SERVE="0" if mode == "own" else "1")
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     walls, cpus, disp, loads = [], [], [], []
     with tempfile.TemporaryDirectory() as d:
+        server = None
+        if mode == "served":
+            log = open(Path(d) / "serve.log", "w+")
+            server = subprocess.Popen([sys.executable, "-m", "emu", "serve", "--idle", "300"], env=env,
+                                      stderr=log, stdout=subprocess.DEVNULL)
+            while "serving" not in (Path(d) / "serve.log").read_text():
+                if server.poll() is not None:
+                    raise SystemExit(f"emu serve failed: {(Path(d) / 'serve.log').read_text()[-300:]}")
+                time.sleep(0.05)
         np.save(Path(d) / "a.npy", a)
         np.save(Path(d) / "b.npy", b)
         out = Path(d) / "c.npy"
@@ -155,8 +166,14 @@ def emu_run(kernel, size, runs):
                 disp.append(dt)
                 loads.append(os.getloadavg()[0])
         same = bool(np.array_equal(np.load(out).view(np.uint32), bufs[(0, 2)].read(np.uint32)))
+        served = None
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=60)
+            log.close()
+            served = (Path(d) / "serve.log").read_text().count("ran a command: exit status 0")
     _out(times=walls, cpu=cpus, dispatch_times=disp, ratios=[w / t for w, t in zip(walls, disp)], loadavg=loads,
-         same_bits=same)
+         same_bits=same, mode=mode, served=served)
 
 
 def emu_demo_start(runs):

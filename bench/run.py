@@ -136,6 +136,9 @@ def main(argv=None) -> int:
         case(f"emu_run_{k}_1024", f"`emu run` of the GEMM {k} nvidia-h200 1024^3 (wall, warm caches)",
              ["emu_run", k, 1024, runs], env=no_blas_env,
              note=f"a child process per run, each followed by the same dispatch in the case's process; {runs} runs")
+        case(f"emu_run_served_{k}_1024", f"`emu run` of the GEMM {k} nvidia-h200 1024^3 with `emu serve` (wall)",
+             ["emu_run", k, 1024, runs, "served"], env=no_blas_env,
+             note=f"as above, each `emu run` handed to an `emu serve` started by the case; {runs} runs")
     for s in (256, 1024):
         case(f"emu_gemm_glsl_{s}", f"emu GEMM GLSL (KHR cooperative matrix) f16->f32 nvidia-h200 {s}^3",
              ["emu_gemm", "nvidia-h200", s, runs, "all", "off", "glsl"], env=no_blas_env,
@@ -297,6 +300,9 @@ def report(R, rows, args, runs) -> str:
     for k in ("simple", "dawn"):
         r = R.get(f"emu_run_{k}_1024", {})
         add(f"`emu run` GEMM {k} 1024^3 / its dispatch (median of per-round ratios)",
+            statistics.median(r["ratios"]) if r.get("ratios") else None, "<= 1.5x")
+        r = R.get(f"emu_run_served_{k}_1024", {})
+        add(f"`emu run` GEMM {k} 1024^3 with `emu serve` / its dispatch (median of per-round ratios)",
             statistics.median(r["ratios"]) if r.get("ratios") else None, "<= 1.5x")
     add("emu GEMM 1024^3 --jobs 1 / all cores", ratio(m.get("emu_gemm_h200_1024_j1"), m.get("emu_gemm_h200_1024")), ">= 1x", False)
     return "\n".join(lines)

@@ -1,6 +1,9 @@
 """emu: a virtual GPU for WGSL compute shaders with cooperative matrices (tensor cores)."""
 from .version import __version__  # noqa: F401
 from . import startup as _startup
+from . import server as _server
+
+_server.hand_over()                     # `emu run` where `emu serve` listens: run there, exit
 
 _blas = _startup.one_blas_thread()      # the `emu` command only: numpy loads below
 try:

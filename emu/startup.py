@@ -5,7 +5,26 @@ from __future__ import annotations
 import os
 import sys
 
+_FILES: list = []
 BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")   # what OpenBLAS reads
+
+
+def files_stamp(fresh: bool = False) -> str:
+    """A hash of every file of the emu package (relative path, size, mtime) and Python's version:
+    any change to a file of emu gives a new one (as Python's bytecode cache checks its sources)."""
+    if fresh or not _FILES:
+        import hashlib
+        root = os.path.dirname(os.path.abspath(__file__))
+        h = hashlib.sha256(sys.version.encode())
+        for folder, subs, files in os.walk(root):
+            subs[:] = sorted(s for s in subs if s != "__pycache__")
+            for f in sorted(files):
+                st = os.stat(os.path.join(folder, f))
+                h.update(f"{os.path.relpath(folder, root)}/{f} {st.st_size} {st.st_mtime_ns}\n".encode())
+        if fresh:
+            return h.hexdigest()[:16]
+        _FILES.append(h.hexdigest()[:16])
+    return _FILES[0]
 
 
 def is_command() -> bool:

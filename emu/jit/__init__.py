@@ -11,6 +11,14 @@ from ..scheduler import fastpaths
 from . import notice  # noqa: F401  (the line printed while compiling)
 
 
+def forget_once() -> None:
+    """Forget what a process says only once (the compile notice, an unusable cache folder's
+    warning): `emu serve` calls it before each run, which then says what a new process would."""
+    from . import fuse
+    notice._NOTICE.said = False
+    fuse._CACHE.clear()
+
+
 # coop_fast (numba) is imported on first use: a run whose kernels load without numba never does
 def _load_fast(ex, inst, *operands):
     from .coop_fast import load

@@ -17,11 +17,9 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import sys
 from pathlib import Path
 
 KEEP_STAMPS = 8             # folders of other stamps kept (other checkouts sharing the cache)
-_STAMP: list = []
 
 
 def enabled() -> bool:
@@ -29,17 +27,8 @@ def enabled() -> bool:
 
 
 def _stamp() -> str:
-    """A hash of every file of the emu package (relative path, size, mtime), and Python's version."""
-    if not _STAMP:
-        root = Path(__file__).resolve().parents[1]
-        h = hashlib.sha256(sys.version.encode())
-        for folder, subs, files in os.walk(root):
-            subs[:] = sorted(s for s in subs if s != "__pycache__")
-            for f in sorted(files):
-                st = os.stat(os.path.join(folder, f))
-                h.update(f"{os.path.relpath(folder, root)}/{f} {st.st_size} {st.st_mtime_ns}\n".encode())
-        _STAMP.append(h.hexdigest()[:16])
-    return _STAMP[0]
+    from ..startup import files_stamp
+    return files_stamp()
 
 
 def _entry(source: str, file: str, args: dict) -> Path:
