@@ -174,11 +174,11 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
         stop.append(signum)
         raise KeyboardInterrupt
     old_term = signal.signal(signal.SIGTERM, on_term)
-    say(f"emu serve: serving `emu run` for {os.path.dirname(os.path.abspath(__file__))} with {sys.executable} "
-        f"(pid {os.getpid()}); ends after {idle:g} s without a run, or on Ctrl-C")
     tick = max(0.05, min(idle, 30.0))
     last = _now()
     try:
+        say(f"emu serve: serving `emu run` for {os.path.dirname(os.path.abspath(__file__))} with {sys.executable} "
+            f"(pid {os.getpid()}); ends after {idle:g} s without a run, or on Ctrl-C")
         while True:
             sock.settimeout(tick)
             try:
