@@ -174,6 +174,8 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
         stop.append(signum)
         raise KeyboardInterrupt
     old_term = signal.signal(signal.SIGTERM, on_term)
+    # a client passes on its Ctrl-C as SIGINT; a shell script's `emu serve &` starts with SIGINT ignored
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     tick = max(0.05, min(idle, 30.0))
     last = _now()
     try:
@@ -206,6 +208,7 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
     finally:
         sock.close()
         signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
 
 
 def _now() -> float:
