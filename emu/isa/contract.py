@@ -9,7 +9,9 @@ unless either is marked `exact` (GLSL's `precise`, SPIR-V's NoContraction); with
 driver's f32 `1.0 / sqrt(x)` is `inverseSqrt(x)` (one MUFU.RSQ, measured in llama.cpp's rms_norm). With
 ``divide=True`` (a device that divides f32 as `x * RCP(y)`: the H200) an f32 division used only by
 the add is such a product too: `x / y + c` is `fma(x, 1 / y, c)`, and `1 / y` is RCP(y) there
-(measured: 65,536 of 65,536 results of x / y + z, tests/data/hw/h200/vulkan/README.md).
+(measured: 65,536 of 65,536 results of x / y + z, tests/data/hw/h200/vulkan/README.md). There
+`-(a * b) + c` fuses too, and `c - x * y` after a division x / y of the same loads is rounded first
+(session 9: `_after_its_division`).
 
 The driver contracts after inlining calls and keeping function variables in registers, so a
 product a function returns (directly or through a variable it stores last) fuses with the add
@@ -45,10 +47,14 @@ def contract_fma(module: Module, f16: bool = False, divide: bool = False) -> int
     for f in module.functions:
         for blk in _blocks(f.body):
             out = []
-            for inst in blk.insts:
+            orig = list(blk.insts)
+            for k, inst in enumerate(orig):
                 if f16 and _reciprocal_sqrt(inst, defs, uses):      # rewritten in place
                     out.append(inst)
                     count += 1
+                    continue
+                if divide and _after_its_division(inst, orig[:k], defs):
+                    out.append(inst)
                     continue
                 new = _contract(inst, defs, uses, b, types, reassociate=f16, divide=divide, fwd=fwd)
                 if new is not None:
@@ -226,6 +232,52 @@ def _product(v, defs, uses, divide=False, fwd=None):
 
 
 
+def _after_its_division(inst: Inst, before, defs) -> bool:
+    """`c - x * y` (f32) where the block divided the same two values, x / y, before it (the same
+    loads: nothing between writes what they read): the H200's driver rounds that product first
+    (measured: `r = 0.7 - x[i] / c[i]; r2 = 0.7 - x[i] * c[i]`, straight or in a loop, 4,096 of
+    4,096 second results rounded first, while `0.7 - x[i] * c[i]` alone, z - x * c, x * c - 0.7,
+    0.7 + x * c and pk - x * c all fused: tests/profiles/test_h200_scalar_contract.py). Only the
+    shape measured; why the division matters is not known."""
+    if inst.op != "binary" or inst.attrs["fn"] != "sub" or inst.type != F32 or inst.attrs.get("exact"):
+        return False
+    p = defs.get(inst.args[1].id)
+    if p is None or p.op != "binary" or p.attrs["fn"] != "mul" or p.type != F32:
+        return False
+    roots = set()
+    keys = [_value_key(a, defs, roots) for a in p.args]
+    for j, d in enumerate(before):
+        if d.op == "binary" and d.attrs["fn"] == "div" and d.type == F32 \
+                and [_value_key(a, defs, set()) for a in d.args] == keys:
+            between = before[j + 1:]
+            if not any(i.blocks or i.op in ("call", "atomic", "barrier", "texture")
+                       or i.op == "store" and _root_id(i.args[0], defs) in roots for i in between):
+                return True
+    return False
+
+
+def _value_key(v, defs, roots: set):
+    """What v computes, as a comparable tree (loads by what they read; the roots of the variables
+    read added to roots): two values with one key are equal where nothing between them writes
+    those roots."""
+    d = defs.get(v.id)
+    if d is None or d.op in ("var", "global", "input", "call", "atomic", "subgroup", "texture"):
+        return ("value", v.id)
+    if d.op == "load":
+        roots.add(_root_id(d.args[0], defs))
+    if d.op == "const":
+        return ("const", repr(d.type), repr(d.attrs.get("value")))
+    return (d.op, repr(d.type), repr(sorted(d.attrs.items())), tuple(_value_key(a, defs, roots) for a in d.args))
+
+
+def _root_id(ptr, defs):
+    d = defs.get(ptr.id)
+    while d is not None and d.op == "access":
+        ptr = d.args[0]
+        d = defs.get(ptr.id)
+    return ptr.id
+
+
 def _reciprocal_sqrt(inst: Inst, defs, uses) -> bool:
     """f32 `1.0 / sqrt(x)` (the sqrt used only there) becomes `inverseSqrt(x)` in place."""
     if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F32 or inst.attrs.get("exact"):
@@ -275,6 +327,15 @@ def _contract(inst: Inst, defs, uses, b: Builder, types=(F32,), reassociate=Fals
         neg.append(n)
         return n.result
 
+    for side in (0, 1) if inst.attrs["fn"] == "add" else ():
+        n = defs.get(inst.args[side].id)              # -(a*b) + c, c + -(a*b): fma(-a, b, c)
+        if n is not None and n.op == "unary" and n.attrs["fn"] == "neg" and uses[n.result.id] == 1 \
+                and n.type == inst.type and not n.attrs.get("exact"):
+            p = _product(n.args[0], defs, uses, divide, fwd)
+            if p is not None:
+                a, m, pre = _factors(p, inst.loc, b)
+                inst.op, inst.args, inst.attrs = "builtin", [negate(a), m, inst.args[1 - side]], {"fn": "fma"}
+                return neg + pre + [inst]
     p = _product(x, defs, uses, divide, fwd)
     if p is not None:                                   # a*b + c, a*b - c
         c = y if inst.attrs["fn"] == "add" else negate(y)

@@ -95,7 +95,7 @@ def test_a_subtracting_update(update, fused):
 PROBES = ROOT / "data" / "hw" / "h200" / "vulkan_coop_elem_probe_runs.npz"
 
 
-@pytest.mark.parametrize("probe,blocks", [("coop_elem_probe", range(6)), ("coop_elem_probe2", range(4))])
+@pytest.mark.parametrize("probe,blocks", [("coop_elem_probe", range(6)), ("coop_elem_probe2", range(5))])
 def test_the_probes_replay_on_the_h200s_runs(probe, blocks):
     """4 raw runs of each probe through Vulkan on the H200 (scripts/h200_vulkan.py --int8, --probe2):
     emu gives every element of these blocks (see the kernels' heads for what each block does)."""
@@ -115,10 +115,11 @@ def test_the_probes_replay_on_the_h200s_runs(probe, blocks):
 
 
 def test_the_h200_rounds_a_scalar_constant_minus_product_first_here():
-    """coop_elem_probe2.comp's block 4, `0.7 - x[j] * c[j]` in plain GLSL: the H200 rounded the
-    product first in all 1,024 results (fused: 690). emu's scalar contraction fuses it, as Dawn's
-    recorded f32 sub_mul needs (tests/profiles/test_h200_builtins.py): which of the two shapes the
-    driver fuses is not modelled yet."""
+    """coop_elem_probe2.comp's block 4, `0.7 - x[j] * c[j]` after `0.7 - x[j] / c[j]` in plain
+    GLSL: the H200 rounded the product first in all 1,024 results (fused: 690), as emu now does
+    (emu/isa/contract.py: a product after the division of the same loads; session 9's probe,
+    tests/profiles/test_h200_scalar_contract.py: alone it fuses). emu's block 4 is
+    test_the_probes_replay_on_the_h200s_runs's."""
     runs = np.load(PROBES)
     for t in range(4):
         x, c, gpu = (runs[f"probe2/t{t}/{k}"] for k in "XCR")
