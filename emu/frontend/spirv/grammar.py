@@ -135,6 +135,7 @@ class Instruction:
     index: int                  # position in the module (0-based), for messages
     words: tuple[int, ...] = ()
     line: tuple | None = None   # (file, line, col) from OpLine / DebugLine, set by the reader
+    id_at: frozenset = frozenset()  # the positions in ops that hold ids (the rest are literals)
 
     def __repr__(self) -> str:
         res = f"%{self.result} = " if self.result is not None else ""
@@ -167,12 +168,14 @@ class _Words:
         return out.decode("utf-8", "replace")
 
 
-def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname: str):
+def _operand(g: Grammar, kind: str, r: _Words, ops: list, ids: list, opname: str):
+    """Append one operand's values to ops; the positions of ids (not literals) to ids."""
     k = g.kinds.get(kind)
     if k is None:
         raise EmuError(f"{r.what}: operand kind {kind} is not in the grammar")
     cat = k["category"]
     if cat == "Id":
+        ids.append(len(ops))
         ops.append(r.take())
     elif cat == "Literal":
         if kind == "LiteralString":
@@ -184,7 +187,7 @@ def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname
             ops.append(r.take())
     elif cat == "Composite":
         for base in k["bases"]:
-            _operand(g, base, r, ops, ext_sets, opname)
+            _operand(g, base, r, ops, ids, opname)
     elif cat == "ValueEnum":
         v = r.take()
         e = g.enum_names[kind].get(v)
@@ -192,7 +195,7 @@ def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname
             raise EmuError(f"{r.what}: {v} is not a {kind} value", hint=newer_hint())
         ops.append(e["enumerant"])
         for p in e.get("parameters", ()):
-            _operand(g, p["kind"], r, ops, ext_sets, opname)
+            _operand(g, p["kind"], r, ops, ids, opname)
     else:  # BitEnum
         v = r.take()
         names, params = [], []
@@ -205,7 +208,7 @@ def _operand(g: Grammar, kind: str, r: _Words, ops: list, ext_sets: dict, opname
                 params += e.get("parameters", ())
         ops.append(frozenset(names))
         for p in params:
-            _operand(g, p["kind"], r, ops, ext_sets, opname)
+            _operand(g, p["kind"], r, ops, ids, opname)
 
 
 def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
@@ -238,6 +241,7 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
         r = _Words(words, i + 1, i + count, what)
         type_id = result = None
         ops: list = []
+        ids: list = []
         operands = ins.get("operands", [])
         for n, o in enumerate(operands):
             q = o.get("quantifier")
@@ -251,11 +255,12 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
                 continue
             if ins["opname"] == "OpExtInst" and o["kind"] == "LiteralExtInstInteger":
                 ops.append(r.take())
-                _ext_operands(ext_sets.get(ops[0]), ops, r, what)
+                _ext_operands(ext_sets.get(ops[0]), ops, ids, r, what)
                 break
             if o["kind"] == "PairLiteralIntegerIdRef" and int_bits.get(value_type.get(ops[0] if ops else -1)) == 64:
                 while r.more():       # OpSwitch on a 64-bit selector: two-word literals, low word first
                     ops.append(r.take() | r.take() << 32)
+                    ids.append(len(ops))
                     ops.append(r.take())
                 break
             if o["kind"] == "LiteralSpecConstantOpInteger":
@@ -266,13 +271,14 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
                 while r.more():
                     ops.append(r.take())
                 break
-            _operand(g, o["kind"], r, ops, ext_sets, ins["opname"])
+            _operand(g, o["kind"], r, ops, ids, ins["opname"])
             while q == "*" and r.more():
-                _operand(g, o["kind"], r, ops, ext_sets, ins["opname"])
+                _operand(g, o["kind"], r, ops, ids, ins["opname"])
         if r.more() and ins["opname"] != "OpExtInst":
             raise EmuError(f"{what} has {r.end - r.i} words more than its operands",
                            hint="the SPIR-V module is corrupt: check it with spirv-val")
-        inst = Instruction(ins["opname"], opcode, type_id, result, ops, len(out), words[i: i + count])
+        inst = Instruction(ins["opname"], opcode, type_id, result, ops, len(out), words[i: i + count],
+                           id_at=frozenset(ids))
         if inst.opname == "OpExtInstImport":
             ext_sets[result] = ops[0]
         elif inst.opname == "OpTypeInt" and ops:
@@ -284,7 +290,7 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
     return out, header
 
 
-def _ext_operands(set_name, ops, r: _Words, what):
+def _ext_operands(set_name, ops, ids, r: _Words, what):
     """OpExtInst: replace the instruction number by its name where the set's grammar is known."""
     if set_name in _EXT_FILES:
         g = load(set_name)
@@ -295,8 +301,9 @@ def _ext_operands(set_name, ops, r: _Words, what):
         for o in ins.get("operands", []):
             if o.get("quantifier") in ("?", "*") and not r.more():
                 continue
-            _operand(g, o["kind"], r, ops, {}, ins["opname"])
+            _operand(g, o["kind"], r, ops, ids, ins["opname"])
             while o.get("quantifier") == "*" and r.more():
-                _operand(g, o["kind"], r, ops, {}, ins["opname"])
-    while r.more():
+                _operand(g, o["kind"], r, ops, ids, ins["opname"])
+    while r.more():                 # an unknown set's operands: taken as ids
+        ids.append(len(ops))
         ops.append(r.take())

@@ -36,10 +36,9 @@ def _coop_chains(fn) -> set:
     uses: dict = {}
     for label in fn.order:
         for i in fn.blocks[label]:
-            if i.opname in ("OpLine", "OpNoLine"):        # literals only (a line number is no use)
-                continue
-            for k, x in enumerate(i.ops):
-                if isinstance(x, int) and not isinstance(x, bool) and x in chains:
+            for k in i.id_at:                # ids only: a literal equal to a chain's id is no use
+                x = i.ops[k]
+                if x in chains:
                     good = k == 0 and i.opname in COOP_POINTER_OPS and chains[x] == label
                     uses[x] = uses.get(x, True) and good
     return {x for x, good in uses.items() if good}

@@ -137,3 +137,88 @@ def test_an_out_of_bounds_glsl_matrix_load_is_reported_once():
             (0, 1): dev.create_buffer(np.ones(64 * 64, np.float16)), (0, 2): dev.create_buffer(size=4 * 64 * 64)}
     warned = [str(w) for w in dev.dispatch(pipe, bufs, (4, 4, 1))]
     assert len(warned) == 1 and "out-of-bounds cooperative matrix access into buffer 'A'" in warned[0], warned
+
+
+LITERAL_CLASH = """; a matrix load whose access chain's id equals a literal elsewhere in its function
+               OpCapability Shader
+               OpCapability VulkanMemoryModel
+               OpCapability CooperativeMatrixKHR
+               OpExtension "SPV_KHR_cooperative_matrix"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main "main" %va %vb %wgid
+               OpExecutionMode %main LocalSize 32 1 1
+               OpDecorate %wgid BuiltIn WorkgroupId
+               OpDecorate %ra ArrayStride 4
+               OpMemberDecorate %A 0 Offset 0
+               OpDecorate %A Block
+               OpDecorate %va DescriptorSet 0
+               OpDecorate %va Binding 0
+               OpDecorate %rb ArrayStride 4
+               OpMemberDecorate %B 0 Offset 0
+               OpDecorate %B Block
+               OpDecorate %vb DescriptorSet 0
+               OpDecorate %vb Binding 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+      %float = OpTypeFloat 32
+       %uint = OpTypeInt 32 0
+        %int = OpTypeInt 32 1
+     %uint_3 = OpConstant %uint 3
+    %uint_16 = OpConstant %uint 16
+     %uint_2 = OpConstant %uint 2
+    %uint_64 = OpConstant %uint 64
+      %int_0 = OpConstant %int 0
+     %uint_0 = OpConstant %uint 0
+        %acc = OpTypeCooperativeMatrixKHR %float %uint_3 %uint_16 %uint_16 %uint_2
+         %ra = OpTypeRuntimeArray %float
+          %A = OpTypeStruct %ra
+        %pA = OpTypePointer StorageBuffer %A
+         %va = OpVariable %pA StorageBuffer
+         %rb = OpTypeRuntimeArray %float
+          %B = OpTypeStruct %rb
+         %pB = OpTypePointer StorageBuffer %B
+         %vb = OpVariable %pB StorageBuffer
+         %pf = OpTypePointer StorageBuffer %float
+     %v3uint = OpTypeVector %uint 3
+       %pin = OpTypePointer Input %v3uint
+       %wgid = OpVariable %pin Input
+       %arr = OpTypeArray %float %uint_64
+      %undef = OpUndef %arr
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %wg = OpLoad %v3uint %wgid
+         %wx = OpCompositeExtract %uint %wg 0
+        %off = OpIAdd %uint %wx %uint_64
+      %chain = OpAccessChain %pf %va %int_0 %off
+          %m = OpCooperativeMatrixLoadKHR %acc %chain %int_0 %uint_16 None
+          %e = OpCompositeExtract %float %undef LITERAL
+      %store = OpAccessChain %pf %vb %int_0 %uint_0
+               OpCooperativeMatrixStoreKHR %store %m %int_0 %uint_16 None
+               OpReturn
+               OpFunctionEnd
+"""
+
+
+def test_a_literal_equal_to_an_access_chains_id_is_no_use_of_it():
+    """_coop_chains counts only id operands as uses: a literal (here OpCompositeExtract's index)
+    equal to the matrix load's access chain id made the chain look used elsewhere, so it lowered
+    as an element access of its own and a load past the end was reported twice (once 'index
+    clamped to the last element', which nothing clamped), as a[64] of a 40-element buffer is here."""
+    from emu.frontend.spirv import assemble
+    from emu.frontend.spirv.grammar import decode
+    insts, _ = decode(assemble(LITERAL_CLASH.replace("LITERAL", "0"), "clash.spvasm"), "clash.spvasm")
+    chain = next(i.result for i in insts if i.opname == "OpAccessChain")
+    src = LITERAL_CLASH.replace("LITERAL", str(chain))
+    insts, _ = decode(assemble(src, "clash.spvasm"), "clash.spvasm")
+    assert [i.ops[-1] for i in insts if i.opname == "OpCompositeExtract"] == [0, chain] and chain < 64
+    assert next(i.result for i in insts if i.opname == "OpAccessChain") == chain
+    from emu.api import compile_wgsl
+    from emu.isa.printer import print_module
+    text = print_module(compile_wgsl(src, "clash.spvasm")[0], locs=False)
+    assert [line.split("{")[1] for line in text.splitlines() if "= access " in line] == \
+        ["path = [0]} : ptr<storage, array<f32>, read_write>"] * 2
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "clash.spvasm"))
+    bufs = {(0, 0): dev.create_buffer(np.ones(40, np.float32)), (0, 1): dev.create_buffer(size=4 * 256)}
+    warned = [str(w) for w in dev.dispatch(pipe, bufs, (1, 1, 1))]
+    assert len(warned) == 1 and "out-of-bounds cooperative matrix access into buffer" in warned[0], warned
