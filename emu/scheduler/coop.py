@@ -213,14 +213,16 @@ def _shadow(ex, inst, ptr, t, addr, lm, keep, subgroups, frags=None):
         _same_value_stores(ex, inst, ptr, int(who[j]), int(same.sum()))
         return
     var, at = ex.workgroup_variable(gran * races.granule)
+    barrier, memory, lang = ex.sync_words()
     first = int(who[j]) * sg
     what = "store" if frags is not None else "load"
     by = f"subgroup {int(who[j]) % races.nsg}" if t.scope == "subgroup" else "the workgroup (workgroup scope)"
-    ex.fail(inst, f"data race on var<workgroup> '{var}' (byte {at}, element ({int(lm.rows_idx[lane[j], e[j]])}, "
+    ex.fail(inst, f"data race on {memory} '{var}' (byte {at}, element ({int(lm.rows_idx[lane[j], e[j]])}, "
                   f"{int(lm.cols_idx[lane[j], e[j]])}) of the matrix): this cooperative matrix {what} by {by} and "
-                  f"{ex.racing(inst, first, stamp, other, other_wrote)}, with no workgroupBarrier() between them "
-                  f"(undefined behaviour in WGSL and in the Vulkan memory model)", mcoop.lanes_of(ex, int(who[j])),
-            hint="put a workgroupBarrier() between the two accesses (every invocation of the workgroup reaches "
+                  f"{ex.racing(inst, first, stamp, other, other_wrote)}, with no {barrier} between them "
+                  f"(undefined behaviour in {lang if lang != 'WGSL' else 'WGSL and in the Vulkan memory model'})",
+            mcoop.lanes_of(ex, int(who[j])),
+            hint=f"put a {barrier} between the two accesses (every invocation of the workgroup reaches "
                  "it), or give each subgroup its own part of the memory (--no-race-check runs it anyway, as "
                  "if the barrier were there)")
 
@@ -235,7 +237,7 @@ def _same_value_stores(ex, inst, ptr, second: int, count: int):
         "as GPUs do", lanes, count, unit="element",
         text=f"cooperative matrix stores of two subgroups write the same value to elements of {ptr.describe()}",
         hint="give each subgroup its own tile (check the offsets against subgroup_size), or let one subgroup "
-             "store it; a workgroupBarrier() orders stores of two instructions (--no-race-check silences this)")
+             f"store it; a {ex.sync_words()[0]} orders stores of two instructions (--no-race-check silences this)")
 
 
 def _matrices(ex, value, t, subgroups):

@@ -133,12 +133,22 @@ class Batch:
             return
         lane, stamp, other, gran, other_wrote = found
         var, at = self.workgroup_variable(gran * self.races.granule)
-        self.fail(inst, f"data race on var<workgroup> '{var}' (byte {at}): this {'write' if write else 'read'} "
+        barrier, memory, lang = self.sync_words()
+        self.fail(inst, f"data race on {memory} '{var}' (byte {at}): this {'write' if write else 'read'} "
                         f"and {self.racing(inst, lane, stamp, other, other_wrote)}, with no "
-                        f"workgroupBarrier() between them (undefined behaviour in WGSL)",
+                        f"{barrier} between them (undefined behaviour in {lang})",
                   np.arange(self.lanes) == lane,
-                  hint="put a workgroupBarrier() between the two accesses, let one invocation do both, "
+                  hint=f"put a {barrier} between the two accesses, let one invocation do both, "
                        "or use atomics (--no-race-check runs it anyway, as if the barrier were there)")
+
+    def sync_words(self) -> tuple[str, str, str]:
+        """(the workgroup barrier, workgroup memory, the language) as the shader's source spells
+        them: WGSL's, or GLSL's and SPIR-V's for a .comp/.glsl/.spvasm/.spv module."""
+        from ..frontend import is_spirv_file
+        if is_spirv_file(self.pipe.module.file):
+            return ("barrier() (OpControlBarrier, Workgroup scope)", "shared (Workgroup) variable",
+                    "GLSL and SPIR-V")
+        return "workgroupBarrier()", "var<workgroup>", "WGSL"
 
     def racing(self, inst: Inst, lane: int, stamp: int, other: Inst, other_wrote: bool) -> str:
         """'a write by invocation 3 (...) at f.wgsl:5:3': the other access of a race found by the

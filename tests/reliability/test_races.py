@@ -571,10 +571,44 @@ def test_spirv_matrix_store_and_another_subgroups_load_race(src, file, line):
     with pytest.raises(EmuError) as e:
         spirv_run(src, file, 256)
     first = str(e.value).splitlines()[0]
-    assert first.startswith(f"{line}: error: data race on var<workgroup> 't' (byte 0, element (0, 0) of the "
+    assert first.startswith(f"{line}: error: data race on shared (Workgroup) variable 't' (byte 0, element (0, 0) of the "
                             "matrix): this cooperative matrix load by subgroup 1 and a write by the cooperative "
                             "matrix store of subgroup 0 (workgroup (0, 0, 0), subgroup 0) at "), first
+    assert first.endswith(", with no barrier() (OpControlBarrier, Workgroup scope) between them (undefined "
+                          "behaviour in GLSL and SPIR-V)"), first
+    assert e.value.hint.startswith("put a barrier() (OpControlBarrier, Workgroup scope) between the two accesses")
     assert e.value.where == "workgroup (0, 0, 0), subgroup 1, lane 0 (local_invocation_index 32)"
+
+
+GLSL_READ_WRITE = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer O { uint o[]; };
+shared uint t[64];
+void main() {
+  uint i = gl_LocalInvocationIndex;
+  t[i] = i * 10u;
+  o[i] = t[(i + 1u) % 64u];
+}
+"""
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_glsl_race_names_glsls_barrier(monkeypatch, jit):
+    """A GLSL (SPIR-V) shader's race names barrier() / OpControlBarrier and shared memory, not
+    WGSL's workgroupBarrier() and var<workgroup>."""
+    monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(GLSL_READ_WRITE, "race.comp"))
+    with pytest.raises(EmuError) as e:
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=4 * 64)}, (1, 1, 1))
+    assert str(e.value).splitlines()[0] == (
+        "race.comp:8:1: error: data race on shared (Workgroup) variable 't' (byte 4): this read and a write by "
+        "invocation 1 (workgroup (0, 0, 0), subgroup 0, lane 1 (local_invocation_index 1)) at race.comp:7:1, "
+        "with no barrier() (OpControlBarrier, Workgroup scope) between them (undefined behaviour in GLSL and SPIR-V)")
+    assert e.value.hint == ("put a barrier() (OpControlBarrier, Workgroup scope) between the two accesses, let one "
+                            "invocation do both, or use atomics (--no-race-check runs it anyway, as if the barrier "
+                            "were there)")
+    assert "workgroupBarrier" not in str(e.value) + e.value.hint
 
 
 @pytest.mark.parametrize("src, file", [
@@ -592,9 +626,9 @@ def test_workgroup_scope_store_races_with_an_invocations_read():
     with pytest.raises(EmuError) as e:
         spirv_run(src, "ws.spvasm", 2048)
     assert str(e.value).splitlines()[0] == (
-        "ws.spvasm:61:11: error: data race on var<workgroup> 't' (byte 0): this read and a write by the "
-        "workgroup-scope cooperative matrix store at ws.spvasm:58:16, with no workgroupBarrier() between them "
-        "(undefined behaviour in WGSL)")
+        "ws.spvasm:61:11: error: data race on shared (Workgroup) variable 't' (byte 0): this read and a write by "
+        "the workgroup-scope cooperative matrix store at ws.spvasm:58:16, with no barrier() (OpControlBarrier, "
+        "Workgroup scope) between them (undefined behaviour in GLSL and SPIR-V)")
 
 
 @pytest.mark.parametrize("between, after, total", [
