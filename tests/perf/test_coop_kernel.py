@@ -425,6 +425,9 @@ SPIRV_CASES = [
     ("coop_elem_probe2.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): rng.uniform(-4, 4, 256).astype(np.float32), (0, 1): rng.uniform(0.5, 2, 256).astype(np.float32),
         (0, 2): 5 * 1024}, (1, 1, 1), "declined"),
+    ("scalar_contract_probe.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, k): rng.uniform(-4, 4, 1024).astype(np.float32) for k in range(3)} | {(0, 3): 4 * 2048},
+     (4, 1, 1), "fused"),
     ("div_add.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, k): rng.standard_normal(4 * 256).astype(np.float32) for k in range(3)} | {(0, 3): 4 * 4 * 256},
      (4, 1, 1), "declined"),
