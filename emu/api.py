@@ -492,6 +492,28 @@ def min_binding_size(t: Type) -> int:
     return t.size
 
 
+def push_constant_size(module: Module, t: Type) -> tuple[int, str]:
+    """(bytes a push-constant block needs from the host, why). Vulkan: the pipeline layout's range
+    must contain the block (VUID-VkComputePipelineCreateInfo-layout-10069), i.e. its members up to
+    the end of the last one, without std430's trailing padding; WGSL: its type's size."""
+    from .frontend import is_spirv_file
+    if is_spirv_file(module.file):
+        n = _extent(t)
+        return n, f"its members end at byte {n}: Vulkan's push constant range must contain the block"
+    return min_binding_size(t), "its type's size"
+
+
+def _extent(t: Type) -> int:
+    """Bytes from a value's first byte to the end of its last member, element or column."""
+    if isinstance(t, StructType) and t.members:
+        return max(off + _extent(m.type) for off, m in zip(t.offsets, t.members))
+    if isinstance(t, ArrayType) and t.count:
+        return t.stride * (t.count - 1) + _extent(t.elem)
+    if isinstance(t, MatrixType):
+        return t.size // t.cols * (t.cols - 1) + t.column.size
+    return t.size
+
+
 def bind(module: Module, entry: Function, bindings: dict) -> dict:
     regions = {}
     for g in used_globals(module, entry):
@@ -504,16 +526,25 @@ def bind(module: Module, entry: Function, bindings: dict) -> dict:
             continue
         key = (g.group, g.binding)
         buf = bindings.get(key)
-        if buf is None and key == PUSH_CONSTANTS:
-            raise HostError(f"the shader reads a push-constant block ({g.type}, {min_binding_size(g.type)} "
-                            f"bytes) but none was given", g.loc,
-                            hint="pass its bytes with --push-constants FILE (raw bytes or a .npy array)")
+        if key == PUSH_CONSTANTS:
+            need, why = push_constant_size(module, g.type)
+            loc = g.loc or next((i.loc for i in entry.walk() if i.op == "global" and i.attrs.get("name") == g.name
+                                 and i.loc is not None), None)
+            if buf is None:
+                raise HostError(f"the shader reads a push-constant block ({g.type}, {need} bytes) but none "
+                                f"was given", loc,
+                                hint="pass its bytes with --push-constants FILE (raw bytes or a .npy array)")
+            if buf.size < need:
+                raise HostError(f"the push constants given have {buf.size} bytes; the shader's block {g.type} "
+                                f"needs {need} ({why})", loc,
+                                hint=f"pass at least {need} bytes with --push-constants FILE (raw bytes or a .npy "
+                                     f"array)")
         if buf is None:
             raise HostError(f"the shader uses '{g.name}' at @group({g.group}) @binding({g.binding}) "
                             f"({g.space}, {g.type}) but no buffer is bound there",
                             g.loc, hint=f"bind one, e.g. --buffer {g.group}:{g.binding}=FILE.npy")
         need = min_binding_size(g.type)
-        if buf.size < need:
+        if buf.size < need and key != PUSH_CONSTANTS:
             raise HostError(f"the buffer bound to '{g.name}' (@group({g.group}) @binding({g.binding})) "
                             f"has {buf.size} bytes; its type {g.type} needs at least {need}",
                             g.loc, hint="bind a larger buffer")
