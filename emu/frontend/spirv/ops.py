@@ -341,7 +341,8 @@ class OpLowering:
     def frexp_modf(self, i, kind: str, x_id: int, out_id: int | None):
         """GLSL.std.450 FrexpStruct / ModfStruct (a struct of the two parts), Frexp / Modf (the
         exponent or whole part stored through a pointer): the IR's frexp / modf, whose exponent
-        is an i32 (of an f64: an i64), converted to the integer type the module names."""
+        is an i32 (of an f64: an i64), converted to the integer type the module names; a zero
+        fraction of modf takes the sign of x (GLSL.std.450's rule, not WGSL's)."""
         x = self.val(x_id, i)
         if not isinstance(x.type, (ScalarType, VectorType)) or not scalar_of(x.type).is_float:
             self.fail(i, f"{i.ops[1]} takes a float scalar or vector, not {x.type}")
@@ -351,6 +352,15 @@ class OpLowering:
         r = self.b.op("builtin", [x], TupleType(name, (("fract", x.type), second)), fn=kind)
         fract = self.b.op("extract", [r], x.type, path=[0])
         part = self.b.op("extract", [r], second[1], path=[1])
+        if kind == "modf":
+            # GLSL.std.450: "both ... will have the same sign as x", so a zero fraction too (-0 of
+            # -2.0, where WGSL's e - trunc(e) is +0): the zero of x's sign, x * 0 (where x is
+            # finite: an infinite x keeps the profile's fraction)
+            zero = self.const(x.type, [0.0] * width(x.type) if isinstance(x.type, VectorType) else 0.0)
+            bools = with_scalar(x.type, BOOL)
+            signed = self.b.op("binary", [x, zero], x.type, fn="mul")
+            zeroed = self.b.op("select", [fract, signed, self.b.op("binary", [fract, zero], bools, fn="eq")], x.type)
+            fract = self.b.op("select", [fract, zeroed, self.b.op("binary", [signed, zero], bools, fn="eq")], x.type)
         if out_id is None:
             rt = self.rtype(i)
             if not isinstance(rt, StructType) or len(rt.members) != 2 or rt.members[0].type != x.type:

@@ -47,7 +47,7 @@ F64_REFERENCE = {
     "x * y + K": lambda x, y: x * y + K, "mix(x, y, 0.25lf)": lambda x, y: x * 0.75 + y * 0.25,
     "step(x, y)": lambda x, y: np.where(y < x, 0.0, 1.0), "ldexp(x, -3)": lambda x, y: np.ldexp(x, -3),
     "frexp(x, e)": lambda x, y: np.frexp(x)[0], "double(e)": lambda x, y: np.frexp(x)[1].astype(np.float64),
-    "modf(x, whole)": lambda x, y: x - np.trunc(x), "whole": lambda x, y: np.trunc(x),
+    "modf(x, whole)": lambda x, y: np.copysign(x - np.trunc(x), x), "whole": lambda x, y: np.trunc(x),  # x's sign
     "double(float(x))": lambda x, y: x.astype(np.float32).astype(np.float64),
     "double(float16_t(y))": lambda x, y: y.astype(np.float16).astype(np.float64),     # one rounding
     "double(int(clamp(x, -1e9lf, 1e9lf)))": lambda x, y: np.trunc(np.clip(x, -1e9, 1e9)) + 0.0,
