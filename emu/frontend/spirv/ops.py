@@ -323,7 +323,8 @@ class OpLowering:
             return self.bitcast(i, i.ops[2])       # a double as two 32-bit words and back
         if set_name == "GLSL.std.450" and name in ("FrexpStruct", "ModfStruct", "Frexp", "Modf") \
                 and len(i.ops) == (3 if name.endswith("Struct") else 4):
-            return self.frexp_modf(i, name[:5].lower(), i.ops[2], None if name.endswith("Struct") else i.ops[3])
+            return self.frexp_modf(i, "frexp" if name.startswith("Frexp") else "modf", i.ops[2],
+                                   None if name.endswith("Struct") else i.ops[3])
         if set_name != "GLSL.std.450" or name not in GLSL:
             self.fail(i, f"{set_name} {name} is not supported",
                       hint="emu maps the GLSL.std.450 functions that WGSL has to its builtins")

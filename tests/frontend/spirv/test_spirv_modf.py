@@ -44,3 +44,58 @@ def test_a_zero_fraction_has_the_sign_of_x(profile):
 def test_wgsl_modf_keeps_e_minus_trunc():
     fract, _ = _run("reference", WGSL, "modf.wgsl")
     assert np.signbit(fract).tolist() == [False, False, False, False, True, False, False, False]
+
+
+MODF_STRUCT = """               OpCapability Shader
+          %std = OpExtInstImport "GLSL.std.450"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %lid
+               OpExecutionMode %main LocalSize 8 1 1
+               OpDecorate %lid BuiltIn LocalInvocationId
+               OpDecorate %ra ArrayStride 4
+               OpMemberDecorate %B 0 Offset 0
+               OpDecorate %B Block
+               OpDecorate %vx DescriptorSet 0
+               OpDecorate %vx Binding 0
+               OpDecorate %vo DescriptorSet 0
+               OpDecorate %vo Binding 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+      %float = OpTypeFloat 32
+       %uint = OpTypeInt 32 0
+     %v3uint = OpTypeVector %uint 3
+     %uint_0 = OpConstant %uint 0
+         %ra = OpTypeRuntimeArray %float
+          %B = OpTypeStruct %ra
+         %pB = OpTypePointer StorageBuffer %B
+         %vx = OpVariable %pB StorageBuffer
+         %vo = OpVariable %pB StorageBuffer
+         %pf = OpTypePointer StorageBuffer %float
+        %pin = OpTypePointer Input %v3uint
+        %lid = OpVariable %pin Input
+         %MS = OpTypeStruct %float %float
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %id = OpLoad %v3uint %lid
+          %i = OpCompositeExtract %uint %id 0
+         %px = OpAccessChain %pf %vx %uint_0 %i
+          %x = OpLoad %float %px
+          %r = OpExtInst %MS %std ModfStruct %x
+          %f = OpCompositeExtract %float %r 0
+         %po = OpAccessChain %pf %vo %uint_0 %i
+               OpStore %po %f
+               OpReturn
+               OpFunctionEnd
+"""
+
+
+def test_modf_struct_too():
+    """ModfStruct (what naga and Tint emit for WGSL's modf) had been lowered as an unknown builtin
+    'modfs' (an internal error at dispatch); now the same rule as Modf."""
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(MODF_STRUCT, "modf.spvasm"))
+    o = dev.create_buffer(size=32)
+    dev.dispatch(pipe, {(0, 0): dev.create_buffer(X), (0, 1): o}, 1)
+    fract = o.read(np.float32)
+    assert fract.tolist() == [-0.0, -0.0, 0.0, 0.0, -0.5, 0.25, -0.0, -0.0]
+    assert np.signbit(fract).tolist() == [True, True, False, False, True, False, True, True]
