@@ -13,9 +13,24 @@ end); this subclass adds the cooperative ops and makes the unit a subgroup, not 
 subgroup-uniform, every lane of a subgroup would compute the same scalars, and a matrix held whole
 is the same as its fragments under any lane map (no op here exposes a fragment).
 
-Taken only when: no workgroup memory, barriers or subgroup ops; the builtins read are workgroup_id,
-num_workgroups, subgroup_id, subgroup_size and num_subgroups; workgroups are whole subgroups; no
-scalar stores; every buffer is either read or written, never both; matrices live in function
+Workgroup mode (a kernel with workgroup memory or barriers: tiles of A and B staged through
+var<workgroup> / shared memory, as real GEMMs are written): the fusion JIT's workgroup mode runs
+the code, a workgroup's invocations one after another between barriers (the statements holding
+a barrier for the whole workgroup at once), every value per lane, workgroup memory a
+per-workgroup array whose every access is checked against the others since the last barrier.
+A matrix op runs once per subgroup, in its first invocation's turn, on that subgroup's matrices:
+exact when every invocation of the subgroup would reach it together with the same operands,
+which _Uniformity proves from the IR (else: None). A cooperative load or store of workgroup
+memory is checked element by element as the subgroup's access (coop_tiles.wg_tile), so a lane
+touching an element a matrix op of its own or another subgroup touched in the same barrier
+interval (a race, or an order lane by lane would get wrong) hands the dispatch back. Scalar
+stores to buffers are logged with the matrix stores: an element stored by two invocations (or
+an invocation and a subgroup) hands it back. 16- and 8-bit scalars move as bits (loads and
+stores only).
+
+Taken only when: no subgroup ops; outside workgroup mode the builtins read are workgroup_id,
+num_workgroups, subgroup_id, subgroup_size and num_subgroups, and no scalar stores; workgroups
+are whole subgroups; every buffer is either read or written, never both; matrices live in function
 variables or values; cooperative loads and stores take a whole buffer (an array of the matrix's
 element size); the multiply-adds are float models that mma_fast covers, of a configuration's
 shape or of flexible dimensions at subgroup scope (VK_NV_cooperative_matrix2: K steps of a
@@ -43,7 +58,7 @@ from ..isa.ops import OP
 from ..isa.types import ArrayType, CoopMatrixType, ScalarType
 from ..numerics import mma as nmma, mma_params
 from . import native
-from .fuse import _NP, ERR_FALLBACK, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
+from .fuse import _NP, ERR_FALLBACK, ERR_OOB, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
 
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
 _UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -52,8 +67,139 @@ _TYPED = ("i32", "u32", "f32")
 # Below this many subgroups in a dispatch the interpreter runs it: loading a compiled kernel from
 # numba's cache (~0.1-0.2 s) or compiling one (seconds) costs more than interpreting a few subgroups
 MIN_SUBGROUPS = 64
+LANE_AGENT = 1 << 40    # a scalar store's agent in the store log: past every subgroup's number
+ERR_LOG = 4             # the store log is full: the range runs again with a larger one
 LOG_COLS = 7            # a logged store: owner base, subgroup, offset, stride, rows, cols, column-major
 ERR_SPECIAL = 3         # a subgroup needs mma_call's kernel, not loaded yet: load it and run again
+
+
+def _raw(t) -> str | None:
+    """The unsigned type that holds a scalar the generated code moves only as bits (f16, bf16,
+    8-bit integers), or None."""
+    if isinstance(t, ScalarType) and t.name not in _NP and t.size in (1, 2):
+        return _UINT[t.size]
+    return None
+
+
+def _matrixy(inst) -> bool:
+    """Whether an instruction makes or moves a cooperative matrix (a subgroup's, as a whole)."""
+    if inst.op.startswith("coop_"):
+        return True
+    t = inst.type.pointee if inst.op == OP.var else inst.args[1].type if inst.op == OP.store else inst.type
+    return isinstance(t, CoopMatrixType)
+
+
+class _Uniformity:
+    """Which values are the same in every invocation of a subgroup, and which instructions run
+    with all of a subgroup's invocations together (subgroup-uniform control flow), found from the
+    IR alone: the inputs of _UNIFORM, constants and overrides, what is computed from those, loads
+    through uniform pointers (of buffers the kernel never writes, of workgroup memory whose
+    accesses are checked, of function variables every store of which is uniform in uniform
+    control flow). A branch or loop on a value that is not uniform, or one that some invocations
+    leave by break, continue or return under such a branch, is not uniform control flow; after
+    it the subgroup runs together again unless a return left it. local_invocation_index divided
+    by a multiple of the subgroup size (wgpu's dialect has no subgroup_id) is uniform too."""
+
+    def __init__(self, fn, sg: int, overrides: dict):
+        self.bad_vars: set[int] = set()
+        self.sg, self.overrides = sg, overrides
+        while True:
+            self.vals: set[int] = {p.id for i, p in enumerate(fn.params)
+                                   if fn.param_builtins.get(i) in _UNIFORM}
+            self.index = {p.id for i, p in enumerate(fn.params)
+                          if fn.param_builtins.get(i) == "local_invocation_index"}
+            self.ints: dict[int, int] = {}
+            self.base: dict[int, int] = {}      # a pointer into a function variable -> the variable
+            self.ctx: set[int] = set()
+            self.vars: set[int] = set()
+            self.split_return = False
+            before = len(self.bad_vars)
+            self.block(fn.body, True, [])
+            if len(self.bad_vars) == before:
+                break
+
+    def block(self, block, uni: bool, exits: list) -> bool:
+        for inst in block.insts:
+            uni = self.inst(inst, uni, exits)
+        return uni
+
+    def u(self, v) -> bool:
+        return v.id in self.vals
+
+    def inst(self, inst, uni: bool, exits: list) -> bool:
+        op, a = inst.op, inst.args
+        if uni and not self.split_return:
+            self.ctx.add(id(inst))
+        if op == OP.if_:
+            cu = uni and self.u(a[0])
+            inner: list = []
+            ea = self.block(inst.blocks[0], cu, inner)
+            eb = self.block(inst.blocks[1], cu, inner)
+            exits += inner
+            if cu:
+                return ea and eb
+            if inner:                   # some invocations left the loop (or returned): split
+                exits.append(False)
+                return False
+            return uni
+        if op == OP.loop:
+            inner = []
+            body, cont = inst.blocks
+            ctx = set(self.ctx)
+            self.block(cont, self.block(body, uni, inner), inner)
+            if uni and not all(inner):  # a split exit: the loop's iterations are not uniform
+                self.ctx = ctx
+                self.block(cont, self.block(body, False, []), [])
+            return uni
+        if op in (OP.break_, OP.continue_):
+            exits.append(uni)
+            return uni
+        if op == OP.break_if:
+            exits.append(uni and self.u(a[0]))
+            return uni
+        if op == OP.return_:
+            if not uni:
+                self.split_return = True
+            exits.append(uni)
+            return uni
+        if op == OP.store:
+            if self.base.get(a[0].id, a[0].id) in self.vars and not (uni and (self.u(a[1]) or _matrixy(inst))):
+                self.bad_vars.add(self.base.get(a[0].id, a[0].id))
+            return uni
+        r = inst.result
+        if r is None:
+            return uni
+        if op == OP.input:
+            ok = inst.attrs["builtin"] in _UNIFORM
+            if inst.attrs["builtin"] == "local_invocation_index":
+                self.index.add(r.id)
+        elif op in (OP.const, OP.override) and isinstance(inst.type, ScalarType) and inst.type.name in ("i32", "u32"):
+            ok = True
+            v = inst.attrs["value"] if op == OP.const else self.overrides[inst.attrs["name"]]
+            self.ints[r.id] = int(v)
+        elif op == OP.binary and a[0].id in self.index and a[1].id in self.ints:
+            c, fn = self.ints[a[1].id], inst.attrs["fn"]
+            ok = (fn == "div" and c > 0 and c % self.sg == 0) or (fn == "shr" and 0 <= c < 32 and (1 << c) % self.sg == 0)
+        elif op == OP.var:
+            self.vars.add(r.id)
+            if a and not (self.u(a[0]) or _matrixy(inst)):
+                self.bad_vars.add(r.id)
+            ok = True
+        elif op == OP.load:
+            ok = self.u(a[0]) and self.base.get(a[0].id, a[0].id) not in self.bad_vars
+        elif op in (OP.const, OP.override, OP.global_, OP.array_length, OP.coop_length):
+            ok = True
+        elif op == OP.access and self.base.get(a[0].id, a[0].id) in self.vars:
+            self.base[r.id] = self.base.get(a[0].id, a[0].id)
+            ok = all(self.u(x) for x in a)
+        elif op in (OP.access, OP.extract, OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast,
+                    OP.builtin):
+            ok = all(self.u(x) for x in a)
+        else:
+            ok = _matrixy(inst)
+        if ok:
+            self.vals.add(r.id)
+        return uni
 
 
 class _CoopGen(_Gen):
@@ -61,12 +207,22 @@ class _CoopGen(_Gen):
 
     def __init__(self, pipe):
         super().__init__(pipe)
-        if self.wg:
-            raise Unsupported("workgroup memory or barriers")
-        sg = pipe.opts.subgroup_size
+        sg = self.sg = pipe.opts.subgroup_size
         if pipe.layout.wg_count % sg:
             raise Unsupported("a workgroup of part of a subgroup")
         self.nsub = pipe.layout.wg_count // sg
+        self.smats: dict[str, tuple] = {}       # per-subgroup matrices (workgroup mode)
+        self.wsize: dict[int, int] = {}         # workgroup variable's slot -> element bytes
+        if self.wg:
+            # workgroup mode (fuse.py): invocation by invocation between barriers, every value
+            # per lane; a matrix op runs once per subgroup, in its first invocation's turn, on
+            # that subgroup's matrices, which needs it in uniform control flow with uniform operands
+            if pipe.layout.wg_count + self.nsub >= 4095:
+                raise Unsupported("a workgroup too large for the access tags")
+            self.uni = _Uniformity(pipe.entry, sg, pipe.overrides)
+            self.gid = f"(w * {self.nsub} + local // {sg})"
+        else:
+            self.gid = "gid"
         self.mats: dict[str, tuple] = {}        # matrix array name -> (dtype, rows, cols)
         self.mmas: dict[tuple, int] = {}        # (M, N, K, model, in, c, result) -> slot
         self.prms: list = []
@@ -80,7 +236,7 @@ class _CoopGen(_Gen):
         self.coop_slots: set[int] = set()       # buffers a cooperative op touches
 
     def input(self, name, t):
-        if name not in _UNIFORM:
+        if name not in _UNIFORM and not self.wg:
             raise Unsupported(f"input {name} differs between lanes")
         return super().input(name, t)
 
@@ -94,8 +250,18 @@ class _CoopGen(_Gen):
     def mat(self, name: str, t: CoopMatrixType) -> str:
         if t.elem.size not in _UINT:
             raise Unsupported(f"matrix of {t.elem}")
+        if self.wg:
+            self.smats[name] = (_UINT[t.elem.size], t.rows, t.cols)
+            return f"{name}[local // {self.sg}]"
         self.mats[name] = (_UINT[t.elem.size], t.rows, t.cols)
         return name
+
+    def lane_var(self, name: str, t) -> str:
+        raw = _raw(t)
+        if raw is None or not self.wg:
+            return super().lane_var(name, t)
+        self.decls[name] = raw
+        return f"{name}[local]"
 
     def m(self, value) -> str:
         e = self.vals.get(value.id)
@@ -105,8 +271,18 @@ class _CoopGen(_Gen):
 
     def tile(self, inst, ptr_val, t: CoopMatrixType):
         """(slot, column-major, the pointer's element) of a cooperative access of a buffer's array
-        or of the array from one of its elements on (&a[i], wgpu's form)."""
+        or of the array from one of its elements on (&a[i], wgpu's form); of workgroup memory:
+        (("w", its slot), ...)."""
         p = self.vals.get(ptr_val.id)
+        if isinstance(p, tuple) and p[0] in ("warr", "welem"):
+            g = p[1]
+            if self.wsize[g] != t.elem.size:
+                raise Unsupported("cooperative access of workgroup memory of another element size")
+            layout = inst.attrs["layout"]
+            if layout not in ("row_major", "col_major"):
+                raise Unsupported(f"layout {layout}")
+            self.ncoop += 1
+            return ("w", g), layout == "col_major", ("np.int64(0)" if p[0] == "warr" else p[2])
         if not (isinstance(p, tuple) and (p[0] == "arr" or (p[0] == "elem" and isinstance(p[1], int)))):
             raise Unsupported("cooperative access through a pointer other than into a buffer's array")
         k = p[1]
@@ -121,9 +297,65 @@ class _CoopGen(_Gen):
         self.ncoop += 1
         return k, layout == "col_major", ("np.int64(0)" if p[0] == "arr" else p[2])
 
+    def wg_tile(self, ptr_val) -> bool:
+        p = self.vals.get(ptr_val.id)
+        return isinstance(p, tuple) and p[0] in ("warr", "welem")
+
+    def wview(self, g: int) -> str:
+        """Workgroup variable g as raw bits of its element size (a matrix's form)."""
+        dt, _ = self.wmem[g]
+        raw = _UINT[self.wsize[g]]
+        return f"wm_{g}" if dt == raw else f"wm_{g}.view({raw})"
+
     def inst(self, inst, d: int, loop_ctx):
         op, r, a = inst.op, inst.result, inst.args
         t = inst.type
+        if self.wg and _matrixy(inst) and op != OP.coop_length:
+            if id(inst) not in self.uni.ctx:
+                raise Unsupported("a cooperative op in control flow that is not subgroup-uniform")
+            if any(not isinstance(x.type, CoopMatrixType) and x.id not in self.uni.vals for x in a):
+                raise Unsupported("an operand of a cooperative op that may differ between lanes")
+            self.emit(d, f"if local % {self.sg} == 0:      # once per subgroup, for all its lanes")
+            d += 1
+        elif self.wg and op == OP.global_ and self.module.global_(inst.attrs["name"]).space == "workgroup":
+            g = self.module.global_(inst.attrs["name"])
+            elem = g.type.elem if isinstance(g.type, ArrayType) else g.type
+            raw = _raw(elem)
+            if raw is not None and (not isinstance(g.type, ArrayType) or g.type.count is not None):
+                slot = self.wslots.setdefault(g.name, len(self.wslots))
+                self.wmem[slot] = (raw, g.type.count if isinstance(g.type, ArrayType) else 1)
+                self.vals[r.id] = ("warr", slot) if isinstance(g.type, ArrayType) else ("welem", slot, "np.int64(0)")
+                self.wsize[slot] = elem.size
+                return
+            super().inst(inst, d, loop_ctx)
+            self.wsize[self.wslots[g.name]] = elem.size
+            return
+        elif self.wg and op in (OP.load, OP.store):
+            p = self.vals.get(a[0].id)
+            vt = t if op == OP.load else a[1].type
+            if isinstance(p, tuple) and p[0] == "elem" and op == OP.store:
+                # a scalar store to a buffer: logged, so that two invocations storing one element
+                # (whose order would show) hand the dispatch back
+                k = p[1]
+                self.stores[k].append(self.loop_depth)
+                self.emit(d, f"b{k}[{p[2]}] = {self.v(a[1])}")
+                self.emit(d, f"if not ck_log(slog, nlog, obase{k}, {LANE_AGENT} + w * "
+                             f"{self.pipe.layout.wg_count} + local, {p[2]}):")
+                self.fail(d + 1, ERR_LOG)
+                return
+            if _raw(vt) is not None and isinstance(p, tuple) and p[0] in ("elem", "welem"):
+                # a 16- or 8-bit scalar moved as its bits, between buffers and workgroup memory
+                if op == OP.load:
+                    name = self.lane_var(f"v{r.id}", t)
+                    if p[0] == "welem":
+                        self.wg_load(p[1], p[2], name, d)
+                    else:
+                        self.loads[p[1]] += 1
+                        self.emit(d, f"{name} = b{p[1]}[{p[2]}]")
+                    self.vals[r.id] = name
+                else:
+                    self.wg_store(p[1], p[2], self.v(a[1]), d)
+                return
         held = self.vals.get(a[0].id) if a else None
         if op == OP.var and isinstance(t.pointee, CoopMatrixType):
             name = self.mat(f"m{r.id}", t.pointee)
@@ -158,6 +390,23 @@ class _CoopGen(_Gen):
                 raise Unsupported(f"fill with {src}")
             self.emit(d, f"{name}[:] = {bits}")
             self.vals[r.id] = ("mat", name)
+        elif op == OP.coop_load and self.wg_tile(a[0]):
+            (_, g), col, at = self.tile(inst, a[0], t)
+            name = self.mat(f"c{r.id}", t)
+            off, st, n = f"{at} + np.int64({self.v(a[1])})", f"np.int64({self.v(a[2])})", self.wmem[g][1]
+            self.emit(d, f"if not (ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {t.rows}, {t.cols}, ep, "
+                         f"{self.pipe.layout.wg_count} + local // {self.sg}, False) and "
+                         f"ck_load({self.wview(g)}, {n}, {off}, {st}, {col}, {name})):")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.vals[r.id] = ("mat", name)
+        elif op == OP.coop_store and self.wg_tile(a[0]):
+            (_, g), col, at = self.tile(inst, a[0], a[2].type)
+            mt = a[2].type
+            off, st, n = f"{at} + np.int64({self.v(a[1])})", f"np.int64({self.v(a[3])})", self.wmem[g][1]
+            self.emit(d, f"if not ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {mt.rows}, {mt.cols}, ep, "
+                         f"{self.pipe.layout.wg_count} + local // {self.sg}, True):")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.emit(d, f"ck_wput({self.wview(g)}, {off}, {st}, {col}, {self.m(a[2])})")
         elif op == OP.coop_load:
             k, col, at = self.tile(inst, a[0], t)
             name = self.mat(f"c{r.id}", t)
@@ -170,7 +419,7 @@ class _CoopGen(_Gen):
             k, col, at = self.tile(inst, a[0], a[2].type)
             self.stores[k].append(self.loop_depth)
             self.emit(d, f"if not ck_store(u{k}, nb{k}, {at} + np.int64({self.v(a[1])}), np.int64({self.v(a[3])}), "
-                         f"{col}, {self.m(a[2])}, slog, nlog, obase{k}, gid):")
+                         f"{col}, {self.m(a[2])}, slog, nlog, obase{k}, {self.gid}):")
             self.fail(d + 1, ERR_FALLBACK)
         elif op == OP.coop_mma:
             if inst.attrs.get("saturate"):
@@ -259,10 +508,17 @@ class _CoopGen(_Gen):
         fn = self.entry
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
-        self.block(fn.body, 2, None)
+        if self.wg:
+            if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
+                raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
+            self.wg_block(fn.body, 0, None, False)
+        else:
+            self.block(fn.body, 2, None)
         body = self.lines
         if self.ncoop == 0:
             raise Unsupported("no cooperative ops (the fusion JIT's case)")
+        if self.rcp:
+            raise Unsupported("f32 division on this profile (MUFU.RCP's table)")
         for k in range(len(self.buf_types)):
             if self.stores[k] and self.loads[k]:
                 raise Unsupported(f"buffer {self.buf_types[k].g.name}: read and written")
@@ -276,6 +532,7 @@ class _CoopGen(_Gen):
             "from emu.numerics import mma_tile as mt",
             "from emu.numerics import mma_call as mc",
             "from emu.jit.coop_tiles import load_tile as ck_load, store_tile as ck_store",
+            "from emu.jit.coop_tiles import wg_tile as ck_wtile, put_tile as ck_wput, log_elem as ck_log",
             "",
             "",
             "@njit(cache=True, nogil=True, inline='always')",
@@ -306,9 +563,22 @@ class _CoopGen(_Gen):
             if not self.tile16[s] or self.mma_bits[s][1] == 16:
                 setup.append(f"ws{s} = mf.tile_workspace({M}, {N}, {K}, prm{s}, {mma_params.use32(self.prms[s])})")
         setup += [f"{name} = np.zeros((1, {R}, {C}), {dt})" for name, (dt, R, C) in sorted(self.mats.items())]
+        setup += [f"{name} = np.zeros(({self.nsub}, 1, {R}, {C}), {dt})"
+                  for name, (dt, R, C) in sorted(self.smats.items())]
+        params = f"w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}"
+        if self.wg:
+            # fuse.py's workgroup mode: per-lane values, workgroup memory with its access tags
+            n = self.pipe.layout.wg_count
+            setup += [f"{k} = np.zeros({n}, {t})" for k, t in sorted(self.decls.items())]
+            setup += [f"retd = np.zeros({n}, np.bool_)", f"stp = np.zeros({n}, np.int64)", "ep = np.int64(0)"]
+            for g, (t, cnt) in self.wmem.items():
+                setup += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
+                          f"rt_{g} = np.zeros({cnt}, np.int64)"]
+            per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0",
+                                                               "ep += 4096"]
+            return "\n".join(out + self.driver(params, body, setup, per_wg))
         # one unit per subgroup: `local` its first invocation, `gid` its index in the dispatch
         unit = ("sgi", self.nsub, [f"local = sgi * {sg}", f"gid = w * {self.nsub} + sgi"], "subgroup")
-        params = f"w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}"
         return "\n".join(out + self.driver(params, body, setup, unit=unit))
 
 
@@ -325,6 +595,7 @@ class Kernel:
         self.prms = gen.prms
         self.ovs = np.array([int(pipe.overrides[n]) for n in gen.ovs] or [0], np.int64)
         self.nsub = gen.nsub
+        self.log_rows = gen.nsub * 4        # store log rows per workgroup (grown when short)
         self.mma_bits = gen.mma_bits
         self.spa = np.zeros(max(1, len(gen.prms)), np.int64)    # mma_call's addresses, once needed
         self.special_failed = False
@@ -366,8 +637,16 @@ class Kernel:
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
         saved = [r.data.copy() for r in written]
         ok = self._run(grid, lo, total, args, nowned, max_steps)
-        if ok is None and self._load_special():
-            # a subgroup needed mma_call's kernel: with it loaded, the range runs again
+        while ok is None or ok == ERR_LOG:
+            # a subgroup needed mma_call's kernel (loaded now), or the store log was too small
+            # (larger now): the range runs again
+            if ok is None and not self._load_special():
+                break
+            if ok == ERR_LOG:
+                if self.log_rows > 1 << 22:
+                    ok = False
+                    break
+                self.log_rows *= 8
             for r, sv in zip(written, saved):
                 r.data[...] = sv
             ok = self._run(grid, lo, total, args, nowned, max_steps)
@@ -410,12 +689,14 @@ class Kernel:
         def chunk(c0, c1):
             for c in range(c0, c1):
                 a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
-                logs[c] = np.empty(((z - a) * self.nsub * 4 + 64, LOG_COLS), np.int64)
+                logs[c] = np.empty(((z - a) * self.log_rows + 64, LOG_COLS), np.int64)
                 self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, self.spa,
                              *self.prms, *args)
         run_chunks(chunk, chunks, jobs, per_thread=8)
         if (errs[:, 0] == ERR_SPECIAL).any() and not self.spa.all():
             return None
+        if (errs[:, 0] == ERR_LOG).any() and not np.isin(errs[:, 0], (ERR_OOB, ERR_FALLBACK)).any():
+            return ERR_LOG
         ok = not errs[:, 0].any()
         if ok and nowned:
             owner = np.full(nowned, -1, np.int64)

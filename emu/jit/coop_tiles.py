@@ -49,6 +49,64 @@ def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
     return True
 
 
+@_compiled_only
+def put_tile(dst, off, st, col, val):
+    """The matrix val[0] into dst as load_tile reads it (checked by wg_tile first)."""
+    R, C = val.shape[1], val.shape[2]
+    for i in range(R):
+        for j in range(C):
+            if col:
+                dst[off + st * j + i] = val[0, i, j]
+            else:
+                dst[off + st * i + j] = val[0, i, j]
+
+
+@_compiled_only
+def log_elem(log, nlog, base, gid, off):
+    """A scalar store of element `off` by invocation `gid` logged as a 1 x 1 tile; False where
+    the log is full."""
+    t = nlog[0]
+    if t >= log.shape[0]:
+        return False
+    log[t, 0] = base
+    log[t, 1] = gid
+    log[t, 2] = off
+    log[t, 3] = 1
+    log[t, 4] = 1
+    log[t, 5] = 1
+    log[t, 6] = 0
+    nlog[0] = t + 1
+    return True
+
+
+@_compiled_only
+def wg_tile(wt, rt, n, off, st, col, R, C, ep, me, write):
+    """A cooperative access of workgroup memory by agent `me` (a subgroup), element by element
+    against the tags of the barrier interval that began at `ep` (emu/jit/fuse.py's wg_load and
+    wg_store: wt the last writer, rt the reader or ep + 4095 for several): False where the tile
+    does not lie wholly inside wt[:n] or another agent wrote an element (or, for a write, read
+    one) in this interval. Tags only; the data moves with load_tile / store_tile."""
+    nmaj, major = (C, R) if col else (R, C)
+    if st < major or off < 0 or off + st * (nmaj - 1) + major > n:
+        return False
+    for i in range(R):
+        for j in range(C):
+            x = off + st * j + i if col else off + st * i + j
+            t = wt[x]
+            r = rt[x]
+            if t >= ep and t != ep + me:
+                return False
+            if write:
+                if r >= ep and r != ep + me:
+                    return False
+                wt[x] = ep + me
+            elif r < ep:
+                rt[x] = ep + me
+            elif r != ep + me:
+                rt[x] = ep + 4095
+    return True
+
+
 @njit(cache=True, nogil=True)
 def _disjoint(log, nlog, owner):
     """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""

@@ -22,9 +22,11 @@ break_if / return.
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
 live invocation, as lockstep requires), and the barrier-free statements between them run as one
-group, invocation after invocation. Inside a group every access to workgroup memory checks that
-no other invocation touched the element since the group began: lane order and lockstep agree
-exactly when there is no such conflict, and where there is one the interpreter takes over. A
+group, invocation after invocation. Every access to workgroup memory checks that no other
+invocation touched the element since the last barrier (not only since the group began: a race
+across a branch or loop that holds a barrier is one the interpreter reports): lane order and
+lockstep agree exactly when there is no such conflict, and where there is one the interpreter
+takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it).
 
@@ -442,6 +444,7 @@ class _Gen:
                     self.emit(d + 1, "_nl += 0 if retd[local] else 1")
                     self.emit(d, f"if _nl != 0 and _nl != {self.pipe.layout.wg_count}:")
                     self.fail(d + 1, ERR_FALLBACK, "0")
+                    self.emit(d, "ep += 4096                  # a new barrier interval")
                 elif inst.op == OP.if_:
                     self.wg_if(inst, d, wloop, in_body)
                 elif inst.op == OP.loop:
@@ -457,7 +460,6 @@ class _Gen:
 
     def group(self, insts, d: int, wloop, in_body: bool):
         n = self.pipe.layout.wg_count
-        self.emit(d, "ep += 4096")
         self.emit(d, f"for local in range({n}):")
         self.emit(d + 1, "if retd[local]:")
         self.emit(d + 2, "continue")
@@ -764,7 +766,8 @@ class _Gen:
         for g, (t, cnt) in self.wmem.items():
             decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
                      f"rt_{g} = np.zeros({cnt}, np.int64)"]
-        per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0"]
+        per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0",
+                                                   "ep += 4096"]
         return "\n".join(out + self.driver(params, body, decl + ["ep = np.int64(0)"], per_wg))
 
 

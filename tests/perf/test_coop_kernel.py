@@ -165,6 +165,38 @@ def file_src(p):
     return (ROOT / p).read_text()
 
 
+def tiled_case(m, n, k, *, special=False, short=0):
+    """Bindings of an m x n x k GEMM for the tiled shaders (f16 A, B; f32 C): B `short` elements
+    too small."""
+    def make(rng):
+        return {(0, 0): _f(rng, m * k, np.float16, special), (0, 1): _f(rng, k * n - short, np.float16),
+                (0, 2): 4 * m * n}
+    return make
+
+
+TILED = file_src("bench/shaders/gemm_tiled_dawn.wgsl")
+# the staging loop as production WGSL often writes it (each invocation from its own index on, a
+# loop whose exit differs between invocations: Tint's uniformity analysis would refuse the matrix
+# ops after it, hence the filter); the matrix ops after it run in uniform control flow again
+TILED_LANE_LOOP = "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" + TILED.replace(
+    "    for (var i = 0u; i < BM * BK / 128u; i++) {\n      let e = t + i * 128u;",
+    "    for (var e = t; e < BM * BK; e += 128u) {")
+# no barrier after the multiply-adds: the next K step's staging writes race the loads before it
+TILED_RACE = TILED.replace("    }\n    workgroupBarrier();\n  }", "    }\n  }")
+# C staged back through workgroup memory (a matrix store there, a barrier, then every invocation
+# copying elements out with scalar stores), as kernels with ragged edges do
+TILED_STAGED_STORE = TILED.replace("var<workgroup> tb", "var<workgroup> tc: array<f32, BM * BN>;\nvar<workgroup> tb").replace(
+    "  subgroupMatrixStore(&c, (row0 + sr) * N + col0 + sc, acc, false, N);",
+    "  subgroupMatrixStore(&tc, sr * BN + sc, acc, false, BN);\n  workgroupBarrier();\n"
+    "  for (var e = t; e < BM * BN; e += 128u) {\n"
+    "    c[(row0 + e / BN) * N + col0 + e % BN] = tc[e];\n  }")
+# the matrix ops under a branch on the invocation index (whole subgroups take it, but only the
+# interpreter can see that)
+TILED_BRANCH = "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" + TILED.replace(
+    "      acc = subgroupMatrixMultiplyAccumulate(l, r, acc);",
+    "      if (t < 64u) {\n        acc = subgroupMatrixMultiplyAccumulate(l, r, acc);\n      }")
+
+
 # (id, profile, subgroup size or None, source, constants, bindings, grid, expected way)
 CASES = [
     ("gemm_simple-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_simple.wgsl"),
@@ -194,6 +226,25 @@ CASES = [
      (1, 1, 1), "declined"),
     ("staged_f16_gemm-declined", "nvidia-h200", None, file_src("tests/shaders/staged_f16_gemm.wgsl"),
      {}, None, None, "declined"),
+    # tiles of A and B staged through workgroup memory between barriers (workgroup mode)
+    ("gemm_tiled_dawn-h200", "nvidia-h200", None, TILED, {"M": 64, "N": 96, "K": 96},
+     tiled_case(64, 96, 96), (3, 2, 1), "compiled"),
+    ("gemm_tiled_dawn-reference", "reference", 32, TILED, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    ("gemm_tiled_dawn-specials", "nvidia-h200", None, TILED, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64, special=True), (2, 2, 1), "special"),
+    ("gemm_tiled_dawn-out-of-bounds", "nvidia-h200", None, TILED, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64, short=100), (2, 2, 1), "handed back"),
+    ("gemm_tiled_wgpu-h200", "nvidia-h200", None, file_src("bench/shaders/gemm_tiled_wgpu.wgsl"),
+     {"M": 96, "N": 64, "K": 64}, tiled_case(96, 64, 64), (2, 3, 1), "compiled"),
+    ("gemm_tiled-lane-loop", "nvidia-h200", None, TILED_LANE_LOOP, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    ("gemm_tiled-staged-store", "nvidia-h200", None, TILED_STAGED_STORE, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    ("gemm_tiled-race", "nvidia-h200", None, TILED_RACE, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "handed back"),
+    ("gemm_tiled-branch-declined", "nvidia-h200", None, TILED_BRANCH, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "declined"),
 ]
 # tiles of every shape the profiles have; the multiply-add models mma_fast does not cover (the
 # chained IEEE ones, CDNA3's) leave the kernel to the interpreter
@@ -446,6 +497,9 @@ SPIRV_CASES = [
         (0, 0): rng.standard_normal(4 * 16), (0, 1): 16 + 4 * 72}), (1, 1, 1), "declined"),
     ("switch64.spvasm", "reference", None, {}, lambda rng: {(0, 0): np.array([5000000000, -3, 705032704, 4], np.int64)},
      (1, 1, 1), "declined"),
+    # A and B staged through shared memory between barrier()s (workgroup mode)
+    ("gemm_tiled_khr.comp", "nvidia-h200", None, {"0": 64, "1": 96, "2": 64}, lambda rng: {
+        (0, 0): _h(rng, 64 * 64), (0, 1): _h(rng, 64 * 96), (0, 2): 4 * 64 * 96}, (3, 2, 1), "compiled"),
     ("gemm_coopmat.comp", "nvidia-h200", None, {"0": 64, "1": 48, "2": 80}, lambda rng: {
         (0, 0): _h(rng, 64 * 80), (0, 1): _h(rng, 80 * 48), (0, 2): 4 * 64 * 48}, (3, 4, 1), "compiled"),
     ("gemm_flexible.comp", "nvidia-h200", None, {"0": 64, "1": 64, "2": 96}, lambda rng: {

@@ -1,0 +1,45 @@
+// Tiled GEMM staged through workgroup memory, wgpu's dialect: C (f32, M x N) = A (f16, M x K) x
+// B (f16, K x N), row-major (coopLoadT / coopStoreT: row-major tiles). A workgroup of four
+// subgroups owns a 32 x 32 tile of C; each K step its invocations copy 32 x 32 tiles of A and B
+// into var<workgroup>, meet at a barrier, and each subgroup multiplies its 16 x 16 part from there.
+enable f16;
+enable wgpu_cooperative_matrix;
+
+override M: u32 = 64;
+override N: u32 = 64;
+override K: u32 = 64;
+
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read> b: array<f16>;
+@group(0) @binding(2) var<storage, read_write> c: array<f32>;
+
+const BM = 32u;
+const BN = 32u;
+const BK = 32u;
+var<workgroup> ta: array<f16, BM * BK>;
+var<workgroup> tb: array<f16, BK * BN>;
+
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let sg = t / 32u;
+  let row0 = wg.y * BM;
+  let col0 = wg.x * BN;
+  let sr = (sg / 2u) * 16u;
+  let sc = (sg % 2u) * 16u;
+  var acc: coop_mat16x16<f32, C>;
+  for (var k0 = 0u; k0 < K; k0 += BK) {
+    for (var i = 0u; i < BM * BK / 128u; i++) {
+      let e = t + i * 128u;
+      ta[e] = a[(row0 + e / BK) * K + k0 + e % BK];
+      tb[e] = b[(k0 + e / BN) * N + col0 + e % BN];
+    }
+    workgroupBarrier();
+    for (var kk = 0u; kk < BK; kk += 16u) {
+      let l = coopLoadT<coop_mat16x16<f16, A>>(&ta[sr * BK + kk], BK);
+      let r = coopLoadT<coop_mat16x16<f16, B>>(&tb[kk * BN + sc], BN);
+      acc = coopMultiplyAdd(l, r, acc);
+    }
+    workgroupBarrier();
+  }
+  coopStoreT(acc, &c[(row0 + sr) * N + col0 + sc], N);
+}
