@@ -58,7 +58,7 @@ from ..isa.ops import OP
 from ..isa.types import ArrayType, CoopMatrixType, ScalarType
 from ..numerics import mma as nmma, mma_params
 from . import native
-from .fuse import _NP, ERR_FALLBACK, ERR_OOB, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
+from .fuse import _NP, ERR_FALLBACK, ERR_OOB, declined, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
 
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
 _UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -729,6 +729,7 @@ def compile_pipeline(pipe) -> Kernel | None:
     try:
         gen = _CoopGen(pipe)
         source = gen.build()
-    except Unsupported:
+    except Unsupported as e:
+        declined(pipe, "the cooperative kernel", e)
         return None
     return Kernel(pipe, gen, source)

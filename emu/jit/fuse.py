@@ -990,9 +990,16 @@ def compile_pipeline(pipe) -> Kernel | None:
         return None
     if getattr(pipe.profile, "scalar", "ieee") not in SCALAR_MODELS:
         return None         # a scalar model the generated code does not know: the interpreter
-    gen = _Gen(pipe)
     try:
+        gen = _Gen(pipe)
         source = gen.build()
-    except Unsupported:
+    except Unsupported as e:
+        declined(pipe, "the fusion JIT", e)
         return None
     return Kernel(pipe, gen, source)
+
+
+def declined(pipe, who: str, why) -> None:
+    """With EMU_JIT_WHY=1, say on stderr why a compiled path left an entry point to the interpreter."""
+    if os.environ.get("EMU_JIT_WHY", "0") != "0":
+        print(f"emu JIT: {pipe.entry.name}: {who} declined it: {why}", file=sys.stderr)
