@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import numpy as np
 from ..isa.ops import OP
-from ..isa.types import ArrayType, CoopMatrixType, ScalarType
+from ..isa.types import ArrayType, CoopMatrixType, ScalarType, contains
 from ..numerics import mma as nmma, mma_params
 from . import native
 from .fuse import _NP, ERR_FALLBACK, ERR_OOB, declined, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
@@ -85,7 +85,9 @@ def _matrixy(inst) -> bool:
     """Whether an instruction makes or moves a cooperative matrix (a subgroup's, as a whole)."""
     if inst.op.startswith("coop_"):
         return True
-    t = inst.type.pointee if inst.op == OP.var else inst.args[1].type if inst.op == OP.store else inst.type
+    if inst.op == OP.var:
+        return contains(inst.type.pointee, CoopMatrixType)
+    t = inst.args[1].type if inst.op == OP.store else inst.type
     return isinstance(t, CoopMatrixType)
 
 
@@ -212,6 +214,7 @@ class _CoopGen(_Gen):
             raise Unsupported("a workgroup of part of a subgroup")
         self.nsub = pipe.layout.wg_count // sg
         self.smats: dict[str, tuple] = {}       # per-subgroup matrices (workgroup mode)
+        self.marrs: dict[str, tuple] = {}       # arrays of matrices: name -> (dtype, count, rows, cols)
         self.wsize: dict[int, int] = {}         # workgroup variable's slot -> element bytes
         if self.wg:
             # workgroup mode (fuse.py): invocation by invocation between barriers, every value
@@ -357,7 +360,41 @@ class _CoopGen(_Gen):
                     self.wg_store(p[1], p[2], self.v(a[1]), d)
                 return
         held = self.vals.get(a[0].id) if a else None
-        if op == OP.var and isinstance(t.pointee, CoopMatrixType):
+        if op == OP.var and isinstance(t.pointee, ArrayType) and contains(t.pointee, CoopMatrixType):
+            # an array of matrices (nested arrays flattened, row-major): zeroed, as WGSL's var
+            dims, et = [], t.pointee
+            while isinstance(et, ArrayType):
+                if et.count is None:
+                    raise Unsupported("a runtime-sized array of matrices")
+                dims.append(et.count)
+                et = et.elem
+            if a or not isinstance(et, CoopMatrixType) or et.elem.size not in _UINT:
+                raise Unsupported(f"variable of {t.pointee}")
+            name = f"m{r.id}"
+            self.marrs[name] = (_UINT[et.elem.size], int(np.prod(dims)), et.rows, et.cols)
+            self.emit(d, f"{name}[local // {self.sg}][:] = 0" if self.wg else f"{name}[:] = 0")
+            self.vals[r.id] = ("marr", name, dims)
+        elif op == OP.access and isinstance(held, tuple) and held[0] == "marr":
+            _, name, dims = held
+            path = inst.attrs["path"]
+            if len(path) != len(dims):
+                raise Unsupported("a part of an array of matrices")
+            flat = self.lane_var(f"i{r.id}", None)
+            dyn = iter(a[1:])
+            parts = []
+            for n, step in zip(dims, path):
+                parts.append((n, str(step) if step >= 0 else f"np.int64({self.v(next(dyn))})"))
+            expr = "np.int64(0)"
+            for n, x in parts:
+                expr = f"({expr}) * {n} + {x}"
+            self.emit(d, f"{flat} = {expr}")
+            for n, x in parts:
+                if not x.isdigit():
+                    self.emit(d, f"if {x} < 0 or {x} >= {n}:")
+                    self.fail(d + 1, ERR_FALLBACK)
+            at = f"{name}[local // {self.sg}, {flat}]" if self.wg else f"{name}[0, {flat}]"
+            self.vals[r.id] = ("mvar", at)
+        elif op == OP.var and isinstance(t.pointee, CoopMatrixType):
             name = self.mat(f"m{r.id}", t.pointee)
             self.emit(d, f"{name}[:] = 0" if not a else f"ck_copy({name}, {self.m(a[0])})")
             self.vals[r.id] = ("mvar", name)
@@ -565,6 +602,8 @@ class _CoopGen(_Gen):
         setup += [f"{name} = np.zeros((1, {R}, {C}), {dt})" for name, (dt, R, C) in sorted(self.mats.items())]
         setup += [f"{name} = np.zeros(({self.nsub}, 1, {R}, {C}), {dt})"
                   for name, (dt, R, C) in sorted(self.smats.items())]
+        setup += [f"{name} = np.zeros(({self.nsub if self.wg else 1}, {n}, 1, {R}, {C}), {dt})"
+                  for name, (dt, n, R, C) in sorted(self.marrs.items())]
         params = f"w0, w1, gx, gy, gz, max_steps, err, slog, nlog, ovs, spa{prms}{bufs}"
         if self.wg:
             # fuse.py's workgroup mode: per-lane values, workgroup memory with its access tags

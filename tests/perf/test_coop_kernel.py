@@ -190,6 +190,22 @@ TILED_STAGED_STORE = TILED.replace("var<workgroup> tb", "var<workgroup> tc: arra
     "  subgroupMatrixStore(&tc, sr * BN + sc, acc, false, BN);\n  workgroupBarrier();\n"
     "  for (var e = t; e < BM * BN; e += 128u) {\n"
     "    c[(row0 + e / BN) * N + col0 + e % BN] = tc[e];\n  }")
+# two accumulators per subgroup in an array (a 32 x 64 tile per workgroup, each subgroup 16 x 32),
+# indexed by a loop counter
+TILED_ARRAY = TILED.replace("const BN = 32u;", "const BN = 64u;").replace(
+    "let sc = (sg % 2u) * 16u;", "let sc = (sg % 2u) * 32u;").replace(
+    "var acc = subgroup_matrix_result<f32, 16, 16>();", "var acc: array<subgroup_matrix_result<f32, 16, 16>, 2>;").replace(
+    "      tb[e] = b[(k0 + e / BN) * N + col0 + e % BN];\n    }",
+    "    }\n    for (var i = 0u; i < BK * BN / 128u; i++) {\n      let e = t + i * 128u;\n"
+    "      tb[e] = b[(k0 + e / BN) * N + col0 + e % BN];\n    }").replace(
+    "      let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&tb, kk * BN + sc, false, BN);\n"
+    "      acc = subgroupMatrixMultiplyAccumulate(l, r, acc);",
+    "      for (var j = 0u; j < 2u; j++) {\n"
+    "        let r = subgroupMatrixLoad<subgroup_matrix_right<f16, 16, 16>>(&tb, kk * BN + sc + j * 16u, false, BN);\n"
+    "        acc[j] = subgroupMatrixMultiplyAccumulate(l, r, acc[j]);\n      }").replace(
+    "  subgroupMatrixStore(&c, (row0 + sr) * N + col0 + sc, acc, false, N);",
+    "  for (var j = 0u; j < 2u; j++) {\n"
+    "    subgroupMatrixStore(&c, (row0 + sr) * N + col0 + sc + j * 16u, acc[j], false, N);\n  }")
 # the matrix ops under a branch on the invocation index (whole subgroups take it, but only the
 # interpreter can see that)
 TILED_BRANCH = "diagnostic(off, chromium.subgroup_matrix_uniformity);\n" + TILED.replace(
@@ -241,6 +257,8 @@ CASES = [
      tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
     ("gemm_tiled-staged-store", "nvidia-h200", None, TILED_STAGED_STORE, {"M": 64, "N": 64, "K": 64},
      tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    ("gemm_tiled-accumulator-array", "nvidia-h200", None, TILED_ARRAY, {"M": 64, "N": 128, "K": 64},
+     tiled_case(64, 128, 64), (2, 2, 1), "compiled"),
     ("gemm_tiled-race", "nvidia-h200", None, TILED_RACE, {"M": 64, "N": 64, "K": 64},
      tiled_case(64, 64, 64), (2, 2, 1), "handed back"),
     ("gemm_tiled-branch-declined", "nvidia-h200", None, TILED_BRANCH, {"M": 64, "N": 64, "K": 64},
