@@ -216,6 +216,7 @@ class _CoopGen(_Gen):
         self.smats: dict[str, tuple] = {}       # per-subgroup matrices (workgroup mode)
         self.marrs: dict[str, tuple] = {}       # arrays of matrices: name -> (dtype, count, rows, cols)
         self.wsize: dict[int, int] = {}         # workgroup variable's slot -> element bytes
+        self.scalar_stores = False
         if self.wg:
             # workgroup mode (fuse.py): invocation by invocation between barriers, every value
             # per lane; a matrix op runs once per subgroup, in its first invocation's turn, on
@@ -340,6 +341,7 @@ class _CoopGen(_Gen):
                 # a scalar store to a buffer: logged, so that two invocations storing one element
                 # (whose order would show) hand the dispatch back
                 k = p[1]
+                self.scalar_stores = True
                 self.stores[k].append(self.loop_depth)
                 self.emit(d, f"b{k}[{p[2]}] = {self.v(a[1])}")
                 self.emit(d, f"if not ck_log(slog, nlog, obase{k}, {LANE_AGENT} + w * "
@@ -634,7 +636,8 @@ class Kernel:
         self.prms = gen.prms
         self.ovs = np.array([int(pipe.overrides[n]) for n in gen.ovs] or [0], np.int64)
         self.nsub = gen.nsub
-        self.log_rows = gen.nsub * 4        # store log rows per workgroup (grown when short)
+        # store log rows per workgroup (grown when short): a few per subgroup and per invocation
+        self.log_rows = gen.nsub * 4 + (4 * pipe.layout.wg_count if gen.scalar_stores else 0)
         self.mma_bits = gen.mma_bits
         self.spa = np.zeros(max(1, len(gen.prms)), np.int64)    # mma_call's addresses, once needed
         self.special_failed = False
