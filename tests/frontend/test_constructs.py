@@ -796,3 +796,10 @@ def test_overrides_size_types_per_pipeline(constants, wg, half):
         row = out.read(np.float32)[w * wg: w * wg + half]
         np.testing.assert_array_equal(row, i + (i + half))
     assert pipe.workgroup_size == (wg, 1, 1)
+
+
+def test_minus_minus_in_expressions():
+    """'--' inside an expression is two minus signs, as WGSL's tokenizer rule and Tint read it
+    (Tint's test bug/chromium/380168990 is this construct); the statement 'x--;' still decrements."""
+    bufs = run("minus_minus", {(0, 0): 32}, (1, 1, 1))
+    assert bufs[(0, 0)].read(np.int32).tolist() == [3, 1, 3, 5, 10, 4, 0, 0]

@@ -124,8 +124,8 @@ def test_mixing_error_rendering_underlines_the_operator():
      "'a < b >' was read as a template list, since WGSL takes 'name<' ... '>' for template "
      "brackets; if you meant comparisons, put each in parentheses, e.g. '(a < b)'"),
     (fn("  --x;"), 2, 3, "'--' must come after the variable in WGSL", "write 'x--;'"),
-    (fn("  let y = --x;"), 2, 11, "'--' is not an operator in WGSL expressions",
-     "'x--;' is a statement; for two unary operators write '- -x'"),
+    (fn("  let y = ++x;"), 2, 11, "'++' is not an operator in WGSL expressions",
+     "'x++;' is a statement, and WGSL has no unary '+': write 'x + 1' for the value"),
     ("let g = 1;", 1, 1, "'let' declarations are not allowed at module scope",
      "use 'const' for a module-scope constant (or 'override' for a pipeline constant)"),
     ("@group(0) const c = 1;", 1, 1, "attributes are not allowed on a 'const' declaration",

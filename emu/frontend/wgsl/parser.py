@@ -851,8 +851,9 @@ class Parser:
         return e
 
     def _split_decrement(self) -> None:
-        """'--' after an operand is a subtraction of a negation ('b--b' is b - (-b)), as in Tint:
-        split the token in two."""
+        """'--' (a decrement statement's token) where an expression continues or starts is two
+        minus signs: 'b--b' is b - (-b) and '--b' is -(-b). The WGSL spec takes the longest token
+        the parser state accepts, and Tint parses it so (gpuweb#4669). Split the token in two."""
         t = self.tok
         if t.kind == SYM and t.text == "--":
             first = Token(SYM, "-", t.offset, t.line, t.col, t.file, t.gap)
@@ -912,10 +913,13 @@ class Parser:
                 operand = self.parse_unary()
                 self.leave()
                 return ast.UnaryExpr(t.text, operand, span=self.span_from(t))
-            if t.text in ("--", "++"):
+            if t.text == "--":      # not a token an expression can start with: two negations
+                self._split_decrement()
+                return self.parse_unary()
+            if t.text == "++":
                 raise self.error(
-                    f"'{t.text}' is not an operator in WGSL expressions", t.span,
-                    f"'x{t.text};' is a statement; for two unary operators write '{t.text[0]} {t.text[0]}x'",
+                    "'++' is not an operator in WGSL expressions", t.span,
+                    "'x++;' is a statement, and WGSL has no unary '+': write 'x + 1' for the value",
                 )
             if t.text in ("&&", "||"):
                 self.unexpected("an expression")
