@@ -162,3 +162,16 @@ def test_a_fragment_only_sample_is_not_lowered():
         "@fragment fn fs() -> @location(0) vec4f { return shade(); }\n" + MAIN + "  out[0] = 1.0;\n}"
     m = _module(src)
     assert [f.name for f in m.functions] == ["main"]
+
+
+def test_an_uncalled_sample_is_not_lowered_but_a_compute_call_is_refused():
+    """A function no entry point calls that uses textureSample can only serve a fragment shader
+    (Tint's bug/tint/1046 has one): the module lowers without it. Called from compute, it is refused
+    at the call inside it."""
+    helper = "fn shade() -> vec4f { return textureSample(src, smp, vec2(0.5)); }\n"
+    m = _module(DECLS + helper + MAIN + "  out[0] = 1.0;\n}")
+    assert [f.name for f in m.functions] == ["main"]
+    with pytest.raises(EmuError) as e:
+        compile_source(DECLS + helper + MAIN + "  out[0] = shade().x;\n}", "k.wgsl")
+    assert (e.value.loc.line, e.value.loc.col) == (12, 30)
+    assert "textureSample needs implicit derivatives" in str(e.value)

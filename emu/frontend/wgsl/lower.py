@@ -20,7 +20,7 @@ from . import ast as A
 from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
                     WGSL_SCALARS, can_convert, concrete)
 from .calls import CallLowering
-from .textures import texture_type
+from .textures import IMPLICIT_LOD, texture_type
 from .exprs import ExpressionLowering
 from .stmts import StatementLowering
 from .values import (BUILTIN_VALUES, COOP_EXTS, VEC2U_ATOMICS, Const, NeedsConstants, Ref, SwizzleRef, Val, _freeze, _map,
@@ -129,7 +129,13 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         compute = reach(n for n, d in fns.items() if d.stage == "compute")
         for d in graphics:
             self.m.graphics_entries.append((d.name, d.stage, loc_of(d)))
-        return reach(d.name for d in graphics) - compute
+        # a function that reaches textureSample & co. can only serve a fragment shader, called or
+        # not (WGSL checks the stage along an entry point's call graph); called from compute, it is
+        # lowered and refused at the call
+        implicit = {n for n, d in fns.items()
+                    if any(isinstance(c, A.CallExpr) and c.name in IMPLICIT_LOD for c in A.walk(d.body))}
+        fragment_only = {n for n in fns if reach([n]) & implicit}
+        return (reach(d.name for d in graphics) | fragment_only) - compute
 
     def resolve(self, name: str, node) -> tuple:
         if name in self.bound:
