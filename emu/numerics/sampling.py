@@ -155,6 +155,8 @@ def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray, how: 
     how "llvmpipe": each step in f32 (the products, their squares summed x, y, z, the larger, its
     square root) and llvmpipe_log2 (measured on lavapipe: 4,096 of 4,096 levels of detail of 2-D
     gradients; the exact log2 of the f32 length differs at 2,139)."""
+    if how == "quad-octagon":
+        return quad_octagon(ddx.astype(np.float64) * size, ddy.astype(np.float64) * size)
     if how == "llvmpipe":
         def length2(d):
             p = (d.astype(F32) * size.astype(F32)).astype(F32)
@@ -168,6 +170,41 @@ def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray, how: 
     gy = np.sqrt(np.sum((ddy.astype(np.float64) * size) ** 2, axis=1))
     with np.errstate(divide="ignore"):
         return np.log2(np.maximum(gx, gy)).astype(F32)
+
+
+# the H200's vector length: the largest component, 11/32 of the middle one, 1/4 of the smallest
+OCTAGON = (1.0, 11 / 32, 1 / 4)
+OCTAGON_DIAGONAL = 11 / 16       # its stand-in for 1/sqrt(2) on the quad's diagonals
+
+
+def octagon_length(v: np.ndarray) -> np.ndarray:
+    """|v| (L, n) as the H200 approximates it: its sorted absolute components weighted by OCTAGON."""
+    a = -np.sort(-np.abs(v), axis=1)
+    return sum(w * a[:, k] for k, w in enumerate(OCTAGON[:a.shape[1]]))
+
+
+def quad_octagon(dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    """The H200's level of detail from a quad's texel-space differences dx, dy (L, n): log2 of the
+    largest octagon_length of dx, dy and, times OCTAGON_DIAGONAL, of the two diagonals dx + dy and
+    dx - dy (the major axis sampled in four directions; textureSampleGrad reaches it through a quad
+    whose lanes are c, c + ddx, c + ddy: traces/hw/README.md)."""
+    t = np.maximum(np.maximum(octagon_length(dx), octagon_length(dy)),
+                   OCTAGON_DIAGONAL * np.maximum(octagon_length(dx + dy), octagon_length(dx - dy)))
+    with np.errstate(divide="ignore"):
+        return np.log2(t).astype(F32)
+
+
+def cube_differences(d: np.ndarray, dd: np.ndarray, face: np.ndarray) -> np.ndarray:
+    """A cube's face coordinates (s, t) at d + dd (f32, the shader's add) less those at d, both
+    on d's face (L, 2): the finite difference a quad's lanes give, not the derivative."""
+    def st(v):
+        x, y, z = (v[:, k].astype(np.float64) for k in range(3))
+        sc, tc = np.choose(face, [-z, z, x, x, x, -x]), np.choose(face, [-y, -y, z, -z, -y, -y])
+        ma = np.abs(np.choose(face, [x, x, y, y, z, z]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.stack([0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)], axis=1)
+    d = d.astype(F32)
+    return st((d + dd.astype(F32)).astype(F32)) - st(d)
 
 
 def mip_levels(lod: np.ndarray, levels: int, mipmap_filter: str, lod_min: float, lod_max: float,

@@ -177,7 +177,9 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         lod = np.broadcast_to(np.asarray(ops["level"], np.float32), (L,))
     elif fn == "sample_grad":
         ddx, ddy = _vec(ops["ddx"], L, t.coords), _vec(ops["ddy"], L, t.coords)
-        if t.cube:                  # derivatives of the direction -> of the face's (s, t)
+        if t.cube and model.lod_gradients == "quad-octagon":      # the quad's lanes, on lane 0's face
+            ddx, ddy = S.cube_differences(coords, ddx, face), S.cube_differences(coords, ddy, face)
+        elif t.cube:                # derivatives of the direction -> of the face's (s, t)
             ddx, ddy = S.cube_gradient(coords, ddx, face), S.cube_gradient(coords, ddy, face)
         lod = S.lod_from_gradients(ddx, ddy, base[None, :], model.lod_gradients)
     else:

@@ -713,3 +713,135 @@ def run_on_emu(case: dict, profile: str = "reference") -> dict:
             tex = bound[k] if hasattr(bound[k], "levels") else bound[k].texture
             out[k] = np.ascontiguousarray(tex.levels[0]).tobytes()
     return out
+
+
+def _lod_probe(p, gx, gy, size, dim):
+    """textureSampleGrad at p (L, k) with gradients gx, gy (L, k, normalised) on levels of 0s, 1s and
+    2s of an rgba16float texture of `size`: each lane returns its level of detail clamped to [0, 2],
+    on the 1/256 grid."""
+    w, h, d = size
+    lv = [np.full((dd, hh, ww, 4) if dim == "3d" else (hh, ww, 4), k, np.float16)
+          for k, (ww, hh, dd) in enumerate(_chain(w, h, d)[:3])]
+    m, k = p.shape
+    rows = 3 if dim == "3d" else 2
+    q = np.zeros((rows * m, 4), np.float32)
+    q[0::rows, :k] = p
+    if dim == "3d":
+        q[1::3, :3], q[2::3, :3] = gx, gy
+        src = GRAD_3D
+    else:
+        q[1::2, :2], q[1::2, 2:] = gx, gy
+        src = GRAD_2D
+    c = _sample("rgba16float", lv, size, q, dict(mipmap_filter="linear", **LINEAR), src, dim)
+    c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+    return c
+
+
+def lod_probe_cases():
+    """For the H200's level of detail from explicit gradients (fitted on volume_grad_cases' lod
+    probes: the quad's differences dx, dy and the diagonals dx +- dy, each by an octagon-like
+    length): probes that separate what is left (about 30% of the probes' levels one 1/256 step
+    off): one gradient component swept over 1..4 texels at a fixed position and at random ones,
+    the same gradients at four positions, a narrow sweep (256 samples a step), the second
+    component's weight (t = minor / major swept 0..1), the diagonal's factor (dy = r * dx), the
+    recorded probe inputs again with lanes permuted, a 3-D sweep, cube directions whose gradient
+    crosses a face edge; and, predicted before recording, new random probes in 2-D, 3-D and on
+    cubes with anisotropy up to 16, and f16/unorm8 textureSampleGrad cases."""
+    rng = np.random.default_rng(20261208)
+    out, m = [], 4096
+    S2 = np.array([16.0, 8.0])
+    k = np.arange(m)
+    a = 2.0 ** (2 * k / m)                              # 1 .. 4 texels: levels of detail 0 .. 2
+    zero = np.zeros((m, 2))
+    fixed = np.tile([0.53125, 0.5625], (m, 1))
+    one_u = np.stack([a / 16, np.zeros(m)], 1)
+    out.append(("lodp_u_fixed", _lod_probe(fixed, one_u, zero, (16, 8, 1), "2d")))
+    out.append(("lodp_u_random_pos", _lod_probe(rng.uniform(0, 1, (m, 2)), one_u, zero, (16, 8, 1), "2d")))
+    out.append(("lodp_v_fixed_dy", _lod_probe(fixed, zero, np.stack([np.zeros(m), a / 8], 1), (16, 8, 1), "2d")))
+    g = rng.uniform(1, 4, m // 4) * rng.choice([-1, 1], m // 4)
+    g4 = np.repeat(np.stack([g / 16, np.zeros(m // 4)], 1), 4, axis=0)
+    out.append(("lodp_u_four_pos", _lod_probe(rng.uniform(0, 1, (m, 2)), g4, zero, (16, 8, 1), "2d")))
+    narrow = 1.5 * 2.0 ** (16 * k / m / 256)            # 16 steps of 1/256, 256 samples each
+    out.append(("lodp_u_narrow", _lod_probe(fixed, np.stack([narrow / 16, np.zeros(m)], 1), zero, (16, 8, 1), "2d")))
+    t = k / m
+    out.append(("lodp_minor_t", _lod_probe(fixed, np.stack([np.full(m, 1.5 / 16), 1.5 * t / 8], 1), zero, (16, 8, 1), "2d")))
+    big = rng.uniform(1, 2.5, m)
+    tt = rng.uniform(0, 1, m)
+    out.append(("lodp_minor_random", _lod_probe(fixed, np.stack([big / 16, big * tt / 8], 1), zero, (16, 8, 1), "2d")))
+    r = k / m
+    out.append(("lodp_diag_r", _lod_probe(fixed, np.stack([np.full(m, 1.25 / 16), np.zeros(m)], 1),
+                                          np.stack([1.25 * r / 16, np.zeros(m)], 1), (16, 8, 1), "2d")))
+    # the recorded probe inputs, lanes permuted
+    rec = dict(volume_grad_cases())["lod_grad_2d"]["buffers"][(0, 2)]
+    perm = rng.permutation(m)
+    p0, g0 = rec[0::2, :2][perm], rec[1::2][perm]
+    out.append(("lodp_replay_2d_permuted", _lod_probe(p0, g0[:, :2], g0[:, 2:], (16, 8, 1), "2d")))
+    out.append(("lodp_replay_2d_moved", _lod_probe(rng.uniform(0, 1, (m, 2)), g0[:, :2], g0[:, 2:], (16, 8, 1), "2d")))
+    z3 = np.zeros((m, 3))
+    out.append(("lodp_w_3d", _lod_probe(np.tile([0.53125, 0.5625, 0.4375], (m, 1)), np.stack([np.zeros(m), np.zeros(m), a / 8], 1),
+                                        z3, (8, 8, 8), "3d")))
+    # new random probes, anisotropy up to 16 (minor / major from 1/16 to 1)
+    for dim, size, kk in (("2d", (16, 8, 1), 2), ("3d", (8, 8, 8), 3)):
+        gx, gy = _aniso_grads(rng, m, size[:kk])
+        out.append((f"lodp_new_{dim}", _lod_probe(rng.uniform(0, 1, (m, kk)), gx, gy, size, dim)))
+    # random texels (f16 and unorm8) sampled with those gradients, 2-D and 3-D
+    for fmt in ("rgba16float", "rgba8unorm"):
+        t = SHORT[fmt]
+        lv = [_texels(rng, fmt, (hh, ww)) for ww, hh, _ in _chain(16, 8)]
+        gx, gy = _aniso_grads(rng, m, (16, 8))
+        q = np.zeros((2 * m, 4), np.float32)
+        q[0::2, :2], q[1::2, :2], q[1::2, 2:] = rng.uniform(-0.1, 1.1, (m, 2)), gx, gy
+        c = _sample(fmt, lv, (16, 8, 1), q, dict(mipmap_filter="linear", **LINEAR), GRAD_2D)
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((f"lodp_{t}_aniso_2d", c))
+        lv = [_texels(rng, fmt, (dd, hh, ww)) for ww, hh, dd in _chain(8, 8, 4)]
+        gx, gy = _aniso_grads(rng, m, (8, 8, 4))
+        q = np.zeros((3 * m, 4), np.float32)
+        q[0::3, :3], q[1::3, :3], q[2::3, :3] = rng.uniform(-0.1, 1.1, (m, 3)), gx, gy
+        c = _sample(fmt, lv, (8, 8, 4), q, dict(mipmap_filter="linear", **LINEAR), GRAD_3D, "3d")
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((f"lodp_{t}_aniso_3d", c))
+    # cubes: a gradient that crosses from +X to +Y (y0 + dy > 1) swept, alone and with a second one;
+    # the recorded cube probes permuted; new random cube probes
+    n = 1024
+    d = np.linspace(0, 0.6, n)
+    c = np.tile([1.0, 0.8, 0.1], (n, 1))
+    zc = np.zeros((n, 3))
+    out.append(("lodp_cube_cross", _lod_cube(c, np.stack([np.zeros(n), d, np.zeros(n)], 1), zc)))
+    out.append(("lodp_cube_cross_2", _lod_cube(c, np.stack([np.zeros(n), d, np.zeros(n)], 1),
+                                               np.tile([0.0, 0.0, 0.15], (n, 1)))))
+    out.append(("lodp_cube_cross_x", _lod_cube(np.tile([1.0, 0.3, 0.9], (n, 1)), np.stack([np.zeros(n), np.zeros(n), d], 1), zc)))
+    rec = dict(volume_grad_cases())["lod_grad_cube"]["buffers"][(0, 2)]
+    perm = rng.permutation(len(rec) // 3)
+    out.append(("lodp_cube_replay_permuted", _lod_cube(rec[0::3, :3][perm], rec[1::3, :3][perm], rec[2::3, :3][perm])))
+    gx, gy = _grads(rng, n, 3, -4, -1)
+    out.append(("lodp_cube_new", _lod_cube(rng.normal(size=(n, 3)), gx, gy)))
+    return out
+
+
+def _aniso_grads(rng, m, size):
+    """m gradient pairs (normalised) whose texel-space ellipse has a random major axis of 2^-0.3 ..
+    2^2.3 texels, anisotropy 1 .. 16, at a random rotation between the two screen axes."""
+    kk = len(size)
+    major = rng.normal(size=(m, kk))
+    major /= np.linalg.norm(major, axis=1, keepdims=True)
+    minor = rng.normal(size=(m, kk))
+    minor -= (minor * major).sum(1, keepdims=True) * major
+    minor /= np.linalg.norm(minor, axis=1, keepdims=True)
+    L = 2.0 ** rng.uniform(-0.3, 2.3, (m, 1))
+    ratio = 2.0 ** -rng.uniform(0, 4, (m, 1))
+    th = rng.uniform(0, 2 * np.pi, (m, 1))
+    sz = np.array(size, np.float64)
+    return ((np.cos(th) * major * L + np.sin(th) * minor * L * ratio) / sz,
+            (-np.sin(th) * major * L + np.cos(th) * minor * L * ratio) / sz)
+
+
+def _lod_cube(c, gx, gy):
+    """textureSampleGrad on a cube of 8x8 faces whose levels hold 0s, 1s and 2s (the level of detail)."""
+    n = len(c)
+    lv = [np.full((6, s, s, 4), k, np.float16) for k, s in enumerate((8, 4, 2))]
+    q = np.zeros((3 * n, 4), np.float32)
+    q[0::3, :3], q[1::3, :3], q[2::3, :3] = c, gx, gy
+    return dict(source=GRAD_CUBE, dispatch=(n // 64, 1, 1), buffers={(0, 2): q, (0, 3): np.zeros((n, 4), np.float32)},
+                textures={(0, 0): HwTexture("rgba16float", (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
+                samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})
