@@ -155,8 +155,6 @@ def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray, how: 
     how "llvmpipe": each step in f32 (the products, their squares summed x, y, z, the larger, its
     square root) and llvmpipe_log2 (measured on lavapipe: 4,096 of 4,096 levels of detail of 2-D
     gradients; the exact log2 of the f32 length differs at 2,139)."""
-    if how == "quad-octagon":
-        return quad_octagon(ddx.astype(np.float64) * size, ddy.astype(np.float64) * size)
     if how == "llvmpipe":
         def length2(d):
             p = (d.astype(F32) * size.astype(F32)).astype(F32)
@@ -172,39 +170,84 @@ def lod_from_gradients(ddx: np.ndarray, ddy: np.ndarray, size: np.ndarray, how: 
         return np.log2(np.maximum(gx, gy)).astype(F32)
 
 
-# the H200's vector length: the largest component, 11/32 of the middle one, 1/4 of the smallest
-OCTAGON = (1.0, 11 / 32, 1 / 4)
-OCTAGON_DIAGONAL = 11 / 16       # its stand-in for 1/sqrt(2) on the quad's diagonals
+# -- the H200's level of detail from explicit gradients ----------------------------------------
+# Measured (traces/hw/README.md, textures_lod_probe.npz): textureSampleGrad reaches the texture unit
+# as a quad whose lanes are c, c + ddx, c + ddy; the unit takes the texel-space differences dx, dy,
+# each component's magnitude truncated to 9 fraction bits (_t9), and the length of a vector as an
+# octagon: the largest component + 11/32 of the middle one (rounded to 2 bits below its 9) + 1/4
+# of the smallest; the ellipse's major axis as the largest of |dx|, |dy| and 11/16 |dx +- dy| (the
+# sums of the truncated components, truncated again; 11/16 of the largest rounded to 10 bits then
+# truncated to 9, 121/512 of the middle rounded to 3 bits below its 9, 11/64 of the smallest);
+# the level of detail is the length's exponent plus a 256-entry table of its 8-bit mantissa.
+
+def _exponent(x: np.ndarray) -> np.ndarray:
+    return np.frexp(x)[1].astype(np.float64) - 1
 
 
-def octagon_length(v: np.ndarray) -> np.ndarray:
-    """|v| (L, n) as the H200 approximates it: its sorted absolute components weighted by OCTAGON."""
-    a = -np.sort(-np.abs(v), axis=1)
-    return sum(w * a[:, k] for k, w in enumerate(OCTAGON[:a.shape[1]]))
+def _grid(x: np.ndarray, ref: np.ndarray, bits: int, rounding: str) -> np.ndarray:
+    """x (>= 0) to multiples of 2^(exponent(ref) - bits): truncated, or to nearest with halves up."""
+    g = np.ldexp(1.0, (_exponent(np.where(ref > 0, ref, 1.0)) - bits).astype(np.int64))
+    y = x / g
+    return np.where(ref > 0, (np.floor(y) if rounding == "floor" else np.floor(y + 0.5)) * g, 0.0)
 
 
-def quad_octagon(dx: np.ndarray, dy: np.ndarray) -> np.ndarray:
-    """The H200's level of detail from a quad's texel-space differences dx, dy (L, n): log2 of the
-    largest octagon_length of dx, dy and, times OCTAGON_DIAGONAL, of the two diagonals dx + dy and
-    dx - dy (the major axis sampled in four directions; textureSampleGrad reaches it through a quad
-    whose lanes are c, c + ddx, c + ddy: traces/hw/README.md)."""
-    t = np.maximum(np.maximum(octagon_length(dx), octagon_length(dy)),
-                   OCTAGON_DIAGONAL * np.maximum(octagon_length(dx + dy), octagon_length(dx - dy)))
-    with np.errstate(divide="ignore"):
-        return np.log2(t).astype(F32)
+def _t9(x: np.ndarray) -> np.ndarray:
+    a = np.abs(x)
+    return _grid(a, a, 9, "floor")
 
 
-def cube_differences(d: np.ndarray, dd: np.ndarray, face: np.ndarray) -> np.ndarray:
-    """A cube's face coordinates (s, t) at d + dd (f32, the shader's add) less those at d, both
-    on d's face (L, 2): the finite difference a quad's lanes give, not the derivative."""
-    def st(v):
-        x, y, z = (v[:, k].astype(np.float64) for k in range(3))
-        sc, tc = np.choose(face, [-z, z, x, x, x, -x]), np.choose(face, [-y, -y, z, -z, -y, -y])
-        ma = np.abs(np.choose(face, [x, x, y, y, z, z]))
+def _h200_length(v: np.ndarray, diagonal: bool) -> np.ndarray:
+    a = -np.sort(-_t9(v), axis=1)
+    if diagonal:
+        out = _t9(_grid(11 / 16 * a[:, 0], a[:, 0], 10, "half-up"))
+        w, bits = (121 / 512, 11 / 64), (12, 12)
+    else:
+        out = a[:, 0].copy()
+        w, bits = (11 / 32, 1 / 4), (11, None)
+    for k in range(1, a.shape[1]):
+        out = out + (w[k - 1] * a[:, k] if bits[k - 1] is None else _grid(w[k - 1] * a[:, k], a[:, k], bits[k - 1], "half-up"))
+    return out
+
+
+def h200_lod(dx: np.ndarray, dy: np.ndarray, table) -> np.ndarray:
+    """The H200's level of detail (f32) from a quad's texel-space differences dx, dy (L, n)."""
+    qx, qy = np.sign(dx) * _t9(dx), np.sign(dy) * _t9(dy)
+    major = np.maximum(np.maximum(_h200_length(dx, False), _h200_length(dy, False)),
+                       np.maximum(_h200_length(qx + qy, True), _h200_length(qx - qy, True)))
+    m, e = np.frexp(np.where(major > 0, major, 1.0))
+    j = np.clip(np.floor((2 * m - 1) * 256), 0, 255).astype(np.int64)
+    lod = (e - 1) + np.asarray(table, np.float64)[j] / 256
+    return np.where(major > 0, lod, -np.inf).astype(F32)
+
+
+_CUBE_AXIS, _CUBE_SIGN = np.array([0, 0, 1, 1, 2, 2]), np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+
+
+def cube_quad_differences(d: np.ndarray, dd: np.ndarray, face: np.ndarray) -> np.ndarray:
+    """A cube's face coordinates (s, t) of the lane at d + dd (the shader's f32 add) less those at
+    d, on d's face (L, 2): a direction on a neighbouring face is unfolded across the shared edge
+    (its distance from the edge on its own face continues past d's edge), one on the opposite face
+    projected as it is."""
+    d = d.astype(F32)
+    v = (d + dd.astype(F32)).astype(F32)
+    own = cube_face(v)[0]
+    n = np.arange(len(v))
+    m0, s0, m1, s1 = _CUBE_AXIS[face], _CUBE_SIGN[face], _CUBE_AXIS[own], _CUBE_SIGN[own]
+    v = v.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = v / np.abs(v[n, m1])[:, None]
+    u = q.copy()
+    u[n, m1] = s1 * (2 - s0 * q[n, m0])
+    u[n, m0] = s0
+    w = np.where(((own != face) & (m1 != m0))[:, None], u, v)
+
+    def st(x):
+        a, b, c = (x[:, k] for k in range(3))
+        sc, tc = np.choose(face, [-c, c, a, a, a, -a]), np.choose(face, [-b, -b, c, -c, -b, -b])
+        ma = np.abs(np.choose(face, [a, a, b, b, c, c]))
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.stack([0.5 * (sc / ma + 1), 0.5 * (tc / ma + 1)], axis=1)
-    d = d.astype(F32)
-    return st((d + dd.astype(F32)).astype(F32)) - st(d)
+    return st(w) - st(d.astype(np.float64))
 
 
 def mip_levels(lod: np.ndarray, levels: int, mipmap_filter: str, lod_min: float, lod_max: float,

@@ -90,7 +90,7 @@ CUBE_CORNERS = ("mean", "subgroup-weights", "thirds")
 CUBE_COORDS = ("divide", "half-reciprocal")
 WRAP_COORDS = ("texel", "normalized", "normalized-npot")
 MIXED_FILTERS = ("select", "snapped-weights")
-LOD_GRADIENTS = ("exact", "llvmpipe", "quad-octagon")
+LOD_GRADIENTS = ("exact", "llvmpipe", "h200-quad")
 NORM8_STORE = ("nearest-even", "truncated-half-down")
 FIXED_ROUNDING = ("floor", "half-up")
 
@@ -136,7 +136,8 @@ class TextureModel:
     cube_coords: str = "divide"             # a cube face's s: 0.5 * (sc / ma + 1), or llvmpipe's sc * f32(0.5 / ma) + 0.5
     wrap_coords: str = "texel"              # repeat/mirror-repeat on texel indices, or on the normalised f32 coordinate
     mixed_filters: str = "select"           # min != mag filter: a nearest lane's texel, or llvmpipe's linear with 0/1 weights
-    lod_gradients: str = "exact"            # textureSampleGrad's level of detail: log2 of the exact length, llvmpipe's f32 steps, or the H200's quad differences (sampling.quad_octagon)
+    lod_gradients: str = "exact"            # textureSampleGrad's level of detail: log2 of the exact length, llvmpipe's f32 steps, or the H200's (sampling.h200_lod)
+    lod_log2: tuple | None = None           # h200-quad: the level of detail's 8-bit fraction for each 8-bit mantissa of the length
 
     def describe(self) -> str:
         sub = "f32" if self.subtexel_bits is None else f"{self.subtexel_bits} fractional bits"

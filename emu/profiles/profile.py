@@ -752,7 +752,7 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     numbers], "float_filter": "exact", "cube_corners": "mean", "filter_weights": "product",
     "srgb_filter": "float", "coordinate_bits": null, "snorm8_filter": "float",
     "cube_coords": "divide", "wrap_coords": "texel", "mixed_filters": "select",
-    "lod_gradients": "exact"}: each optional."""
+    "lod_gradients": "exact", "lod_log2": [256 integers]}: each optional."""
     if raw is None:
         return REFERENCE_TEXTURES
     ctx.keys(raw, "textures", (), ("normalized_decode", "subtexel_bits", "lod_bits", "mip_nearest", "half_store",
@@ -760,7 +760,7 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
                                      "half_filter", "norm8_store", "srgb_decode", "float_filter",
                                      "cube_corners", "filter_weights", "srgb_filter", "coordinate_bits",
                                      "snorm8_filter", "cube_coords", "wrap_coords", "mixed_filters",
-                                     "lod_gradients"))
+                                     "lod_gradients", "lod_log2"))
     bits = {}
     for k, most in (("subtexel_bits", 23), ("lod_bits", 23), ("coordinate_bits", 30)):
         v = raw.get(k)
@@ -795,9 +795,20 @@ def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
     cx = ctx.string(raw.get("cube_coords", "divide"), "textures.cube_coords", CUBE_COORDS)
     wc = ctx.string(raw.get("wrap_coords", "texel"), "textures.wrap_coords", WRAP_COORDS)
     mf = ctx.string(raw.get("mixed_filters", "select"), "textures.mixed_filters", MIXED_FILTERS)
+    lg = ctx.string(raw.get("lod_gradients", "exact"), "textures.lod_gradients", LOD_GRADIENTS)
+    table = raw.get("lod_log2")
+    if table is not None:
+        if not isinstance(table, list) or len(table) != 256 or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in table) \
+                or any(b < a for a, b in zip(table, table[1:])):
+            ctx.fail("textures.lod_log2", "expected 256 non-decreasing integers in 0..255",
+                     "give the level of detail's 8-bit fraction the device takes for each 8-bit mantissa of the length")
+        table = tuple(table)
+    if lg == "h200-quad" and table is None:
+        ctx.fail("textures.lod_gradients", "h200-quad reads the level of detail from the device's log2 table",
+                 "give lod_log2 (256 fractions, measured) too")
     return TextureModel(decode, bits.get("subtexel_bits"), bits.get("lod_bits"), near, half, fixed, sub, lod, hf, n8,
-                        srgb, ff, cc, sf, fw, bits.get("coordinate_bits"), s8, cx, wc, mf,
-                        ctx.string(raw.get("lod_gradients", "exact"), "textures.lod_gradients", LOD_GRADIENTS))
+                        srgb, ff, cc, sf, fw, bits.get("coordinate_bits"), s8, cx, wc, mf, lg, table)
 
 
 def _parse_flexible(ctx: _Ctx, raw, evidence) -> tuple:

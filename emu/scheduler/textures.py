@@ -177,11 +177,14 @@ def _sample(ex, inst, ops, view, t: TextureType, mask):
         lod = np.broadcast_to(np.asarray(ops["level"], np.float32), (L,))
     elif fn == "sample_grad":
         ddx, ddy = _vec(ops["ddx"], L, t.coords), _vec(ops["ddy"], L, t.coords)
-        if t.cube and model.lod_gradients == "quad-octagon":      # the quad's lanes, on lane 0's face
-            ddx, ddy = S.cube_differences(coords, ddx, face), S.cube_differences(coords, ddy, face)
-        elif t.cube:                # derivatives of the direction -> of the face's (s, t)
-            ddx, ddy = S.cube_gradient(coords, ddx, face), S.cube_gradient(coords, ddy, face)
-        lod = S.lod_from_gradients(ddx, ddy, base[None, :], model.lod_gradients)
+        if model.lod_gradients == "h200-quad":      # the quad's lanes c, c + ddx, c + ddy, differenced
+            if t.cube:
+                ddx, ddy = S.cube_quad_differences(coords, ddx, face), S.cube_quad_differences(coords, ddy, face)
+            lod = S.h200_lod(ddx.astype(np.float64) * base, ddy.astype(np.float64) * base, model.lod_log2)
+        else:
+            if t.cube:              # derivatives of the direction -> of the face's (s, t)
+                ddx, ddy = S.cube_gradient(coords, ddx, face), S.cube_gradient(coords, ddy, face)
+            lod = S.lod_from_gradients(ddx, ddy, base[None, :], model.lod_gradients)
     else:
         lod = np.zeros(L, np.float32)       # level 0: compare, gather, base-clamp-to-edge
     if leveled or fn == "sample_grad":

@@ -845,3 +845,50 @@ def _lod_cube(c, gx, gy):
     return dict(source=GRAD_CUBE, dispatch=(n // 64, 1, 1), buffers={(0, 2): q, (0, 3): np.zeros((n, 4), np.float32)},
                 textures={(0, 0): HwTexture("rgba16float", (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
                 samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})
+
+
+def lod_confirm_cases():
+    """Predicted by emu's nvidia-h200 (lod_gradients h200-quad, fitted on lod_probe_cases) before
+    their recording: new random level-of-detail probes in 2-D, 3-D and on cubes (anisotropy up to
+    16), random f16/unorm8 textures sampled with such gradients (2-D, 3-D, cube); and, for what is
+    left, 3-D vectors of three components (the octagon's third weight: dx = (1.5, 1.5 t1, 1.5 t2))
+    and 3-D diagonals (dx = (1.25, 0, 0), dy = (1.25 r, 1.25 r2, 0))."""
+    rng = np.random.default_rng(20261209)
+    out, m, n = [], 4096, 1024
+    for dim, size, kk in (("2d", (16, 8, 1), 2), ("3d", (8, 8, 8), 3)):
+        gx, gy = _aniso_grads(rng, m, size[:kk])
+        out.append((f"lodc_{dim}", _lod_probe(rng.uniform(0, 1, (m, kk)), gx, gy, size, dim)))
+    gx, gy = _grads(rng, n, 3, -4, -1)
+    out.append(("lodc_cube", _lod_cube(rng.normal(size=(n, 3)), gx, gy)))
+    for fmt, dim in (("rgba16float", "2d"), ("rgba8unorm", "3d")):
+        t = SHORT[fmt]
+        if dim == "2d":
+            lv = [_texels(rng, fmt, (hh, ww)) for ww, hh, _ in _chain(16, 8)]
+            gx, gy = _aniso_grads(rng, m, (16, 8))
+            q = np.zeros((2 * m, 4), np.float32)
+            q[0::2, :2], q[1::2, :2], q[1::2, 2:] = rng.uniform(-0.1, 1.1, (m, 2)), gx, gy
+            c = _sample(fmt, lv, (16, 8, 1), q, dict(mipmap_filter="linear", **LINEAR), GRAD_2D)
+        else:
+            lv = [_texels(rng, fmt, (dd, hh, ww)) for ww, hh, dd in _chain(8, 8, 4)]
+            gx, gy = _aniso_grads(rng, m, (8, 8, 4))
+            q = np.zeros((3 * m, 4), np.float32)
+            q[0::3, :3], q[1::3, :3], q[2::3, :3] = rng.uniform(-0.1, 1.1, (m, 3)), gx, gy
+            c = _sample(fmt, lv, (8, 8, 4), q, dict(mipmap_filter="linear", **LINEAR), GRAD_3D, "3d")
+        c.update(dispatch=(m // 64, 1, 1)), c["buffers"].update({(0, 3): np.zeros((m, 4), np.float32)})
+        out.append((f"lodc_{t}_aniso_{dim}", c))
+    lv = [_texels(rng, "rgba16float", (6, k, k)) for k in (8, 4, 2, 1)]
+    gx, gy = _grads(rng, n, 3, -6)
+    q = np.zeros((3 * n, 4), np.float32)
+    q[0::3, :3], q[1::3, :3], q[2::3, :3] = rng.normal(size=(n, 3)), gx, gy
+    out.append(("lodc_f16_cube", dict(
+        source=GRAD_CUBE, dispatch=(n // 64, 1, 1), buffers={(0, 2): q, (0, 3): np.zeros((n, 4), np.float32)},
+        textures={(0, 0): HwTexture("rgba16float", (8, 8, 6), tuple(x.tobytes() for x in lv), view="cube")},
+        samplers={(0, 1): dict(mipmap_filter="linear", **LINEAR)})))
+    p3 = np.tile([0.53125, 0.5625, 0.4375], (m, 1))
+    t1, t2 = rng.uniform(0, 1, m), rng.uniform(0, 1, m)
+    t1, t2 = np.maximum(t1, t2), np.minimum(t1, t2)
+    out.append(("lodp3_three", _lod_probe(p3, np.stack([np.full(m, 1.5), 1.5 * t1, 1.5 * t2], 1) / 8, np.zeros((m, 3)), (8, 8, 8), "3d")))
+    r, r2 = rng.uniform(0.4, 1, m), rng.uniform(0, 1, m)
+    out.append(("lodp3_diag", _lod_probe(p3, np.tile([1.25 / 8, 0, 0], (m, 1)),
+                                         np.stack([1.25 * r, 1.25 * r * r2, np.zeros(m)], 1) / 8, (8, 8, 8), "3d")))
+    return out
