@@ -179,23 +179,43 @@ def test_new_case_against_the_h200(name, case):
 # 85 -> 0 (fitted on it: the f16 sum aligned per z slice); textureSampleGrad (f16_grad_3d 11,223 -> 10,980,
 # the rest unchanged; counts below): its level of
 # detail is not the log2 of the longer gradient (the lod probes: residuals up to +137/256 where the two
-# lengths are alike); f16_mip_pairs 0 (two levels of one texel each do not show the f16 difference);
+# lengths are alike; found since, below); f16_mip_pairs 0 (two levels of one texel each do not show the f16 difference);
 # snorm8 over every code pair: 257, 3,806, 3,824 of 65,536 at weights 1/2, 85/256, 1/256.
 VOLUME_GRAD_DIFFERENCES = {
     "unorm8_3d_mips_8x8x8_linear": (np.int32, 144, None), "unorm8_3d_mips_6x5x3_linear": (np.int32, 24, None),
     "f16_3d_mips_8x8x8_linear": (np.int32, 112, None), "f16_3d_mips_6x5x3_linear": (np.int32, 28, None),
-    "unorm8_grad_2d": (np.int32, 11460, None), "unorm8_grad_3d": (np.int32, 10798, None),
-    "unorm8_grad_cube": (np.int32, 784, None), "f16_grad_2d": (np.int32, 11037, None),
-    "f16_grad_3d": (np.int32, 10980, None), "f16_grad_cube": (np.int32, 955, None),
-    "lod_grad_2d": (np.int32, 10904, None), "lod_grad_3d": (np.int32, 11944, None), "lod_grad_cube": (np.int32, 712, None),
+    "unorm8_grad_3d": (np.int32, 164, None), "unorm8_grad_cube": (np.int32, 52, None),
+    "f16_grad_2d": (np.int32, 7, None), "f16_grad_3d": (np.int32, 213, None), "f16_grad_cube": (np.int32, 87, None),
+    "lod_grad_2d": (np.int32, 16, None), "lod_grad_3d": (np.int32, 144, None), "lod_grad_cube": (np.int32, 68, None),
     "snorm8_all_pairs_half": (np.int32, 257, None), "snorm8_all_pairs_85": (np.int32, 3806, None),
     "snorm8_all_pairs_1": (np.int32, 3824, None)}
+# textureSampleGrad's level of detail (lod_gradients h200-quad, sampling.h200_lod; before it, lod_grad_2d
+# 10,904, _3d 11,944, _cube 712, unorm8_grad_2d 11,460, _3d 10,798, _cube 784, f16_grad_2d 11,037, _3d
+# 10,980, _cube 955): fitted on textures_lod_probe.npz (lod_probe_cases(), 2026-12-02 01:10 UTC; one
+# component, the middle one's weight and the diagonal's factor identical; left: 3-D lengths of three
+# components about 1% one step high, cube lanes whose quad crosses a face edge), then checked on
+# textures_lod_confirm.npz (lod_confirm_cases(), 01:41 UTC), predicted before its recording (sha256
+# of emu's outputs 7bd79bdb...): the counts below are those predictions against the H200.
+LOD_PROBE_DIFFERENCES = {
+    "lodp_replay_2d_permuted": (np.int32, 16, None), "lodp_replay_2d_moved": (np.int32, 16, None),
+    "lodp_new_2d": (np.int32, 16, None), "lodp_new_3d": (np.int32, 148, None),
+    "lodp_f16_aniso_2d": (np.int32, 26, None), "lodp_f16_aniso_3d": (np.int32, 317, None),
+    "lodp_unorm8_aniso_2d": (np.int32, 24, None), "lodp_unorm8_aniso_3d": (np.int32, 298, None),
+    "lodp_cube_cross": (np.int32, 172, None), "lodp_cube_cross_2": (np.int32, 172, None),
+    "lodp_cube_cross_x": (np.int32, 600, None), "lodp_cube_replay_permuted": (np.int32, 68, None),
+    "lodp_cube_new": (np.int32, 136, None)}
+LOD_CONFIRM_DIFFERENCES = {
+    "lodc_2d": (np.int32, 4, None), "lodc_3d": (np.int32, 200, None), "lodc_cube": (np.int32, 172, None),
+    "lodc_f16_aniso_2d": (np.int32, 42, None), "lodc_unorm8_aniso_3d": (np.int32, 330, None),
+    "lodc_f16_cube": (np.int32, 114, None), "lodp3_three": (np.int32, 132, None)}
 LATER = [("textures_held_out.npz", C.held_out_cases, {"f16_mips_3": (np.int32, 7, None),
                                                       "snorm8_2d": (np.int32, 763, None)}),
          ("textures_confirm.npz", C.confirm_cases, {"f16_mips_8x6": (np.int32, 5, None),
                                                     "snorm8_pairs": (np.int32, 866, None)}),
          ("textures_final.npz", C.final_cases, {"snorm8_2d_6x5": (np.int32, 697, None)}),
-         ("textures_volume_grad.npz", C.volume_grad_cases, VOLUME_GRAD_DIFFERENCES)]
+         ("textures_volume_grad.npz", C.volume_grad_cases, VOLUME_GRAD_DIFFERENCES),
+         ("textures_lod_probe.npz", C.lod_probe_cases, LOD_PROBE_DIFFERENCES),
+         ("textures_lod_confirm.npz", C.lod_confirm_cases, LOD_CONFIRM_DIFFERENCES)]
 LATER_CASES = [(H200.parent / f, name, case, d) for f, cases, d in LATER for name, case in cases()]
 
 

@@ -227,13 +227,21 @@ def test_profiles_carry_the_measured_texture_units():
         ("mul-reciprocal", "fixed8-aos", "half-even", "toward-zero")
     assert (lp.wrap_coords, lp.mixed_filters, lp.lod_gradients, ref.wrap_coords, ref.mixed_filters, ref.lod_gradients,
             h200.wrap_coords, h200.lod_gradients) == \
-        ("normalized", "snapped-weights", "llvmpipe", "texel", "select", "exact", "texel", "exact")
+        ("normalized", "snapped-weights", "llvmpipe", "texel", "select", "exact", "texel", "h200-quad")
+    assert len(h200.lod_log2) == 256 and h200.lod_log2[:8] == (0, 2, 4, 5, 6, 8, 9, 11) and h200.lod_log2[-1] == 255
+    assert lp.lod_log2 is None and ref.lod_log2 is None
     assert ref.subtexel_bits is None and ref.half_store == "nearest-even"
     import json
     from importlib import resources
     doc = json.loads(resources.files("emu.profiles.data").joinpath("reference.json").read_text())
     doc["textures"] = {"subtexel_bits": 40}
     with pytest.raises(ProfileError, match="textures.subtexel_bits.*40 fractional bits"):
+        _parse(json.dumps(doc), "x.json", ())
+    doc["textures"] = {"lod_gradients": "h200-quad"}
+    with pytest.raises(ProfileError, match="textures.lod_gradients: h200-quad reads"):
+        _parse(json.dumps(doc), "x.json", ())
+    doc["textures"] = {"lod_gradients": "h200-quad", "lod_log2": list(range(255, -1, -1))}
+    with pytest.raises(ProfileError, match="textures.lod_log2.*non-decreasing"):
         _parse(json.dumps(doc), "x.json", ())
     doc["textures"] = {"srgb_decode": [0.5] * 255}
     with pytest.raises(ProfileError, match="textures.srgb_decode.*256 numbers"):
@@ -318,3 +326,22 @@ def test_llvmpipe_log2_is_mesas_polynomial():
     assert got[:4].tolist() == [0, 1, -2, 10]
     ulps = np.abs(got.view(np.int32).astype(np.int64) - np.log2(x.astype(np.float64)).astype(np.float32).view(np.int32))
     assert ulps.tolist() == [0, 0, 0, 0, 0, 1, 0, 0] and got.dtype == np.float32
+
+
+def test_h200_level_of_detail_from_gradients():
+    """sampling.h200_lod on values the H200 gave (textures_lod_probe.npz, traces/hw/README.md): one
+    component is truncated to 9 bits and its 8-bit mantissa read through the table (1 + 143/256
+    texels and a hair more: 143 -> 164/256; a hair less: 142 -> 163/256); the middle component
+    weighs 11/32, rounded (1.5 + 11/32 * 0.4204102 = 1.644516 reads as 1.6445313, the next step:
+    184/256 where the exact length gives 183); 11/16 of a diagonal, rounded at 10 bits (dx = 1.25,
+    dy = 0.7581787 texels: 11/16 * 2.008179 to 9 bits -> j = 97)."""
+    from emu.numerics import sampling as S
+    from emu.profiles import load_profile
+    tab = load_profile("nvidia-h200").textures.lod_log2
+    f32 = np.float32
+    u = np.array([[f32(1 + 143 / 256) + f32(2 ** -20), 0], [f32(1 + 143 / 256) - f32(2 ** -20), 0],
+                  [1.5, 0.4204102], [1.25, 0], [0, 0]])
+    v = np.array([[0, 0], [0, 0], [0, 0], [0.7581787, 0], [0, 0]])
+    lod = S.h200_lod(u, v, tab)
+    assert lod[:4].tolist() == [tab[143] / 256, tab[142] / 256, tab[165] / 256, tab[97] / 256]
+    assert lod[4] == -np.inf
