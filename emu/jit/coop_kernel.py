@@ -677,7 +677,8 @@ class Kernel:
                                                    self.ovs, self.spa, *self.prms, *args)):
             return lo
         written = [regions[key] for key, st in zip(self.buffers, self.stored) if st]
-        saved = [r.data.copy() for r in written]
+        from ..numerics.pool import copy
+        saved = [copy(r.data, self.jobs(total)) for r in written]
         ok = self._run(grid, lo, total, args, nowned, max_steps)
         while ok is None or ok == ERR_LOG:
             # a subgroup needed mma_call's kernel (loaded now), or the store log was too small
@@ -717,33 +718,50 @@ class Kernel:
             return False
         return True
 
+    def jobs(self, workgroups: int) -> int:
+        return max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), workgroups))
+
     def _run(self, grid, lo, total, args, nowned, max_steps):
         """The range on --jobs threads: True (done), False (hand it back) or None (a subgroup
         needs mma_call's kernel, not loaded yet)."""
-        from ..numerics.pool import run_chunks
+        from ..numerics.pool import guided, run_parts
         gx, gy, gz = grid
-        jobs = max(1, min(int(getattr(self.pipe.opts, "jobs", 1) or 1), total))
-        chunks = 1 if jobs == 1 else min(total, 8 * jobs)    # handed out one by one (pool.run_chunks)
+        jobs = self.jobs(total)
+        # chunks that shrink toward the end, handed out one by one (~9 a thread; the last ones
+        # ~1/64 of a thread's share, so that the threads end together)
+        bounds = [(0, total)] if jobs == 1 else guided(total, jobs, max(1, total // (64 * jobs)))
+        chunks = len(bounds)
         errs = np.zeros((chunks, 3), np.int64)
         nlogs = np.zeros((chunks, 1), np.int64)
-        logs = [None] * chunks
+        # one log for all chunks, each its rows: log_rows a workgroup and 64 more a chunk
+        room = np.cumsum([0] + [(z - a) * self.log_rows + 64 for a, z in bounds])
+        log = np.empty((int(room[-1]), LOG_COLS), np.int64)
+        call = self.mod.run.bind((0, 0, gx, gy, gz, max_steps, errs[0], log[:1], nlogs[0], self.ovs, self.spa,
+                                  *self.prms, *args), (0, 1, 6, 7, 8))
 
-        def chunk(c0, c1):
-            for c in range(c0, c1):
-                a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
-                logs[c] = np.empty(((z - a) * self.log_rows + 64, LOG_COLS), np.int64)
-                self.mod.run(a, z, gx, gy, gz, max_steps, errs[c], logs[c], nlogs[c], self.ovs, self.spa,
-                             *self.prms, *args)
-        run_chunks(chunk, chunks, jobs, per_thread=8)
+        def chunk(c):
+            a, z = bounds[c]
+            call(lo + a, lo + z, errs[c], log[room[c]:room[c + 1]], nlogs[c])
+        run_parts(chunk, chunks, jobs)
         if (errs[:, 0] == ERR_SPECIAL).any() and not self.spa.all():
             return None
         if (errs[:, 0] == ERR_LOG).any() and not np.isin(errs[:, 0], (ERR_OOB, ERR_FALLBACK)).any():
             return ERR_LOG
         ok = not errs[:, 0].any()
         if ok and nowned:
-            owner = np.full(nowned, -1, np.int64)
-            disjoint = saved("coop_tiles._disjoint")
-            ok = all(disjoint(logs[c], int(nlogs[c, 0]), owner) for c in range(chunks))
+            # no element stored by two subgroups: the elements in `parts` ranges, one a thread
+            stores = log if chunks == 1 else np.concatenate([log[room[c]:room[c] + nlogs[c, 0]]
+                                                             for c in range(chunks)])
+            n = int(nlogs[0, 0]) if chunks == 1 else len(stores)
+            parts = max(1, min(jobs, nowned >> 16))
+            disjoint = saved("coop_tiles._disjoint_part")
+            each = [False] * parts
+
+            def check(p):
+                a, z = nowned * p // parts, nowned * (p + 1) // parts
+                each[p] = disjoint(stores, n, np.full(z - a, -1, np.int64), a)
+            run_parts(check, parts, jobs)
+            ok = all(each)
         return ok
 
 
@@ -751,7 +769,7 @@ _SAVED: dict = {}
 
 
 def saved(name: str):
-    """The numba function `name` (coop_tiles._disjoint, mma_tile.tiles: module.function under
+    """The numba function `name` (coop_tiles._disjoint_part, mma_tile.tiles: module.function under
     emu/jit or emu/numerics), called without numba where its machine code was saved."""
     f = _SAVED.get(name)
     if f is None:

@@ -110,14 +110,26 @@ def wg_tile(wt, rt, n, off, st, col, R, C, ep, me, write):
 @njit(cache=True, nogil=True)
 def _disjoint(log, nlog, owner):
     """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""
+    return _disjoint_part(log, nlog, owner, 0)
+
+
+@njit(cache=True, nogil=True)
+def _disjoint_part(log, nlog, owner, lo):
+    """_disjoint for the elements lo .. lo + owner.size only (owner[x - lo] for element x): the
+    parts of one dispatch's elements are checked on separate threads, each on its own owner."""
+    hi = lo + owner.size
     for t in range(nlog):
         base, gid, off, st, R, C, col = (log[t, 0], log[t, 1], log[t, 2], log[t, 3], log[t, 4],
                                          log[t, 5], log[t, 6])
-        for i in range(R):
-            for j in range(C):
-                x = base + off + (st * j + i if col else st * i + j)
-                o = owner[x]
+        nl, ln = (C, R) if col else (R, C)          # lines of contiguous elements, st apart
+        first = base + off
+        if first >= hi or first + st * (nl - 1) + ln <= lo:
+            continue
+        for i in range(nl):
+            x0 = first + st * i
+            for x in range(max(x0, lo), min(x0 + ln, hi)):
+                o = owner[x - lo]
                 if o != -1 and o != gid:
                     return False
-                owner[x] = gid
+                owner[x - lo] = gid
     return True

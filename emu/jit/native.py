@@ -197,13 +197,23 @@ def _llvm_args(spec) -> list:
     return ["i64"] if spec[0] == "i" else ["i8"]
 
 
-def _matches(spec, x) -> bool:
+def _matches(spec, x, dtype) -> bool:
+    """x fits the saved type spec (an array: of `dtype`, np.dtype(spec[1]), given to spare the
+    ~3 us of dtype.name per array and call)."""
     if spec[0] == "a":
-        return (type(x) is np.ndarray and x.dtype.name == spec[1] and x.ndim == spec[2]
+        return (type(x) is np.ndarray and x.dtype == dtype and x.ndim == spec[2]
                 and x.flags.c_contiguous and x.flags.aligned and x.flags.writeable == spec[3])
     if spec[0] == "i":
         return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
     return isinstance(x, (bool, np.bool_))
+
+
+def _flat(spec, x) -> list:
+    """x as numba's calling convention passes it: an array as meminfo, parent, size, itemsize,
+    data, shape, strides."""
+    if spec[0] == "a":
+        return [None, None, x.size, x.itemsize, x.ctypes.data, *x.shape, *x.strides]
+    return [int(x)]
 
 
 # ------------------------------------------------------------------------------ save
@@ -316,17 +326,15 @@ class Native:
         self.engine = engine                # keeps the code mapped
         argt = [ctypes.c_void_p, ctypes.c_void_p] + [_CT[x] for s in self.specs for x in _llvm_args(s)]
         self.fn = ctypes.CFUNCTYPE(ctypes.c_int32, *argt)(address)
+        self.dtypes = [np.dtype(s[1]) if s[0] == "a" else None for s in self.specs]
 
     def accepts(self, args) -> bool:
-        return len(args) == len(self.specs) and all(_matches(s, a) for s, a in zip(self.specs, args))
+        return len(args) == len(self.specs) and all(_matches(*x) for x in zip(self.specs, args, self.dtypes))
 
     def __call__(self, *args):
-        flat = []
-        for s, a in zip(self.specs, args):
-            if s[0] == "a":
-                flat += [None, None, a.size, a.itemsize, a.ctypes.data, *a.shape, *a.strides]
-            else:
-                flat.append(int(a))
+        return self.call_flat([x for s, a in zip(self.specs, args) for x in _flat(s, a)])
+
+    def call_flat(self, flat: list):
         ret, exc = ctypes.c_int64(0), ctypes.c_void_p(0)
         status = self.fn(ctypes.addressof(ret), ctypes.addressof(exc), *flat)   # the GIL released
         if status not in _STATUS_OK:
@@ -334,6 +342,29 @@ class Native:
         if self.ret == "b":
             return bool(ret.value & 0xFF)
         return int(ret.value) if self.ret == "i" else None
+
+
+class Bound:
+    """A saved function called many times with the same arguments but those at `vary` (the chunks
+    of one dispatch, on several threads): the others checked and flattened once. Checking and
+    flattening a kernel's ~27 arguments is ~50-150 us of Python a call, with the GIL held: at 16
+    threads and 8 chunks each, milliseconds in which the other threads wait for the GIL."""
+
+    def __init__(self, native: Native, args, vary):
+        self.native, self.flat, at = native, [], []
+        for s, a in zip(native.specs, args):
+            at.append(len(self.flat))
+            self.flat += _flat(s, a)
+        self.vary = [(at[i], native.specs[i], native.dtypes[i]) for i in vary]
+
+    def __call__(self, *values):
+        flat = self.flat.copy()
+        for (at, spec, dtype), v in zip(self.vary, values):
+            if not _matches(spec, v, dtype):        # an array of the same rank keeps the layout
+                raise TypeError(f"emu JIT: a bound argument of another type ({type(v).__name__})")
+            x = _flat(spec, v)
+            flat[at:at + len(x)] = x
+        return self.native.call_flat(flat)
 
 
 def load(file: Path) -> Native | None:
@@ -381,3 +412,18 @@ class Function:
             self.saved = True                   # one try per process
             save(self.file, self.numba, args)
         return r
+
+    def bind(self, args, vary):
+        """call(*values): this function on `args` with those at the indices `vary` replaced by
+        `values`; natively through a Bound where the saved code takes `args`."""
+        n = self.native
+        if n is not None and n.accepts(args):
+            return Bound(n, args, vary)
+        args = list(args)
+
+        def call(*values):
+            a = args.copy()
+            for i, v in zip(vary, values):
+                a[i] = v
+            return self(*a)
+        return call

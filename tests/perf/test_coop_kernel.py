@@ -73,6 +73,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>) {
 }
 """
 
+# OVERLAP's stores in a bigger buffer: the check of an output of 2^18 elements is split into
+# element ranges, one a thread (coop_kernel.Kernel._run), here two (jobs 2)
+def store_at(off, col, stride):
+    return OVERLAP.replace("8u * wg.x, acc, 32u", f"{off}u + {col}u * wg.x, acc, {stride}u")
+
 HUNG = """
 enable f16;
 enable chromium_experimental_subgroup_matrix;
@@ -234,6 +239,14 @@ CASES = [
     ("overlapping-stores", "nvidia-h200", None, OVERLAP, {},
      lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 * 16 * 32},
      (2, 1, 1), "handed back"),
+    # the two subgroups' tiles meet in the second range of elements
+    ("overlapping-stores-far", "nvidia-h200", None, store_at(200000, 8, 32), {},
+     lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 << 18},
+     (2, 1, 1), "handed back"),
+    # tiles of rows 1024 apart, each across the two ranges, side by side: disjoint
+    ("stores-across-ranges", "nvidia-h200", None, store_at(130000, 16, 1024), {},
+     lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 << 18},
+     (2, 1, 1), "compiled"),
     ("step-limit", "nvidia-h200", None, HUNG, {},
      lambda rng: {(0, 0): _f(rng, 512, np.float16), (0, 1): 512}, (1, 1, 1), "handed back"),
     ("int8-declined", "nvidia-h200", None, INT8, {},
@@ -373,6 +386,44 @@ def test_jobs_do_not_change_bits(monkeypatch):
         assert pipe.pipeline._jit.handed_back == 0
         outs.append(bufs[(0, 2)].read(np.uint32))
     assert np.array_equal(outs[0], outs[1])
+
+
+def test_disjoint_in_ranges_agrees_with_the_whole():
+    """The check that no element was stored by two subgroups, split into element ranges (one a
+    thread), says what it says over all elements: random logs of row- and column-major tiles,
+    some overlapping, some across the ranges' ends."""
+    from emu.jit import coop_tiles
+    rng = np.random.default_rng(5)
+    seen = set()
+    for trial in range(300):
+        n = int(rng.integers(1, 12))
+        log = np.zeros((n, coop_kernel.LOG_COLS), np.int64)
+        for t in range(n):
+            R, C, col = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(0, 2))
+            st = (R if col else C) + int(rng.integers(0, 6))
+            log[t] = [int(rng.integers(0, 2)) * 100, t // int(rng.integers(1, 3)), int(rng.integers(0, 60)),
+                      st, R, C, col]
+        whole = coop_tiles._disjoint(log, n, np.full(200, -1, np.int64))
+        seen.add(whole)
+        for parts in (1, 2, 3, 7):
+            got = all(coop_tiles._disjoint_part(log, n, np.full(200 * (p + 1) // parts - 200 * p // parts, -1,
+                                                                   np.int64), 200 * p // parts)
+                      for p in range(parts))
+            assert got == whole, (trial, parts)
+    assert seen == {True, False}
+
+
+def test_guided_chunks_cover_the_range_and_shrink():
+    from emu.numerics import pool
+    for n, jobs, smallest in ((4096, 16, 4), (1024, 16, 1), (7, 3, 1), (100, 2, 30), (1, 4, 1)):
+        b = pool.guided(n, jobs, smallest)
+        assert b[0][0] == 0 and b[-1][1] == n and all(x[1] == y[0] for x, y in zip(b, b[1:]))
+        sizes = [z - a for a, z in b]
+        assert all(x >= y for x, y in zip(sizes, sizes[1:-1])) and min(sizes[:-1] or [smallest]) >= min(smallest, n)
+    assert len(pool.guided(4096, 16, 4)) < 4096 // 16
+    a = np.random.default_rng(0).integers(0, 255, (1, 5 << 20), dtype=np.uint8)
+    c = pool.copy(a, 4)
+    assert c is not a and np.array_equal(c, a)
 
 
 def test_special_kernel_unavailable_hands_back(monkeypatch):

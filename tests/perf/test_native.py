@@ -79,6 +79,29 @@ def test_saved_code_gives_numba_results_and_other_types_go_to_numba(tmp_path):
     assert g(log, 3, owner) is False and g.numba is coop_tiles._disjoint
 
 
+def test_a_bound_call_gives_the_calls_results(tmp_path):
+    """Function.bind: the arguments checked and flattened once, those at `vary` per call; natively
+    where the saved code takes them (a Bound), through numba otherwise; another type refused."""
+    file = tmp_path / "d.native"
+    log, owner = _disjoint_args()
+    native.Function(file, lambda: coop_tiles._disjoint_part)(log, 2, owner, 0)
+    g = native.Function(file, lambda: coop_tiles._disjoint_part)
+    call = g.bind((log, 3, owner, 0), (1, 2, 3))
+    assert isinstance(call, native.Bound)
+    # elements 0-7 (subgroup 2's 6 and 9 overlap subgroup 1's 6 only), then 8-15 (no overlap)
+    got = [call(n, np.full(8, -1, np.int64), lo) for n in (2, 3) for lo in (0, 8)]
+    assert got == [True, True, False, True] and g.numba is None
+    try:
+        call(3, np.full(8, -1, np.int32), 0)
+        raise AssertionError("an owner of int32 was taken")
+    except TypeError:
+        pass
+    slow = native.Function(tmp_path / "none.native", lambda: coop_tiles._disjoint_part)
+    call = slow.bind((log, 3, np.full(16, -1, np.int32), 0), (1,))
+    assert not isinstance(call, native.Bound)
+    assert [call(2), call(3)] == [True, False] and slow.numba is coop_tiles._disjoint_part
+
+
 def test_a_file_that_does_not_fit_is_not_used(tmp_path):
     file = tmp_path / "d.native"
     native.Function(file, lambda: coop_tiles._disjoint)(*_disjoint_args()[:1], 2, _disjoint_args()[1])
