@@ -732,16 +732,16 @@ class Kernel:
         bounds = [(0, total)] if jobs == 1 else guided(total, jobs, max(1, total // (64 * jobs)))
         chunks = len(bounds)
         errs = np.zeros((chunks, 3), np.int64)
-        nlogs = np.zeros((chunks, 1), np.int64)
+        nlogs = np.zeros((chunks, 8), np.int64)     # a count a cache line: each store adds one
         # one log for all chunks, each its rows: log_rows a workgroup and 64 more a chunk
         room = np.cumsum([0] + [(z - a) * self.log_rows + 64 for a, z in bounds])
         log = np.empty((int(room[-1]), LOG_COLS), np.int64)
-        call = self.mod.run.bind((0, 0, gx, gy, gz, max_steps, errs[0], log[:1], nlogs[0], self.ovs, self.spa,
+        call = self.mod.run.bind((0, 0, gx, gy, gz, max_steps, errs[0], log[:1], nlogs[0, :1], self.ovs, self.spa,
                                   *self.prms, *args), (0, 1, 6, 7, 8))
 
         def chunk(c):
             a, z = bounds[c]
-            call(lo + a, lo + z, errs[c], log[room[c]:room[c + 1]], nlogs[c])
+            call(lo + a, lo + z, errs[c], log[room[c]:room[c + 1]], nlogs[c, :1])
         run_parts(chunk, chunks, jobs)
         if (errs[:, 0] == ERR_SPECIAL).any() and not self.spa.all():
             return None
