@@ -749,10 +749,14 @@ class Kernel:
             return ERR_LOG
         ok = not errs[:, 0].any()
         if ok and nowned:
-            # no element stored by two subgroups: the elements in `parts` ranges, one a thread
+            # no element stored by two subgroups: per cell where the stores are tiles of one grid,
+            # else per element, the elements in `parts` ranges, one a thread
             stores = log if chunks == 1 else np.concatenate([log[room[c]:room[c] + nlogs[c, 0]]
                                                              for c in range(chunks)])
             n = int(nlogs[0, 0]) if chunks == 1 else len(stores)
+            on_grid = saved("coop_tiles._disjoint_grid")(stores, n)      # tiles of one grid: ~20 us
+            if on_grid >= 0:
+                return bool(on_grid)
             parts = max(1, min(jobs, nowned >> 16))
             disjoint = saved("coop_tiles._disjoint_part")
             each = [False] * parts

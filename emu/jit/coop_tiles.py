@@ -3,6 +3,7 @@ a run that no element was stored by two subgroups (numba; in their own module so
 kernel's source, and loading it without numba (emu/jit/native.py), does not import numba)."""
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 # called only from compiled code: no Python or C wrapper to compile
@@ -111,6 +112,36 @@ def wg_tile(wt, rt, n, off, st, col, R, C, ep, me, write):
 def _disjoint(log, nlog, owner):
     """Whether no element was stored by two subgroups (owner: -1 per element, stamped here)."""
     return _disjoint_part(log, nlog, owner, 0)
+
+
+@njit(cache=True, nogil=True)
+def _disjoint_grid(log, nlog):
+    """_disjoint where every logged store is one cell of one grid: the same buffer (base), stride,
+    shape and layout, each store's first element at a multiple of its lines (in line index) and of
+    a line's length (within a stride), its lines inside that stride. Then two stores meet only
+    where they are the same cell: one owner a cell (~nlog of them), not one an element. 1
+    (disjoint), 0 (not), -1 (no such grid: _disjoint_part decides)."""
+    if nlog == 0:
+        return 1
+    base, st, R, C, col = log[0, 0], log[0, 3], log[0, 4], log[0, 5], log[0, 6]
+    nl, ln = (C, R) if col else (R, C)
+    rows = 0
+    for t in range(nlog):
+        if log[t, 0] != base or log[t, 3] != st or log[t, 4] != R or log[t, 5] != C or log[t, 6] != col:
+            return -1
+        r, c = log[t, 2] // st, log[t, 2] % st         # offsets are >= 0 (store_tile)
+        if r % nl or c % ln or c + ln > st:
+            return -1
+        rows = max(rows, r // nl + 1)
+    per = (st + ln - 1) // ln
+    owner = np.full(rows * per, -1, np.int64)
+    for t in range(nlog):
+        k = log[t, 2] // st // nl * per + log[t, 2] % st // ln
+        o = owner[k]
+        if o != -1 and o != log[t, 1]:
+            return 0
+        owner[k] = log[t, 1]
+    return 1
 
 
 @njit(cache=True, nogil=True)

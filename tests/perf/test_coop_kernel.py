@@ -239,6 +239,10 @@ CASES = [
     ("overlapping-stores", "nvidia-h200", None, OVERLAP, {},
      lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 * 16 * 32},
      (2, 1, 1), "handed back"),
+    # the two subgroups store the same tile (caught per cell of the tiles' grid)
+    ("same-tile-stores", "nvidia-h200", None, store_at(64, 0, 32), {},
+     lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 * 16 * 32},
+     (2, 1, 1), "handed back"),
     # the two subgroups' tiles meet in the second range of elements
     ("overlapping-stores-far", "nvidia-h200", None, store_at(200000, 8, 32), {},
      lambda rng: {(0, 0): _f(rng, 1024, np.float16), (0, 1): _f(rng, 256, np.float16), (0, 2): 4 << 18},
@@ -388,29 +392,44 @@ def test_jobs_do_not_change_bits(monkeypatch):
     assert np.array_equal(outs[0], outs[1])
 
 
-def test_disjoint_in_ranges_agrees_with_the_whole():
+def test_disjoint_in_ranges_or_cells_agrees_with_the_whole():
     """The check that no element was stored by two subgroups, split into element ranges (one a
-    thread), says what it says over all elements: random logs of row- and column-major tiles,
-    some overlapping, some across the ranges' ends."""
+    thread), or per cell where the stores are tiles of one grid, says what it says over all
+    elements: random logs of row- and column-major tiles, some overlapping, some across the
+    ranges' ends, some on a grid (half the trials: one shape, offsets at the grid's cells)."""
     from emu.jit import coop_tiles
     rng = np.random.default_rng(5)
-    seen = set()
-    for trial in range(300):
+    seen, cells = set(), set()
+    E = 256         # elements: past the last one any log here stores (< 210)
+    for trial in range(600):
         n = int(rng.integers(1, 12))
         log = np.zeros((n, coop_kernel.LOG_COLS), np.int64)
+        grid = trial % 2 == 0
+        R, C, col = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(0, 2))
+        st = (R if col else C) * int(rng.integers(1, 4)) + int(rng.integers(0, 2))
         for t in range(n):
-            R, C, col = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(0, 2))
-            st = (R if col else C) + int(rng.integers(0, 6))
-            log[t] = [int(rng.integers(0, 2)) * 100, t // int(rng.integers(1, 3)), int(rng.integers(0, 60)),
+            if not grid:
+                R, C, col = int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(0, 2))
+                st = (R if col else C) + int(rng.integers(0, 6))
+            nl, ln = (C, R) if col else (R, C)
+            off = (int(rng.integers(0, 4)) * nl * st + int(rng.integers(0, st // ln)) * ln if grid
+                   else int(rng.integers(0, 60)))
+            log[t] = [0 if grid else int(rng.integers(0, 2)) * 100, t // int(rng.integers(1, 3)), off,
                       st, R, C, col]
-        whole = coop_tiles._disjoint(log, n, np.full(200, -1, np.int64))
+        assert max(b + o + s * ((C if c else R) - 1) + (R if c else C) for b, _, o, s, R, C, c in log) <= E
+        whole = coop_tiles._disjoint(log, n, np.full(E, -1, np.int64))
         seen.add(whole)
+        on_grid = coop_tiles._disjoint_grid(log, n)
+        assert on_grid in (-1, int(whole)), trial
+        cells.add(on_grid)
+        if grid:
+            assert on_grid != -1, trial
         for parts in (1, 2, 3, 7):
-            got = all(coop_tiles._disjoint_part(log, n, np.full(200 * (p + 1) // parts - 200 * p // parts, -1,
-                                                                   np.int64), 200 * p // parts)
+            got = all(coop_tiles._disjoint_part(log, n, np.full(E * (p + 1) // parts - E * p // parts, -1,
+                                                                   np.int64), E * p // parts)
                       for p in range(parts))
             assert got == whole, (trial, parts)
-    assert seen == {True, False}
+    assert seen == {True, False} and cells == {-1, 0, 1}
 
 
 def test_guided_chunks_cover_the_range_and_shrink():
