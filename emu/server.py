@@ -142,7 +142,8 @@ def hand_over() -> None:
             os.kill(pid, signal.SIGINT)
         except OSError:
             pass
-    signal.signal(signal.SIGINT, interrupt)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:     # as a run of its own would ignore it
+        signal.signal(signal.SIGINT, interrupt)
     try:
         reply, _ = _recv(sock)
     except OSError:

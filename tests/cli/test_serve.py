@@ -142,7 +142,8 @@ def test_ctrl_c_interrupts_a_served_run(tmp_path):
         got = []
         for how in ("1", "0"):
             p = subprocess.Popen(args, cwd=tmp_path, env=dict(env, EMU_SERVE=how), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE)
+                                 stderr=subprocess.PIPE,     # as from a terminal (a background job ignores it)
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
             time.sleep(3)                   # started and into the loop
             p.send_signal(signal.SIGINT)
             out, err = p.communicate(timeout=120)
