@@ -11,11 +11,12 @@ makes `emu run` run in its own process; `--cluster` runs always do.
 
 A server serves only its own emu: its address (an abstract Unix socket of this user, Linux
 only) is a hash of emu's files (path, size, modification time of each), emu's version, the
-Python executable and version, Python's flags and the environment read at start-up (EMU_*,
+Python executable and version, Python's flags, the modification times of the folders on
+sys.path (a package installed or upgraded changes them) and the environment read at start-up (EMU_*,
 NUMBA_*, PYTHON*, the locale, HOME, TMPDIR, OpenBLAS's threads): a client whose emu or Python
 differs finds no server and runs in its own process, and a request naming another stamp is
 refused. Both sides check that the other is the same user. The server ends after --idle seconds
-without a request, when emu's files change, or on Ctrl-C / SIGTERM."""
+without a request, when emu's files or the packages change, or on Ctrl-C / SIGTERM."""
 from __future__ import annotations
 
 import os
@@ -33,15 +34,18 @@ def available() -> bool:
     return sys.platform.startswith("linux")
 
 
-def stamp(environ=None) -> str:
+def stamp(environ=None, fresh: bool = False) -> str:
     """What a process running emu's command depends on before it reads its command line."""
     import hashlib
     env = os.environ if environ is None else environ
     start = sorted((k, v) for k, v in env.items()
                    if (k.startswith(_ENV_PREFIXES) or k in _ENV_KEYS) and k != "EMU_SERVE")
     from .version import __version__
-    key = [os.path.dirname(os.path.abspath(__file__)), files_stamp(), __version__, sys.executable, sys.version, repr(sys.flags), sys.warnoptions,
-           sorted(sys._xoptions.items()), start]
+    # the folders packages are installed in (not sys.path[0], the client's own): installing or
+    # removing one, numpy's or numba's upgrade, changes their modification times
+    where = [(p, os.stat(p).st_mtime_ns) for p in sys.path[1:] if os.path.isdir(p)]
+    key = [os.path.dirname(os.path.abspath(__file__)), files_stamp(fresh), __version__, sys.executable, sys.version,
+           repr(sys.flags), sys.warnoptions, sorted(sys._xoptions.items()), start, where]
     return hashlib.sha256(repr(key).encode()).hexdigest()[:24]
 
 
@@ -138,7 +142,8 @@ def hand_over() -> None:
             os.kill(pid, signal.SIGINT)
         except OSError:
             pass
-    signal.signal(signal.SIGINT, interrupt)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:     # as a run of its own would ignore it
+        signal.signal(signal.SIGINT, interrupt)
     try:
         reply, _ = _recv(sock)
     except OSError:
@@ -176,7 +181,7 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
     old_term = signal.signal(signal.SIGTERM, on_term)
     # a client passes on its Ctrl-C as SIGINT; a shell script's `emu serve &` starts with SIGINT ignored
     old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    tick = max(0.05, min(idle, 30.0))
+    tick = max(0.05, min(idle, 2.0))        # how often it checks its stamp (~5 ms)
     last = _now()
     try:
         say(f"emu serve: serving `emu run` for {os.path.dirname(os.path.abspath(__file__))} with {sys.executable} "
@@ -186,8 +191,8 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
             try:
                 conn, _ = sock.accept()
             except socket.timeout:
-                if files_stamp(fresh=True) != files_stamp():
-                    say("emu serve: emu's files changed; ending (start it again for the new code)")
+                if stamp(fresh=True) != st:
+                    say("emu serve: emu's files or Python's packages changed; ending (start it again for them)")
                     return 0
                 if _now() - last >= idle:
                     say(f"emu serve: no run for {idle:g} s; ending")
@@ -195,10 +200,7 @@ def serve(main, idle: float, fresh=None, say=None) -> int:
                 continue
             with conn:
                 conn.settimeout(None)
-                t0 = _now()
-                code = _serve_one(conn, st, main, fresh)
-            if code is not None:
-                say(f"emu serve: ran a command: exit status {code} in {_now() - t0:.3f} s")
+                _serve_one(conn, st, main, fresh, say)
             if stop:                # SIGTERM during a run: that run was interrupted; now end
                 raise KeyboardInterrupt
             last = _now()
@@ -216,35 +218,36 @@ def _now() -> float:
     return time.monotonic()
 
 
-def _serve_one(conn, st: str, main, fresh):
-    """One request: the run's exit status, or None where none ran (refused, or not a request)."""
+def _serve_one(conn, st: str, main, fresh, say) -> None:
+    """One request: its run logged (before the client hears, so the log is complete once it exits)."""
     try:
         if not _same_user(conn):
-            return None
+            return
         req, fds = _recv(conn, fds=3)
-    except (OSError, ValueError):
-        return None
+    except OSError:
+        return
     if req is None or len(fds) != 3:
         for fd in fds:
             os.close(fd)
-        return None
-    reply = None
+        return
     try:
         if req.get("stamp") != st or not isinstance(req.get("argv"), list):
             _send(conn, {"refused": "stale"})       # another emu or Python: the client runs it itself
-            return None
+            return
         _send(conn, {"pid": os.getpid()})
+        t0 = _now()
         try:
             reply = {"code": _run(req, fds, main, fresh)}
         except Exception as e:      # noqa: BLE001  (a bug of the server's own: said by the client)
             reply = {"crash": f"{type(e).__name__}: {e}"}
+        say(f"emu serve: ran a command: exit status {reply.get('code', 'none: ' + reply.get('crash', ''))} "
+            f"in {_now() - t0:.3f} s")
         _send(conn, reply)
     except OSError:         # the client went away
         pass
     finally:
         for fd in fds:
             os.close(fd)
-    return None if reply is None else reply.get("code", "failed")
 
 
 def _run(req, fds, main, fresh) -> int:

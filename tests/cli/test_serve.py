@@ -4,10 +4,12 @@ emu or environment is refused; the server ends when idle."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +30,11 @@ VEC = """@group(0) @binding(0) var<storage, read> a: array<f32>;
 
 def _env(tmp_path, **extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMU_SERVE")}
-    return dict(env, EMU_JIT_CACHE=str(tmp_path / "jit"), PYTHONPATH=str(ROOT), **extra)     # this checkout's emu
+    return dict(env, **dict(dict(EMU_JIT_CACHE=str(tmp_path / "jit"), PYTHONPATH=str(ROOT)), **extra))  # this emu
 
 
-@pytest.fixture
-def served(tmp_path):
-    """(environment, server log) of an `emu serve` running for the test."""
-    env = _env(tmp_path)
-    log = tmp_path / "serve.log"
+@contextmanager
+def _server(env, log):
     with open(log, "w") as f:
         p = subprocess.Popen([sys.executable, "-m", "emu", "serve", "--idle", "120"], cwd=ROOT, env=env,
                              stdout=subprocess.DEVNULL, stderr=f)
@@ -44,11 +43,19 @@ def served(tmp_path):
         while "serving" not in log.read_text():
             assert p.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)
-        yield env, log
+        yield
     finally:
         p.terminate()
         assert p.wait(timeout=60) == 0
     assert log.read_text().rstrip().endswith("emu serve: ending")
+
+
+@pytest.fixture
+def served(tmp_path):
+    """(environment, server log) of an `emu serve` running for the test."""
+    env = _env(tmp_path)
+    with _server(env, tmp_path / "serve.log"):
+        yield env, tmp_path / "serve.log"
 
 
 def _ran(log) -> int:
@@ -113,6 +120,60 @@ def test_other_stamps_are_refused(served, tmp_path):
     assert server._recv(sock)[0] == {"refused": "stale"}
     sock.close()
     assert _ran(log) == 0
+
+
+LONG = """@group(0) @binding(0) var<storage, read_write> c: array<f32>;
+@compute @workgroup_size(1) fn main() {
+  var x = 0.0;
+  loop { if (x < 0.0) { break; } x = x + 1.0; }
+  c[0] = x;
+}
+"""
+
+
+def test_ctrl_c_interrupts_a_served_run(tmp_path):
+    """Ctrl-C on `emu run` (SIGINT to it) is passed on to the server: the same message and exit
+    status as in its own process; the server goes on serving."""
+    env = _env(tmp_path, EMU_JIT="0")         # the interpreter: a loop that runs until stopped
+    (tmp_path / "long.wgsl").write_text(LONG)
+    args = [sys.executable, "-m", "emu", "run", "long.wgsl", "--dispatch", "1", "--buffer", "0:0=zeros:1:f32",
+            "--max-steps", "1000000000"]
+    with _server(env, tmp_path / "serve.log"):
+        got = []
+        for how in ("1", "0"):
+            p = subprocess.Popen(args, cwd=tmp_path, env=dict(env, EMU_SERVE=how), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE,     # as from a terminal (a background job ignores it)
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            time.sleep(3)                   # started and into the loop
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=120)
+            got.append((p.returncode, out, err))
+        assert got[0] == got[1] == (130, b"", b"emu: interrupted\n")
+        assert _ran(tmp_path / "serve.log") == 1
+        r = _emu(["run", "missing.wgsl", "--dispatch", "1"], env, tmp_path)
+        assert r.returncode == 1 and _ran(tmp_path / "serve.log") == 2
+
+
+def test_server_ends_when_its_stamp_changes(tmp_path):
+    """A package installed in a folder on sys.path (its modification time) ends the server, as a
+    change to emu's files does: it would not be the Python a new process gets."""
+    site = tmp_path / "site"
+    site.mkdir()
+    env = _env(tmp_path, PYTHONPATH=f"{ROOT}{os.pathsep}{site}")
+    log = tmp_path / "serve.log"
+    with open(log, "w") as f:
+        p = subprocess.Popen([sys.executable, "-m", "emu", "serve", "--idle", "120"], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=f)
+    try:
+        deadline = time.monotonic() + 60
+        while "serving" not in log.read_text():
+            assert p.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        (site / "newpackage").mkdir()
+        assert p.wait(timeout=60) == 0
+    finally:
+        p.kill()
+    assert log.read_text().splitlines()[-1].startswith("emu serve: emu's files or Python's packages changed")
 
 
 def test_idle_server_ends(tmp_path):
