@@ -264,6 +264,11 @@ CASES = [
      tiled_case(64, 96, 96), (3, 2, 1), "compiled"),
     ("gemm_tiled_dawn-reference", "reference", 32, TILED, {"M": 64, "N": 64, "K": 64},
      tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    # 64-lane subgroups (two a workgroup) and RDNA3's lane map with duplicated elements; Ampere's
+    ("gemm_tiled_dawn-rdna3-sg64", "amd-rdna3", 64, TILED, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
+    ("gemm_tiled_dawn-ampere", "nvidia-ampere", None, TILED, {"M": 64, "N": 64, "K": 64},
+     tiled_case(64, 64, 64), (2, 2, 1), "compiled"),
     ("gemm_tiled_dawn-specials", "nvidia-h200", None, TILED, {"M": 64, "N": 64, "K": 64},
      tiled_case(64, 64, 64, special=True), (2, 2, 1), "special"),
     ("gemm_tiled_dawn-out-of-bounds", "nvidia-h200", None, TILED, {"M": 64, "N": 64, "K": 64},
@@ -515,8 +520,9 @@ def test_stamp_covers_what_generated_kernels_call():
 # -- every SPIR-V test shader (tests/shaders/spirv: GLSL through glslang, SPIR-V assembly), compiled
 # against interpreted as the WGSL cases above; 'fused': taken by the fusion JIT (emu/jit/fuse.py).
 # The JIT sees only the IR, so a SPIR-V kernel goes the way its WGSL twin would: Block-decorated
-# structs are buffers whose members it indexes; workgroup memory around cooperative ops, subgroup
-# operations and vectors in registers leave a kernel to the interpreter whatever its front end.
+# structs are buffers whose members it indexes; workgroup memory around cooperative ops goes to its
+# workgroup mode; subgroup operations and vectors in registers leave a kernel to the interpreter
+# whatever its front end.
 SPIRV = ROOT / "tests" / "shaders" / "spirv"
 
 
