@@ -32,12 +32,7 @@ def store_tile(dst, n, off, st, col, val, log, nlog, base, gid):
     nmaj, major = (C, R) if col else (R, C)
     if st < major or off < 0 or off + st * (nmaj - 1) + major > n or nlog[0] >= log.shape[0]:
         return False
-    for i in range(R):
-        for j in range(C):
-            if col:
-                dst[off + st * j + i] = val[0, i, j]
-            else:
-                dst[off + st * i + j] = val[0, i, j]
+    put_tile(dst, off, st, col, val)
     t = nlog[0]
     log[t, 0] = base
     log[t, 1] = gid
