@@ -33,16 +33,24 @@ def _env(tmp_path, **extra):
     return dict(env, **dict(dict(EMU_JIT_CACHE=str(tmp_path / "jit"), PYTHONPATH=str(ROOT)), **extra))  # this emu
 
 
-@contextmanager
-def _server(env, log):
+def _start(env, log):
+    """`emu serve` started, once it says it is serving."""
     with open(log, "w") as f:
         p = subprocess.Popen([sys.executable, "-m", "emu", "serve", "--idle", "120"], cwd=ROOT, env=env,
                              stdout=subprocess.DEVNULL, stderr=f)
+    deadline = time.monotonic() + 60
+    while "serving" not in log.read_text():
+        if p.poll() is not None or time.monotonic() >= deadline:
+            p.kill()
+            raise AssertionError(log.read_text())
+        time.sleep(0.05)
+    return p
+
+
+@contextmanager
+def _server(env, log):
+    p = _start(env, log)
     try:
-        deadline = time.monotonic() + 60
-        while "serving" not in log.read_text():
-            assert p.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
         yield
     finally:
         p.terminate()
@@ -161,14 +169,8 @@ def test_server_ends_when_its_stamp_changes(tmp_path):
     site.mkdir()
     env = _env(tmp_path, PYTHONPATH=f"{ROOT}{os.pathsep}{site}")
     log = tmp_path / "serve.log"
-    with open(log, "w") as f:
-        p = subprocess.Popen([sys.executable, "-m", "emu", "serve", "--idle", "120"], cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=f)
+    p = _start(env, log)
     try:
-        deadline = time.monotonic() + 60
-        while "serving" not in log.read_text():
-            assert p.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
         (site / "newpackage").mkdir()
         assert p.wait(timeout=60) == 0
     finally:
