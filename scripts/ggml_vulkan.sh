@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# llama.cpp's ggml Vulkan backend and its test-backend-ops, as Debian (sid) ships them:
+# libggml0 and libggml0-backend-vulkan 0.27.0, llama.cpp-tests 0.7.0 (test-backend-ops), their C/C++
+# runtime and sid's Vulkan loader. Sid's packages need a newer C library than bookworm's, so they
+# are fetched with apt (a temporary sources list under the prefix; nothing is installed
+# system-wide) and unpacked under PREFIX, and PREFIX/test-backend-ops runs the program with that
+# runtime's own dynamic loader. Nothing of them enters the repository.
+#   bash scripts/ggml_vulkan.sh [PREFIX]      (default .hwtmp/ggml; prints PREFIX)
+#   P=$(bash scripts/ggml_vulkan.sh)
+#   GGML_VK_VISIBLE_DEVICES=0 $P/test-backend-ops support -b Vulkan0   (lavapipe: ggml skips CPU
+#                                                 devices unless GGML_VK_VISIBLE_DEVICES names them)
+#   VK_DRIVER_FILES=$(emu vulkan-icd) $P/test-backend-ops test -b Vulkan0 -o ADD
+#   $P/root/usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-vulkan.so holds the SPIR-V modules
+# Exit status 0 with the prefix on stdout; 1 with a reason on stderr when apt cannot fetch them.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+P=$(mkdir -p "${1:-$ROOT/.hwtmp/ggml}" && cd "${1:-$ROOT/.hwtmp/ggml}" && pwd)
+L=$P/root/usr/lib/x86_64-linux-gnu
+T=$P/root/usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-backend-ops
+if [ -x "$P/test-backend-ops" ] && [ -f "$L/ggml/backends0/libggml-vulkan.so" ]; then
+  echo "$P"; exit 0
+fi
+mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
+cat > "$P/apt/sources/sid.sources" <<SRC
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
+     -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
+apt-get "${APT[@]}" update -qq >&2 || { echo "ggml_vulkan.sh: apt-get update failed (no network to Debian?)" >&2; exit 1; }
+(cd "$P/debs" && apt-get "${APT[@]}" download llama.cpp-tests libllama0 libggml0 \
+  libggml0-backend-vulkan libvulkan1 libgomp1 libc6 libstdc++6 libgcc-s1 libssl3t64 >&2 2>/dev/null) \
+  || { echo "ggml_vulkan.sh: could not download the packages from sid" >&2; exit 1; }
+for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+# ggml looks for its backends in a compiled-in folder and beside the executable, which is the
+# dynamic loader here: link them there
+for f in "$L"/ggml/backends0/*.so; do ln -sf "ggml/backends0/$(basename "$f")" "$L/"; done
+# the loader's ICD search paths stay the system's (/usr/share/vulkan/icd.d, VK_DRIVER_FILES)
+cat > "$P/test-backend-ops" <<RUN
+#!/bin/sh
+exec "$L/ld-linux-x86-64.so.2" --library-path "$L:$L/ggml/backends0" "$T" "\$@"
+RUN
+chmod +x "$P/test-backend-ops"
+echo "$P"
