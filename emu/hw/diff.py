@@ -119,13 +119,14 @@ def _random_scalars(s: ScalarType, n: int, rng: np.random.Generator) -> np.ndarr
         small = (rng.integers(-100, 101, size=n) if s.name == "i64" else rng.integers(0, 256, size=n))
         out = np.where(rng.random(n) < 0.5, small.astype(np.int64).astype(np.uint64), full)
         return out.view(np.int64) if s.name == "i64" else out
-    if s.name in ("i32", "u32"):
-        full = rng.integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
-        small = (rng.integers(-100, 101, size=n) if s.name == "i32" else rng.integers(0, 256, size=n))
-        small = small.astype(np.int64).astype(np.uint32)
+    if s.is_int:                 # 8, 16 and 32 bits
+        bits = np.dtype(f"u{s.bits // 8}")
+        full = rng.integers(0, 1 << s.bits, size=n, dtype=np.uint64).astype(bits)
+        small = (rng.integers(-100, 101, size=n) if s.kind == "sint" else rng.integers(0, 256, size=n))
+        small = small.astype(np.int64).astype(bits)
         pick = rng.random(n) < 0.5
         out = np.where(pick, small, full)
-        return out.view(np.int32) if s.name == "i32" else out
+        return out.view(np.dtype(f"i{s.bits // 8}")) if s.kind == "sint" else out
     if s.name == "bool":
         return rng.integers(0, 2, size=n).astype(np.uint32)
     raise HostError(f"cannot make random values of type {s}")
@@ -170,7 +171,7 @@ def _show(raw: np.ndarray, scalar: str) -> str:
     if scalar in _FLOAT:
         v = float(raw.view(_FLOAT[scalar])[0])
         return f"{bits:#0{2 + 2 * width}x} ({v!r})"
-    v = int(raw.view({"i32": np.int32, "i64": np.int64}.get(scalar, _UINT[width]))[0])
+    v = int(raw.view({"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64}.get(scalar, _UINT[width]))[0])
     return f"{bits:#0{2 + 2 * width}x} ({v})"
 
 
@@ -736,7 +737,7 @@ def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overri
     from .vulkan import run_spirv
     values = resolve_overrides(module, overrides)
     given = {o.name for o in module.overrides if o.name in overrides or str(o.id) in overrides}
-    pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B",
+    pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B", "i16": "<h", "u16": "<H",
             "i64": "<q", "u64": "<Q", "f64": "<d"}
     spec = [(o.id, struct.pack(pack[o.type.name], values[o.name])) for o in module.overrides
             if o.name in given and o.id is not None]

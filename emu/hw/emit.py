@@ -187,8 +187,9 @@ class _Emitter:
     # -- types -----------------------------------------------------------------------------------
     def ty(self, t: Type, inst: Inst | None = None) -> str:
         if isinstance(t, ScalarType):
-            if t.name in ("bf16", "i8", "u8"):
-                self.fail(inst, f"{t} exists only inside cooperative matrices; WGSL has no {t} values")
+            if t.name in ("bf16", "i8", "u8", "i16", "u16"):
+                self.fail(inst, f"WGSL has no {t} values ({t} exists in SPIR-V and inside cooperative matrices)",
+                          hint="run the SPIR-V itself (emu diff --backend vulkan), or use 32-bit integers")
             if t.name == "f64" and self.d == "dawn":
                 self.fail(inst, "f64 is naga's (wgpu's SHADER_F64 feature): Tint (Dawn) has no 64-bit floats",
                           hint="emit with --dialect wgpu, or compute in f32")

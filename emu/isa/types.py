@@ -32,7 +32,7 @@ class Type:
 
 @dataclass(frozen=True)
 class ScalarType(Type):
-    name: str            # bool i32 u32 f32 f16 bf16 i8 u8
+    name: str            # bool i32 u32 f32 f16 bf16 i8 u8 i16 u16 i64 u64 f64
     kind: str            # 'bool' | 'sint' | 'uint' | 'float'
     bits: int
 
@@ -68,12 +68,14 @@ F16 = ScalarType("f16", "float", 16)
 BF16 = ScalarType("bf16", "float", 16)
 I8 = ScalarType("i8", "sint", 8)
 U8 = ScalarType("u8", "uint", 8)
+I16 = ScalarType("i16", "sint", 16)        # SPIR-V's Int16 (GLSL's int16_t); WGSL has none
+U16 = ScalarType("u16", "uint", 16)
 I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
 U64 = ScalarType("u64", "uint", 64)
 F64 = ScalarType("f64", "float", 64)       # naga's (wgpu's SHADER_F64); Tint has none
-SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64, F64)}
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I16, U16, I64, U64, F64)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
-STORAGE_ONLY = (BF16, I8, U8)
+STORAGE_ONLY = (BF16, I8, U8, I16, U16)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """Scalar type names of the project and their numpy representations.
 
 Every scalar type is named by a short string used across emu:
-'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64' (naga's 64-bit integers),
-'f64' (naga's IEEE binary64).
-'bf16', 'i8' and 'u8' are not WGSL scalar types; they exist as component types of
-cooperative matrices and follow the same rules as their WGSL relatives
-(bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits).
+'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16' (SPIR-V's Int16),
+'i64', 'u64' (naga's 64-bit integers), 'f64' (naga's IEEE binary64).
+'bf16', 'i8', 'u8', 'i16' and 'u16' are not WGSL scalar types; they exist as component types of
+cooperative matrices and SPIR-V values and follow the same rules as their WGSL relatives
+(bf16 like f16/f32, i8/u8/i16/u16 like i32/u32 at 8 and 16 bits).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64', 'f64')
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64', 'f64')
 
 class LazyTable(dict):
     """A dict some of whose entries are made on first use by `load(key)`, which raises KeyError
@@ -92,6 +92,8 @@ NP = LazyTable({
     'f16': np.dtype(np.float16),
     'i8': np.dtype(np.int8),
     'u8': np.dtype(np.uint8),
+    'i16': np.dtype(np.int16),
+    'u16': np.dtype(np.uint16),
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.float64),
@@ -110,6 +112,8 @@ BITS = {
     'bf16': np.dtype(np.uint16),
     'i8': np.dtype(np.uint8),
     'u8': np.dtype(np.uint8),
+    'i16': np.dtype(np.uint16),
+    'u16': np.dtype(np.uint16),
     'i64': np.dtype(np.uint64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.uint64),
@@ -118,14 +122,15 @@ BITS = {
 SIZE = {name: BITS[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16', 'f64'})
-INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i64', 'u64'})
-SIGNED = frozenset({'i32', 'i8', 'i64'})
-UNSIGNED = frozenset({'u32', 'u8', 'u64'})
+INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64'})
+SIGNED = frozenset({'i32', 'i8', 'i16', 'i64'})
+UNSIGNED = frozenset({'u32', 'u8', 'u16', 'u64'})
 
 # Bit width of the integer types.
-WIDTH = {'i32': 32, 'u32': 32, 'i8': 8, 'u8': 8, 'i64': 64, 'u64': 64}
-INT_MIN = {'i32': -2**31, 'u32': 0, 'i8': -128, 'u8': 0, 'i64': -2**63, 'u64': 0}
-INT_MAX = {'i32': 2**31 - 1, 'u32': 2**32 - 1, 'i8': 127, 'u8': 255, 'i64': 2**63 - 1, 'u64': 2**64 - 1}
+WIDTH = {'i32': 32, 'u32': 32, 'i8': 8, 'u8': 8, 'i16': 16, 'u16': 16, 'i64': 64, 'u64': 64}
+INT_MIN = {'i32': -2**31, 'u32': 0, 'i8': -128, 'u8': 0, 'i16': -2**15, 'u16': 0, 'i64': -2**63, 'u64': 0}
+INT_MAX = {'i32': 2**31 - 1, 'u32': 2**32 - 1, 'i8': 127, 'u8': 255, 'i16': 2**15 - 1, 'u16': 2**16 - 1,
+           'i64': 2**63 - 1, 'u64': 2**64 - 1}
 
 
 @dataclass(frozen=True)

@@ -319,6 +319,18 @@ def convert(x, src: str, dst: str) -> np.ndarray:
 
 
 @_quiet
+def convert_native(x, src: str, dst: str) -> np.ndarray:
+    """SPIR-V's own conversions (OpConvertSToF, OpUConvert, ...) on an IEEE device: as `convert`,
+    except that an integer converts to f16 by IEEE rounding to nearest (u16 65519 -> 65504;
+    infinity only from 65520), where WGSL's rule takes any integer past 65504 to infinity.
+    Measured on lavapipe (tests/hw/test_vulkan_int16_lavapipe.py)."""
+    if src in dtypes.INTS and dst == 'f16':
+        # exact in float64 below 2^53 (past it f16 is infinite either way), then one RNE
+        return as_type(x, src).astype(np.float64).astype(np.float16)
+    return convert(x, src, dst)
+
+
+@_quiet
 def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     """Like convert, but out-of-range values clamp to the destination's range instead
     of wrapping (integer targets) or overflowing to infinity (float targets: finite

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
-from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, U32, U64, VOID, ArrayType, CoopMatrixType,
+from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images
 from .grammar import Instruction, enum_names
@@ -49,9 +49,9 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
                 # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
                 # f64 values where the verifier meets them) and 64-bit atomics on them
-                "Float64", "Int64", "Int64Atomics"}
-
-WIDTHS = {"Int16": "16-bit integers"}
+                "Float64", "Int64", "Int64Atomics",
+                # 16-bit integers (the IR's i16, u16) in registers; their storage is above
+                "Int16"}
 
 
 def ident(name: str) -> str:
@@ -134,10 +134,6 @@ class ModuleInfo:
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
-                if i.ops[0] in WIDTHS:
-                    self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8-, 32- and 64-bit "
-                                 f"integers and f16, bf16, f32 and f64 floats",
-                              hint="use 32-bit types (int, uint, float), or float16_t / 8-bit / 64-bit integers")
                 if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES):
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
                               hint="emu runs compute shaders with the Shader, Int8, Float16, Int64, Float64, "
@@ -214,11 +210,11 @@ class ModuleInfo:
         if op == "OpTypeBool":
             return BOOL
         if op == "OpTypeInt":
-            t = {(32, 1): I32, (32, 0): U32, (8, 1): I8, (8, 0): U8, (64, 1): I64, (64, 0): U64}.get((o[0], o[1]))
+            t = {(32, 1): I32, (32, 0): U32, (8, 1): I8, (8, 0): U8, (16, 1): I16, (16, 0): U16,
+                 (64, 1): I64, (64, 0): U64}.get((o[0], o[1]))
             if t is None:
-                self.fail(i, f"{o[0]}-bit integers are not supported: emu's IR has 8-, 32- and 64-bit integers",
-                          hint="use 32- or 64-bit integers (int/uint, int64_t/uint64_t), or 8-bit ones "
-                               "inside cooperative matrices")
+                self.fail(i, f"{o[0]}-bit integers are not supported: emu's IR has 8-, 16-, 32- and 64-bit integers",
+                          hint="use 8-, 16-, 32- or 64-bit integers (int8_t ... int64_t)")
             return t
         if op == "OpTypeFloat":
             if o[0] == 16 and len(o) > 1 and o[1] == "BFloat16KHR":

@@ -6,7 +6,7 @@ signed/unsigned SPIR-V opcodes bitcast their operands to the signedness they nam
 from __future__ import annotations
 
 from ...isa.ops import NO_F64_BUILTINS
-from ...isa.types import (BOOL, F32, F64, I8, I32, I64, U8, U32, U64, ArrayType, CoopMatrixType, MatrixType,
+from ...isa.types import (BOOL, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, ArrayType, CoopMatrixType, MatrixType,
                           PointerType, ScalarType, StructType, Type, VectorType, scalar_of, width,
                           with_scalar)
 from ...isa.ir import Value
@@ -98,8 +98,8 @@ def scalar_of_or_none(t: Type):
 def _partner(s: ScalarType, kind: str) -> ScalarType:
     """The integer type of the same width with the signedness `kind` ('S' or 'U')."""
     if kind == "S":
-        return {U32: I32, U8: I8, U64: I64}.get(s, s)
-    return {I32: U32, I8: U8, I64: U64}.get(s, s)
+        return {U32: I32, U8: I8, U16: I16, U64: I64}.get(s, s)
+    return {I32: U32, I8: U8, I16: U16, I64: U64}.get(s, s)
 
 
 class OpLowering:
@@ -159,8 +159,9 @@ class OpLowering:
             b = self.as_sign(b, kind) if fn != "shr" else b
         if fn in ("shl", "shr"):
             b = self.as_sign(b, "U")
-            if scalar_of(b.type) == U64:
-                # SPIR-V's amount may be 64-bit, the IR's is u32: its low word (past 63 it is undefined)
+            if scalar_of(b.type) != U32:
+                # SPIR-V's amount may be of any width, the IR's is u32: its value (a u64's low word;
+                # past the shifted type's width it is undefined)
                 b = self.b.op("convert", [b], with_scalar(b.type, U32))
         if width(a.type) != width(b.type):       # vector op scalar
             big = a if width(a.type) > width(b.type) else b

@@ -135,12 +135,22 @@ def test_glslang_error_names_the_line():
 
 
 def test_unsupported_types_are_refused_clearly():
-    # (64-bit integers and floats run: test_spirv_64bit.py; the IR has no 16-bit integers)
-    src = ("#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_int16 : require\n"
-           "layout(local_size_x = 1) in;\nlayout(binding = 0) buffer B { int16_t v[]; } b;\n"
-           "void main() { b.v[0] = int16_t(1); }\n")
-    e = _error(src, "i16.comp")
-    assert "16-bit integers are not supported" in e.message and "OpCapability Int16" in e.message
+    # (8-, 16- and 64-bit integers and floats run: test_spirv_int16.py, test_spirv_64bit.py)
+    src = """OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%i24 = OpTypeInt 24 1
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"""
+    e = _error(src, "i24.spvasm")
+    assert e.message == "24-bit integers are not supported: emu's IR has 8-, 16-, 32- and 64-bit integers"
+    assert (e.loc.file, e.loc.line) == ("i24.spvasm", 7)
 
 
 def test_not_spirv():
