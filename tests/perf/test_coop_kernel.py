@@ -591,6 +591,17 @@ SPIRV_CASES = [
         (0, 0): rng.standard_normal(4 * 16), (0, 1): 16 + 4 * 72}), (1, 1, 1), "declined"),
     ("switch64.spvasm", "reference", None, {}, lambda rng: {(0, 0): np.array([5000000000, -3, 705032704, 4], np.int64)},
      (1, 1, 1), "declined"),
+    ("int16.comp", "lavapipe", None, {"0": -1213}, lambda rng: _push(struct.pack("<IhH", 9, -30000, 0xF0F0), {
+        (0, 0): rng.integers(-2 ** 15, 2 ** 15, 64).astype(np.int16), (0, 1): rng.integers(0, 2 ** 16, 128).astype(np.uint16),
+        (0, 2): 42 * 64 * 2, (0, 3): 12 * 64 * 4,
+        (0, 4): np.frombuffer(struct.pack("<Hhhh8x", 40503, 3, -1234, 32767), np.uint8)}),
+     (1, 1, 1), "declined"),
+    ("mul_extended.comp", "nvidia-h200", None, {}, lambda rng: _push(struct.pack("<III", 7, 2454267027, 3), {
+        (0, 0): rng.integers(0, 2 ** 32, 64).astype(np.uint32), (0, 1): rng.integers(0, 2 ** 32, 64).astype(np.uint32),
+        (0, 2): 10 * 64 * 4}), (1, 1, 1), "declined"),
+    ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {
+        (0, 0): rng.integers(0, 2 ** 64, 64, dtype=np.uint64), (0, 1): rng.integers(0, 2 ** 64, 64, dtype=np.uint64),
+        (0, 2): 9 * 64 * 8}, (1, 1, 1), "declined"),
     # A and B staged through shared memory between barrier()s (workgroup mode)
     ("gemm_tiled_khr.comp", "nvidia-h200", None, {"0": 64, "1": 96, "2": 64}, lambda rng: {
         (0, 0): _h(rng, 64 * 64), (0, 1): _h(rng, 64 * 96), (0, 2): 4 * 64 * 96}, (3, 2, 1), "compiled"),
