@@ -17,7 +17,7 @@ from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
 from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
-from . import images
+from . import images, mixed_dot
 from .grammar import Instruction, enum_names
 from ...isa.ir import PUSH_CONSTANTS  # noqa: F401  (also spelled here)
 
@@ -134,7 +134,7 @@ class ModuleInfo:
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
-                if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES):
+                if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES | mixed_dot.CAPABILITIES):
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
                               hint="emu runs compute shaders with the Shader, Int8, Float16, Int64, Float64, "
                                    "8/16-bit storage, GroupNonUniform* and CooperativeMatrixKHR capabilities")
