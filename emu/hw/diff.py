@@ -109,6 +109,10 @@ def buffer_size(t: Type, elements: int) -> int:
 
 def _random_scalars(s: ScalarType, n: int, rng: np.random.Generator) -> np.ndarray:
     """Finite, varied values: floats sign * 2^[-8, 8) * [1, 2); integers half small, half any."""
+    if s.is_float and s.bits <= 8:      # SPIR-V's 8/4-bit floats: any finite code
+        from ..numerics.dtypes import NP
+        v = rng.integers(0, 1 << s.bits, size=n).astype(np.uint8).view(NP[s.name])
+        return np.where(np.isfinite(v.astype(np.float32)), v, np.zeros(1, NP[s.name]))
     if s.is_float:
         e = rng.integers(-8, 8, size=n)
         v = np.ldexp(1.0 + rng.random(n), e) * rng.choice([-1.0, 1.0], size=n)

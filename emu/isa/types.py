@@ -41,7 +41,8 @@ class ScalarType(Type):
 
     @property
     def size(self) -> int:
-        return 4 if self.kind == "bool" else self.bits // 8
+        # a 4-bit float is held in one byte (SPIR-V keeps it out of host-visible memory)
+        return 4 if self.kind == "bool" else max(1, self.bits // 8)
 
     @property
     def align(self) -> int:
@@ -73,7 +74,13 @@ U16 = ScalarType("u16", "uint", 16)
 I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
 U64 = ScalarType("u64", "uint", 64)
 F64 = ScalarType("f64", "float", 64)       # naga's (wgpu's SHADER_F64); Tint has none
-SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I16, U16, I64, U64, F64)}
+# SPIR-V's 8- and 4-bit floats (SPV_EXT_float8, SPV_EXT_ocp_microscaling_types): constants, memory,
+# bitcasts and conversions to wider floats only
+F8E4M3 = ScalarType("f8e4m3", "float", 8)
+F8E5M2 = ScalarType("f8e5m2", "float", 8)
+F4E2M1 = ScalarType("f4e2m1", "float", 4)
+MINIFLOATS = (F8E4M3, F8E5M2, F4E2M1)
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I16, U16, I64, U64, F64, *MINIFLOATS)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
 STORAGE_ONLY = (BF16, I8, U8, I16, U16)
 

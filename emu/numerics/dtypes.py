@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64', 'f64')
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64', 'f64',
+         'f8e4m3', 'f8e5m2', 'f4e2m1')
 
 class LazyTable(dict):
     """A dict some of whose entries are made on first use by `load(key)`, which raises KeyError
@@ -69,11 +70,15 @@ class LazyTable(dict):
         return dict(dict.items(self))
 
 
+# ml_dtypes' names of the types it holds (loaded on first use)
+_ML_DTYPES = {'bf16': 'bfloat16', 'f8e4m3': 'float8_e4m3fn', 'f8e5m2': 'float8_e5m2', 'f4e2m1': 'float4_e2m1fn'}
+
+
 def _bf16_dtype(name: str):
-    if name != 'bf16':
+    if name not in _ML_DTYPES:
         raise KeyError(name)
     import ml_dtypes
-    return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
 
 
 def _bf16_name(dt) -> str:
@@ -97,7 +102,7 @@ NP = LazyTable({
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.float64),
-}, _bf16_dtype, pending=('bf16',))
+}, _bf16_dtype, pending=('bf16', 'f8e4m3', 'f8e5m2', 'f4e2m1'))
 
 # float dtype -> name: the inverse of NP for the matrix unit's input formats
 FLOAT_NAMES = LazyTable({np.dtype(np.float16): 'f16', np.dtype(np.float32): 'f32'}, _bf16_name)
@@ -117,11 +122,17 @@ BITS = {
     'i64': np.dtype(np.uint64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.uint64),
+    'f8e4m3': np.dtype(np.uint8),
+    'f8e5m2': np.dtype(np.uint8),
+    'f4e2m1': np.dtype(np.uint8),        # one byte a value: its code in the low 4 bits (as ml_dtypes)
 }
 
 SIZE = {name: BITS[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16', 'f64'})
+# SPIR-V's 8- and 4-bit floats (SPV_EXT_float8's E4M3 and E5M2, the OCP microscaling FP4 E2M1):
+# no arithmetic of their own, only conversions to wider floats (exact), constants and bitcasts
+MINIFLOATS = frozenset({'f8e4m3', 'f8e5m2', 'f4e2m1'})
 INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64'})
 SIGNED = frozenset({'i32', 'i8', 'i16', 'i64'})
 UNSIGNED = frozenset({'u32', 'u8', 'u16', 'u64'})

@@ -301,6 +301,11 @@ def convert(x, src: str, dst: str) -> np.ndarray:
     x = as_type(x, src)
     if src == dst:
         return x.copy()
+    if src in dtypes.MINIFLOATS:        # exact in f32 (E4M3's NaN too), then f32's conversion
+        x32 = x.astype(np.float32)
+        return x32 if dst == 'f32' else convert(x32, 'f32', dst)
+    if dst in dtypes.MINIFLOATS:
+        raise InvalidArgument(f"conversion to {dst} is not defined (8- and 4-bit floats are only read)")
     if dst == 'bool':
         if src in ('f16', 'bf16'):
             x = rounding.widen_to_f32(x, src)
@@ -505,6 +510,11 @@ def literal(value, ty: str) -> np.ndarray:
         if not -2**63 <= q < 2**63:
             raise InvalidArgument(f"literal {what} is out of range for AbstractInt")
         q = _round_checked(q, dtypes.F64, 'AbstractFloat', what)
+    if ty in dtypes.MINIFLOATS:         # SPIR-V's 8/4-bit floats: a value the format holds exactly
+        out = np.array(float(q), NP[ty])
+        if Fraction(float(out.astype(np.float64))) != q:
+            raise InvalidArgument(f"literal {what} is not exactly a {ty} value")
+        return -out if negative and q == 0 else out
     r = _round_checked(q, FORMAT[ty], ty, what, exact=exact_hex)
     out = rounding.fraction_to_array(r, ty)
     if r == 0 and negative:

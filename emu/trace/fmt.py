@@ -7,7 +7,8 @@ import numpy as np
 
 from ..numerics.dtypes import BITS, FLOATS, NP
 
-HEX_DIGITS = {"f16": 4, "bf16": 4, "f32": 8, "i32": 8, "u32": 8, "i8": 2, "u8": 2, "i16": 4, "u16": 4, "bool": 2}
+HEX_DIGITS = {"f16": 4, "bf16": 4, "f32": 8, "i32": 8, "u32": 8, "i8": 2, "u8": 2, "i16": 4, "u16": 4,
+              "f8e4m3": 2, "f8e5m2": 2, "f4e2m1": 1, "bool": 2}
 
 
 def bits_fmt(tname: str) -> str:

@@ -16,6 +16,7 @@ from ...isa.verify import FLEXIBLE_DIMENSIONS
 from .grammar import Instruction
 from .images import ImageLowering, is_handle_desc
 from .integers import IntegerLowering
+from .minifloats import MiniFloatLowering
 from .mixed_dot import MixedDotLowering
 from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident
 from .ops import OpLowering
@@ -46,7 +47,7 @@ def _coop_chains(fn) -> set:
     return {x for x, good in uses.items() if good}
 
 
-class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, OpLowering):
+class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloatLowering, OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
         self.info, self.module, self.b, self.fn = info, module, b, fn

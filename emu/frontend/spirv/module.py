@@ -17,7 +17,7 @@ from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
 from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
-from . import images, mixed_dot
+from . import images, minifloats, mixed_dot
 from .grammar import Instruction, enum_names
 from ...isa.ir import PUSH_CONSTANTS  # noqa: F401  (also spelled here)
 
@@ -134,7 +134,8 @@ class ModuleInfo:
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
-                if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES | mixed_dot.CAPABILITIES):
+                if not enum_names("Capability", i.ops[0]) & (CAPABILITIES | images.CAPABILITIES | mixed_dot.CAPABILITIES
+                                                           | minifloats.CAPABILITIES):
                     self.fail(i, f"capability {i.ops[0]} is not supported by emu",
                               hint="emu runs compute shaders with the Shader, Int8, Float16, Int64, Float64, "
                                    "8/16-bit storage, GroupNonUniform* and CooperativeMatrixKHR capabilities")
@@ -219,10 +220,13 @@ class ModuleInfo:
         if op == "OpTypeFloat":
             if o[0] == 16 and len(o) > 1 and o[1] == "BFloat16KHR":
                 return BF16
+            if len(o) > 1 and (o[0], o[1]) in minifloats.ENCODINGS:
+                return minifloats.ENCODINGS[o[0], o[1]]
             t = {32: F32, 16: F16, 64: F64}.get(o[0])
             if t is None or len(o) > 1:
                 self.fail(i, f"{o[0]}-bit floats{' (' + o[1] + ')' if len(o) > 1 else ''} are not supported: "
-                             f"emu's IR has f16, bf16, f32 and f64", hint="use float (f32), double or float16_t")
+                             f"emu's IR has f16, bf16, f32, f64 and the 8- and 4-bit E4M3, E5M2 and E2M1",
+                          hint="use float (f32), double or float16_t")
             return t
         if op == "OpTypeVector":
             elem = self.type(o[0], i)
@@ -572,6 +576,9 @@ def literal(t: Type, words: list, i: Instruction, info) -> object:
             return struct.unpack("<d", struct.pack("<Q", w))[0]
         if t.bits == 32:
             return struct.unpack("<f", struct.pack("<I", w))[0]
+        if t.bits < 16:                 # an 8- or 4-bit float: its code in the low bits
+            from ...numerics.dtypes import NP
+            return float(np.array([w & ((1 << t.bits) - 1)], np.uint8).view(NP[t.name])[0])
         dt = np.float16 if t.name == "f16" else None
         if dt is None:
             import ml_dtypes
