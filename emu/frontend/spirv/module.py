@@ -49,7 +49,12 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
                 # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
                 # f64 values where the verifier meets them) and 64-bit atomics on them
-                "Float64", "Int64", "Int64Atomics"}
+                "Float64", "Int64", "Int64Atomics",
+                # SPV_KHR_integer_dot_product (intdot.py)
+                "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
+                # SPV_VALVE_mixed_float_dot_product: declared by 170 of llama.cpp's modules that never use
+                # its one instruction (OpFDot2MixAcc32VALVE, which the front end refuses by name)
+                "DotProductFloat16AccFloat32VALVE"}
 
 WIDTHS = {"Int16": "16-bit integers"}
 
@@ -326,6 +331,8 @@ class ModuleInfo:
         t = self.type(e.type_id, at)
         self._evaluating.add(id_)
         try:
+            if op == "CompositeExtract":      # gl_WorkGroupSize.x sizing an array
+                return self._spec_component(e.ops[1], e.ops[2:], at)
             args = [self.spec_value(x, at) for x in e.ops[1:]]
         finally:
             self._evaluating.discard(id_)
@@ -346,6 +353,21 @@ class ModuleInfo:
             return int(bool(r))
         r &= (1 << t.bits) - 1
         return r - (1 << t.bits) if t.kind == "sint" and r >> (t.bits - 1) else r
+
+    def _spec_component(self, id_: int, path: list, at: Instruction) -> int:
+        """The integer at `path` (literal indices) of a (specialization) constant composite."""
+        if not path:
+            return self.spec_value(id_, at)
+        e = self.spec_exprs.get(id_)
+        if e is not None and e.opname == "OpSpecConstantComposite" and path[0] < len(e.ops):
+            return self._spec_component(e.ops[path[0]], path[1:], at)
+        c = self.consts.get(id_)
+        if c is not None and isinstance(c[1], list):
+            v = c[1]
+            for k in path:
+                v = v[k]
+            return int(v)
+        self.fail(at, f"%{id_} must be a constant composite here")
 
     def host_value(self, o: Override):
         """The host's value of a spec constant (by name or SpecId), else its default."""
@@ -557,6 +579,8 @@ SPEC_INT_OPS = {
     "ULessThanEqual": lambda a, b: a <= b, "SLessThanEqual": lambda a, b: a <= b,
     "UGreaterThanEqual": lambda a, b: a >= b, "SGreaterThanEqual": lambda a, b: a >= b,
     "UConvert": lambda a: a, "SConvert": lambda a: a,
+    "LogicalAnd": lambda a, b: a and b, "LogicalOr": lambda a, b: a or b, "LogicalNot": lambda a: not a,
+    "LogicalEqual": lambda a, b: bool(a) == bool(b), "LogicalNotEqual": lambda a, b: bool(a) != bool(b),
 }
 UNSIGNED_SPEC_OPS = {"UDiv", "UMod", "ShiftRightLogical", "ULessThan", "UGreaterThan", "ULessThanEqual",
                      "UGreaterThanEqual", "UConvert"}

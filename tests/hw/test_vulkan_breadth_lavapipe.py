@@ -1,0 +1,30 @@
+"""The SPIR-V constructs of llama.cpp's Vulkan shaders that lavapipe (Mesa 25.0.7) also runs:
+our own GLSL shaders, through `emu diff --backend vulkan`, bit for bit against the emulator
+running the same module. Skipped where no Vulkan device exists. (The emulator's side is checked
+against the spec's arithmetic in tests/frontend/spirv.)"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from emu.hw import vulkan
+from emu.hw.diff import diff_shader
+
+ROOT = Path(__file__).resolve().parents[2]
+SPIRV = ROOT / "tests" / "shaders" / "spirv"
+INFO, WHY = vulkan.available()
+pytestmark = pytest.mark.skipif(INFO is None, reason=f"no Vulkan device: {WHY}")
+
+
+def _identical(name: str, **kw):
+    rep = diff_shader((SPIRV / name).read_text(), f"tests/shaders/spirv/{name}", backend="vulkan", **kw)
+    assert rep.error is None, rep.error
+    assert rep.identical, rep.text()
+    return rep
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_integer_dot_products_match_lavapipe(seed):
+    from tests.frontend.spirv.test_spirv_int_dot import inputs
+    _identical("int_dot.comp", buffers={(0, 0): inputs(seed)})
