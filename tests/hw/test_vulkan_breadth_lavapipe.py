@@ -28,3 +28,9 @@ def _identical(name: str, **kw):
 def test_integer_dot_products_match_lavapipe(seed):
     from tests.frontend.spirv.test_spirv_int_dot import inputs
     _identical("int_dot.comp", buffers={(0, 0): inputs(seed)})
+
+
+@pytest.mark.parametrize("overrides", [{"0": "8", "1": "3"}, {"0": "16", "1": "1"}])
+def test_a_spec_id_of_two_types_and_a_workgroup_sized_array_match_lavapipe(overrides):
+    rep = _identical("spec_id_twins.comp", dispatch=(3, 1, 1), overrides=overrides)
+    assert rep.bindings[0].elements > 0

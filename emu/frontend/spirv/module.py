@@ -371,10 +371,12 @@ class ModuleInfo:
 
     def host_value(self, o: Override):
         """The host's value of a spec constant (by name or SpecId), else its default."""
-        from ...isa.constants import coerce_scalar
+        from ...isa.constants import host_override_values
+        declared = list({id(x): x for x in self.overrides.values()}.values())
         for key in (o.name, str(o.id)):
             if key in self.constants:
-                return coerce_scalar(o.type, self.constants[key], f"specialization constant '{o.name}'")
+                return host_override_values(declared, key, self.constants[key],
+                                            "specialization constant '{}'")[o.name]
         return o.default
 
     def _int_const(self, id_: int, at: Instruction) -> int:
@@ -481,13 +483,21 @@ class ModuleInfo:
         if spec is None:      # not settable: a constant
             self.consts[i.result] = (t, default)
             return
-        same = next((o for o in self.overrides.values() if o.id == spec[0]), None)
-        if same is not None:      # glslang declares local_size_x_id twice: one host value
-            if same.type != t:
-                self.fail(i, f"SpecId {spec[0]} is declared as {same.type} and as {t}")
-            self.overrides[i.result] = same
+        same = [o for o in self.overrides.values() if o.id == spec[0]]
+        kept = next((o for o in same if o.type == t), None)
+        if kept is not None:      # glslang declares local_size_x_id twice: one host value
+            self.overrides[i.result] = kept
             return
+        if same and (not isinstance(t, ScalarType) or same[0].type.size != t.size):
+            # one host value of the constant's size (VUID-VkSpecializationMapEntry-constantID-00776)
+            self.fail(i, f"SpecId {spec[0]} is declared as {same[0].type} and as {t}, of another size: "
+                         f"Vulkan sets it with one value of the constant's size",
+                      hint="declare the constant with types of one size (int and uint)")
+        # a SpecId declared with two types of one size is one host value, its bytes read as
+        # each type (emu.isa.constants.host_override_values)
         name = self.name(i.result, f"spec{spec[0]}")
+        taken = {o.name for o in self.overrides.values()}
+        name = name if name not in taken else f"{name}_{t}"
         self.overrides[i.result] = Override(name, t, spec[0], default, self.loc(i))
 
     # -- variables ------------------------------------------------------------------------------
