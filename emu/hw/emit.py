@@ -693,6 +693,8 @@ def _x_call(em, i, a):
 
 
 def _x_subgroup(em, i, a):
+    if "cluster" in i.attrs:
+        em.fail(i, "WGSL has no clustered subgroup operations", hint="run the SPIR-V module with --backend vulkan")
     return f"{_SUBGROUP_NAMES[i.attrs['fn']]}({', '.join(a)})"
 
 

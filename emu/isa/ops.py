@@ -102,8 +102,9 @@ _OPS = [
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
     OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL", attrs=("fn",)),
     # subgroups
-    OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes", attrs=("fn",),
-          effects=True),
+    OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes (`cluster` N: a "
+          "reduction over each N consecutive invocations, SPIR-V's ClusteredReduce)", attrs=("fn",),
+          optional=("cluster",), effects=True),
     # textures
     OpDef("texture", (1, 7), None, "a texture builtin: `fn` names it, `operands` gives the role of "
           "each operand (texture, sampler, coords, level, ...); `out_of_bounds` \"zero_texel\": an out-of-bounds "

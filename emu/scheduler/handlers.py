@@ -407,7 +407,10 @@ def h_subgroup(ex, inst, mask, frame):
     if inst.attrs["fn"] in ("shuffle", "shuffle_xor"):
         _lane_outside(ex, inst, mask, np.asarray(args[1]).astype(np.int64))
     try:
-        return nreduce.subgroup(inst.attrs["fn"], ty, ex.opts.subgroup_size, mask, *args,
+        # a clustered reduction is the reduction of each cluster of consecutive invocations
+        # (a power of two; one larger than the subgroup is the whole subgroup)
+        sg = min(ex.opts.subgroup_size, inst.attrs.get("cluster", ex.opts.subgroup_size))
+        return nreduce.subgroup(inst.attrs["fn"], ty, sg, mask, *args,
                                 order=ex.pipe.profile.subgroup_order, num=_num(ex, "scalar"))
     except nreduce.NonUniform as e:
         lanes = np.zeros(ex.lanes, np.bool_)

@@ -34,3 +34,10 @@ def test_integer_dot_products_match_lavapipe(seed):
 def test_a_spec_id_of_two_types_and_a_workgroup_sized_array_match_lavapipe(overrides):
     rep = _identical("spec_id_twins.comp", dispatch=(3, 1, 1), overrides=overrides)
     assert rep.bindings[0].elements > 0
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_clustered_reductions_and_ballot_queries_match_lavapipe(seed):
+    import numpy as np
+    x = np.random.default_rng(seed).integers(0, 1 << 32, 256, dtype=np.uint64).astype(np.uint32)
+    _identical("subgroup_clustered_ballot.comp", dispatch=(4, 1, 1), buffers={(0, 0): x})

@@ -54,7 +54,9 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
                 # SPV_VALVE_mixed_float_dot_product: declared by 170 of llama.cpp's modules that never use
                 # its one instruction (OpFDot2MixAcc32VALVE, which the front end refuses by name)
-                "DotProductFloat16AccFloat32VALVE"}
+                "DotProductFloat16AccFloat32VALVE",
+                # clustered reductions (subgroups.py)
+                "GroupNonUniformClustered"}
 
 WIDTHS = {"Int16": "16-bit integers"}
 

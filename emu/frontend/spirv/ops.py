@@ -714,12 +714,12 @@ class OpLowering:
                 if fn not in ("add", "mul"):
                     self.fail(i, f"{group_op} of {name} is not supported (add and mul scans only)")
                 fn = ("inclusive_" if group_op == "InclusiveScan" else "exclusive_") + fn
-            elif group_op != "Reduce":
+            elif group_op not in ("Reduce", "ClusteredReduce"):
                 self.fail(i, f"group operation {group_op} is not supported")
             x = self.val(i.ops[2], i)
             x = self.as_sign(x, GROUP_SIGN.get(name, ""), None if name in GROUP_SIGN else rt) \
                 if scalar_of(x.type).is_int else x
-            r = self.b.op("subgroup", [x], x.type, fn=fn)
+            r = self.b.op("subgroup", [x], x.type, fn=fn, **self.cluster(i))
             return self.define(i.result, self.as_sign(r, "", rt) if r.type != rt else r)
         self.fail(i, f"{op} is not supported")
 
