@@ -4,7 +4,7 @@ Dask worker's own threads: a job's time limit is a signal, and a job that crashe
 takes only the sandbox down. Nothing here needs Dask: scripts/corpus.py uses the corpus job and
 the summary table in its own process pool.
 
-corpus: emu's front end (what `emu ir` does) on one WGSL file, classed as
+corpus: emu's front end (what `emu ir` does) on one WGSL file (or SPIR-V binary, *.spv), classed as
   ok        the IR was built and printed
   rejected  a clean EmuError (one message with file:line:col); bucketed by its message
   crash     any other exception (a traceback: a bug in emu)
@@ -95,8 +95,14 @@ def compile_one(path: str, timeout: float) -> dict:
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        src = open(path, encoding="utf-8", errors="replace").read()
-        module, _ = compile_for_ir(src, path, constants=overrides_of(src))
+        if path.lower().endswith(".spv"):
+            # a SPIR-V binary passes as undecoded bytes, as `emu ir` reads it (emu/cliargs.py)
+            src = pathlib.Path(path).read_bytes().decode("utf-8", "surrogateescape")
+            constants = None
+        else:
+            src = open(path, encoding="utf-8", errors="replace").read()
+            constants = overrides_of(src)
+        module, _ = compile_for_ir(src, path, constants=constants)
         print_module(module)
         outcome = None
     except Timeout:
