@@ -743,8 +743,10 @@ def _run_vulkan(source, file, module, fn, dispatch, data, outputs, bound, overri
     given = {o.name for o in module.overrides if o.name in overrides or str(o.id) in overrides}
     pack = {"bool": "<I", "i32": "<i", "u32": "<I", "f32": "<f", "f16": "<e", "i8": "<b", "u8": "<B", "i16": "<h", "u16": "<H",
             "i64": "<q", "u64": "<Q", "f64": "<d"}
-    spec = [(o.id, struct.pack(pack[o.type.name], values[o.name])) for o in module.overrides
-            if o.name in given and o.id is not None]
+    # one map entry per SpecId (VUID-VkSpecializationInfo-constantID-04911): the declarations of
+    # one SpecId with two types hold the same bytes
+    spec = list({o.id: (o.id, struct.pack(pack[o.type.name], values[o.name])) for o in reversed(module.overrides)
+                 if o.name in given and o.id is not None}.values())
     buffers = {k: v for k, v in data.items() if k != PUSH_CONSTANTS}
     kinds = {(g.group, g.binding): g.space for g in bound}
     return run_spirv(spirv_binary(source, file), entry=fn.name, dispatch=dispatch, buffers=buffers, kinds=kinds,

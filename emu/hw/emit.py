@@ -303,6 +303,10 @@ class _Emitter:
                 text += f" = {self.literal(o.type, o.default)}"
             self.line(text + ";")
         for g in m.globals:
+            if g.aliased:
+                self.fail(None, f"var<workgroup> '{g.name}' aliases the other workgroup blocks (SPIR-V's "
+                                f"WorkgroupMemoryExplicitLayoutKHR): WGSL has no aliased variables",
+                          hint="run the SPIR-V module with --backend vulkan")
             if g.space == "storage":
                 decl = f"@group({g.group}) @binding({g.binding}) var<storage, {g.access}>"
             elif g.space == "uniform":
@@ -694,6 +698,8 @@ def _x_call(em, i, a):
 
 
 def _x_subgroup(em, i, a):
+    if "cluster" in i.attrs:
+        em.fail(i, "WGSL has no clustered subgroup operations", hint="run the SPIR-V module with --backend vulkan")
     return f"{_SUBGROUP_NAMES[i.attrs['fn']]}({', '.join(a)})"
 
 
@@ -888,6 +894,11 @@ def r_store(em, i):
         em.line(plan)
         return
     em.line(f"{em.place(i.args[0], i)} = {em.val(i.args[1], i)};")
+
+
+def r_address_ptr(em, i):
+    em.fail(i, "WGSL has no pointers from device addresses (SPIR-V's PhysicalStorageBuffer)",
+            hint="run the SPIR-V module with --backend vulkan")
 
 
 def r_array_length(em, i):
@@ -1125,7 +1136,7 @@ def r_coop_length(em, i):
 EMIT_RULES = {
     OP.const: r_const, OP.input: r_input, OP.override: r_override, OP.undef: r_undef,
     OP.global_: r_global, OP.var: r_var, OP.access: r_access, OP.load: r_load, OP.store: r_store,
-    OP.array_length: r_array_length, OP.atomic: r_atomic, OP.barrier: r_barrier,
+    OP.array_length: r_array_length, OP.address_ptr: r_address_ptr, OP.atomic: r_atomic, OP.barrier: r_barrier,
     OP.construct: _expr_rule(OP.construct), OP.extract: r_extract, OP.insert: r_insert,
     OP.swizzle: _expr_rule(OP.swizzle), OP.unary: r_unary, OP.binary: r_binary,
     OP.select: _expr_rule(OP.select), OP.convert: _expr_rule(OP.convert),

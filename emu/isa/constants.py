@@ -67,3 +67,50 @@ def coerce_scalar(t: Type, value, what: str):
     except (ValueError, OverflowError):
         raise HostError(f"{what}: cannot read {value!r} as {t}",
                         hint=f"give a {t} literal, e.g. {'1.5' if t.is_float else 'true' if t.name == 'bool' else '16'}")
+
+
+def _floaty(value) -> bool:
+    if isinstance(value, str):
+        s = value.strip().lower()
+        return not s.startswith(("0x", "-0x")) and any(c in s for c in ".einf")
+    return isinstance(value, float)
+
+
+def host_override_values(overrides: list, key, value, what: str) -> dict:
+    """{override name: value} for a host value given by name or SpecId. Overrides that share a
+    SpecId are one API constant: Vulkan gives it as bytes of the constant's size
+    (VkSpecializationMapEntry, VUID-VkSpecializationMapEntry-constantID-00776), and each
+    declaration reads those bytes as its own type, so -1 set for a SpecId declared as i32 and
+    as u32 reads 0xFFFFFFFF in the u32 one. The value is read by the declaration named, else by
+    the first whose type takes it (a float's by a float declaration), then its bytes by the
+    others."""
+    named = [o for o in overrides if o.name == key]
+    target = named[0] if named else next((o for o in overrides if o.id is not None and str(o.id) == str(key)), None)
+    if target is None:
+        return {}
+    twins = [o for o in overrides if target.id is not None and o.id == target.id and o is not target]
+    if not twins:
+        return {target.name: coerce_scalar(target.type, value, what.format(target.name))}
+    order = [target] if named else sorted([target] + twins, key=lambda o: o.type.is_float != _floaty(value))
+    src, v, err = None, None, None
+    for o in order:
+        try:
+            src, v = o, coerce_scalar(o.type, value, what.format(o.name))
+            break
+        except HostError as e:
+            err = err or e
+    if src is None:
+        raise err
+    out = {}
+    for o in [target] + twins:
+        out[o.name] = v if o is src else reinterpret(src.type, v, o.type)
+    return out
+
+
+def reinterpret(src: ScalarType, value, dst: ScalarType):
+    """`value` of scalar type `src` read as `dst` of the same size (its bytes)."""
+    if src.name == "bool" or dst.name == "bool":          # a VkBool32: 0 or 1
+        return bool(value) if dst.name == "bool" else int(bool(value))
+    raw = np.asarray(value, np.float64 if src.is_float else None).astype(NP[src.name]).tobytes()
+    out = np.frombuffer(raw, NP[dst.name])[0]
+    return float(out) if dst.is_float else int(out)

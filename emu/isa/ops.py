@@ -78,6 +78,9 @@ _OPS = [
     OpDef("load", (1, 1), True, "read the value a pointer points at"),
     OpDef("store", (2, 2), False, "write a value through a pointer", effects=True),
     OpDef("array_length", (1, 1), True, "element count of a runtime-sized array"),
+    OpDef("address_ptr", (1, 1), True, "pointer to the memory at a device address (a u64 operand: a "
+          "buffer's device address plus an offset; SPIR-V's PhysicalStorageBuffer pointers); `align`: "
+          "the alignment the shader promises (its Aligned operand)", optional=("align",), effects=True),
     OpDef("atomic", (1, 3), True, "atomic read-modify-write through a pointer", attrs=("fn",),
           effects=True),
     OpDef("barrier", (0, 0), False, "control and memory barrier of the workgroup (or subgroup)",
@@ -102,8 +105,9 @@ _OPS = [
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
     OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL", attrs=("fn",)),
     # subgroups
-    OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes", attrs=("fn",),
-          effects=True),
+    OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes (`cluster` N: a "
+          "reduction over each N consecutive invocations, SPIR-V's ClusteredReduce)", attrs=("fn",),
+          optional=("cluster",), effects=True),
     # textures
     OpDef("texture", (1, 7), None, "a texture builtin: `fn` names it, `operands` gives the role of "
           "each operand (texture, sampler, coords, level, ...); `out_of_bounds` \"zero_texel\": an out-of-bounds "
@@ -146,8 +150,9 @@ _OPS = [
     OpDef("coop_convert", (1, 1), True, "convert each element to the result's element type "
           "(and use; transposed with `transpose`)", optional=("saturate", "transpose"), cooperative=True),
     OpDef("coop_reduce", (1, 1), True,
-          "combine a matrix's rows, columns, all elements or 2x2 blocks with fn; every element of "
-          "the result gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
+          "combine a matrix's rows, columns, all elements or 2x2 blocks with fn (add, mul, min, max, or "
+          "first / second: the combine function returns that operand); every element of the result "
+          "gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
           cooperative=True),
     OpDef("coop_per_element", (1, None), True,
           "call `callee`(row, column, element, operands...) for every element of the matrix (an operand "
@@ -155,8 +160,10 @@ _OPS = [
           "(VK_NV_cooperative_matrix2)", attrs=("callee",), effects=True, cooperative=True),
     OpDef("coop_load_tensor", (4, 5), True,
           "load a matrix from (array pointer, element offset) through a tensor layout (and view), "
-          "elements the view clips keeping the third operand's (VK_NV_cooperative_matrix2)",
-          effects=True, cooperative=True),
+          "elements the view clips keeping the third operand's (VK_NV_cooperative_matrix2); with "
+          "`decode`, each element is `decode`(the device address of its block, of `decode_size` bytes "
+          "each, the block coordinates, the coordinates in the block) instead of the bytes there",
+          optional=("decode", "decode_size"), effects=True, cooperative=True),
     OpDef("coop_store_tensor", (4, 5), False,
           "store a matrix (third operand) to (array pointer, element offset) through a tensor layout "
           "(and view)", effects=True, cooperative=True),

@@ -67,7 +67,7 @@ def check(module: Module) -> list[Finding]:
 FROM_OPERANDS = frozenset({
     OP.const, OP.override, OP.undef, OP.array_length, OP.construct, OP.extract, OP.insert,
     OP.swizzle, OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin,
-    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture,
+    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture, OP.address_ptr,
 })
 
 
@@ -117,8 +117,8 @@ class _Walker:
             if res is not None:
                 st.taint[res] = "an atomic's result"
         elif op == OP.subgroup:
-            s = self.source(i, i.args[1:]) if i.attrs["fn"] not in LANE_VARYING_SUBGROUP else \
-                f"{i.attrs['fn']} (different in each lane)"
+            s = self.source(i, i.args[1:]) if i.attrs["fn"] not in LANE_VARYING_SUBGROUP and \
+                "cluster" not in i.attrs else f"{i.attrs['fn']} (different in each lane or cluster)"
             if s:
                 st.taint[res] = s
         elif op == OP.coop_coordinate:

@@ -62,6 +62,8 @@ class Batch:
         self.lane_mem = Region("<private>", "lane", L, layout.lane_bytes, space="private")
         self.wg_mem = Region("<workgroup>", "workgroup", nwg, layout.workgroup_bytes, space="workgroup")
         self.buffers = buffers
+        from ..memory.addresses import DEVICE_MEMORY
+        self.addresses = buffers.get(DEVICE_MEMORY)     # the device's addressed buffers, if any
         self.globals = {}
         for g in pipe.module.globals:
             off = layout.global_offsets.get(g.name, 0)
@@ -504,17 +506,16 @@ def module_value_count(module: Module) -> int:
 
 
 def resolve_overrides(module: Module, given: dict) -> dict:
-    from ..isa.constants import coerce_scalar
+    from ..isa.constants import host_override_values
     out = {}
     known = {o.name: o for o in module.overrides}
-    by_id = {str(o.id): o for o in module.overrides if o.id is not None}
     for key, value in (given or {}).items():
-        o = known.get(key) or by_id.get(str(key))
-        if o is None:
+        values = host_override_values(module.overrides, key, value, "override '{}'")
+        if not values:
             names = ", ".join(known) or "none"
             raise EmuError(f"the shader has no override named '{key}' (it has: {names})",
                            hint="check the name in --override NAME=VALUE")
-        out[o.name] = coerce_scalar(o.type, value, f"override '{o.name}'")
+        out.update(values)
     for o in module.overrides:
         if o.name not in out:
             if o.default is None:

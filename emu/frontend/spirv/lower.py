@@ -18,7 +18,10 @@ from .images import ImageLowering, is_handle_desc
 from .integers import IntegerLowering
 from .minifloats import MiniFloatLowering
 from .mixed_dot import MixedDotLowering
-from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident
+from .intdot import IntegerDotLowering
+from .subgroups import SubgroupLowering
+from .physical import DecodeLowering, PhysicalLowering
+from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident, is_physical
 from .ops import OpLowering
 
 
@@ -47,7 +50,8 @@ def _coop_chains(fn) -> set:
     return {x for x, good in uses.items() if good}
 
 
-class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloatLowering, OpLowering):
+class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloatLowering, IntegerDotLowering,
+                      SubgroupLowering, PhysicalLowering, DecodeLowering, OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
         self.info, self.module, self.b, self.fn = info, module, b, fn
@@ -106,6 +110,13 @@ class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloa
             if id_ in self.demoted:
                 v = self.vars[id_]
                 return self.b.op("load", [v], v.type.pointee)
+        d = info.defs.get(id_)
+        if id_ in self.defined and d is not None and d.opname in ("OpAccessChain", "OpInBoundsAccessChain") \
+                and not is_physical(info.types.get(d.type_id)):
+            # a pointer defined in a block that does not enclose this use: the IR keeps no
+            # pointers in variables, so the chain is made again here from its base and indices
+            self.lower(d)
+            return self.scopes[-1][id_]
         if id_ in self.defined or id_ not in self.demoted:
             # defined in a block that does not enclose this use: keep it in a variable
             self.missed.add(id_)
@@ -143,6 +154,7 @@ class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloa
         fn = self.fn
         ft = self.info.types[fn.inst.ops[1]]
         ret = self.info.types[ft[1]]
+        ret = U64 if is_physical(ret) else ret        # a PhysicalStorageBuffer pointer: its address
         params = []
         body = Block()
         self.b.block = body
@@ -168,6 +180,8 @@ class FunctionLowerer(ImageLowering, IntegerLowering, MixedDotLowering, MiniFloa
         return f
 
     def _param_type(self, pt, p):
+        if is_physical(pt):
+            return U64                  # a PhysicalStorageBuffer pointer: its address
         if isinstance(pt, tuple) or is_handle_desc(pt):        # a pointer parameter
             pointee = pt[2] if isinstance(pt, tuple) else pt
             if is_handle_desc(pointee):

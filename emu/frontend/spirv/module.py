@@ -60,6 +60,32 @@ def ident(name: str) -> str:
     return s if not s[0].isdigit() else "_" + s
 
 
+# the capabilities of llama.cpp's shaders beyond the core set above
+CAPABILITIES |= {
+    # SPV_KHR_integer_dot_product (intdot.py)
+    "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
+    # clustered reductions (subgroups.py)
+    "GroupNonUniformClustered",
+    # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
+    "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
+    "WorkgroupMemoryExplicitLayout16BitAccessKHR",
+    # buffer device addresses: PhysicalStorageBuffer pointers (physical.py); block loads through
+    # a decode function, which takes one (its vector form is optional: emu decodes each element)
+    "PhysicalStorageBufferAddresses", "CooperativeMatrixBlockLoadsNV", "CooperativeMatrixDecodeVectorNV"}
+
+# capabilities of llama.cpp's shaders that emu does not model yet: what each is, and what to do
+NOT_YET = {
+    "Float8EXT": ("8-bit floats (SPV_EXT_float8: E4M3 and E5M2)",
+                  "emu's IR has f16, bf16, f32 and f64 floats; convert to f16 on the host"),
+    "Float8CooperativeMatrixEXT": ("cooperative matrices of 8-bit floats (SPV_EXT_float8)",
+                                   "use f16 or bf16 matrices"),
+    "Float4EXT": ("4-bit floats (SPV_EXT_float4: E2M1)",
+                  "emu's IR has f16, bf16, f32 and f64 floats; convert to f16 on the host"),
+    "DotProductFloat8AccFloat32VALVE": ("dot products of 8-bit floats (SPV_VALVE_mixed_float_dot_product)",
+                                        "use the f16 form (OpFDot2MixAcc32VALVE)"),
+}
+
+
 @dataclass
 class BuiltinVar:
     """An Input variable decorated BuiltIn: loads read the invocation's builtin value."""
@@ -101,6 +127,14 @@ class ModuleInfo:
         self.combined: dict[int, Global] = {}           # combined image sampler id -> its sampler half
         self.builtin_vars: dict[int, BuiltinVar] = {}
         self.entry_points: list[tuple[int, str]] = []
+        # every name of every capability declared (WorkgroupMemoryExplicitLayoutKHR changes variables)
+        self.capabilities: set[str] = {n for x in insts if x.opname == "OpCapability" and x.ops
+                                       for n in enum_names("Capability", x.ops[0])}
+        for x in insts:
+            if x.opname == "OpCapability" and x.ops and x.ops[0] in NOT_YET:
+                what, hint = NOT_YET[x.ops[0]]
+                self.current = x
+                self.fail(x, f"{what} are not supported by emu yet (capability {x.ops[0]})", hint=hint)
         self.modes: dict[int, dict[str, list]] = {}
         self.functions: dict[int, SpirvFunction] = {}
         self.structs: list[StructType] = []
@@ -145,8 +179,8 @@ class ModuleInfo:
                     self.fail(i, f"extended instruction set '{i.ops[0]}' is not supported",
                               hint="emu knows GLSL.std.450 and ignores NonSemantic.* sets")
             elif op == "OpMemoryModel":
-                if i.ops[0] != "Logical":
-                    self.fail(i, f"addressing model {i.ops[0]} is not supported (only Logical)")
+                if i.ops[0] not in ("Logical", "PhysicalStorageBuffer64"):
+                    self.fail(i, f"addressing model {i.ops[0]} is not supported (Logical and PhysicalStorageBuffer64)")
             elif op == "OpEntryPoint":
                 if i.ops[0] == "GLCompute":
                     self.entry_points.append((i.ops[1], i.ops[2]))
@@ -164,6 +198,8 @@ class ModuleInfo:
                     self.elem_strides[arrays[i.ops[0]]] = i.ops[2]
             elif op == "OpMemberDecorate":
                 self.member_decos.setdefault((i.ops[0], i.ops[1]), {})[i.ops[2]] = i.ops[3:]
+            elif op == "OpTypeForwardPointer":
+                self._type(i)
             elif op.startswith("OpType"):
                 self.types[i.result] = self._type(i)
             elif op in ("OpConstant", "OpConstantTrue", "OpConstantFalse", "OpConstantComposite",
@@ -200,6 +236,8 @@ class ModuleInfo:
     # -- types ----------------------------------------------------------------------------------
     def type(self, id_: int, at: Instruction) -> Type:
         t = self.types.get(id_)
+        if is_physical(t):
+            return U64          # a PhysicalStorageBuffer pointer as data: its 64-bit address
         if t is None or isinstance(t, tuple):
             self.fail(at, f"%{id_} is not a data type here")
         return t
@@ -251,7 +289,9 @@ class ModuleInfo:
                 n = self.spec_value(o[1], i)
                 self.needs_constants = True
             if n < 1:
-                self.fail(i, f"an array of length {n}", hint="an array's length must be positive; where "
+                how = "" if o[1] in self.consts else \
+                    " from specialization constants (" + ("the values given" if self.constants else "their defaults") + ")"
+                self.fail(i, f"an array of length {n}{how}", hint="an array's length must be positive; where "
                           "specialization constants size it, set them with --spec-constant ID=VALUE")
             t = ArrayType(elem, n)
             self._check_stride(i, t)
@@ -264,11 +304,16 @@ class ModuleInfo:
             return self._struct(i)
         if op == "OpTypePointer":
             pointee = self.types.get(o[1])
+            if is_physical(pointee):
+                pointee = U64   # a variable holding a PhysicalStorageBuffer pointer holds its address
             if not isinstance(pointee, (Type, images.HandleArray)) and not images.is_handle_desc(pointee):
                 self.fail(i, f"a pointer to %{o[1]}, which is no data type")
             return ("ptr", o[0], pointee)
         if op == "OpTypeForwardPointer":
-            self.fail(i, "forward pointers (physical storage buffers) are not supported")
+            if o[1] != "PhysicalStorageBuffer":
+                self.fail(i, f"a forward pointer of the {o[1]} storage class (PhysicalStorageBuffer only)")
+            self.types[o[0]] = ("ptr", o[1], None)     # its pointee comes with its OpTypePointer
+            return None
         if op == "OpTypeFunction":
             return ("fn", o[0], o[1:])
         if op == "OpTypeCooperativeMatrixKHR":
@@ -292,18 +337,20 @@ class ModuleInfo:
         the type's constants (clamp mode, permutation) are recorded for the create op."""
         from ...memory import tensor
         o = i.ops
-        dim = self._int_const(o[0], i)
+        if not all(x in self.consts for x in o):
+            self.needs_constants = True     # a clamp mode from a spec constant (llama.cpp's)
+        dim = self.spec_value(o[0], i)
         if not 1 <= dim <= tensor.MAX_DIM:
             self.fail(i, f"a tensor {'layout' if i.opname == 'OpTypeTensorLayoutNV' else 'view'} of "
                          f"{dim} dimensions: 1 to {tensor.MAX_DIM}")
         if i.opname == "OpTypeTensorLayoutNV":
-            clamp = self._int_const(o[1], i)
+            clamp = self.spec_value(o[1], i)
             if not 0 <= clamp < len(tensor.CLAMP_MODES):
                 self.fail(i, f"tensor clamp mode {clamp}: 0 to {len(tensor.CLAMP_MODES) - 1}")
             self.tensor_types[i.result] = ("layout", dim, clamp)
             return tensor.layout_type(dim)
-        has_dim = self._int_const(o[1], i)
-        perm = [self._int_const(x, i) for x in o[2:]]
+        has_dim = self.spec_value(o[1], i)
+        perm = [self.spec_value(x, i) for x in o[2:]]
         if sorted(perm) != list(range(dim)):
             self.fail(i, f"a tensor view's permutation {perm} must order the {dim} dimensions 0..{dim - 1}")
         self.tensor_types[i.result] = ("view", dim, bool(has_dim), perm)
@@ -326,6 +373,8 @@ class ModuleInfo:
         t = self.type(e.type_id, at)
         self._evaluating.add(id_)
         try:
+            if op == "CompositeExtract":      # gl_WorkGroupSize.x sizing an array
+                return self._spec_component(e.ops[1], e.ops[2:], at)
             args = [self.spec_value(x, at) for x in e.ops[1:]]
         finally:
             self._evaluating.discard(id_)
@@ -347,19 +396,30 @@ class ModuleInfo:
         r &= (1 << t.bits) - 1
         return r - (1 << t.bits) if t.kind == "sint" and r >> (t.bits - 1) else r
 
+    def _spec_component(self, id_: int, path: list, at: Instruction) -> int:
+        """The integer at `path` (literal indices) of a (specialization) constant composite."""
+        if not path:
+            return self.spec_value(id_, at)
+        e = self.spec_exprs.get(id_)
+        if e is not None and e.opname == "OpSpecConstantComposite" and path[0] < len(e.ops):
+            return self._spec_component(e.ops[path[0]], path[1:], at)
+        c = self.consts.get(id_)
+        if c is not None and isinstance(c[1], list):
+            v = c[1]
+            for k in path:
+                v = v[k]
+            return int(v)
+        self.fail(at, f"%{id_} must be a constant composite here")
+
     def host_value(self, o: Override):
         """The host's value of a spec constant (by name or SpecId), else its default."""
-        from ...isa.constants import coerce_scalar
+        from ...isa.constants import host_override_values
+        declared = list({id(x): x for x in self.overrides.values()}.values())
         for key in (o.name, str(o.id)):
             if key in self.constants:
-                return coerce_scalar(o.type, self.constants[key], f"specialization constant '{o.name}'")
+                return host_override_values(declared, key, self.constants[key],
+                                            "specialization constant '{}'")[o.name]
         return o.default
-
-    def _int_const(self, id_: int, at: Instruction) -> int:
-        c = self.consts.get(id_)
-        if c is None:
-            self.fail(at, f"%{id_} must be a constant here (a specialization constant cannot size a type yet)")
-        return int(c[1])
 
     def _check_stride(self, i: Instruction, t: ArrayType):
         d = self.decos.get(i.result, {})
@@ -459,13 +519,21 @@ class ModuleInfo:
         if spec is None:      # not settable: a constant
             self.consts[i.result] = (t, default)
             return
-        same = next((o for o in self.overrides.values() if o.id == spec[0]), None)
-        if same is not None:      # glslang declares local_size_x_id twice: one host value
-            if same.type != t:
-                self.fail(i, f"SpecId {spec[0]} is declared as {same.type} and as {t}")
-            self.overrides[i.result] = same
+        same = [o for o in self.overrides.values() if o.id == spec[0]]
+        kept = next((o for o in same if o.type == t), None)
+        if kept is not None:      # glslang declares local_size_x_id twice: one host value
+            self.overrides[i.result] = kept
             return
+        if same and (not isinstance(t, ScalarType) or same[0].type.size != t.size):
+            # one host value of the constant's size (VUID-VkSpecializationMapEntry-constantID-00776)
+            self.fail(i, f"SpecId {spec[0]} is declared as {same[0].type} and as {t}, of another size: "
+                         f"Vulkan sets it with one value of the constant's size",
+                      hint="declare the constant with types of one size (int and uint)")
+        # a SpecId declared with two types of one size is one host value, its bytes read as
+        # each type (emu.isa.constants.host_override_values)
         name = self.name(i.result, f"spec{spec[0]}")
+        taken = {o.name for o in self.overrides.values()}
+        name = name if name not in taken else f"{name}_{t}"
         self.overrides[i.result] = Override(name, t, spec[0], default, self.loc(i))
 
     # -- variables ------------------------------------------------------------------------------
@@ -525,7 +593,17 @@ class ModuleInfo:
             n += 1
             name = f"{base}_{n}"
         self.global_names.add(name)
-        self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i))
+        # with WorkgroupMemoryExplicitLayoutKHR, the Block-decorated workgroup variables alias
+        # one another: each starts at the first byte of the workgroup's memory
+        aliased = space == "workgroup" and "WorkgroupMemoryExplicitLayoutKHR" in self.capabilities \
+            and "Block" in block_decos
+        self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i),
+                                        aliased=aliased)
+
+
+def is_physical(t) -> bool:
+    """A PhysicalStorageBuffer pointer type (a ("ptr", class, pointee) tuple)."""
+    return isinstance(t, tuple) and len(t) == 3 and t[0] == "ptr" and t[1] == "PhysicalStorageBuffer"
 
 
 def _scalar_align(t: Type) -> int:
@@ -557,6 +635,8 @@ SPEC_INT_OPS = {
     "ULessThanEqual": lambda a, b: a <= b, "SLessThanEqual": lambda a, b: a <= b,
     "UGreaterThanEqual": lambda a, b: a >= b, "SGreaterThanEqual": lambda a, b: a >= b,
     "UConvert": lambda a: a, "SConvert": lambda a: a,
+    "LogicalAnd": lambda a, b: a and b, "LogicalOr": lambda a, b: a or b, "LogicalNot": lambda a: not a,
+    "LogicalEqual": lambda a, b: bool(a) == bool(b), "LogicalNotEqual": lambda a, b: bool(a) != bool(b),
 }
 UNSIGNED_SPEC_OPS = {"UDiv", "UMod", "ShiftRightLogical", "ULessThan", "UGreaterThan", "ULessThanEqual",
                      "UGreaterThanEqual", "UConvert"}

@@ -11,7 +11,7 @@ from ...isa.types import (BOOL, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, 
                           with_scalar)
 from ...isa.ir import Value
 from .grammar import Instruction, aliases, load
-from .module import SUBGROUP_SCOPE, BuiltinVar
+from .module import SUBGROUP_SCOPE, BuiltinVar, is_physical
 from ...isa.types import VOID, TupleType
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
@@ -110,6 +110,8 @@ class OpLowering:
         if op in IGNORED:
             return
         if op == "OpExtInst" and self.info.ext_sets.get(i.ops[0], "").startswith("NonSemantic."):
+            return
+        if self.physical(i):            # PhysicalStorageBuffer pointers (physical.py)
             return
         if op in BINARY:
             return self.define(i.result, self.binary(i, *BINARY[op], i.ops[0], i.ops[1]))
@@ -645,6 +647,7 @@ class OpLowering:
     def op_FunctionCall(self, i):
         args = [self.val(x, i) for x in i.ops[1:]]
         rt = self.info.types[i.type_id]
+        rt = U64 if is_physical(rt) else rt           # a PhysicalStorageBuffer pointer: its address
         inst = self.b.emit("call", args, rt if rt != VOID else VOID, callee=self.fn_names[i.ops[0]])
         return inst.result
 
@@ -715,12 +718,12 @@ class OpLowering:
                 if fn not in ("add", "mul"):
                     self.fail(i, f"{group_op} of {name} is not supported (add and mul scans only)")
                 fn = ("inclusive_" if group_op == "InclusiveScan" else "exclusive_") + fn
-            elif group_op != "Reduce":
+            elif group_op not in ("Reduce", "ClusteredReduce"):
                 self.fail(i, f"group operation {group_op} is not supported")
             x = self.val(i.ops[2], i)
             x = self.as_sign(x, GROUP_SIGN.get(name, ""), None if name in GROUP_SIGN else rt) \
                 if scalar_of(x.type).is_int else x
-            r = self.b.op("subgroup", [x], x.type, fn=fn)
+            r = self.b.op("subgroup", [x], x.type, fn=fn, **self.cluster(i))
             return self.define(i.result, self.as_sign(r, "", rt) if r.type != rt else r)
         self.fail(i, f"{op} is not supported")
 
@@ -870,6 +873,8 @@ class OpLowering:
         ext = {"FMin": "min", "NMin": "min", "UMin": "min", "SMin": "min",
                "FMax": "max", "NMax": "max", "UMax": "max", "SMax": "max"}
         fn = None
+        if len(params) == 2 and len(body) == 1 and body[0].opname == "OpReturnValue" and body[0].ops[0] in params:
+            fn = "first" if body[0].ops[0] == params[0] else "second"     # returns an operand as it is
         if len(params) == 2 and len(body) == 2 and body[1].opname == "OpReturnValue" \
                 and body[1].ops[0] == body[0].result:
             op = body[0]
@@ -879,7 +884,8 @@ class OpLowering:
                 fn = ext[op.ops[1]]
         if fn is None:
             self.fail(i, "the reduction's combine function must return one operation of its two "
-                         "parameters: emu reduces with x + y, x * y, min(x, y) or max(x, y)")
+                         "parameters, or one of them: emu reduces with x + y, x * y, min(x, y), max(x, y), "
+                         "x or y")
         if fn in ("add", "mul") and elem.is_int and elem.bits < 32:
             self.fail(i, f"{fn} reductions of {elem} matrices are not supported")
         return fn
@@ -1014,9 +1020,8 @@ class OpLowering:
         kind = self.tensor_kind(i, layout_id, "layout")
         flags, params = (addressing[0], addressing[1:]) if addressing else (frozenset(), [])
         flags = flags if isinstance(flags, frozenset) else frozenset([flags])
-        if "DecodeFunc" in flags:
-            self.fail(i, "tensor loads through a decode function (block-quantized formats) are not supported",
-                      hint="load the matrix's component type directly")
+        if "DecodeFunc" in flags and i.opname != "OpCooperativeMatrixLoadTensorNV":
+            self.fail(i, "a decode function decodes tensor loads only (SPV_NV_cooperative_matrix2)")
         view = None
         if "TensorView" in flags:
             vk = self.tensor_kind(i, params[0], "view")
@@ -1033,7 +1038,8 @@ class OpLowering:
         if obj.type != rt:
             self.fail(i, f"the loaded-into matrix is {obj.type}, the result {rt}")
         layout, view = self.tensor_operands(i, i.ops[2:])
-        return self.b.op("coop_load_tensor", [arr, off, obj, layout] + ([view] if view is not None else []), rt)
+        return self.b.op("coop_load_tensor", [arr, off, obj, layout] + ([view] if view is not None else []), rt,
+                         **self.decode_attrs(i, i.ops[2:]))
 
     def op_CooperativeMatrixStoreTensorNV(self, i):
         arr, off = self.coop_pointer(i, i.ops[0])
