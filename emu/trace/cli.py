@@ -44,6 +44,9 @@ def add_run_args(parser) -> None:
     g.add_argument("--trace-lanes", metavar="LIST", default=None,
                    help="lanes (subgroup invocation ids) whose fragments and accesses to record, e.g. 0-7 "
                         "(default: all; `emu explain` needs all)")
+    g.add_argument("--trace-limit", metavar="SIZE", default="1G",
+                   help="the most the trace file may take, e.g. 500M, 5G, none (default 1G): a run whose "
+                        "trace would pass it stops before writing, naming the options that trace less")
     g.add_argument("--explain", metavar="ROW,COL", default=None,
                    help="after the run, explain element ROW,COL of the last multiply-add of subgroup 0 "
                         "of workgroup (0,0,0)")
@@ -83,7 +86,10 @@ def make_tracer(args):
                 raise HostError("--explain: subgroup 0 of workgroup (0, 0, 0) ran no multiply-add",
                                 hint="explain needs a kernel whose first subgroup runs coop_mma / coop_mul")
             sys.stdout.write(render_text(explain_event(None, self.captured, *self.explain_at)))
-    return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at)
+    from .budget import parse_size
+    limit = parse_size(getattr(args, "trace_limit", None) or "1G")
+    return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at,
+                     limit=limit if path is not None else None)
 
 
 # ------------------------------------------------------------------------------- commands

@@ -297,8 +297,9 @@ def open_sink(path, format: str = "jsonl"):
 
 class Tracer:
     def __init__(self, path=None, *, format: str = "jsonl", selection: Selection | None = None,
-                 sink=None, explain: tuple[int, int] | None = None):
+                 sink=None, explain: tuple[int, int] | None = None, limit: int | None = None):
         self.path, self.format = path, format
+        self.limit = limit                     # bytes the file may take (emu/trace/budget.py)
         self.sel = selection or Selection()
         self.sink = sink
         self.explain_at = explain
@@ -339,6 +340,9 @@ class Tracer:
         }
         if self.sink is None and self.path is not None:
             self.sink = open_sink(self.path, self.format)
+            if self.limit is not None:
+                from .budget import Limited
+                self.sink.f = Limited(self.sink.f, self.limit, self.path)
         if self.sink is not None:
             self.sink.write(self.header)
 
@@ -348,6 +352,12 @@ class Tracer:
             return
         self._ended = True
         self.failed = sys.exc_info()[0] is not None
+        f = getattr(self.sink, "f", None)
+        if getattr(f, "over", False):          # past --trace-limit: no partial file left behind
+            f.close()
+            import os
+            os.unlink(self.path)
+            return
         if self.sink is not None:
             if self.header is not None:
                 self.sink.write({"record": "summary", "events": self.seq, "instructions": self.clock,
