@@ -160,6 +160,7 @@ def timed_compile(kernel, kind: str, build) -> None:
     what = tier.what if tier is not None else f"the {kind} kernel of '{entry.name}'"
     why = (tier.why if tier is not None and tier.why else
            "EMU_JIT=1" if mode() == "always" else "not in the cache")
+    kernel.why = why            # (tests; the line says it only past a second of compiling)
     t0 = time.process_time()
     with notice.compiling(what, f"{why}; kept in the cache for later runs"):
         build()
