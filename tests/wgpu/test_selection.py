@@ -286,7 +286,7 @@ print(getattr(wgpu.utils.compute, "__emu_standin__", False), out[1].shape, out[1
       list(out[2]))
 out = compute_with_buffers({0: np.ones(4, np.float32)}, {1: 16, 2: "4xI"}, shader, n=(4, 1, 1))
 print(out[1].format, len(out[1]), out[2].tolist())
-for bad in ([], {1: "x"}, {1: (4, "z")}):
+for bad in ([], {1: "y"}, {1: (4, "z")}):
     try:
         compute_with_buffers({}, bad, shader)
     except (TypeError, ValueError) as e:
@@ -308,5 +308,5 @@ def test_utils_compute_with_buffers(tmp_path, bindings):
         f"{bindings == 'standin'} (2, 4) f [[0.0, 0.5, 1.0, 1.5], [2.0, 2.5, 3.0, 3.5]] [0, 3, 6, 9, 12, 15, 18, 21]",
         "B 16 [0, 3, 6, 9]",
         "TypeError output_arrays must be a nonempty dict.",
-        "TypeError Invalid value for output array description: x",
+        "TypeError Invalid value for output array description: y",
         "ValueError Invalid format for output array 1: z"]
