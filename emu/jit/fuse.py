@@ -909,7 +909,7 @@ def pending_tier(kernel):
     """The executor's question before a dispatch: a Tier (emu/jit/tier.py) while the interpreter
     may run it instead of compiling the kernel, or None (it runs compiled)."""
     from . import tier
-    return tier.pending(kernel, kernel.kind, _stamped(kernel.source)[1])
+    return tier.pending(kernel, kernel.kind, _stamped(kernel.source)[1], _cache_dir())
 
 
 class Kernel:

@@ -41,24 +41,20 @@ def mode() -> str:
     return {"0": "never", "1": "always"}.get(v, "auto")
 
 
-def _folder() -> Path:
-    from .fuse import _cache_dir
-    return _cache_dir() / "tier"
-
-
-def compile_estimate(kind: str) -> float:
-    """CPU seconds one compile of a kernel of this kind is expected to take here."""
+def compile_estimate(kind: str, cache: Path) -> float:
+    """CPU seconds one compile of a kernel of this kind is expected to take here (`cache`: the
+    JIT's cache folder, emu/jit/fuse.py's _cache_dir)."""
     try:
-        times = json.loads((_folder() / "compile_times.json").read_text()).get(kind) or []
+        times = json.loads((cache / "tier" / "compile_times.json").read_text()).get(kind) or []
         times = [float(t) for t in times if float(t) > 0]
     except (OSError, ValueError, TypeError, AttributeError):
         times = []
     return statistics.median(times) if times else DEFAULT_S[kind]
 
 
-def record_compile(kind: str, seconds: float) -> None:
+def record_compile(kind: str, seconds: float, cache: Path) -> None:
     """Keep the CPU seconds of a compile that just happened (the estimate's samples)."""
-    path = _folder() / "compile_times.json"
+    path = cache / "tier" / "compile_times.json"
     try:
         path.parent.mkdir(mode=0o700, exist_ok=True)
         try:
@@ -80,10 +76,10 @@ class Tier:
     interpreted seconds to the kernel's rent (kept across processes under its hash)."""
     PROBE_LANES = PROBE_LANES
 
-    def __init__(self, kind: str, key: str, what: str):
-        self.kind, self.key, self.what = kind, key, what
-        self.compile_s = compile_estimate(kind)
-        self.rent_file = _folder() / f"{key}.rent"
+    def __init__(self, kind: str, key: str, what: str, cache: Path):
+        self.kind, self.key, self.what, self.cache = kind, key, what, cache
+        self.compile_s = compile_estimate(kind, cache)
+        self.rent_file = cache / "tier" / f"{key}.rent"
         try:
             self.rent = float(self.rent_file.read_text())
         except (OSError, ValueError):
@@ -123,7 +119,7 @@ class Tier:
             pass
 
 
-def pending(kernel, kind: str, source_hash: str) -> Tier | None:
+def pending(kernel, kind: str, source_hash: str, cache: Path) -> Tier | None:
     """A Tier for `kernel` (fuse.Kernel or coop_kernel.Kernel) while the interpreter may run its
     dispatches instead of a compile; None where it runs compiled now (built or in the cache, or
     EMU_JIT=1)."""
@@ -132,19 +128,17 @@ def pending(kernel, kind: str, source_hash: str) -> Tier | None:
     tier = getattr(kernel, "_tier", None)
     if tier is not None:
         return tier
-    if in_cache(source_hash):
+    if in_cache(source_hash, cache):
         return None
     entry = kernel.pipe.entry
     where = f" ({entry.loc.file})" if getattr(entry, "loc", None) is not None and entry.loc.file else ""
-    kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}")
+    kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}", cache)
     return kernel._tier
 
 
-def in_cache(source_hash: str) -> bool:
+def in_cache(source_hash: str, folder: Path) -> bool:
     """Whether the generated module of this hash has machine code saved or numba's cache entry."""
     from . import native
-    from .fuse import _cache_dir
-    folder = _cache_dir()
     name = f"emu_jit_{source_hash}"
     if native.enabled() and native.path(folder, f"{name}.run").exists():
         return True
@@ -165,5 +159,5 @@ def timed_compile(kernel, kind: str, build) -> None:
     with notice.compiling(what, f"{why}; kept in the cache for later runs"):
         build()
     if tier is not None:
-        record_compile(kind, time.process_time() - t0)
+        record_compile(kind, time.process_time() - t0, tier.cache)
         kernel._tier = None

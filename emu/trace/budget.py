@@ -15,6 +15,7 @@ import copy
 import re
 
 from ..errors import HostError, UsageError
+from .tracer import NARROW, human  # noqa: F401  (human: for emu run's line)
 
 DEFAULT_LIMIT = 10**9           # bytes: 1 GB
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9,
@@ -33,13 +34,6 @@ def parse_size(text: str) -> int | None:
     return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 
-def human(n: float) -> str:
-    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} bytes"
-
-
 class _Count:
     """A file that keeps only the number of characters written (the traces are ASCII JSON)."""
 
@@ -51,31 +45,6 @@ class _Count:
 
     def close(self):
         pass
-
-
-class Limited:
-    """The trace file, stopping the run once `limit` bytes would be passed."""
-
-    def __init__(self, f, limit: int, path):
-        self.f, self.limit, self.path, self.n = f, limit, path, 0
-        self.over = False
-
-    def write(self, s: str):
-        self.n += len(s)
-        if self.n > self.limit:
-            self.over = True
-            raise HostError(f"the trace passed --trace-limit {human(self.limit)} while writing "
-                            f"'{self.path}'; the run stopped and the partial trace was removed",
-                            hint=NARROW)
-        self.f.write(s)
-
-    def close(self):
-        self.f.close()
-
-
-NARROW = ("trace less: --trace-ops coop,barrier (or OP names) instead of all, --trace-workgroups "
-          "\"0,0,0\", --trace-subgroups 0, --trace-lanes 0-7; or raise the limit with --trace-limit "
-          "SIZE (e.g. 5G; none for no limit)")
 
 
 def selected_workgroups(sel, grid) -> list[int]:

@@ -279,6 +279,38 @@ class PerfettoSink:
         self.f.close()
 
 
+def human(n: float) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+class Limited:
+    """The trace file, stopping the run once `limit` bytes would be passed."""
+
+    def __init__(self, f, limit: int, path):
+        self.f, self.limit, self.path, self.n = f, limit, path, 0
+        self.over = False
+
+    def write(self, s: str):
+        self.n += len(s)
+        if self.n > self.limit:
+            self.over = True
+            raise HostError(f"the trace passed --trace-limit {human(self.limit)} while writing "
+                            f"'{self.path}'; the run stopped and the partial trace was removed",
+                            hint=NARROW)
+        self.f.write(s)
+
+    def close(self):
+        self.f.close()
+
+
+NARROW = ("trace less: --trace-ops coop,barrier (or OP names) instead of all, --trace-workgroups "
+          "\"0,0,0\", --trace-subgroups 0, --trace-lanes 0-7; or raise the limit with --trace-limit "
+          "SIZE (e.g. 5G; none for no limit)")
+
+
 def open_sink(path, format: str = "jsonl"):
     try:
         f = open(path, "w", encoding="utf-8")
@@ -341,7 +373,6 @@ class Tracer:
         if self.sink is None and self.path is not None:
             self.sink = open_sink(self.path, self.format)
             if self.limit is not None:
-                from .budget import Limited
                 self.sink.f = Limited(self.sink.f, self.limit, self.path)
         if self.sink is not None:
             self.sink.write(self.header)

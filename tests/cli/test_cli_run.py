@@ -28,7 +28,8 @@ def test_run_vecadd(tmp_path):
     rc, out, err = cli("run", SHADERS / "vecadd.wgsl", "--dispatch", "2", "--buffer", f"0:0={tmp_path}/a.npy",
                        "--buffer", f"0:1={tmp_path}/b.npy", "--buffer", f"0:2={tmp_path}/c.npy",
                        "--output", f"0:2={tmp_path}/out.npy")
-    assert (rc, out, err) == (0, "", "")
+    assert (rc, out) == (0, "") and err.startswith("emu: ran 'main' on reference, dispatch 2x1x1 (2 workgroups) in ")
+    assert err.endswith(f"; wrote {tmp_path}/out.npy (100,) float32\n") and err.count("\n") == 1
     got = np.load(tmp_path / "out.npy")
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, a + b)

@@ -65,7 +65,7 @@ def test_the_interpreter_hands_over_to_the_compiled_kernel_with_the_same_bits(ca
     grid = (n // 16, n // 16, 1)
     want = _reference(monkeypatch, src, n, dtype, grid)
     monkeypatch.setattr(tier.Tier, "PROBE_LANES", probe_lanes)
-    monkeypatch.setattr(tier, "compile_estimate", lambda kind: 1e-9)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: 1e-9)
     got, pl = _gemm(src, n, dtype, grid)
     assert np.array_equal(got, want)
     first = probe_lanes // pl.layout.padded_size(pl.opts.subgroup_size)
@@ -82,13 +82,13 @@ def test_rent_or_buy_across_processes(cache, monkeypatch):
     """Interpreted seconds count against the kernel (in the cache folder, under its hash): once they
     reach its compile estimate, the next dispatch compiles before interpreting."""
     monkeypatch.setattr(tier, "LOAD_S", 0.0)
-    monkeypatch.setattr(tier, "compile_estimate", lambda kind: 1000.0)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: 1000.0)
     want, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
     assert pl.ran["compiled"] == 0
     rent = list((cache / "tier").glob("*.rent"))
     assert len(rent) == 1 and float(rent[0].read_text()) > 0
     # a later process whose estimate is below what this kernel was interpreted for: compiles first
-    monkeypatch.setattr(tier, "compile_estimate", lambda kind: float(rent[0].read_text()) / 2)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: float(rent[0].read_text()) / 2)
     got, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
     assert pl.ran == {"interpreted": 0, "compiled": 16}
     assert np.array_equal(got, want)
@@ -96,13 +96,13 @@ def test_rent_or_buy_across_processes(cache, monkeypatch):
 
 
 def test_compile_estimate_is_the_median_of_the_last_compiles(cache):
-    assert tier.compile_estimate("fusion") == tier.DEFAULT_S["fusion"]
+    assert tier.compile_estimate("fusion", cache) == tier.DEFAULT_S["fusion"]
     for s in (3.0, 1.0, 2.0, 9.0, 4.0, 5.0):
-        tier.record_compile("fusion", s)
+        tier.record_compile("fusion", s, cache)
     data = json.loads((cache / "tier" / "compile_times.json").read_text())
     assert data == {"fusion": [1.0, 2.0, 9.0, 4.0, 5.0]}            # the last KEEP
-    assert tier.compile_estimate("fusion") == 4.0
-    assert tier.compile_estimate("cooperative") == tier.DEFAULT_S["cooperative"]
+    assert tier.compile_estimate("fusion", cache) == 4.0
+    assert tier.compile_estimate("cooperative", cache) == tier.DEFAULT_S["cooperative"]
 
 
 def test_emu_jit_1_compiles_at_once_and_0_never(cache, monkeypatch):
