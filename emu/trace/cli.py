@@ -116,7 +116,15 @@ def register(sub, device_args) -> None:
     ep.add_argument("trace", help="a JSON-lines trace written by `emu run --trace`")
     ep.add_argument("--op", type=int, default=None, metavar="SEQ",
                     help="the event's seq (default: the last multiply-add in the trace)")
-    ep.add_argument("--element", required=True, metavar="ROW,COL", help="the output element")
+    which = ep.add_mutually_exclusive_group(required=True)
+    which.add_argument("--output", metavar="ROW,COL",
+                       help="an element of the output: ROW,COL of the matrix a cooperative store wrote, as a "
+                            "row-major matrix of the store's stride per row (column-major for a column-major "
+                            "store); the multiply-add that made it is found in the trace")
+    which.add_argument("--element", metavar="ROW,COL",
+                       help="element ROW,COL of one multiply-add's result tile (--op SEQ, default the last)")
+    ep.add_argument("--binding", metavar="G:B", default=None,
+                    help="with --output: the buffer (needed where stores went to several)")
     ep.add_argument("--format", choices=("text", "json"), default="text")
     ep.set_defaults(func=cmd_explain)
 
@@ -155,9 +163,22 @@ def cmd_lanes(args, sources) -> int:
 
 
 def cmd_explain(args, sources) -> int:
-    from .explain import Trace, explain_event, pick_event, render
-    row, col = _pair(args.element, "--element")
-    trace = Trace.load(args.trace)
-    ev = pick_event(trace, args.op)
-    sys.stdout.write(render(explain_event(trace, ev, row, col), args.format))
+    from .explain import Trace, explain_event, explain_output, pick_event, render
+    if args.output is not None:
+        if args.op is not None:
+            raise UsageError("--op picks a multiply-add for --element; --output finds the one that made "
+                             "the output element")
+        at = _pair(args.output, "--output")
+        binding = None
+        if args.binding is not None:
+            from ..cliargs import binding_spec
+            binding = binding_spec(args.binding + "=x", "--binding")[0]
+        x = explain_output(Trace.load(args.trace), *at, binding)
+    else:
+        if args.binding is not None:
+            raise UsageError("--binding goes with --output")
+        at = _pair(args.element, "--element")
+        trace = Trace.load(args.trace)
+        x = explain_event(trace, pick_event(trace, args.op), *at)
+    sys.stdout.write(render(x, args.format))
     return 0
