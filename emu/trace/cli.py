@@ -108,7 +108,8 @@ def register(sub, device_args) -> None:
     lp.add_argument("--invocations", type=int, default=None, metavar="N",
                     help="a workgroup-scope matrix (VK_NV_cooperative_matrix2) spread over N invocations: "
                          "the driver's spread, where the profile knows it")
-    lp.add_argument("--format", choices=("text", "svg", "html", "json"), default="text")
+    lp.add_argument("--format", choices=("text", "svg", "html", "json", "png"), default="text",
+                    help="png: an image of the grid (needs -o FILE)")
     lp.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
     lp.set_defaults(func=cmd_lanes)
 
@@ -129,12 +130,18 @@ def register(sub, device_args) -> None:
     ep.set_defaults(func=cmd_explain)
 
 
-def _write(text: str, path):
+def _write(text, path):
+    """Text, or bytes (a PNG), to `path` or standard output."""
     if path is None:
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         return
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        with open(path, "wb" if isinstance(text, bytes) else "w", **({} if isinstance(text, bytes) else
+                                                                      {"encoding": "utf-8"})) as f:
             f.write(text)
     except OSError as e:
         raise HostError(f"cannot write '{path}': {e.strerror}", hint="check the folder") from None
@@ -152,6 +159,8 @@ def cmd_lanes(args, sources) -> int:
         raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
     if args.invocations is not None and args.invocations < 1:
         raise UsageError(f"--invocations {args.invocations}: must be positive")
+    if args.format == "png" and args.output is None and sys.stdout.isatty():
+        raise UsageError("--format png writes an image: give -o FILE.png (or redirect standard output)")
     if args.diff:
         v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size, args.invocations)
         v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size, args.invocations)
