@@ -56,7 +56,7 @@ def record_compile(kind: str, seconds: float, cache: Path) -> None:
     """Keep the CPU seconds of a compile that just happened (the estimate's samples)."""
     path = cache / "tier" / "compile_times.json"
     try:
-        path.parent.mkdir(mode=0o700, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             data = json.loads(path.read_text())
             data = data if isinstance(data, dict) else {}
@@ -111,7 +111,7 @@ class Tier:
             return
         self.rent += add
         try:
-            self.rent_file.parent.mkdir(mode=0o700, exist_ok=True)
+            self.rent_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             tmp = self.rent_file.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(f"{self.rent:.4f}")
             os.replace(tmp, self.rent_file)
