@@ -35,8 +35,10 @@ CASES = {
                    "64x64 GEMM on the matrix units (wgpu dialect, 16 workgroups)"),
     "small-naive": (ROOT / "bench" / "shaders" / "matmul_naive.wgsl", np.float32, 64, 16,
                     "64x64 f32 GEMM, one invocation per element (16 workgroups of 256)"),
-    "large-coop": (ROOT / "emu" / "examples" / "gemm_wgpu.wgsl", np.float16, 512, 16,
-                   "512x512 GEMM on the matrix units (1024 workgroups)"),
+    "medium-coop": (ROOT / "emu" / "examples" / "gemm_wgpu.wgsl", np.float16, 512, 16,
+                    "512x512 GEMM on the matrix units (1024 workgroups)"),
+    "large-coop": (ROOT / "emu" / "examples" / "gemm_wgpu.wgsl", np.float16, 1024, 16,
+                   "1024x1024 GEMM on the matrix units (4096 workgroups)"),
     "large-naive": (ROOT / "bench" / "shaders" / "matmul_naive.wgsl", np.float32, 512, 16,
                     "512x512 f32 GEMM, one invocation per element (1024 workgroups of 256)"),
 }
@@ -75,7 +77,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.edit_loop", description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", type=Path, help="an older checkout to measure alternately with this one")
-    ap.add_argument("--cases", default="small-coop,small-naive,large-coop,large-naive")
+    ap.add_argument("--cases", default="small-coop,small-naive,medium-coop,large-coop,large-naive")
     args = ap.parse_args(argv)
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)        # as an installed package runs
