@@ -168,10 +168,12 @@ def timed_compile(kernel, kind: str, build) -> None:
     kernel._tier = None
     # a sample only where the kernel alone compiled: emu's own kernels compiled on the way (once
     # per machine and emu version) would make every later estimate too high
-    if all(_generated(e) for _, e in rec.buffer):
+    if not any(_emus_own(e) for _, e in rec.buffer):
         record_compile(kind, seconds, tier.cache)
 
 
-def _generated(ev) -> bool:
+def _emus_own(ev) -> bool:
+    """A compile of one of emu's kernels (emu.numerics, emu.jit), not the generated one's or the
+    numpy overloads numba compiles for it each time."""
     fn = getattr(ev.data.get("dispatcher"), "py_func", None) if isinstance(ev.data, dict) else None
-    return getattr(fn, "__module__", "").startswith("emu_jit_")
+    return (getattr(fn, "__module__", None) or "").startswith("emu.")
