@@ -379,7 +379,7 @@ def render(v: MapView, format: str) -> str:
         return json.dumps(to_json(v), separators=(",", ":")) + "\n"
     if format == "png":
         from .png import render_png
-        return render_png(v)
+        return render_png(v, lane_color)
     return {"text": render_text, "svg": render_svg, "html": render_html}[format](v)
 
 
@@ -388,5 +388,5 @@ def render_diff(v1: MapView, v2: MapView, format: str) -> str:
         return json.dumps(diff_json(v1, v2), separators=(",", ":")) + "\n"
     if format == "png":
         from .png import render_png_diff
-        return render_png_diff(v1, v2)
+        return render_png_diff(v1, v2, differing(v1, v2), lane_color)
     return {"text": render_text_diff, "svg": render_svg_diff, "html": render_html_diff}[format](v1, v2)

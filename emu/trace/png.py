@@ -40,9 +40,8 @@ def _outline(img, x, y, w, h, color) -> None:
     img[y:y + h, x] = img[y:y + h, x + w - 1] = color
 
 
-def draw(v, marked=frozenset()) -> np.ndarray:
-    """The grid of MapView `v` as an RGB array."""
-    from .lanes import lane_color
+def draw(v, lane_color, marked=frozenset()) -> np.ndarray:
+    """The grid of MapView `v` (emu/trace/lanes.py) as an RGB array; lane_color(lane, n) -> '#rrggbb'."""
     labels = {rc: v.label(rc) + ("*" if rc in marked else "") for rc in v.owners_cache}
     cw = max(len(s) for s in list(labels.values()) + [str(v.cols - 1)]) * GLYPH_W + 8
     left = len(str(v.rows - 1)) * GLYPH_W + 8
@@ -77,14 +76,14 @@ def encode(img: np.ndarray) -> bytes:
             + chunk(b"IDAT", zlib.compress(raw.tobytes(), 9)) + chunk(b"IEND", b""))
 
 
-def render_png(v) -> bytes:
-    return encode(draw(v))
+def render_png(v, lane_color) -> bytes:
+    return encode(draw(v, lane_color))
 
 
-def render_png_diff(v1, v2) -> bytes:
-    from .lanes import differing
-    d = set(differing(v1, v2))
-    a, b = draw(v1, d), draw(v2, d)
+def render_png_diff(v1, v2, differing, lane_color) -> bytes:
+    """Both grids side by side, the cells in `differing` outlined in red."""
+    d = set(differing)
+    a, b = draw(v1, lane_color, d), draw(v2, lane_color, d)
     h = max(a.shape[0], b.shape[0])
     gap = np.full((h, 24, 3), 255, np.uint8)
     pad = lambda x: np.concatenate([x, np.full((h - x.shape[0], x.shape[1], 3), 255, np.uint8)])  # noqa: E731

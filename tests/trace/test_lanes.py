@@ -132,7 +132,7 @@ def test_png_lane_map(tmp_path):
     assert (raw[:, 0] == 0).all()
     img = raw[:, 1:].reshape(h, w, 3)
     v = lanes.view("nvidia-h200", "f16xf16->f32:16x16x16", "A")
-    assert np.array_equal(img, png.draw(v))
+    assert np.array_equal(img, png.draw(v, lanes.lane_color))
     # the cell (row 3, col 7): its top-left corner inside the outline is in the color of its lane
     cw = (img.shape[1] - 1 - (len(str(v.rows - 1)) * png.GLYPH_W + 8)) // v.cols
     x = len(str(v.rows - 1)) * png.GLYPH_W + 8 + 7 * cw + 1
