@@ -102,21 +102,12 @@ def test_strict_warns_on_stderr_but_succeeds(tmp_path):
     assert "warning:" in err and "enable subgroups" in err and "Traceback" not in err
 
 
-def _gemm64(tmp_path):
-    rng = np.random.default_rng(3)
-    for f in ("a", "b"):
-        np.save(tmp_path / f"{f}.npy", rng.standard_normal((64, 64)).astype(np.float32))
-    return ["run", naive_shader(tmp_path), "--dispatch", "4,4", "--override", "M=64", "--override", "N=64",
-            "--override", "K=64", "--buffer", f"0:0={tmp_path}/a.npy", "--buffer", f"0:1={tmp_path}/b.npy",
-            "--buffer", "0:2=zeros:4096:f32"]
-
-
-def test_run_says_one_line_on_success_and_reshapes_a_runtime_sized_output(tmp_path, monkeypatch):
+def test_run_says_one_line_on_success_and_reshapes_a_runtime_sized_output(tmp_path, monkeypatch, naive_gemm):
     """Was: nothing on success, and a runtime-sized output came back (4096,). A new kernel (an
     empty cache) of 16 workgroups runs interpreted (emu/jit/tier.py), and the line says so."""
     monkeypatch.setenv("EMU_JIT_CACHE", str(tmp_path / "jit"))
     monkeypatch.delenv("EMU_JIT", raising=False)
-    rc, out, err = cli(*_gemm64(tmp_path), "--output", f"0:2={tmp_path}/c.npy:64x64", "--output",
+    rc, out, err = cli(*naive_gemm(64, 3), "--output", f"0:2={tmp_path}/c.npy:64x64", "--output",
                        f"0:0={tmp_path}/flat.npy")
     assert rc == 0 and out == ""
     head, tail = err.split(" in ")
@@ -128,53 +119,20 @@ def test_run_says_one_line_on_success_and_reshapes_a_runtime_sized_output(tmp_pa
     a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
     assert c.shape == (64, 64) and np.allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
     assert np.array_equal(np.load(tmp_path / "flat.npy"), a.reshape(-1))
-    rc, out, err = cli(*_gemm64(tmp_path), "-q", "--output", f"0:2={tmp_path}/q.npy:4x1024")
+    rc, out, err = cli(*naive_gemm(64, 3), "-q", "--output", f"0:2={tmp_path}/q.npy:4x1024")
     assert (rc, out, err) == (0, "", "")
     assert np.load(tmp_path / "q.npy").shape == (4, 1024)
-    rc, out, err = cli(*_gemm64(tmp_path), "--quiet")
+    rc, out, err = cli(*naive_gemm(64, 3), "--quiet")
     assert (rc, out, err) == (0, "", "")
-    rc, out, err = cli(*_gemm64(tmp_path))
+    rc, out, err = cli(*naive_gemm(64, 3))
     assert err.endswith(" s, interpreted; no --output\n")
 
 
-def test_an_output_shape_that_does_not_hold_the_binding_is_refused_before_the_run(tmp_path):
-    rc, out, err = cli(*_gemm64(tmp_path), "--output", f"0:2={tmp_path}/c.npy:64x32")
+def test_an_output_shape_that_does_not_hold_the_binding_is_refused_before_the_run(tmp_path, naive_gemm):
+    rc, out, err = cli(*naive_gemm(64, 3), "--output", f"0:2={tmp_path}/c.npy:64x32")
     assert rc == 1 and out == ""
     assert err == (f"emu: error: --output 0:2={tmp_path}/c.npy:64x32: the binding holds 4096 float32 elements "
                    f"(shape 4096), not the 2048 of 64x32\n"
                    f"   hint: give a shape of 4096 elements, e.g. :4096, or bind a buffer of 2048 elements "
                    f"with --buffer\n")
     assert not (tmp_path / "c.npy").exists()
-
-
-def naive_shader(tmp_path):
-    """One invocation per element of C, a plain K loop (bench/shaders/matmul_naive.wgsl)."""
-    (tmp_path / "naive.wgsl").write_text(NAIVE)
-    return tmp_path / "naive.wgsl"
-
-
-NAIVE = """// C = A * B for row-major f32 matrices A (M x K), B (K x N), C (M x N).
-// One invocation per element of C, workgroups of 16x16, a plain loop over K, no tiling.
-// Dispatch (ceil(N / 16), ceil(M / 16), 1); M, N, K are pipeline overrides (default 256).
-override M : u32 = 256u;
-override N : u32 = 256u;
-override K : u32 = 256u;
-
-@group(0) @binding(0) var<storage, read> a : array<f32>;
-@group(0) @binding(1) var<storage, read> b : array<f32>;
-@group(0) @binding(2) var<storage, read_write> c : array<f32>;
-
-@compute @workgroup_size(16, 16)
-fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
-  let col = gid.x;
-  let row = gid.y;
-  if (row >= M || col >= N) {
-    return;
-  }
-  var acc = 0.0;
-  for (var k = 0u; k < K; k++) {
-    acc = acc + a[row * K + k] * b[k * N + col];
-  }
-  c[row * N + col] = acc;
-}
-"""

@@ -1,4 +1,6 @@
 """A trace's size, estimated before it is written, and --trace-limit (emu/trace/budget.py)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -6,7 +8,6 @@ from emu.trace.budget import human, parse_size
 
 from .conftest import example, gemm_inputs
 
-SHADERS = __import__("pathlib").Path(__file__).resolve().parents[1] / "shaders"
 
 # workgroups 1..6 loop 200 times, the first and the last not at all: the estimate (from those two)
 # is far short, and the limit stops the run while it writes
@@ -20,15 +21,6 @@ fn main(@builtin(workgroup_id) w: vec3<u32>, @builtin(local_invocation_index) i:
   o[w.x * 32u + i] = n;
 }
 """
-
-
-def _naive(tmp_path):
-    rng = np.random.default_rng(1)
-    for f in ("a", "b"):
-        np.save(tmp_path / f"{f}.npy", rng.standard_normal((32, 32)).astype(np.float32))
-    return ["run", naive_shader(tmp_path), "--dispatch", "2,2", "--override", "M=32", "--override", "N=32",
-            "--override", "K=32", "--buffer", f"0:0={tmp_path}/a.npy", "--buffer", f"0:1={tmp_path}/b.npy",
-            "--buffer", "0:2=zeros:1024:f32"]
 
 
 def _line(err: str) -> tuple[float, float]:
@@ -88,18 +80,18 @@ def test_the_estimate_is_close_to_the_size_written(tmp_path, case, fmt, sel, tra
     assert abs(est - size) <= 0.01 * size, (est, size)
 
 
-def test_run_names_the_trace_with_its_size_and_estimate(cli, tmp_path):
+def test_run_names_the_trace_with_its_size_and_estimate(cli, tmp_path, naive_gemm):
     trace = tmp_path / "t.jsonl"
-    code, out, err = cli(*_naive(tmp_path), "--trace", trace, "--trace-ops", "all")
+    code, out, err = cli(*naive_gemm(32), "--trace", trace, "--trace-ops", "all")
     assert code == 0, err
     real, est = _line(err)
     size = trace.stat().st_size
     assert abs(real - size) <= 0.05 * size and abs(est - size) <= 0.06 * size
 
 
-def test_a_trace_over_the_limit_stops_before_writing(cli, tmp_path):
+def test_a_trace_over_the_limit_stops_before_writing(cli, tmp_path, naive_gemm):
     trace = tmp_path / "t.jsonl"
-    code, out, err = cli(*_naive(tmp_path), "--trace", trace, "--trace-ops", "all", "--trace-limit", "3M",
+    code, out, err = cli(*naive_gemm(32), "--trace", trace, "--trace-ops", "all", "--trace-limit", "3M",
                          "--output", f"0:2={tmp_path}/c.npy")
     assert code == 1 and out == ""
     first, hint = err.splitlines()
@@ -111,10 +103,10 @@ def test_a_trace_over_the_limit_stops_before_writing(cli, tmp_path):
                     "SIZE (e.g. 5G; none for no limit)")
     assert not trace.exists() and not (tmp_path / "c.npy").exists()
     # narrowed as the message says, or with a higher limit: it runs
-    code, out, err = cli(*_naive(tmp_path), "--trace", trace, "--trace-ops", "all", "--trace-limit", "3M",
+    code, out, err = cli(*naive_gemm(32), "--trace", trace, "--trace-ops", "all", "--trace-limit", "3M",
                          "--trace-workgroups", "0,0,0", "--trace-lanes", "0-7")
     assert code == 0, err
-    code, out, err = cli(*_naive(tmp_path), "--trace", trace, "--trace-ops", "all", "--trace-limit", "none")
+    code, out, err = cli(*naive_gemm(32), "--trace", trace, "--trace-ops", "all", "--trace-limit", "none")
     assert code == 0, err
 
 
@@ -143,34 +135,4 @@ def test_sizes():
         parse_size("lots")
 
 
-def naive_shader(tmp_path):
-    """One invocation per element of C, a plain K loop (bench/shaders/matmul_naive.wgsl)."""
-    (tmp_path / "naive.wgsl").write_text(NAIVE)
-    return tmp_path / "naive.wgsl"
-
-
-NAIVE = """// C = A * B for row-major f32 matrices A (M x K), B (K x N), C (M x N).
-// One invocation per element of C, workgroups of 16x16, a plain loop over K, no tiling.
-// Dispatch (ceil(N / 16), ceil(M / 16), 1); M, N, K are pipeline overrides (default 256).
-override M : u32 = 256u;
-override N : u32 = 256u;
-override K : u32 = 256u;
-
-@group(0) @binding(0) var<storage, read> a : array<f32>;
-@group(0) @binding(1) var<storage, read> b : array<f32>;
-@group(0) @binding(2) var<storage, read_write> c : array<f32>;
-
-@compute @workgroup_size(16, 16)
-fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
-  let col = gid.x;
-  let row = gid.y;
-  if (row >= M || col >= N) {
-    return;
-  }
-  var acc = 0.0;
-  for (var k = 0u; k < K; k++) {
-    acc = acc + a[row * K + k] * b[k * N + col];
-  }
-  c[row * N + col] = acc;
-}
-"""
+NAIVE = (Path(__file__).resolve().parents[2] / "bench" / "shaders" / "matmul_naive.wgsl").read_text()
