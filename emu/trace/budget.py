@@ -56,7 +56,11 @@ def selected_workgroups(sel, grid) -> list[int]:
 
 
 def _clone(region):
+    """What a probe may write without the real run seeing it: a copy of a writable buffer (a
+    read-only one is shared), of a texture or sampler."""
     from ..memory.memory import Region
+    if isinstance(region, Region) and region.access == "read":
+        return region
     if isinstance(region, Region):
         c = copy.copy(region)
         c.data, c._views = region.data.copy(), {}
@@ -64,9 +68,11 @@ def _clone(region):
     return copy.deepcopy(region)
 
 
-def estimate(pipeline, regions: dict, grid, tracer) -> tuple[int, int, int]:
+def estimate(pipeline, regions: dict, grid, tracer) -> tuple[int, int, int] | None:
     """(estimated bytes, selected workgroups, workgroups probed) of tracing this dispatch with
-    `tracer`'s selection and format."""
+    `tracer`'s selection and format; None where a probed workgroup stops with an error (the run
+    itself then reports the error it meets first)."""
+    from ..errors import EmuError
     from .tracer import JsonlSink, PerfettoSink, Tracer
     wanted = selected_workgroups(tracer.sel, grid)
     probes = sorted({wanted[0], wanted[-1]}) if wanted else []
@@ -82,6 +88,8 @@ def estimate(pipeline, regions: dict, grid, tracer) -> tuple[int, int, int]:
             probe._open(pipeline, tuple(grid))
             head = count.n
             pipeline.dispatch(tuple(grid), {k: _clone(r) for k, r in regions.items()}, (w, w + 1))
+        except EmuError:
+            return None
         finally:
             pipeline.opts = old
         sizes.append(count.n - head)
@@ -93,8 +101,11 @@ def estimate(pipeline, regions: dict, grid, tracer) -> tuple[int, int, int]:
 
 def check(pipeline, regions: dict, grid, tracer, limit: int | None, note=None) -> int:
     """Estimate the trace; stop with one message (nothing written) where it passes `limit`.
-    Returns the estimate."""
-    est, n, _ = estimate(pipeline, regions, grid, tracer)
+    Returns the estimate (None: not known, a probed workgroup stopped with an error)."""
+    got = estimate(pipeline, regions, grid, tracer)
+    if got is None:
+        return None
+    est, n, _ = got
     if limit is not None and est > limit:
         sel = tracer.sel.describe()
         if tracer.sel.everything:

@@ -136,3 +136,16 @@ def test_sizes():
 
 
 NAIVE = (Path(__file__).resolve().parents[2] / "bench" / "shaders" / "matmul_naive.wgsl").read_text()
+
+
+def test_a_probe_that_stops_with_an_error_leaves_it_to_the_run(cli, tmp_path):
+    """The last workgroup (a probe) fails first; the run reports the error it meets itself, the
+    same as without --trace."""
+    (tmp_path / "oob.wgsl").write_text("@group(0) @binding(0) var<storage, read_write> o: array<u32>;\n"
+                                       "@compute @workgroup_size(1) fn main(@builtin(workgroup_id) w: vec3<u32>) "
+                                       "{ o[w.x * 2u] = 1u; }\n")
+    args = ["run", tmp_path / "oob.wgsl", "--dispatch", "8", "--buffer", "0:0=zeros:8:u32", "--bounds", "strict"]
+    plain = cli(*args)
+    traced = cli(*args, "--trace", tmp_path / "t.jsonl")
+    assert plain[0] == traced[0] == 1 and plain[2] == traced[2]
+    assert "workgroup (4, 0, 0)" in plain[2], plain[2]
