@@ -73,49 +73,58 @@ def fmt(xs) -> str:
     return f"{min(xs):.2f} / {statistics.median(xs):.2f}"
 
 
+def _env() -> dict:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)        # as an installed package runs
+    env.pop("EMU_JIT", None)                        # the default: the tiered run
+    env["EMU_SERVE"] = "0"
+    return env
+
+
+def measure(name: str, runs: int, checkouts, log=print) -> dict:
+    """{checkout label: [one()'s dict per run]} for case `name`; checkouts: [(label, folder)],
+    measured alternately after one untimed run each (emu's own caches and bytecode)."""
+    src, dt, size, tile, _ = CASES[name]
+    env = _env()
+    token = time.time_ns() // 1000 % 10**9
+    got = {k: [] for k, _ in checkouts}
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        rng = np.random.default_rng(0)
+        np.save(d / "a.npy", rng.standard_normal((size, size)).astype(dt))
+        np.save(d / "b.npy", rng.standard_normal((size, size)).astype(dt))
+        for r in range(-1, runs):
+            for k, root in (checkouts if r % 2 == 0 else checkouts[::-1]):
+                token += 1
+                shader = d / f"edit_{token}_{src.name}"
+                shader.write_text(edited(src, size, token))
+                g = one(root, shader, size, tile, d, d / "c.npy", env)
+                if r < 0:
+                    continue
+                got[k].append(g)
+                log(f"[edit_loop] {name} {k} run {r + 1}: {g['wall']:.2f} s wall, {g['cpu']:.2f} s CPU, "
+                    f"load {g['load'][0]:.1f}-{g['load'][1]:.1f}; {g['stderr'].splitlines()[-1:] or ''}")
+    return got
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.edit_loop", description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--before", type=Path, help="an older checkout to measure alternately with this one")
     ap.add_argument("--cases", default="small-coop,small-naive,medium-coop,large-coop,large-naive")
     args = ap.parse_args(argv)
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)        # as an installed package runs
-    env["EMU_SERVE"] = "0"
     checkouts = [("after", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
-    token = time.time_ns() // 1000 % 10**9
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        d = Path(tmp)
-        for name in args.cases.split(","):
-            src, dt, size, tile, note = CASES[name]
-            rng = np.random.default_rng(0)
-            np.save(d / "a.npy", rng.standard_normal((size, size)).astype(dt))
-            np.save(d / "b.npy", rng.standard_normal((size, size)).astype(dt))
-            got = {k: [] for k, _ in checkouts}
-            for k, root in checkouts:       # untimed: emu's own caches and bytecode of that checkout
-                token += 1
-                shader = d / f"warm_{token}_{src.name}"
-                shader.write_text(edited(src, size, token))
-                one(root, shader, size, tile, d, d / "c.npy", env)
-            for r in range(args.runs):
-                for k, root in (checkouts if r % 2 == 0 else checkouts[::-1]):
-                    token += 1
-                    shader = d / f"edit_{token}_{src.name}"
-                    shader.write_text(edited(src, size, token))
-                    got[k].append(one(root, shader, size, tile, d, d / "c.npy", env))
-                    g = got[k][-1]
-                    print(f"[edit_loop] {name} {k} run {r + 1}: {g['wall']:.2f} s wall, {g['cpu']:.2f} s CPU, "
-                          f"load {g['load'][0]:.1f}-{g['load'][1]:.1f}; {g['stderr'].splitlines()[-1:] or ''}",
-                          flush=True)
-            same = len({g["bits"] for gs in got.values() for g in gs}) == 1
-            for k, _ in checkouts:
-                gs = got[k]
-                loads = [x for g in gs for x in g["load"]]
-                said = "; ".join(sorted({line for g in gs for line in g["stderr"].splitlines()
-                                         if line.startswith("compiling")}))[:160]
-                rows.append(f"| {note} | {k} | {fmt([g['wall'] for g in gs])} | {fmt([g['cpu'] for g in gs])} | "
-                            f"{min(loads):.1f}-{max(loads):.1f} | {'yes' if same else 'NO'} | {said or '-'} |")
+    for name in args.cases.split(","):
+        got = measure(name, args.runs, checkouts, log=lambda s: print(s, flush=True))
+        same = len({g["bits"] for gs in got.values() for g in gs}) == 1
+        for k, _ in checkouts:
+            gs = got[k]
+            loads = [x for g in gs for x in g["load"]]
+            said = "; ".join(sorted({line for g in gs for line in g["stderr"].splitlines()
+                                     if line.startswith("compiling")}))[:160]
+            rows.append(f"| {CASES[name][4]} | {k} | {fmt([g['wall'] for g in gs])} | {fmt([g['cpu'] for g in gs])} | "
+                        f"{min(loads):.1f}-{max(loads):.1f} | {'yes' if same else 'NO'} | {said or '-'} |")
     print("\n| case | code | wall s (min / median) | CPU s (min / median) | load | same bits | compile line |")
     print("|---|---|---:|---:|---|---|---|")
     print("\n".join(rows))
