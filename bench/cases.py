@@ -57,6 +57,9 @@ def emu_gemm(profile, size, runs, jobs=None, trace="off", kernel="dawn"):
     SPIR-V front end, sizes as specialization constants). numpy's f32 matmul
     of the same size is timed in the same process after each run (numpy_times), for ratios that
     do not depend on what else the machine was doing between processes."""
+    # the compiled path's steady state: compiled at the warm-up (by default a kernel not in the
+    # cache is interpreted while that costs less than compiling it: emu/jit/tier.py)
+    os.environ.setdefault("EMU_JIT", "1")
     import emu
     size, runs = int(size), int(runs)
     src, block = {"simple": (SIMPLE, 16), "glsl": (GLSL, 16)}.get(kernel, (GEMM, 32))
@@ -243,7 +246,9 @@ def emu_shader(name, n, runs, jit="1"):
 def emu_compile():
     """First dispatch minus steady-state dispatch, summed over the paths that compile numba code:
     the GEMM's MMA and load/store kernels (h200 and reference models) and the fusion JIT
-    (vector add, naive matmul). Cold or warm depends on NUMBA_CACHE_DIR / EMU_JIT_CACHE."""
+    (vector add, naive matmul). Cold or warm depends on NUMBA_CACHE_DIR / EMU_JIT_CACHE. EMU_JIT=1:
+    these small dispatches would otherwise run interpreted (emu/jit/tier.py), compiling nothing."""
+    os.environ["EMU_JIT"] = "1"
     t0 = time.perf_counter()
     import emu
     t_import = time.perf_counter() - t0
@@ -272,6 +277,16 @@ def emu_compile():
         d.dispatch(p, b, g)
         second += time.perf_counter() - t
     _out(compile=first - second, first=first, steady=second, import_s=t_import)
+
+
+def emu_edit(name, runs):
+    """`emu run` of a shader just edited (bench/edit_loop.py's case `name`): wall and CPU seconds
+    of each run, each a new kernel; how each ran (its summary line); whether all gave one result."""
+    from bench import edit_loop
+    got = edit_loop.measure(name, int(runs), [("this", ROOT)], log=lambda s: None)["this"]
+    _out(times=[g["wall"] for g in got], cpu=[g["cpu"] for g in got], loadavg=[g["load"][1] for g in got],
+         ran=[(g["stderr"].splitlines() or [""])[-1].split(" s, ", 1)[-1].split(";")[0] for g in got],
+         same_bits=len({g["bits"] for g in got}) == 1)
 
 
 # ------------------------------------------------------------------------------- peers

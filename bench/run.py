@@ -184,6 +184,11 @@ def main(argv=None) -> int:
     for s in (256, 1024):
         case(f"emu_tiled_{s}", f"emu matmul_tiled f32 {s}^3 (JIT)", ["emu_shader", "matmul_tiled", s, runs],
              note="workgroup memory + barriers")
+    # edit to first result (bench/edit_loop.py): a new kernel each run, the tiered run
+    for name, what in (("small-naive", "64x64 f32 GEMM, one invocation per element"),
+                       ("small-coop", "64x64 GEMM on the matrix units (gemm_wgpu.wgsl)")):
+        case(f"edit_{name}", f"`emu run` of a just-edited {what}: wall (edit to first result)",
+             ["emu_edit", name, runs], note=f"{runs} edits, each a new kernel; reference profile")
     # compile time, tracing
     with tempfile.TemporaryDirectory() as d:
         env = {"NUMBA_CACHE_DIR": str(Path(d) / "numba"), "EMU_JIT_CACHE": str(Path(d) / "jit")}
@@ -291,6 +296,8 @@ def report(R, rows, args, runs) -> str:
     add("emu reduction: interpreter 1M / JIT 16M (per element)",
         ratio(m.get("emu_reduce_interp"), m.get("emu_reduce") / 16 if m.get("emu_reduce") else None), "-")
     add("emu vecadd: interpreter / JIT", ratio(m.get("emu_vecadd_interp"), m.get("emu_vecadd")), "-")
+    for name in ("small-naive", "small-coop"):
+        add(f"edit to first result, {name} 64x64 GEMM, median wall (s)", m.get(f"edit_{name}"), "<= 1 s")
     add("emu demo, cold caches (s)", m.get("demo_start"), "<= 8 s")
     add("emu demo, warm caches (s)", m.get("demo_warm"), "<= 1.5 s")
     add("numba compile, cold (s)", m.get("compile_cold"), "<= 10 s")

@@ -80,8 +80,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     shader_args(r, "bind the raw bytes of a .npy array to @group(G) @binding(B); "
                    "zeros:SHAPE:DTYPE (e.g. zeros:64x64:f32) binds zeros")
     texture_args(r)
-    r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy",
-                   help="write that binding's final contents as .npy (a texture: level 0's texels)")
+    r.add_argument("--output", action="append", default=[], metavar="G:B=FILE.npy[:SHAPE]",
+                   help="write that binding's final contents as .npy (a texture: level 0's texels); "
+                        ":SHAPE (e.g. :64x64) reshapes it, as a runtime-sized array comes 1-D")
+    r.add_argument("-q", "--quiet", action="store_true",
+                   help="print nothing on success (by default one summary line on stderr)")
     device_args(r)
     r.add_argument("--cluster", default=None, metavar="local:N|tcp://HOST:PORT",
                    help="split the workgroups over a Dask cluster: N worker processes here, or a scheduler's "
@@ -226,6 +229,12 @@ def cmd_run(args, sources) -> int:
     from .api import Device
     bufs = [binding_spec(b, "--buffer") for b in args.buffer]
     outs = [binding_spec(o, "--output") for o in args.output]
+    shapes = {}                     # --output G:B=FILE.npy:64x64
+    for i, (key, path) in enumerate(outs):
+        path, shape = output_shape(path)
+        outs[i] = (key, path)
+        if shape is not None:
+            shapes[key] = shape
     for key, path in outs:          # before the run, which may be long: where the result goes
         if not Path(path).resolve().parent.is_dir():
             raise HostError(f"--output {key[0]}:{key[1]}: cannot write '{path}': no folder "
@@ -275,6 +284,15 @@ def cmd_run(args, sources) -> int:
                                 hint=f"also pass --buffer {key[0]}:{key[1]}={zeros} (N elements) or "
                                      f"--buffer {key[0]}:{key[1]}=FILE.npy, of the size you want")
             bound[key] = dev.create_buffer(size=g.type.size)
+        if key in shapes:           # checked before the run, which may be long
+            _reshaped(_typed_output(bound[key], g.type), shapes[key], key, path)
+    trace_bytes = None
+    if tracer is not None and tracer.path is not None and args.cluster is None and 0 not in grid:
+        from .api import as_buffers, bind        # how large the trace will be, before writing it
+        from .trace import budget
+        pl = pipe.pipeline
+        trace_bytes = budget.check(pl, bind(pl.module, pl.entry, as_buffers(pl.module, bound)[0]), grid,
+                                   tracer, tracer.limit, note)
     if tracer is not None:
         tracer.begin(dev, mod, pipe, grid, args)
     cluster = None
@@ -293,22 +311,59 @@ def cmd_run(args, sources) -> int:
             tracer.end()
         if cluster is not None:
             cluster.close()
-    written = 0
+    wrote = []
     for key, path in outs:
         g = globals_by_key[key]
         arr = bound[key].read() if g.space == "handle" else _typed_output(bound[key], g.type)
+        if key in shapes:
+            arr = _reshaped(arr, shapes[key], key, path)
         try:
             np.save(path, arr)
         except OSError as e:
             raise HostError(f"--output {key[0]}:{key[1]}: cannot write '{path}': {e.strerror or e}",
                             hint="check that the folder is writable") from None
-        written += arr.nbytes
-    if note is not None:        # a person is watching: say that it finished and what it did
-        groups = grid[0] * grid[1] * grid[2]
-        note(f"emu: ran '{pipe.pipeline.entry.name}' on {args.profile}: {groups} workgroup{'s' * (groups != 1)} "
-             f"({grid[0]}x{grid[1]}x{grid[2]}) in {time.perf_counter() - started:.2f} s, "
-             f"{written} bytes written to {len(outs)} output file{'s' * (len(outs) != 1)}")
+        wrote.append(f"{path} {tuple(arr.shape)} {arr.dtype}")
+    if not args.quiet:
+        if trace_bytes is not None:
+            from .trace.budget import human
+            wrote.append(f"trace {args.trace} ({human(Path(args.trace).stat().st_size)}, "
+                         f"estimated {human(trace_bytes)})")
+        print(_summary(pipe.pipeline, args.profile, grid, time.perf_counter() - started, wrote, cluster),
+              file=sys.stderr, flush=True)
     return 0
+
+
+def _summary(pipeline, profile: str, grid, seconds: float, wrote: list, cluster) -> str:
+    """`emu run`'s line on success: what ran where, how long, which way, and what it wrote."""
+    groups = grid[0] * grid[1] * grid[2]
+    ran = getattr(pipeline, "ran", None) or {}
+    interp, comp = ran.get("interpreted", 0), ran.get("compiled", 0)
+    how = ("on the cluster" if cluster is not None else "interpreted" if not comp else
+           "compiled" if not interp else f"{interp} workgroups interpreted, {comp} compiled")
+    outputs = "; wrote " + ", ".join(wrote) if wrote else "; no --output"
+    return (f"emu: ran '{pipeline.entry.name}' on {profile}, dispatch {grid[0]}x{grid[1]}x{grid[2]} "
+            f"({groups} workgroup{'s' * (groups != 1)}) in {seconds:.2f} s, {how}{outputs}")
+
+
+def output_shape(path: str):
+    """('c.npy', (64, 64)) for 'c.npy:64x64'; (path, None) where no :SHAPE ends it."""
+    import re
+    m = re.fullmatch(r"(.+):(\d+(?:x\d+)*)", path)
+    if m is None:
+        return path, None
+    return m.group(1), tuple(int(x) for x in m.group(2).split("x"))
+
+
+def _reshaped(arr, shape, key, path):
+    import math
+    if math.prod(shape) != arr.size:
+        want = "x".join(map(str, shape))
+        have = "x".join(map(str, arr.shape))
+        raise HostError(f"--output {key[0]}:{key[1]}={path}:{want}: the binding holds {arr.size} "
+                        f"{arr.dtype} elements (shape {have}), not the {math.prod(shape)} of {want}",
+                        hint=f"give a shape of {arr.size} elements, e.g. :{arr.size}, or bind a buffer of "
+                             f"{math.prod(shape)} elements with --buffer")
+    return arr.reshape(shape)
 
 
 def _typed_output(buf, t):

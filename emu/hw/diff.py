@@ -421,8 +421,10 @@ class DiffReport:
 
     def text(self) -> str:
         a = self.adapter
-        lines = [f"emu diff {self.shader} (entry {self.entry or '?'}, dispatch {','.join(map(str, self.dispatch))}) "
-                 f"on {self.backend}: {a.get('device', '?')} ({a.get('backend_type', '?')})"]
+        where = (f"{a['device']} ({a.get('backend_type') or 'backend unknown'})" if a.get("device") else
+                 "no adapter found" if self.error_stage == "adapter" else "no adapter used")
+        lines = [f"emu diff {self.shader} (entry {self.entry or '?'}, dispatch "
+                 f"{','.join(map(str, self.dispatch))}) on {self.backend}: {where}"]
         if self.profile:
             lines.append(f"  emulator: profile {self.profile} ({self.profile_how}), subgroup size {self.subgroup_size}")
         if self.inputs:

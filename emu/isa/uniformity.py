@@ -41,13 +41,16 @@ class _State:
     dirty: dict = field(default_factory=dict)     # var/global id -> source: written non-uniformly
     findings: list = field(default_factory=list)
     seen: set = field(default_factory=set)
+    spell: object = None                           # inst -> the source language's name, or None
 
 
-def check(module: Module) -> list[Finding]:
-    """Findings for every entry point (one per offending instruction)."""
+def check(module: Module, spell=None) -> list[Finding]:
+    """Findings for every entry point (one per offending instruction). `spell(inst)`: the front
+    end's name for a cooperative op in the shader's own dialect (coopStoreT, subgroupMatrixStore),
+    or None for the IR's description."""
     out: list[Finding] = []
     for f in module.entry_points():
-        st = _State()
+        st = _State(spell=spell)
         for i, name in f.param_builtins.items():
             if name in NON_UNIFORM_INPUTS:
                 st.taint[f.params[i].id] = name
@@ -196,10 +199,11 @@ class _Walker:
 
     def coop(self, i: Inst, control: str | None):
         st = self.st
-        what = {OP.coop_load: "subgroupMatrixLoad", OP.coop_store: "subgroupMatrixStore",
-                OP.coop_mma: "the matrix multiply-add", OP.coop_mul: "the matrix multiply",
-                OP.coop_scalar: "the matrix scalar op", OP.coop_fill: "the matrix constructor",
-                OP.coop_convert: "the matrix conversion"}.get(i.op, i.op)
+        what = (st.spell and st.spell(i)) or {
+            OP.coop_load: "the matrix load", OP.coop_store: "the matrix store",
+            OP.coop_mma: "the matrix multiply-add", OP.coop_mul: "the matrix multiply",
+            OP.coop_scalar: "the matrix scalar op", OP.coop_fill: "the matrix constructor",
+            OP.coop_convert: "the matrix conversion"}.get(i.op, i.op)
         if control:
             st.findings.append(Finding(i, f"{what} is in control flow that depends on {control}, which "
                                           f"is not uniform: Tint (Dawn, Chrome) rejects this shader"))

@@ -15,7 +15,7 @@ def forget_once() -> None:
     """Forget what a process says only once (the compile notice, an unusable cache folder's
     warning): `emu serve` calls it before each run, which then says what a new process would."""
     from . import fuse
-    notice._NOTICE.said = False
+    notice._NOTICE.said = set()
     fuse._CACHE.clear()
 
 

@@ -58,7 +58,7 @@ from ..isa.ops import OP
 from ..isa.types import ArrayType, CoopMatrixType, ScalarType, contains
 from ..numerics import mma as nmma, mma_params
 from . import native
-from .fuse import _NP, ERR_FALLBACK, ERR_OOB, declined, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use
+from .fuse import _NP, ERR_FALLBACK, ERR_OOB, declined, SCALAR_MODELS, Unsupported, _Gen, _cache_dir, _stamp, aliased, first_use, pending_tier
 
 _UINT = {1: "np.uint8", 2: "np.uint16", 4: "np.uint32"}
 _UINT_NP = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -626,6 +626,8 @@ class _CoopGen(_Gen):
 class Kernel:
     """A compiled cooperative entry point: run(grid, regions, workgroups) -> None (done) or the
     range's first workgroup (the buffers it wrote restored: the interpreter runs the range)."""
+    kind = "cooperative"
+    tier = pending_tier
 
     def __init__(self, pipe, gen: _CoopGen, source: str):
         self.pipe = pipe

@@ -891,9 +891,10 @@ def first_use(kernel, warm) -> bool:
     construct it cannot type): the interpreter runs the pipeline from then on, said once."""
     if kernel.mod is not None:
         return True
+    from . import tier
     try:
         kernel.mod = _Module(kernel.source)
-        warm(kernel.mod)
+        tier.timed_compile(kernel, kernel.kind, lambda: warm(kernel.mod))
     except Exception as e:
         import warnings
         warnings.warn(f"emu JIT: {kernel.pipe.entry.name} left to the interpreter ({type(e).__name__}: "
@@ -904,9 +905,18 @@ def first_use(kernel, warm) -> bool:
     return True
 
 
+def pending_tier(kernel):
+    """The executor's question before a dispatch: a Tier (emu/jit/tier.py) while the interpreter
+    may run it instead of compiling the kernel, or None (it runs compiled)."""
+    from . import tier
+    return tier.pending(kernel, kernel.kind, _stamped(kernel.source)[1], _cache_dir())
+
+
 class Kernel:
     """A compiled entry point: run(grid, buffers) -> None (done) or the first workgroup from which
     the interpreter must take over."""
+    kind = "fusion"
+    tier = pending_tier
 
     def __init__(self, pipe, gen: _Gen, source: str):
         self.pipe = pipe

@@ -1,7 +1,10 @@
-"""One line on stderr when a run stops to compile kernels for more than a second (a first run, or
-a new shader): numba compiles silently, so without it a cold start looks like a hang. numba
-reports a compile only on a cache miss (loading a cached kernel says nothing), so a warm run
-prints nothing. The line is printed at most once per process; `emu warmup` compiles ahead.
+"""One line on stderr when a run stops to compile kernels for more than a second: numba compiles
+silently, so without it a cold start looks like a hang. numba reports a compile only on a cache
+miss (loading a cached kernel says nothing), so a warm run prints nothing. The line says what is
+compiled: emu's own kernels ("kernels for P (first run only)": they are kept in numba's cache, once
+per machine and emu version), or a shader's kernel, named with why it is compiled rather than
+interpreted (emu/jit/tier.py) inside `compiling(what)`. Each is said at most once per process;
+`emu warmup` compiles emu's own ahead.
 
 This module does not import numba (a run whose kernels load without it never does, emu/jit/
 native.py): the listener is registered when numba's event module is first imported, whoever
@@ -21,13 +24,15 @@ class _Notice:
         self.profile = None         # the device whose dispatch is running, if any
         self.compiling = 0          # compiles in progress (nested: a kernel compiles its callees)
         self.timer = None
-        self.said = False
+        self.what = None            # (what, why) compiles now, if a caller named it (compiling())
+        self.said = set()           # the things said in this process (None: emu's own kernels)
+        self.silent = False
         self.lock = threading.Lock()
 
     def on_start(self, ev):
         with self.lock:
             self.compiling += 1
-            if self.said or self.timer is not None:
+            if self.silent or self.what in self.said or self.timer is not None:
                 return
             self.timer = threading.Timer(DELAY_S, self._say)
             self.timer.daemon = True
@@ -42,12 +47,14 @@ class _Notice:
 
     def _say(self):
         with self.lock:
-            if self.said or self.compiling == 0:
-                return
-            self.said = True
             self.timer = None
+            if self.silent or self.what in self.said or self.compiling == 0:
+                return
+            self.said.add(self.what)
             where = f" for {self.profile}" if self.profile else ""
-        print(f"compiling kernels{where} (first run only)...", file=sys.stderr, flush=True)
+            what, why = self.what or ("kernels", "first run only")
+            line = f"compiling {what}{where} ({why})..."
+        print(line, file=sys.stderr, flush=True)
 
 
 _NOTICE = _Notice()
@@ -93,7 +100,17 @@ else:
 
 def quiet() -> None:
     """Never print the line in this process (a test suite that asserts exact stderr)."""
-    _NOTICE.said = True
+    _NOTICE.silent = True
+
+
+@contextmanager
+def compiling(what: str, why: str):
+    """Name what compiles meanwhile (a shader's kernel) and why in the line."""
+    old, _NOTICE.what = _NOTICE.what, (what, why)
+    try:
+        yield
+    finally:
+        _NOTICE.what = old
 
 
 @contextmanager

@@ -460,20 +460,55 @@ class Pipeline:
             units = self.layout.workgroup_bytes // min(2, self.race_granule())
             per_batch = max(1, min(per_batch, (4 << 20) // max(1, units)))
         start = lo
+        self.ran = {"interpreted": 0, "compiled": 0}     # workgroups each way (emu run says it)
         self.clock = Clock(self.opts, total, per_batch)
         # a pipeline fast path (emu/jit/fuse.py when plugged in) gives the same results; a kernel
         # that stops (an error to report) hands over from the batch where it stopped
         if not hasattr(self, "_jit"):
             self._jit = fastpaths.compile_pipeline(self)
         if self._jit is not None:
-            stopped = self._jit.run(self.grid, buffers, (lo, end))
-            if stopped is None:
-                return
-            start = lo + (stopped - lo) // per_batch * per_batch
+            tier = self._jit.tier() if hasattr(self._jit, "tier") else None
+            if tier is not None and not tier.hot():
+                start = self._interpret_first(tier, buffers, lo, end, per_batch, wg_lanes)
+            if start < end:
+                stopped = self._jit.run(self.grid, buffers, (start, end))
+                if stopped is None:
+                    self.ran["compiled"] += end - start
+                    return
+                self.ran["compiled"] += (stopped - start) // per_batch * per_batch
+                start += (stopped - start) // per_batch * per_batch
+        self.ran["interpreted"] += end - start
         for first in range(start, end, per_batch):
             batch = Batch(self, first, min(per_batch, end - first), buffers)
             self.clock.tick(batch)
             batch.run(self.entry)
+
+    def _interpret_first(self, tier, buffers, lo: int, end: int, per_batch: int, wg_lanes: int) -> int:
+        """A kernel not compiled yet (a new shader's): interpret batches, the first small and each
+        twice the last, while `tier` (emu/jit/tier.py) finds that cheaper than compiling; returns
+        the first workgroup left for the compiled kernel (`end`: none). Interpreted workgroups
+        write what they would in the interpreter's own batches (a kernel the fast paths take
+        reads no buffer it writes), so the results are the same bits."""
+        import time
+        size = max(1, min(per_batch, tier.PROBE_LANES // wg_lanes))
+        first, spent = lo, 0.0
+        try:
+            while first < end:
+                n = min(size, end - first)
+                t0 = time.thread_time()
+                batch = Batch(self, first, n, buffers)
+                self.clock.tick(batch)
+                batch.run(self.entry)
+                last = time.thread_time() - t0
+                spent += last
+                first += n
+                self.ran["interpreted"] += n
+                if first < end and not tier.go_on(spent, last, n, first - lo, end - first):
+                    break
+                size = min(per_batch, 2 * size)
+        finally:
+            tier.ran(spent)
+        return first
 
 
 def workgroup_storage(module: Module, entry: Function) -> int:

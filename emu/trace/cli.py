@@ -44,6 +44,9 @@ def add_run_args(parser) -> None:
     g.add_argument("--trace-lanes", metavar="LIST", default=None,
                    help="lanes (subgroup invocation ids) whose fragments and accesses to record, e.g. 0-7 "
                         "(default: all; `emu explain` needs all)")
+    g.add_argument("--trace-limit", metavar="SIZE", default="1G",
+                   help="the most the trace file may take, e.g. 500M, 5G, none (default 1G): a run whose "
+                        "trace would pass it stops before writing, naming the options that trace less")
     g.add_argument("--explain", metavar="ROW,COL", default=None,
                    help="after the run, explain element ROW,COL of the last multiply-add of subgroup 0 "
                         "of workgroup (0,0,0)")
@@ -83,7 +86,10 @@ def make_tracer(args):
                 raise HostError("--explain: subgroup 0 of workgroup (0, 0, 0) ran no multiply-add",
                                 hint="explain needs a kernel whose first subgroup runs coop_mma / coop_mul")
             sys.stdout.write(render_text(explain_event(None, self.captured, *self.explain_at)))
-    return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at)
+    from .budget import parse_size
+    limit = parse_size(getattr(args, "trace_limit", None) or "1G")
+    return CliTracer(path, format=getattr(args, "trace_format", "jsonl"), selection=sel, explain=at,
+                     limit=limit if path is not None else None)
 
 
 # ------------------------------------------------------------------------------- commands
@@ -102,7 +108,8 @@ def register(sub, device_args) -> None:
     lp.add_argument("--invocations", type=int, default=None, metavar="N",
                     help="a workgroup-scope matrix (VK_NV_cooperative_matrix2) spread over N invocations: "
                          "the driver's spread, where the profile knows it")
-    lp.add_argument("--format", choices=("text", "svg", "html", "json"), default="text")
+    lp.add_argument("--format", choices=("text", "svg", "html", "json", "png"), default="text",
+                    help="png: an image of the grid (needs -o FILE)")
     lp.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
     lp.set_defaults(func=cmd_lanes)
 
@@ -110,17 +117,31 @@ def register(sub, device_args) -> None:
     ep.add_argument("trace", help="a JSON-lines trace written by `emu run --trace`")
     ep.add_argument("--op", type=int, default=None, metavar="SEQ",
                     help="the event's seq (default: the last multiply-add in the trace)")
-    ep.add_argument("--element", required=True, metavar="ROW,COL", help="the output element")
+    which = ep.add_mutually_exclusive_group(required=True)
+    which.add_argument("--output", metavar="ROW,COL",
+                       help="an element of the output: ROW,COL of the matrix a cooperative store wrote, as a "
+                            "row-major matrix of the store's stride per row (column-major for a column-major "
+                            "store); the multiply-add that made it is found in the trace")
+    which.add_argument("--element", metavar="ROW,COL",
+                       help="element ROW,COL of one multiply-add's result tile (--op SEQ, default the last)")
+    ep.add_argument("--binding", metavar="G:B", default=None,
+                    help="with --output: the buffer (needed where stores went to several)")
     ep.add_argument("--format", choices=("text", "json"), default="text")
     ep.set_defaults(func=cmd_explain)
 
 
-def _write(text: str, path):
+def _write(text, path):
+    """Text, or bytes (a PNG), to `path` or standard output."""
     if path is None:
-        sys.stdout.write(text)
+        if isinstance(text, bytes):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(text)
+        else:
+            sys.stdout.write(text)
         return
     try:
-        with open(path, "w", encoding="utf-8") as f:
+        with open(path, "wb" if isinstance(text, bytes) else "w", **({} if isinstance(text, bytes) else
+                                                                      {"encoding": "utf-8"})) as f:
             f.write(text)
     except OSError as e:
         raise HostError(f"cannot write '{path}': {e.strerror}", hint="check the folder") from None
@@ -138,6 +159,8 @@ def cmd_lanes(args, sources) -> int:
         raise UsageError(e.message + (f" ({e.hint})" if e.hint else "")) from None
     if args.invocations is not None and args.invocations < 1:
         raise UsageError(f"--invocations {args.invocations}: must be positive")
+    if args.format == "png" and args.output is None and sys.stdout.isatty():
+        raise UsageError("--format png writes an image: give -o FILE.png (or redirect standard output)")
     if args.diff:
         v1 = lanes.view(args.diff[0], args.config, args.role, args.subgroup_size, args.invocations)
         v2 = lanes.view(args.diff[1], args.config, args.role, args.subgroup_size, args.invocations)
@@ -149,9 +172,22 @@ def cmd_lanes(args, sources) -> int:
 
 
 def cmd_explain(args, sources) -> int:
-    from .explain import Trace, explain_event, pick_event, render
-    row, col = _pair(args.element, "--element")
-    trace = Trace.load(args.trace)
-    ev = pick_event(trace, args.op)
-    sys.stdout.write(render(explain_event(trace, ev, row, col), args.format))
+    from .explain import Trace, explain_event, explain_output, pick_event, render
+    if args.output is not None:
+        if args.op is not None:
+            raise UsageError("--op picks a multiply-add for --element; --output finds the one that made "
+                             "the output element")
+        at = _pair(args.output, "--output")
+        binding = None
+        if args.binding is not None:
+            from ..cliargs import binding_spec
+            binding = binding_spec(args.binding + "=x", "--binding")[0]
+        x = explain_output(Trace.load(args.trace), *at, binding)
+    else:
+        if args.binding is not None:
+            raise UsageError("--binding goes with --output")
+        at = _pair(args.element, "--element")
+        trace = Trace.load(args.trace)
+        x = explain_event(trace, pick_event(trace, args.op), *at)
+    sys.stdout.write(render(x, args.format))
     return 0

@@ -199,6 +199,56 @@ def explain_event(trace: Trace | None, event: dict, row: int, col: int) -> dict:
     }
 
 
+def explain_output(trace: Trace, row: int, col: int, binding=None) -> dict:
+    """explain_event for output element (row, col): the last cooperative store that wrote it (the
+    output read as a matrix of the store's stride per row, per column for a column-major store),
+    and the last multiply-add of that subgroup before it whose result holds the stored bits."""
+    stores = [e for e in trace.events if e["op"] == "coop_store" and "buffer" in e and "stride" in e
+              and (binding is None or (e["buffer"].get("group"), e["buffer"].get("binding")) == tuple(binding))]
+    targets = sorted({(e["buffer"]["group"], e["buffer"]["binding"]) for e in stores})
+    if not stores:
+        raise HostError(f"the trace '{trace.name}' holds no cooperative store"
+                        + (f" to binding {binding[0]}:{binding[1]}" if binding else ""),
+                        hint="trace with the default --trace-ops (coop), or use --element ROW,COL of a "
+                             "multiply-add's tile")
+    if len(targets) > 1:
+        raise HostError(f"cooperative stores went to {len(targets)} bindings ("
+                        + ", ".join(f"{g}:{b}" for g, b in targets) + ")", hint="name one with --binding G:B")
+    found = None
+    for e in reversed(stores):
+        m, stride, off = e["matrix"], int(e["stride"]), int(e["offset"])
+        row_major = e.get("layout", "row_major") == "row_major"
+        idx = (row * stride + col if row_major else col * stride + row) - off
+        if stride <= 0 or idx < 0:
+            continue
+        major, minor = divmod(idx, stride)
+        r, c = (major, minor) if row_major else (minor, major)
+        if r < m["rows"] and c < m["cols"]:
+            found = (e, r, c)
+            break
+    if found is None:
+        raise HostError(f"no cooperative store in the trace wrote output element ({row}, {col}) of binding "
+                        f"{targets[0][0]}:{targets[0][1]}",
+                        hint="check ROW,COL against the output's shape (the traced workgroups' stores cover "
+                             "only their tiles: --trace-workgroups)")
+    store, r, c = found
+    S, owners = _collect(store["fragments"], store["matrix"], f"event {store['seq']}")
+    _need(S, owners, [(r, c)], "the stored tile", store)
+    for ev in reversed(trace.mma_events()):
+        if ev["seq"] < store["seq"] and ev["workgroup"] == store["workgroup"] and \
+                ev.get("subgroup") == store.get("subgroup") and "fragments" in ev:
+            D, _ = _collect(ev["fragments"], ev["matrix"], f"event {ev['seq']}")
+            if D.shape == S.shape and D[r, c] == S[r, c]:
+                x = explain_event(trace, ev, r, c)
+                x["output"] = {"element": [row, col], "binding": list(targets[0]),
+                               "name": store["buffer"].get("name"), "store_event": store["seq"],
+                               "store_loc": store.get("loc"), "tile_element": [r, c]}
+                return x
+    raise HostError(f"output element ({row}, {col}) was stored by event {store['seq']} (tile element ({r}, {c})), "
+                    f"but no traced multiply-add of that subgroup made those bits",
+                    hint="trace the coop ops of that workgroup (--trace-ops coop)")
+
+
 def _int_explain(a, b, c, rt, saturate):
     trace: dict = {}
     r = _ref.int_element([int(x) for x in a], [int(x) for x in b], c, rt, saturate, trace)
@@ -250,11 +300,16 @@ def render_text(x: dict) -> str:
     out = []
     wg = ", ".join(map(str, ev["workgroup"]))
     seq = f"event {ev['seq']}, " if ev.get("seq") is not None else ""     # none: --explain without --trace
+    o = x.get("output")
+    if o is not None:
+        orow, ocol = o["element"]
+        out.append(f"output {o['name']}[{orow},{ocol}] (binding {o['binding'][0]}:{o['binding'][1]}) was stored by "
+                   f"event {o['store_event']} at {o['store_loc']} as tile element D[{r},{c}] of:")
     out.append(f"{ev['op']} %{ev['id']} at {ev['loc']} ({seq}workgroup ({wg}), subgroup {ev['subgroup']})")
     out.append(f"config {ev['config']}, numeric model '{ev['model']}'"
                + (", saturating" if ev.get("saturate") else ""))
     has_c = x["c"]["lanes"] != [] or x["operand_events"]["C"] is not None or ev["op"] == "coop_mma"
-    out.append(f"D[{r},{c}] = sum over k of A[{r},k] * B[k,{c}]" + (f" + C[{r},{c}]" if has_c else ""))
+    out.append(f"D[{r},{c}] (tile element) = sum over k of A[{r},k] * B[k,{c}]" + (f" + C[{r},{c}]" if has_c else ""))
     refs = ", ".join(f"{k} from event {v}" for k, v in x["operand_events"].items() if v is not None)
     if refs:
         out.append(f"  (operands: {refs})")

@@ -377,10 +377,16 @@ def render_html_diff(v1: MapView, v2: MapView) -> str:
 def render(v: MapView, format: str) -> str:
     if format == "json":
         return json.dumps(to_json(v), separators=(",", ":")) + "\n"
+    if format == "png":
+        from .png import render_png
+        return render_png(v, lane_color)
     return {"text": render_text, "svg": render_svg, "html": render_html}[format](v)
 
 
 def render_diff(v1: MapView, v2: MapView, format: str) -> str:
     if format == "json":
         return json.dumps(diff_json(v1, v2), separators=(",", ":")) + "\n"
+    if format == "png":
+        from .png import render_png_diff
+        return render_png_diff(v1, v2, differing(v1, v2), lane_color)
     return {"text": render_text_diff, "svg": render_svg_diff, "html": render_html_diff}[format](v1, v2)

@@ -279,6 +279,38 @@ class PerfettoSink:
         self.f.close()
 
 
+def human(n: float) -> str:
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} bytes"
+
+
+class Limited:
+    """The trace file, stopping the run once `limit` bytes would be passed."""
+
+    def __init__(self, f, limit: int, path):
+        self.f, self.limit, self.path, self.n = f, limit, path, 0
+        self.over = False
+
+    def write(self, s: str):
+        self.n += len(s)
+        if self.n > self.limit:
+            self.over = True
+            raise HostError(f"the trace passed --trace-limit {human(self.limit)} while writing "
+                            f"'{self.path}'; the run stopped and the partial trace was removed",
+                            hint=NARROW)
+        self.f.write(s)
+
+    def close(self):
+        self.f.close()
+
+
+NARROW = ("trace less: --trace-ops coop,barrier (or OP names) instead of all, --trace-workgroups "
+          "\"0,0,0\", --trace-subgroups 0, --trace-lanes 0-7; or raise the limit with --trace-limit "
+          "SIZE (e.g. 5G; none for no limit)")
+
+
 def open_sink(path, format: str = "jsonl"):
     try:
         f = open(path, "w", encoding="utf-8")
@@ -297,8 +329,9 @@ def open_sink(path, format: str = "jsonl"):
 
 class Tracer:
     def __init__(self, path=None, *, format: str = "jsonl", selection: Selection | None = None,
-                 sink=None, explain: tuple[int, int] | None = None):
+                 sink=None, explain: tuple[int, int] | None = None, limit: int | None = None):
         self.path, self.format = path, format
+        self.limit = limit                     # bytes the file may take (emu/trace/budget.py)
         self.sel = selection or Selection()
         self.sink = sink
         self.explain_at = explain
@@ -339,6 +372,8 @@ class Tracer:
         }
         if self.sink is None and self.path is not None:
             self.sink = open_sink(self.path, self.format)
+            if self.limit is not None:
+                self.sink.f = Limited(self.sink.f, self.limit, self.path)
         if self.sink is not None:
             self.sink.write(self.header)
 
@@ -348,6 +383,12 @@ class Tracer:
             return
         self._ended = True
         self.failed = sys.exc_info()[0] is not None
+        f = getattr(self.sink, "f", None)
+        if getattr(f, "over", False):          # past --trace-limit: no partial file left behind
+            f.close()
+            import os
+            os.unlink(self.path)
+            return
         if self.sink is not None:
             if self.header is not None:
                 self.sink.write({"record": "summary", "events": self.seq, "instructions": self.clock,

@@ -4,6 +4,7 @@ binding is not installed (``python -m emu.wgpu prog.py`` with nothing else insta
 ``emu.wgpu.install()`` puts a finder at the end of ``sys.meta_path`` (``register()``): an installed binding is always found
 first; only a name no other finder knows is answered here. The stand-ins are emu.wgpu's API under
 the binding's name, with the binding's adapter flavour (feature names), ``utils.get_default_device``,
+``utils.compute.compute_with_buffers``,
 the native ``extras`` module (the functions emu answers for its adapters; ``set_instance_extras``
 does nothing, there being no native instance) and wgpudawn's ``install_as_wgpu``. Each module
 says ``__emu_standin__ = True``, so emu never takes it for a real binding (emu/wgpu/_compat.py)."""
@@ -20,7 +21,7 @@ EXTRAS = {"wgpu": "wgpu.backends.wgpu_native", "wgpudawn": "wgpudawn.backends.da
 
 def _packages(root: str) -> list[str]:
     backend = EXTRAS[root]
-    return [root, f"{root}.utils", f"{root}.backends", backend, f"{backend}.extras"]
+    return [root, f"{root}.utils", f"{root}.utils.compute", f"{root}.backends", backend, f"{backend}.extras"]
 
 
 MODULES = {name: root for root in FLAVORS for name in _packages(root)}
@@ -40,6 +41,13 @@ def _fill(mod: types.ModuleType, name: str) -> None:
                 """As wgpudawn's: ``import wgpu`` then gives this module."""
                 sys.modules["wgpu"] = mod
             mod.install_as_wgpu = install_as_wgpu
+    elif name.endswith(".utils.compute"):
+        from ._utils_compute import compute_with_buffers
+
+        def _compute_with_buffers(input_arrays, output_arrays, shader, constants=None, n=None):
+            return compute_with_buffers(sys.modules[root], input_arrays, output_arrays, shader, constants, n)
+        _compute_with_buffers.__doc__ = compute_with_buffers.__doc__
+        mod.compute_with_buffers = _compute_with_buffers
     elif name.endswith(".utils"):
         def get_default_device():
             """A device of emu's adapter, made once (as wgpu.utils.get_default_device)."""

@@ -28,7 +28,8 @@ def test_run_vecadd(tmp_path):
     rc, out, err = cli("run", SHADERS / "vecadd.wgsl", "--dispatch", "2", "--buffer", f"0:0={tmp_path}/a.npy",
                        "--buffer", f"0:1={tmp_path}/b.npy", "--buffer", f"0:2={tmp_path}/c.npy",
                        "--output", f"0:2={tmp_path}/out.npy")
-    assert (rc, out, err) == (0, "", "")
+    assert (rc, out) == (0, "") and err.startswith("emu: ran 'main' on reference, dispatch 2x1x1 (2 workgroups) in ")
+    assert err.endswith(f"; wrote {tmp_path}/out.npy (100,) float32\n") and err.count("\n") == 1
     got = np.load(tmp_path / "out.npy")
     assert got.dtype == np.float32
     np.testing.assert_array_equal(got, a + b)
@@ -99,3 +100,39 @@ def test_strict_warns_on_stderr_but_succeeds(tmp_path):
     rc, out, err = cli("ir", tmp_path / "s.wgsl", "--strict")
     assert rc == 0 and out.startswith("module ")
     assert "warning:" in err and "enable subgroups" in err and "Traceback" not in err
+
+
+def test_run_says_one_line_on_success_and_reshapes_a_runtime_sized_output(tmp_path, monkeypatch, naive_gemm):
+    """Was: nothing on success, and a runtime-sized output came back (4096,). A new kernel (an
+    empty cache) of 16 workgroups runs interpreted (emu/jit/tier.py), and the line says so."""
+    monkeypatch.setenv("EMU_JIT_CACHE", str(tmp_path / "jit"))
+    monkeypatch.delenv("EMU_JIT", raising=False)
+    rc, out, err = cli(*naive_gemm(64, 3), "--output", f"0:2={tmp_path}/c.npy:64x64", "--output",
+                       f"0:0={tmp_path}/flat.npy")
+    assert rc == 0 and out == ""
+    head, tail = err.split(" in ")
+    assert head == "emu: ran 'main' on reference, dispatch 4x4x1 (16 workgroups)"
+    seconds, rest = tail.split(" s, ", 1)
+    assert float(seconds) > 0
+    assert rest == (f"interpreted; wrote {tmp_path}/c.npy (64, 64) float32, {tmp_path}/flat.npy (4096,) float32\n")
+    c = np.load(tmp_path / "c.npy")
+    a, b = np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy")
+    assert c.shape == (64, 64) and np.allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(np.load(tmp_path / "flat.npy"), a.reshape(-1))
+    rc, out, err = cli(*naive_gemm(64, 3), "-q", "--output", f"0:2={tmp_path}/q.npy:4x1024")
+    assert (rc, out, err) == (0, "", "")
+    assert np.load(tmp_path / "q.npy").shape == (4, 1024)
+    rc, out, err = cli(*naive_gemm(64, 3), "--quiet")
+    assert (rc, out, err) == (0, "", "")
+    rc, out, err = cli(*naive_gemm(64, 3))
+    assert err.endswith(" s, interpreted; no --output\n")
+
+
+def test_an_output_shape_that_does_not_hold_the_binding_is_refused_before_the_run(tmp_path, naive_gemm):
+    rc, out, err = cli(*naive_gemm(64, 3), "--output", f"0:2={tmp_path}/c.npy:64x32")
+    assert rc == 1 and out == ""
+    assert err == (f"emu: error: --output 0:2={tmp_path}/c.npy:64x32: the binding holds 4096 float32 elements "
+                   f"(shape 4096), not the 2048 of 64x32\n"
+                   f"   hint: give a shape of 4096 elements, e.g. :4096, or bind a buffer of 2048 elements "
+                   f"with --buffer\n")
+    assert not (tmp_path / "c.npy").exists()

@@ -128,7 +128,8 @@ def test_buffer_zeros_spec(tmp_path):
     shader = tmp_path / "add.wgsl"
     shader.write_text(ADD_ID)
     for spec in ("zeros:8:u32", "zeros:2x4:uint32"):
-        rc, _, err = cli("run", shader, "--dispatch", "2", "--buffer", f"0:0={spec}", "--output", f"0:0={tmp_path}/o.npy")
+        rc, _, err = cli("run", "-q", shader, "--dispatch", "2", "--buffer", f"0:0={spec}", "--output",
+                         f"0:0={tmp_path}/o.npy")
         assert (rc, err) == (0, ""), err
         out = np.load(tmp_path / "o.npy")
         assert out.dtype == np.uint32 and out.tolist() == [0, 3, 6, 9, 12, 15, 18, 21]
@@ -153,7 +154,7 @@ def test_output_has_the_wgsl_shape(tmp_path):
                       "@compute @workgroup_size(4, 3) fn main(@builtin(local_invocation_id) l: vec3u) {\n"
                       "  g[l.y][l.x] = f32(l.y * 10u + l.x);\n"
                       "  if (l.x == 0u) { v[l.y] = vec2<i32>(i32(l.y), -i32(l.y)); }\n}\n")
-    rc, _, err = cli("run", shader, "--dispatch", "1", "--output", f"0:0={tmp_path}/g.npy",
+    rc, _, err = cli("run", "-q", shader, "--dispatch", "1", "--output", f"0:0={tmp_path}/g.npy",
                      "--output", f"0:1={tmp_path}/v.npy")
     assert (rc, err) == (0, ""), err
     g, v = np.load(tmp_path / "g.npy"), np.load(tmp_path / "v.npy")
@@ -166,12 +167,14 @@ def test_run_summary_line_with_emu_progress(tmp_path, monkeypatch):
     shader = tmp_path / "add.wgsl"
     shader.write_text(ADD_ID)
     args = ("run", shader, "--dispatch", "2", "--buffer", "0:0=zeros:8:u32", "--output", f"0:0={tmp_path}/o.npy")
-    assert cli(*args)[2] == ""                       # not a terminal, no EMU_PROGRESS: silent
-    monkeypatch.setenv("EMU_PROGRESS", "1")
-    rc, out, err = cli(*args)
-    assert rc == 0 and out == ""
-    assert re.fullmatch(r"emu: ran 'main' on reference: 2 workgroups \(2x1x1\) in \d+\.\d\d s, "
-                        r"32 bytes written to 1 output file\n", err), err
+    for progress in ("0", "1"):                     # on a terminal or not: the same line (-q: none)
+        monkeypatch.setenv("EMU_PROGRESS", progress)
+        rc, out, err = cli(*args)
+        assert rc == 0 and out == ""
+        assert re.fullmatch(r"emu: ran 'main' on reference, dispatch 2x1x1 \(2 workgroups\) in \d+\.\d\d s, "
+                            r"(interpreted|compiled); wrote " + re.escape(f"{tmp_path}/o.npy") + r" \(8,\) uint32\n",
+                            err), err
+        assert cli(*args, "-q")[1:] == ("", "")
 
 
 def test_check_ok_bad_config_and_uniformity(tmp_path):

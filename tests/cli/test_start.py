@@ -76,7 +76,9 @@ def test_real_run_writes_its_output_and_exit_codes(tmp_path):
             "--buffer", f"0:0={tmp_path}/a.npy", "--buffer", "0:1=zeros:128:f32"]
     r = subprocess.run(base + ["--output", f"0:1={tmp_path}/c.npy"], capture_output=True, text=True, cwd=ROOT,
                        timeout=120)
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+    assert (r.returncode, r.stdout) == (0, "") and r.stderr.startswith(
+        "emu: ran 'main' on reference, dispatch 2x1x1 (2 workgroups) in ")
+    assert r.stderr.endswith(f"; wrote {tmp_path}/c.npy (128,) float32\n") and r.stderr.count("\n") == 1
     assert np.array_equal(np.load(tmp_path / "c.npy").view(np.uint32), (a * np.float32(2) + np.float32(1)).view(np.uint32))
     r = subprocess.run(base + ["--dispatch", "3", "--bounds", "strict"], capture_output=True, text=True, cwd=ROOT,
                        timeout=120)

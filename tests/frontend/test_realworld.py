@@ -94,7 +94,7 @@ def test_emu_ir_override(tmp_path):
 
 
 def test_emu_run_override_sized_output(tmp_path):
-    rc, out, err = cli("run", shader_file(tmp_path, "override_scratch"), "--dispatch", "1", "--override", "wg_size=8",
+    rc, out, err = cli("run", "-q", shader_file(tmp_path, "override_scratch"), "--dispatch", "1", "--override", "wg_size=8",
                        "--buffer", f"0:0={_save(tmp_path / 'z.npy', np.zeros(8, np.float32))}",
                        "--output", f"0:0={tmp_path}/o.npy")
     assert (rc, out, err) == (0, "", "")
@@ -135,7 +135,7 @@ def test_binding_shared_by_two_variables_of_one_entry_point_is_refused():
 # -- --output of atomics ---------------------------------------------------------------------------
 
 def test_output_of_atomic_array_has_the_atomics_type(tmp_path):
-    rc, out, err = cli("run", SHADERS / "atomic_counts.wgsl", "--dispatch", "1", "--output", f"0:0={tmp_path}/c.npy")
+    rc, out, err = cli("run", "-q", SHADERS / "atomic_counts.wgsl", "--dispatch", "1", "--output", f"0:0={tmp_path}/c.npy")
     assert (rc, out, err) == (0, "", "")
     got = np.load(tmp_path / "c.npy")
     assert got.dtype == np.uint32

@@ -134,3 +134,15 @@ def test_diff_errors_are_reported_not_raised(stand_in_h200, tmp_path, capsys):
     rc = cli(["diff", str(ROOT / "tests/shaders/vecadd.wgsl"), "--dispatch", "1"])
     out = capsys.readouterr().out
     assert rc == 1 and "--random-inputs" in out
+
+
+def test_without_an_adapter_the_header_says_so(monkeypatch, capsys):
+    """Was: 'on dawn: ? (?)'."""
+    monkeypatch.setattr(adapters, "available", lambda backend: (None, f"{backend}: no adapter (none installed)"))
+    src = (ROOT / "emu" / "examples" / "gemm_dawn.wgsl").read_text()
+    rep = hwdiff.diff_shader(src, "gemm_dawn.wgsl", dispatch=(1, 1, 1), seed=3,
+                             overrides={"M": "32", "N": "32", "K": "32"})
+    assert rep.result == "error" and rep.error_stage == "adapter"
+    assert rep.text().splitlines()[:2] == [
+        "emu diff gemm_dawn.wgsl (entry main, dispatch 1,1,1) on dawn: no adapter found",
+        "  ERROR (adapter): dawn: no adapter (none installed)"]

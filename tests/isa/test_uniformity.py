@@ -89,3 +89,30 @@ def test_diagnostic_directive_sets_the_matrix_uniformity_severity():
     assert [line for line, _ in w] == [12, 13, 13, 15]
     assert all(m.endswith("Tint (Dawn, Chrome) reports it as a warning (chromium.subgroup_matrix_uniformity)")
                for _, m in w)
+
+
+def test_messages_use_the_shaders_own_dialect():
+    """A wgpu-dialect coopStoreT in a branch was reported under Dawn's name subgroupMatrixStore."""
+    src = """enable f16;
+enable wgpu_cooperative_matrix;
+@group(0) @binding(0) var<storage, read> a: array<f16>;
+@group(0) @binding(1) var<storage, read_write> c: array<f16>;
+@compute @workgroup_size(32)
+fn main(@builtin(local_invocation_index) li: u32) {
+  let m = coopLoad<coop_mat16x16<f16, C>>(&a[0], 16u);
+  if (li < 16u) {
+    coopStoreT(m, &c[0], 16u);
+    coopStore(m, &c[256], 16u);
+  }
+  let n = coopLoadT<coop_mat16x16<f16, C>>(&a[li], 16u);
+  coopStore(n, &c[512], 16u);
+}
+"""
+    assert warnings_of(src) == [
+        (9, "coopStoreT is in control flow that depends on local_invocation_index, which is not uniform: "
+            "Tint (Dawn, Chrome) rejects this shader"),
+        (10, "coopStore is in control flow that depends on local_invocation_index, which is not uniform: "
+             "Tint (Dawn, Chrome) rejects this shader"),
+        (12, "coopLoadT's offset depends on local_invocation_index, which is not uniform: "
+             "Tint (Dawn, Chrome) rejects this shader"),
+    ]

@@ -44,6 +44,7 @@ def test_a_warm_run_imports_no_numba(tmp_path):
     import os
     env = {k: v for k, v in os.environ.items() if k not in ("EMU_JIT", "EMU_NATIVE")}
     env["EMU_JIT_CACHE"] = str(tmp_path / "jit")
+    env["EMU_JIT"] = "1"        # compiled at once (by default a new kernel's 64 workgroups are interpreted)
     first = _gemm(env, "uniform")      # compiled by numba (its callees from numba's cache)
     assert first[1:] == ["True", "False", "0"]
     assert list((tmp_path / "jit").glob("emu_jit_*.run.*.native"))

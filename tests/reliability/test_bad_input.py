@@ -200,7 +200,7 @@ def test_bytes_and_packed_integers_do_not_warn(tmp_path):
     p.write_text(OUT + MAIN.format("o[1] = o[1] + 1u;"))
     for dtype in (np.uint8, np.int8, np.uint16):
         np.save(tmp_path / "in.npy", np.zeros(256 // np.dtype(dtype).itemsize, dtype))
-        rc, _, err = cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy")
+        rc, _, err = cli("run", "-q", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy")
         assert (rc, err) == (0, ""), (dtype, err)
 
 
@@ -208,7 +208,7 @@ def test_matching_npy_does_not_warn(tmp_path):
     np.save(tmp_path / "in.npy", np.arange(64, dtype=np.int32))
     p = tmp_path / "s.wgsl"
     p.write_text(OUT + MAIN.format("o[1] = o[1] + 1u;"))
-    rc, _, err = cli("run", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy")
+    rc, _, err = cli("run", "-q", p, "--dispatch", "1", "--buffer", f"0:0={tmp_path}/in.npy")
     assert (rc, err) == (0, "")
 
 
@@ -282,7 +282,8 @@ def test_f32_literals_at_the_edge_of_the_range(tmp_path):
     p = tmp_path / "edge.wgsl"
     p.write_text("@group(0) @binding(0) var<storage, read_write> o: array<f32, 2>;\n"
                  "@compute @workgroup_size(1) fn main() { o[0] = 3.4028235677973366e38f; o[1] = -3.4028235e38f; }\n")
-    rc, out, err = cli("run", p, "--dispatch", "1", "--buffer", "0:0=zeros:2:f32", "--output", f"0:0={tmp_path}/e.npy")
+    rc, out, err = cli("run", "-q", p, "--dispatch", "1", "--buffer", "0:0=zeros:2:f32", "--output",
+                       f"0:0={tmp_path}/e.npy")
     assert rc == 0 and err == "", err
     assert np.load(tmp_path / "e.npy").tolist() == [float(np.finfo(np.float32).max), -float(np.finfo(np.float32).max)]
 

@@ -110,3 +110,40 @@ def test_explain_on_a_trace_without_mma(cli, tmp_path):
     assert code == 1 and "holds no multiply-add" in err
     code, out, err = cli("explain", p, "--op", 0, "--element", "0,0")
     assert code == 1 and "not a multiply-add" in err
+
+
+def test_explain_an_output_element_by_its_output_coordinates(cli, tmp_path):
+    """--element names a tile's element (of one multiply-add); --output names the output's: the
+    store that wrote it and the multiply-add that made those bits are found in the trace."""
+    a, b = gemm_inputs(64)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    shader = tmp_path / "gemm_wgpu.wgsl"
+    shader.write_text(example("gemm_wgpu"))
+    trace = tmp_path / "t.jsonl"
+    code, out, err = cli("run", shader, "--dispatch", "4,4", "--override", "M=64", "--override", "N=64",
+                         "--override", "K=64", "--buffer", f"0:0={tmp_path}/a.npy", "--buffer",
+                         f"0:1={tmp_path}/b.npy", "--buffer", "0:2=zeros:4096:f32", "--output",
+                         f"0:2={tmp_path}/c.npy:64x64", "--trace", trace, "-q", "--profile", "nvidia-h200")
+    assert code == 0, err
+    c = np.load(tmp_path / "c.npy")
+    code, out, err = cli("explain", trace, "--output", "37,21")
+    assert code == 0, err
+    lines = out.splitlines()
+    store = json.loads(next(l for l in trace.read_text().splitlines()
+                            if '"op":"coop_store"' in l and '"workgroup":[1,2,0]' in l))
+    assert lines[0] == (f"output c[37,21] (binding 0:2) was stored by event {store['seq']} at {shader}:27:3 as tile "
+                        f"element D[5,5] of:")
+    assert lines[1].startswith(f"coop_mma %29 at {shader}:25:11 (event ") and lines[1].endswith(
+        ", workgroup (1, 2, 0), subgroup 0)")
+    assert lines[3].startswith("D[5,5] (tile element) = sum over k of A[5,k] * B[k,5] + C[5,5]")
+    emulated = next(l for l in lines if l.startswith("  emulated D[5,5]"))
+    assert emulated.split()[2] == f"0x{int(c[37, 21].view(np.uint32)):08x}" and "(same bits: reproduced)" in emulated
+    code, out, js = cli("explain", trace, "--output", "37,21", "--format", "json")
+    x = json.loads(out)
+    assert x["output"] == {"element": [37, 21], "binding": [0, 2], "name": "c", "store_event": store["seq"],
+                           "store_loc": f"{shader}:27:3", "tile_element": [5, 5]}
+    code, out, err = cli("explain", trace, "--output", "64,0")
+    assert code == 1 and "no cooperative store in the trace wrote output element (64, 0) of binding 0:2" in err
+    code, out, err = cli("explain", trace, "--output", "1,1", "--op", "3")
+    assert code == 2 and "--op picks a multiply-add for --element" in err

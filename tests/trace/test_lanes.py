@@ -104,3 +104,41 @@ def test_workgroup_and_flexible_matrices_show_the_driver_s_spread():
     with pytest.raises(Exception) as e:
         lanes.view("nvidia-h200", "f16xf16->f32:32x32x16", "C", invocations=96)
     assert "96 invocations" in str(e.value)
+
+
+def test_png_lane_map(tmp_path):
+    """`emu lanes --format png`: a valid PNG (checked chunk by chunk), each cell in its lane's color."""
+    import struct
+    import zlib
+    import numpy as np
+    from emu.cli import main
+    from emu.trace import lanes, png
+    out = tmp_path / "a.png"
+    assert main(["lanes", "--profile", "nvidia-h200", "--config", "f16xf16->f32:16x16x16", "--role", "A",
+                 "--format", "png", "-o", str(out)]) == 0
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, at = [], 8
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + n]
+        assert struct.unpack(">I", data[at + 8 + n:at + 12 + n])[0] == zlib.crc32(kind + body)
+        chunks.append((kind, body))
+        at += 12 + n
+    assert [k for k, _ in chunks] == [b"IHDR", b"IDAT", b"IEND"]
+    w, h, depth, color, _, _, _ = struct.unpack(">IIBBBBB", chunks[0][1])
+    assert (depth, color) == (8, 2)
+    raw = np.frombuffer(zlib.decompress(chunks[1][1]), np.uint8).reshape(h, 1 + 3 * w)
+    assert (raw[:, 0] == 0).all()
+    img = raw[:, 1:].reshape(h, w, 3)
+    v = lanes.view("nvidia-h200", "f16xf16->f32:16x16x16", "A")
+    assert np.array_equal(img, png.draw(v, lanes.lane_color))
+    # the cell (row 3, col 7): its top-left corner inside the outline is in the color of its lane
+    cw = (img.shape[1] - 1 - (len(str(v.rows - 1)) * png.GLYPH_W + 8)) // v.cols
+    x = len(str(v.rows - 1)) * png.GLYPH_W + 8 + 7 * cw + 1
+    y = png.CELL_H + 3 * png.CELL_H + 1
+    (lane, _), = v.owners_cache[(3, 7)]
+    assert tuple(img[y, x]) == png._rgb(lanes.lane_color(lane, v.subgroup_size))
+    assert main(["lanes", "--diff", "nvidia-h200", "amd-rdna3", "--config", "f16xf16->f32:16x16x16", "--role", "C",
+                 "--format", "png", "-o", str(tmp_path / "d.png")]) == 0
+    assert (tmp_path / "d.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -76,7 +76,8 @@ def _uniformity_warnings(module, warnings: list, severity: str = "error") -> Non
     info, report) a cooperative-matrix operation; nothing where the shader turns the rule off."""
     if severity == "off" or not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
         return
-    for finding in uniformity.check(module):
+    from .names import coop_spelling
+    for finding in uniformity.check(module, coop_spelling(module)):
         message = finding.message
         if severity != "error":
             message = message.replace("Tint (Dawn, Chrome) rejects this shader",

@@ -34,3 +34,18 @@ TEXTURE_FNS = {"textureLoad": "load", "textureStore": "store", "textureDimension
                "textureSampleGrad": "sample_grad", "textureSampleCompareLevel": "sample_compare_level",
                "textureGather": "gather", "textureGatherCompare": "gather_compare",
                "textureSampleBaseClampToEdge": "sample_base_clamp_to_edge"}
+
+
+def coop_spelling(module):
+    """inst -> the WGSL name of a cooperative op in the module's own dialect (naga's coopLoadT /
+    coopStore / coopMultiplyAdd where it enables wgpu_cooperative_matrix, else Dawn's
+    subgroupMatrix*), or None where the dialect has no function for it (an operator)."""
+    if "wgpu_cooperative_matrix" in module.enables:
+        def spell(inst):
+            t = "T" if inst.attrs.get("layout") == "row_major" else ""
+            return {"coop_load": f"coopLoad{t}", "coop_store": f"coopStore{t}",
+                    "coop_mma": "coopMultiplyAdd"}.get(inst.op)
+        return spell
+    return lambda inst: {"coop_load": "subgroupMatrixLoad", "coop_store": "subgroupMatrixStore",
+                         "coop_mma": "subgroupMatrixMultiplyAccumulate",
+                         "coop_mul": "subgroupMatrixMultiply"}.get(inst.op)

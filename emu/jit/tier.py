@@ -1,0 +1,179 @@
+"""Which tier runs a dispatch whose compiled kernel is not built yet: the interpreter (the reference
+executor, which starts at once) or the compiler (seconds of numba before the first workgroup, then
+tens to hundreds of times faster). A new or edited shader's kernel is such a kernel.
+
+The executor interprets a first small batch of workgroups and measures it (CPU time of its
+thread, so that other work on the machine does not count); from then on, before each batch, it
+asks `go_on`: keep interpreting while this kernel's interpreted time so far (in this process and
+in earlier ones, kept in the cache folder) plus the projected time of the rest of the dispatch
+stays below the cost of compiling it. Past that point the kernel is compiled and runs the rest.
+This is the rent-or-buy rule: a kernel is never interpreted for more than its compile time before
+it is compiled, so a dispatch costs at most about twice what the better choice would have cost,
+while a small dispatch of a new shader answers in milliseconds instead of seconds.
+
+The compile cost is learned: each compile of a kernel kind ('fusion' or 'cooperative') records its
+CPU seconds in the cache folder, and the median of the last few is the estimate (DEFAULT_S before
+any). A kernel already in the cache (machine code or numba's cache) is not pending: it loads in
+~0.02-0.3 s and runs compiled as before.
+
+EMU_JIT=1 compiles every kernel the fast paths take at once (the tests that compare the compiled
+path with the interpreter), EMU_JIT=0 never compiles; unset or `auto`, this module decides.
+The results are the same bits either way: the compiled kernels are exact against the reference
+(tests/perf), and the workgroups a dispatch interprets first write what the reference writes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+DEFAULT_S = {"fusion": 1.5, "cooperative": 5.0}   # CPU seconds to compile, until measured here
+KEEP = 5                # compile times kept per kind
+LOAD_S = 0.1            # loading a compiled kernel from the cache: interpreting less is no rent
+PROBE_LANES = 4096      # the first interpreted batch, in lanes (whole workgroups)
+
+
+def mode() -> str:
+    """'auto' (this module decides), 'always' (EMU_JIT=1) or 'never' (EMU_JIT=0)."""
+    v = os.environ.get("EMU_JIT", "auto").strip().lower()
+    return {"0": "never", "1": "always"}.get(v, "auto")
+
+
+def compile_estimate(kind: str, cache: Path) -> float:
+    """CPU seconds one compile of a kernel of this kind is expected to take here (`cache`: the
+    JIT's cache folder, emu/jit/fuse.py's _cache_dir)."""
+    try:
+        times = json.loads((cache / "tier" / "compile_times.json").read_text()).get(kind) or []
+        times = [float(t) for t in times if float(t) > 0]
+    except (OSError, ValueError, TypeError, AttributeError):
+        times = []
+    return statistics.median(times) if times else DEFAULT_S[kind]
+
+
+def record_compile(kind: str, seconds: float, cache: Path) -> None:
+    """Keep the CPU seconds of a compile that just happened (the estimate's samples)."""
+    path = cache / "tier" / "compile_times.json"
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            data = json.loads(path.read_text())
+            data = data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            data = {}
+        times = [t for t in data.get(kind, []) if isinstance(t, (int, float))][-(KEEP - 1):]
+        data[kind] = times + [round(seconds, 3)]
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data))
+        os.replace(tmp, path)
+    except OSError:         # a read-only cache folder: the default estimate stays
+        pass
+
+
+class Tier:
+    """The interpreting side of one pending kernel: `go_on` decides batch by batch, `ran` adds the
+    interpreted seconds to the kernel's rent (kept across processes under its hash)."""
+    PROBE_LANES = PROBE_LANES
+
+    def __init__(self, kind: str, key: str, what: str, cache: Path):
+        self.kind, self.key, self.what, self.cache = kind, key, what, cache
+        self.compile_s = compile_estimate(kind, cache)
+        self.rent_file = cache / "tier" / f"{key}.rent"
+        try:
+            self.rent = float(self.rent_file.read_text())
+        except (OSError, ValueError):
+            self.rent = 0.0
+        self.why = ""
+
+    def hot(self) -> bool:
+        """Already interpreted for as long as a compile takes: compile before interpreting more."""
+        if self.rent >= self.compile_s:
+            self.why = (f"interpreted for {self.rent:.1f} s CPU in earlier dispatches, more than the "
+                        f"~{self.compile_s:.1f} s a compile takes here")
+            return True
+        return False
+
+    def go_on(self, spent: float, last_s: float, last_wgs: int, done: int, left: int) -> bool:
+        """Interpret the next batch? `spent`: seconds interpreted in this dispatch, `last_s` the
+        last batch's, of `last_wgs` workgroups; `done` workgroups ran, `left` remain."""
+        projected = last_s / max(1, last_wgs) * left
+        if self.rent + max(0.0, spent - LOAD_S) + projected < self.compile_s:
+            return True
+        self.why = (f"a dispatch of {done + left} workgroups: ~{spent + projected:.1f} s interpreted "
+                    f"against ~{self.compile_s:.1f} s to compile")
+        return False
+
+    def ran(self, spent: float) -> None:
+        """Count `spent` interpreted seconds (those past a cached kernel's load) against the kernel."""
+        add = max(0.0, spent - LOAD_S)
+        if add <= 0:
+            return
+        self.rent += add
+        try:
+            self.rent_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            tmp = self.rent_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(f"{self.rent:.4f}")
+            os.replace(tmp, self.rent_file)
+        except OSError:
+            pass
+
+
+def pending(kernel, kind: str, source_hash: str, cache: Path) -> Tier | None:
+    """A Tier for `kernel` (fuse.Kernel or coop_kernel.Kernel) while the interpreter may run its
+    dispatches instead of a compile; None where it runs compiled now (built or in the cache, or
+    EMU_JIT=1)."""
+    if kernel.mod is not None or mode() != "auto":
+        return None
+    tier = getattr(kernel, "_tier", None)
+    if tier is not None:
+        return tier
+    if in_cache(source_hash, cache):
+        return None
+    entry = kernel.pipe.entry
+    where = f" ({entry.loc.file})" if getattr(entry, "loc", None) is not None and entry.loc.file else ""
+    kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}", cache)
+    return kernel._tier
+
+
+def in_cache(source_hash: str, folder: Path) -> bool:
+    """Whether the generated module of this hash has machine code saved or numba's cache entry."""
+    from . import native
+    name = f"emu_jit_{source_hash}"
+    if native.enabled() and native.path(folder, f"{name}.run").exists():
+        return True
+    return any((folder / "__pycache__").glob(f"{name}.run-*.nbi"))
+
+
+def timed_compile(kernel, kind: str, build) -> None:
+    """Run build() (the first call of a kernel: a compile unless it loads from a cache), naming it
+    in the compile notice with why, and record its CPU time when the kernel was pending."""
+    from . import notice
+    tier = getattr(kernel, "_tier", None)
+    entry = kernel.pipe.entry
+    what = tier.what if tier is not None else f"the {kind} kernel of '{entry.name}'"
+    why = (tier.why if tier is not None and tier.why else
+           "EMU_JIT=1" if mode() == "always" else "not in the cache")
+    kernel.why = why            # (tests; the line says it only past a second of compiling)
+    if tier is None:            # loaded (or EMU_JIT=1): nothing to learn from it
+        with notice.compiling(what, f"{why}; kept in the cache for later runs"):
+            build()
+        return
+    from numba.core import event        # (numba compiles it now: imported anyway)
+    t0 = time.process_time()
+    with notice.compiling(what, f"{why}; kept in the cache for later runs"), \
+            event.install_recorder("numba:compile") as rec:
+        build()
+    seconds = time.process_time() - t0
+    kernel._tier = None
+    # a sample only where the kernel alone compiled: emu's own kernels compiled on the way (once
+    # per machine and emu version) would make every later estimate too high
+    if not any(_emus_own(e) for _, e in rec.buffer):
+        record_compile(kind, seconds, tier.cache)
+
+
+def _emus_own(ev) -> bool:
+    """A compile of one of emu's kernels (emu.numerics, emu.jit), not the generated one's or the
+    numpy overloads numba compiles for it each time."""
+    fn = getattr(ev.data.get("dispatcher"), "py_func", None) if isinstance(ev.data, dict) else None
+    return (getattr(fn, "__module__", None) or "").startswith("emu.")

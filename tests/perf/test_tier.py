@@ -1,0 +1,169 @@
+"""The tiered run (emu/jit/tier.py): a kernel not in the cache starts in the interpreter and is
+compiled only where a rent-or-buy cost model finds that cheaper; either way the same bits as the
+interpreter alone (the reference) and as the compiled path alone."""
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu
+from emu.jit import notice, tier
+
+ROOT = Path(__file__).resolve().parents[2]
+NAIVE = (ROOT / "bench" / "shaders" / "matmul_naive.wgsl").read_text()
+COOP = (ROOT / "emu" / "examples" / "gemm_wgpu.wgsl").read_text()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty JIT cache: every kernel is new, as after an edit."""
+    monkeypatch.setenv("EMU_JIT_CACHE", str(tmp_path / "jit"))
+    monkeypatch.delenv("EMU_JIT", raising=False)
+    return tmp_path / "jit"
+
+
+def _gemm(src, n, dtype, grid, profile="reference"):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, n)).astype(dtype)
+    dev = emu.Device(profile)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"),
+                                       constants={"M": n, "N": n, "K": n})
+    c = dev.create_buffer(size=4 * n * n)
+    dev.dispatch(pipe, {(0, 0): a, (0, 1): b, (0, 2): c}, grid)
+    return c.read(np.uint32), pipe.pipeline
+
+
+def _reference(monkeypatch, src, n, dtype, grid):
+    monkeypatch.setenv("EMU_JIT", "0")
+    out, _ = _gemm(src, n, dtype, grid)
+    monkeypatch.delenv("EMU_JIT")
+    return out
+
+
+def test_a_small_dispatch_of_a_new_kernel_is_interpreted_at_once(cache, monkeypatch):
+    want = _reference(monkeypatch, NAIVE, 64, np.float32, (4, 4, 1))
+    t = time.process_time()
+    got, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    spent = time.process_time() - t
+    assert np.array_equal(got, want)
+    assert pl.ran == {"interpreted": 16, "compiled": 0}
+    assert pl._jit.mod is None, "compiled a kernel for 16 workgroups"
+    assert spent < 1.0, f"{spent:.2f} s CPU for a 64^3 dispatch"
+    assert not (cache / "tier" / "compile_times.json").exists()
+
+
+@pytest.mark.parametrize("src,n,dtype,probe_lanes", [(NAIVE, 128, np.float32, 1024),
+                                                      (COOP, 256, np.float16, 512)])
+def test_the_interpreter_hands_over_to_the_compiled_kernel_with_the_same_bits(cache, monkeypatch, src, n, dtype,
+                                                                              probe_lanes):
+    """Compiling is made to look cheap: the first batch is interpreted, the rest compiled."""
+    grid = (n // 16, n // 16, 1)
+    want = _reference(monkeypatch, src, n, dtype, grid)
+    # emu's own kernels the generated one calls, compiled (or loaded) first, as on a machine where emu
+    # has run: the compile measured below is then the kernel's alone, and is recorded
+    monkeypatch.setenv("EMU_JIT_CACHE", str(cache.parent / "warm"))
+    monkeypatch.setenv("EMU_JIT", "1")
+    assert np.array_equal(_gemm(src, n, dtype, grid)[0], want)
+    monkeypatch.setenv("EMU_JIT_CACHE", str(cache))
+    monkeypatch.delenv("EMU_JIT")
+    monkeypatch.setattr(tier.Tier, "PROBE_LANES", probe_lanes)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: 1e-9)
+    got, pl = _gemm(src, n, dtype, grid)
+    assert np.array_equal(got, want)
+    first = probe_lanes // pl.layout.padded_size(pl.opts.subgroup_size)
+    total = grid[0] * grid[1]
+    assert pl.ran == {"interpreted": first, "compiled": total - first}
+    assert pl._jit.mod is not None
+    assert pl._jit.why.startswith(f"a dispatch of {total} workgroups: ~") and pl._jit.why.endswith(" s to compile")
+    times = json.loads((cache / "tier" / "compile_times.json").read_text())
+    assert list(times) == [pl._jit.kind] and len(times[pl._jit.kind]) == 1 and times[pl._jit.kind][0] > 0
+    assert pl._jit.tier() is None       # compiled now: the pipeline's next dispatch runs compiled
+
+
+def test_rent_or_buy_across_processes(cache, monkeypatch):
+    """Interpreted seconds count against the kernel (in the cache folder, under its hash): once they
+    reach its compile estimate, the next dispatch compiles before interpreting."""
+    monkeypatch.setattr(tier, "LOAD_S", 0.0)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: 1000.0)
+    want, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert pl.ran["compiled"] == 0
+    rent = list((cache / "tier").glob("*.rent"))
+    assert len(rent) == 1 and float(rent[0].read_text()) > 0
+    # a later process whose estimate is below what this kernel was interpreted for: compiles first
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache: float(rent[0].read_text()) / 2)
+    got, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert pl.ran == {"interpreted": 0, "compiled": 16}
+    assert np.array_equal(got, want)
+    assert pl._jit.why.startswith("interpreted for ") and pl._jit.why.endswith(" s a compile takes here")
+
+
+def test_compile_estimate_is_the_median_of_the_last_compiles(cache):
+    assert tier.compile_estimate("fusion", cache) == tier.DEFAULT_S["fusion"]
+    for s in (3.0, 1.0, 2.0, 9.0, 4.0, 5.0):
+        tier.record_compile("fusion", s, cache)
+    data = json.loads((cache / "tier" / "compile_times.json").read_text())
+    assert data == {"fusion": [1.0, 2.0, 9.0, 4.0, 5.0]}            # the last KEEP
+    assert tier.compile_estimate("fusion", cache) == 4.0
+    assert tier.compile_estimate("cooperative", cache) == tier.DEFAULT_S["cooperative"]
+
+
+def test_emu_jit_1_compiles_at_once_and_0_never(cache, monkeypatch):
+    monkeypatch.setenv("EMU_JIT", "1")
+    _, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert pl.ran == {"interpreted": 0, "compiled": 16}
+    monkeypatch.setenv("EMU_JIT", "0")
+    _, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert pl._jit is None and pl.ran == {"interpreted": 16, "compiled": 0}
+
+
+def test_the_compile_line_names_the_kernel_and_why(monkeypatch, capsys):
+    n = notice._Notice()
+    monkeypatch.setattr(notice, "_NOTICE", n)
+    monkeypatch.setattr(notice, "DELAY_S", 0.05)
+    n.profile = "reference"
+    with notice.compiling("the fusion kernel of 'main' (k.wgsl)",
+                          "a dispatch of 1024 workgroups: ~5.8 s interpreted against ~0.7 s to compile; "
+                          "kept in the cache for later runs"):
+        n.on_start(None)
+        time.sleep(0.3)
+        n.on_end(None)
+    n.on_start(None)           # emu's own kernels: the line of before, once
+    time.sleep(0.3)
+    n.on_end(None)
+    assert capsys.readouterr().err == (
+        "compiling the fusion kernel of 'main' (k.wgsl) for reference (a dispatch of 1024 workgroups: ~5.8 s "
+        "interpreted against ~0.7 s to compile; kept in the cache for later runs)...\n"
+        "compiling kernels for reference (first run only)...\n")
+
+
+def test_emu_run_of_a_larger_new_kernel_compiles_after_its_first_batch(tmp_path):
+    """In a process of its own (the line is silenced in the suite): the naive GEMM at 256^3 from an
+    empty cache compiles, and says so with the projection that decided it."""
+    rng = np.random.default_rng(0)
+    for f in ("a", "b"):
+        np.save(tmp_path / f"{f}.npy", rng.standard_normal((256, 256)).astype(np.float32))
+    env = {k: v for k, v in __import__("os").environ.items() if k != "EMU_JIT"}
+    env.update(EMU_JIT_CACHE=str(tmp_path / "jit"), EMU_SERVE="0", PYTHONPATH=str(ROOT))
+    (tmp_path / "jit" / "tier").mkdir(parents=True, mode=0o700)
+    (tmp_path / "jit").chmod(0o700)
+    (tmp_path / "jit" / "tier" / "compile_times.json").write_text('{"fusion": [0.01]}')
+    (tmp_path / "k.wgsl").write_text(NAIVE)
+    r = subprocess.run([sys.executable, "-m", "emu", "run", str(tmp_path / "k.wgsl"), "--dispatch", "16,16",
+                        "--buffer", f"0:0={tmp_path}/a.npy", "--buffer", f"0:1={tmp_path}/b.npy",
+                        "--buffer", "0:2=zeros:256x256:f32", "--output", f"0:2={tmp_path}/c.npy:256x256"],
+                       capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[-1].startswith("emu: ran 'main' on reference, dispatch 16x16x1 (256 workgroups) in ")
+    assert lines[-1].endswith(f", 16 workgroups interpreted, 240 compiled; wrote {tmp_path}/c.npy (256, 256) float32")
+    said = [x for x in lines if x.startswith("compiling")]      # printed past a second of compiling
+    assert all(x.startswith(f"compiling the fusion kernel of 'main' ({tmp_path}/k.wgsl) for reference (a dispatch "
+                            f"of 256 workgroups: ~") and x.endswith("kept in the cache for later runs)...")
+               for x in said), said
+    a, b = (np.load(tmp_path / f"{f}.npy").astype(np.float64) for f in "ab")
+    assert np.allclose(np.load(tmp_path / "c.npy"), a @ b, rtol=1e-4, atol=1e-3)
