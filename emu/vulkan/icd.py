@@ -31,7 +31,7 @@ _TRACE = bool(os.environ.get("EMU_VK_TRACE"))
 class VkError(Exception):
     """Invalid use of the API: report `message` (naming `vuid`) and return `code`."""
 
-    def __init__(self, message: str, code: str = "VK_ERROR_VALIDATION_FAILED_EXT", vuid: str | None = None):
+    def __init__(self, message: str, code: str = "VK_ERROR_UNKNOWN", vuid: str | None = None):
         super().__init__(message)
         self.code, self.vuid = code, vuid
 
