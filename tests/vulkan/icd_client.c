@@ -1,10 +1,13 @@
 /* A plain Vulkan compute program (the loader's API only): one buffer in, one out, a GLSL compute
  * shader given as SPIR-V, push constants and a specialization constant; checks every value.
- *   icd_client SHADER.spv [N]      exit 0 and "ok N" when all N values are right */
+ *   icd_client SHADER.spv [N [R]]  exit 0 and "ok N" when all N values are right; with R, the
+ *                                  submission runs R more times and the mean time per submit
+ *                                  (one dispatch) is printed */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <time.h>
 #include <vulkan/vulkan.h>
 
 #define CHECK(call) do { VkResult r_ = (call); if (r_ != VK_SUCCESS) { \
@@ -112,6 +115,19 @@ int main(int argc, char **argv) {
     CHECK(vkQueueSubmit(queue, 1, &submit, fence));
     CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
 
+    int repeat = argc > 3 ? atoi(argv[3]) : 0;
+    if (repeat > 0) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (int k = 0; k < repeat; k++) {
+            CHECK(vkResetFences(dev, 1, &fence));
+            CHECK(vkQueueSubmit(queue, 1, &submit, fence));
+            CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
+        }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = ((t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6) / repeat;
+        printf("%.3f ms per submit of one dispatch (%d submits)\n", ms, repeat);
+    }
     const uint32_t *out = (const uint32_t *)((const char *)host + stride);
     uint32_t bad = 0;
     for (uint32_t i = 0; i < n; i++)
