@@ -70,7 +70,13 @@ except BaseException as _e:
 # installation's, are imported), releasing the GIL for whichever thread calls first.
 C_SOURCE = r"""
 #include <dlfcn.h>
+#include <stdlib.h>
 int emu_host_had_python = 0;
+void emu_icd_at_exit(void);
+static void emu_icd_exit(void) {{
+    if (Py_IsInitialized())       /* a host that is not Python never finalizes the interpreter */
+        emu_icd_at_exit();
+}}
 static const char *emu_search_path[] = {{{paths}, NULL}};
 __attribute__((constructor)) static void emu_icd_start(void) {{
     Dl_info info;
@@ -80,6 +86,7 @@ __attribute__((constructor)) static void emu_icd_start(void) {{
     emu_host_had_python = Py_IsInitialized();
     if (emu_host_had_python)
         return;
+    atexit(emu_icd_exit);
     PyConfig config;
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;
@@ -155,7 +162,7 @@ def build(out: Path | None = None, quiet: bool = True) -> Path:
     ffi.cdef(src["header"])
     ffi.embedding_api(EXPORTED)
     ffi.cdef(src["externs"])
-    ffi.cdef("extern int emu_host_had_python;")
+    ffi.cdef('extern int emu_host_had_python;\nextern "Python+C" void emu_icd_at_exit(void);')
     paths = _recorded_paths()
     c_paths = ", ".join(json.dumps(p) for p in paths["path"])
     ffi.set_source(MODULE, src["header"] + C_SOURCE.format(libpython=libpython, paths=c_paths),

@@ -24,6 +24,8 @@ INTERFACE_VERSION = 7
 
 ffi = lib = None
 COMMANDS: dict = {}               # name -> the Python function implementing it
+ON_DESTROY_INSTANCE: list = []    # callables run at each vkDestroyInstance (the profile's dump)
+AT_EXIT: list = []                # callables run when a host that is not Python exits
 _LOCK = threading.RLock()         # one command at a time: the device's state is Python's
 _TRACE = bool(os.environ.get("EMU_VK_TRACE"))
 
@@ -93,6 +95,7 @@ def connect(ffi_, lib_) -> None:
 
 
 def attach() -> None:
+    ffi.def_extern(name="emu_icd_at_exit")(lambda: [fn() for fn in AT_EXIT] and None)
     for name, fn in COMMANDS.items():
         ret = reg.COMMANDS[name][0]
         ffi.def_extern(name=f"emu_{name}")(_guarded(name, fn, ret))

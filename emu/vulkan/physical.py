@@ -193,6 +193,8 @@ def vkDestroyInstance(instance, p_alloc):
     inst = get(instance, Instance, "vkDestroyInstance", "instance")
     inst.physical.forget()
     inst.forget()
+    for fn in icd.ON_DESTROY_INSTANCE:
+        fn()
 
 
 @command
