@@ -95,7 +95,7 @@ def connect(ffi_, lib_) -> None:
 
 
 def attach() -> None:
-    ffi.def_extern(name="emu_icd_at_exit")(lambda: [fn() for fn in AT_EXIT] and None)
+    ffi.def_extern(name="emu_icd_at_exit")(_at_exit)
     for name, fn in COMMANDS.items():
         ret = reg.COMMANDS[name][0]
         ffi.def_extern(name=f"emu_{name}")(_guarded(name, fn, ret))
@@ -103,6 +103,14 @@ def attach() -> None:
                        ("vk_icdGetInstanceProcAddr", _get_proc_addr),
                        ("vk_icdGetPhysicalDeviceProcAddr", _get_physical_device_proc_addr)):
         ffi.def_extern(name=export)(_guarded(export, fn, "VkResult" if "Negotiate" in export else "PFN_vkVoidFunction"))
+
+
+def _at_exit() -> None:
+    for fn in AT_EXIT:
+        try:
+            fn()
+        except Exception as e:     # the host is exiting: say what failed, nothing more
+            report("exit", f"{type(e).__name__}: {e}")
 
 
 def _negotiate(p_version):
