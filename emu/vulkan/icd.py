@@ -95,7 +95,8 @@ def connect(ffi_, lib_) -> None:
 
 
 def attach() -> None:
-    ffi.def_extern(name="emu_icd_at_exit")(_at_exit)
+    if hasattr(lib, "emu_icd_at_exit"):       # a shim built before the exit hook has none
+        ffi.def_extern(name="emu_icd_at_exit")(_at_exit)
     for name, fn in COMMANDS.items():
         ret = reg.COMMANDS[name][0]
         ffi.def_extern(name=f"emu_{name}")(_guarded(name, fn, ret))
