@@ -13,7 +13,7 @@ import numpy as np
 
 from . import icd
 from .icd import VK, Dispatchable, VkError, command, drop_handle, ffi, get, new_handle
-from .objects import Buffer, ComputePipeline, DescriptorSet, Device, PipelineLayout, Queue, DYNAMIC
+from .objects import Buffer, ComputePipeline, DescriptorSet, Device, PipelineLayout, Queue, DYNAMIC, vulkan_hint
 
 
 class CommandPool:
@@ -199,9 +199,9 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     try:
         with notice.for_profile(c.device.profile.name):
             for w in p.dispatch(tuple(int(v) for v in grid), regions):     # out-of-bounds sites, once each
-                sys.stderr.write(w.format(files) + "\n")
+                sys.stderr.write(vulkan_hint(w).format(files) + "\n")
     except EmuError as e:
-        raise VkError(e.format(files), "VK_ERROR_DEVICE_LOST") from None
+        raise VkError(vulkan_hint(e).format(files), "VK_ERROR_DEVICE_LOST") from None
     finally:
         for mem, start, row, n in write_backs:
             mem[start:start + n] = row[0, :n]

@@ -5,6 +5,8 @@ writes is what the shaders read (no copy at submit). Shader modules and compute 
 emu's API objects (emu/api.py), made for the profile the physical device reports."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from . import icd
@@ -29,9 +31,27 @@ class Device(Dispatchable):
         sg = subgroup_size or self.profile.default_subgroup_size
         d = self._emu.get(sg)
         if d is None:
+            import os
             from ..api import Device as EmuDevice
-            d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg)
+            steps = os.environ.get("EMU_VK_MAX_STEPS")
+            d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg, hints="cli",
+                                          bounds=os.environ.get("EMU_VK_BOUNDS", "webgpu"),
+                                          max_steps=int(steps) if steps and steps.isdigit() else None)
         return d
+
+
+# emu's hints name its command-line flags; a Vulkan program's user sets environment variables
+VK_HINTS = (
+    (re.compile(r"--bounds strict \(Python: bounds=\"strict\"\)|--bounds strict"), "EMU_VK_BOUNDS=strict"),
+    (re.compile(r"--max-steps N"), "EMU_VK_MAX_STEPS=N"),
+)
+
+
+def vulkan_hint(e):
+    """An EmuError with its hint said in the ICD's terms."""
+    from ..errors import rewrite_hint
+    e.hint = rewrite_hint(e.hint, VK_HINTS)
+    return e
 
 
 class Queue(Dispatchable):
@@ -457,9 +477,6 @@ class ShaderModule:
         self.by_device: dict = {}
 
 
-_MODULE_COUNT = [0]
-
-
 @command
 def vkCreateShaderModule(device, p_info, p_alloc, p_module):
     i = p_info[0]
@@ -470,8 +487,9 @@ def vkCreateShaderModule(device, p_info, p_alloc, p_module):
     if int.from_bytes(code[:4], "little") != 0x07230203:
         raise VkError("pCode does not start with SPIR-V's magic number 0x07230203",
                       vuid="VUID-VkShaderModuleCreateInfo-pCode-08738")
-    _MODULE_COUNT[0] += 1
-    p_module[0] = new_handle(ShaderModule(code, f"shader{_MODULE_COUNT[0]}.spv"))
+    import hashlib
+    # named by its content: messages and traces of one module carry one name from run to run
+    p_module[0] = new_handle(ShaderModule(code, f"shader-{hashlib.sha256(code).hexdigest()[:8]}.spv"))
 
 
 @command
@@ -571,7 +589,7 @@ def vkCreateComputePipelines(device, cache, count, p_infos, p_alloc, p_pipelines
             from ..errors import EmuError
             if not isinstance(e, EmuError):
                 raise
-            icd.report("vkCreateComputePipelines", f"pCreateInfos[{k}]: " + e.format())
+            icd.report("vkCreateComputePipelines", f"pCreateInfos[{k}]: " + vulkan_hint(e).format())
             return VK["VK_ERROR_UNKNOWN"]
 
 

@@ -139,3 +139,39 @@ def test_python_host_and_invalid_use(manifest):
         "has one memory type (0) -> VK_ERROR_UNKNOWN",
         "emu vulkan: vkMapMemory [VUID-vkMapMemory-offset-00679]: offset 128 is not below the allocation's 64 "
         "bytes -> VK_ERROR_MEMORY_MAP_FAILED"]
+
+
+@pytest.fixture(scope="module")
+def oob_shader(client):
+    """scale_add.comp writing 3 elements past the end of its output (the last three invocations)."""
+    src = (DATA / "scale_add.comp").read_text().replace("b[i] = a[i]", "b[i + 3u] = a[i]")
+    (client / "oob.comp").write_text(src)
+    subprocess.run([_glslang(), "-V", str(client / "oob.comp"), "-o", str(client / "oob.spv")], check=True,
+                   capture_output=True)
+    return client / "oob.spv"
+
+
+def test_out_of_bounds_write_is_reported_as_emu_run_does(client, manifest, oob_shader):
+    r = subprocess.run([str(client / "icd_client"), str(oob_shader), "64"], env=_env(manifest),
+                       capture_output=True, text=True, timeout=300)
+    lines = r.stderr.splitlines()
+    assert re.fullmatch(r"spirv-dis --no-header shader-[0-9a-f]{8}\.spv:\d+:\d+: warning: out-of-bounds index into "
+                        r"buffer 'Out' \(@group\(0\) @binding\(1\)\) \(64 elements\): 3 accesses out of bounds; "
+                        r"clamped to the last element, as WebGPU's robust access allows", lines[0]), lines
+    assert lines[1:3] == ["   note: first in workgroup (0, 0, 0), subgroup 1, lane 29 (local_invocation_index 61)",
+                          "   hint: EMU_VK_BOUNDS=strict stops at the first out-of-bounds access"]
+    # the values moved 3 up: the program sees its check fail, the host program itself runs on
+    assert r.returncode == 1 and "out[0] = 0, expected 7" in r.stderr
+
+
+def test_strict_bounds_lose_the_device_with_one_message(client, manifest, oob_shader):
+    r = subprocess.run([str(client / "icd_client"), str(oob_shader), "64"], env=_env(manifest, EMU_VK_BOUNDS="strict"),
+                       capture_output=True, text=True, timeout=300)
+    lines = r.stderr.splitlines()
+    assert re.fullmatch(r"emu vulkan: vkQueueSubmit: vkCmdDispatch: spirv-dis --no-header shader-[0-9a-f]{8}\.spv:"
+                        r"\d+:\d+: error: index 64 is out of bounds for an array of 64 elements in buffer 'Out' "
+                        r"\(@group\(0\) @binding\(1\)\)", lines[0]), lines
+    assert lines[-2:] == ["   hint: guard the access with a bounds check; without EMU_VK_BOUNDS=strict emu clamps "
+                          "the index as WebGPU implementations do and reports the site -> VK_ERROR_DEVICE_LOST",
+                          "vkQueueSubmit(queue, 1, &submit, fence) failed: -4"]
+    assert r.returncode == 1
