@@ -133,6 +133,7 @@ def build_dir() -> Path:
     for f in ("build.py", "vk_types.h", "vk_registry.py"):
         h.update((HERE / f).read_bytes())
     h.update(sys.executable.encode())
+    h.update(str(HERE).encode())         # the shim records where emu is: one build per checkout
     tag = f"{__version__}-py{sys.version_info[0]}{sys.version_info[1]}-{h.hexdigest()[:12]}"
     return base / tag
 
