@@ -1,6 +1,7 @@
-"""Vulkan lets several SPIR-V variables alias one descriptor (llama.cpp's shaders read one buffer
-as scalars and as vectors): each declaration sees the same bytes; WGSL keeps its rule (one
-variable per @group @binding in an entry point)."""
+"""Idioms of llama.cpp's Vulkan shaders that emu's ICD met running test-backend-ops: several SPIR-V
+variables aliasing one descriptor (one buffer read as scalars and as vectors: each declaration sees
+the same bytes; WGSL keeps its one-variable-per-binding rule), and elements of cooperative matrices
+read and written through pointers (the accumulators of mul_mm)."""
 from pathlib import Path
 
 import numpy as np
@@ -34,3 +35,22 @@ def test_wgsl_still_refuses_two_variables_at_one_binding():
     dev = emu.Device()
     with pytest.raises(EmuError, match=r"@group\(0\) @binding\(0\) is used by both 'a' and 'b'"):
         dev.create_compute_pipeline(dev.create_shader_module(src), entry_point="main")
+
+
+def test_coop_matrix_elements_through_pointers():
+    """OpAccessChain into a variable of cooperative matrices (llama.cpp's accumulators): element k
+    of each lane's fragment, read and written in place."""
+    src = (SHADER.parent / "coop_element_ptr.comp").read_text()
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="coop_element_ptr.comp"))
+    x = np.arange(512, dtype=np.float32)
+    y = np.zeros(256, np.float32)
+    dev.dispatch(pipe, {(0, 0): x, (0, 1): y}, 1)
+    # element k of lane l's fragment is (row, col) of the profile's accumulator lane map
+    lm = dev.profile.lane_map(dev.profile.find_config(m=16, n=16, k=16, a_type="f16", c_type="f32"), "C", 32)
+    want = 2 * x[256:].reshape(16, 16)
+    for lane in range(32):
+        for k in range(8):
+            r, c = lm.coords[lane, k]
+            want[r, c] += k
+    assert y.reshape(16, 16).tolist() == want.tolist()
