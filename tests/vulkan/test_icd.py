@@ -175,3 +175,18 @@ def test_strict_bounds_lose_the_device_with_one_message(client, manifest, oob_sh
                           "the index as WebGPU implementations do and reports the site -> VK_ERROR_DEVICE_LOST",
                           "vkQueueSubmit(queue, 1, &submit, fence) failed: -4"]
     assert r.returncode == 1
+
+
+def test_reloaded_and_called_from_several_threads(client, manifest):
+    """Instances made and destroyed three times (the loader unloads the driver and loads it again),
+    then four threads at once, each with its own instance and device."""
+    exe = client / "icd_lifecycle"
+    subprocess.run(["gcc", "-O1", "-pthread", "-o", str(exe), str(Path(__file__).parent / "icd_lifecycle.c"),
+                    f"-I{_vulkan_headers()}", f"-l:{Path(LOADER).name}"], check=True)
+    r = subprocess.run([str(exe)], env=_env(manifest), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    name = "emu 0.1.0 (nvidia-h200: NVIDIA H200)"
+    lines = r.stdout.splitlines()
+    assert lines[:3] == [f"round {k}: {name}" for k in range(3)]
+    assert sorted(lines[3:]) == [f"thread {k}: {name}" for k in range(4)]
+    assert r.stderr == ""
