@@ -13,7 +13,7 @@ import numpy as np
 
 from . import icd
 from .icd import VK, Dispatchable, VkError, command, drop_handle, ffi, get, new_handle
-from .objects import Buffer, ComputePipeline, DescriptorSet, Device, PipelineLayout, Queue, DYNAMIC, vulkan_hint
+from .objects import Buffer, ComputePipeline, DescriptorSet, Device, PipelineLayout, Queue, DYNAMIC, Untraced, vulkan_hint
 
 
 class CommandPool:
@@ -196,6 +196,7 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     files = {pipe.emu.module.file: pipe.emu.module.source}
     from ..errors import EmuError
     from ..jit import notice
+    tracer = _tracer(pipe, grid)
     try:
         with notice.for_profile(c.device.profile.name):
             for w in p.dispatch(tuple(int(v) for v in grid), regions):     # out-of-bounds sites, once each
@@ -203,8 +204,41 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     except EmuError as e:
         raise VkError(vulkan_hint(e).format(files), "VK_ERROR_DEVICE_LOST") from None
     finally:
+        if tracer is not None:
+            tracer.end()
+            p.opts.tracer = Untraced()
         for mem, start, row, n in write_backs:
             mem[start:start + n] = row[0, :n]
+
+
+_TRACED = [0]
+
+
+def _tracer(pipe: ComputePipeline, grid):
+    """EMU_VK_TRACE_DIR=DIR: emu's trace of each of the first EMU_VK_TRACE_LIMIT (default 16)
+    dispatches, DIR/NNNN-SHADER.jsonl, in the format of `emu run --trace`; EMU_VK_TRACE_OPS,
+    _WORKGROUPS, _SUBGROUPS, _LANES select as --trace-ops etc. do (default: coop,barrier)."""
+    import os
+    folder = os.environ.get("EMU_VK_TRACE_DIR")
+    limit = os.environ.get("EMU_VK_TRACE_LIMIT", "16")
+    if not folder or _TRACED[0] >= (int(limit) if limit.isdigit() else 16):
+        return None
+    from pathlib import Path
+    from ..trace.select import Selection, SelectionError
+    from ..trace.tracer import Tracer
+    try:
+        sel = Selection.parse(**{k: os.environ.get(f"EMU_VK_TRACE_{k.upper()}")
+                                 for k in ("ops", "workgroups", "subgroups", "lanes")})
+    except SelectionError as e:
+        raise VkError(f"EMU_VK_TRACE_*: {e.message}" + (f" ({e.hint})" if e.hint else ""),
+                      "VK_ERROR_INITIALIZATION_FAILED") from None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    _TRACED[0] += 1
+    p = pipe.emu.pipeline
+    t = Tracer(str(Path(folder) / f"{_TRACED[0]:04d}-{Path(pipe.module.label).stem}.jsonl"), selection=sel)
+    p.opts.tracer = t
+    t._open(p, tuple(int(v) for v in grid), file=pipe.module.label)
+    return t
 
 
 def _record_dispatch(cb, call, grid_of):

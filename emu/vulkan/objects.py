@@ -34,10 +34,26 @@ class Device(Dispatchable):
             import os
             from ..api import Device as EmuDevice
             steps = os.environ.get("EMU_VK_MAX_STEPS")
-            d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg, hints="cli",
+            tracer = None
+            if os.environ.get("EMU_VK_TRACE_DIR"):
+                # a tracer attached from the start keeps the pipelines on the reference executor,
+                # which the tracer observes; each traced dispatch gets its own (commands.py)
+                tracer = Untraced()
+            d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg, hints="cli", tracer=tracer,
                                           bounds=os.environ.get("EMU_VK_BOUNDS", "webgpu"),
                                           max_steps=int(steps) if steps and steps.isdigit() else None)
         return d
+
+
+class Untraced:
+    """The tracer between traced dispatches (EMU_VK_TRACE_DIR): observes nothing, but, being
+    attached, keeps the pipelines on the reference executor that a tracer observes."""
+
+    def event(self, *args):
+        pass
+
+    def access(self, *args):
+        pass
 
 
 # emu's hints name its command-line flags; a Vulkan program's user sets environment variables

@@ -190,3 +190,24 @@ def test_reloaded_and_called_from_several_threads(client, manifest):
     assert lines[:3] == [f"round {k}: {name}" for k in range(3)]
     assert sorted(lines[3:]) == [f"thread {k}: {name}" for k in range(4)]
     assert r.stderr == ""
+
+
+def test_dispatch_traces_by_environment(client, manifest, tmp_path):
+    """EMU_VK_TRACE_DIR: emu's trace of each dispatch (the format of `emu run --trace`), selected
+    as --trace-ops and --trace-lanes select."""
+    import json
+    r = subprocess.run([str(client / "icd_client"), str(client / "scale_add.spv"), "100", "2"], timeout=300,
+                       env=_env(manifest, EMU_VK_TRACE_DIR=str(tmp_path), EMU_VK_TRACE_OPS="memory",
+                                EMU_VK_TRACE_LANES="0-1", EMU_VK_TRACE_LIMIT="2"), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert len(files) == 2 and all(re.fullmatch(r"000[12]-shader-[0-9a-f]{8}\.jsonl", f) for f in files)
+    recs = [json.loads(x) for x in (tmp_path / files[0]).read_text().splitlines()]
+    head = recs[0]
+    assert (head["record"], head["profile"], head["dispatch"], head["workgroup_size"], head["overrides"]) == \
+        ("header", "nvidia-h200", [2, 1, 1], [64, 1, 1], {"SHIFT": 7})
+    assert head["selection"]["ops"] == ["memory"] and head["selection"]["lanes"] == "0-1"
+    first = recs[1]
+    assert first["op"] == "load" and first["buffer"]["name"] == "push_constants"
+    assert [(x["lane"], x["value"]) for x in first["lanes"]][:2] == [(0, 100), (1, 100)]     # pc.n
+    assert recs[-1]["record"] == "summary" and recs[-1]["complete"] is True
