@@ -504,8 +504,15 @@ def vkCreateShaderModule(device, p_info, p_alloc, p_module):
         raise VkError("pCode does not start with SPIR-V's magic number 0x07230203",
                       vuid="VUID-VkShaderModuleCreateInfo-pCode-08738")
     import hashlib
+    import os
     # named by its content: messages and traces of one module carry one name from run to run
-    p_module[0] = new_handle(ShaderModule(code, f"shader-{hashlib.sha256(code).hexdigest()[:8]}.spv"))
+    label = f"shader-{hashlib.sha256(code).hexdigest()[:8]}.spv"
+    dump = os.environ.get("EMU_VK_DUMP_DIR")
+    if dump:             # the program's modules, to run one alone: emu run DIR/shader-....spv
+        from pathlib import Path
+        Path(dump).mkdir(parents=True, exist_ok=True)
+        (Path(dump) / label).write_bytes(code)
+    p_module[0] = new_handle(ShaderModule(code, label))
 
 
 @command

@@ -198,10 +198,15 @@ def test_dispatch_traces_by_environment(client, manifest, tmp_path):
     import json
     r = subprocess.run([str(client / "icd_client"), str(client / "scale_add.spv"), "100", "2"], timeout=300,
                        env=_env(manifest, EMU_VK_TRACE_DIR=str(tmp_path), EMU_VK_TRACE_OPS="memory",
-                                EMU_VK_TRACE_LANES="0-1", EMU_VK_TRACE_LIMIT="2"), capture_output=True, text=True)
+                                EMU_VK_TRACE_LANES="0-1", EMU_VK_TRACE_LIMIT="2",
+                                EMU_VK_DUMP_DIR=str(tmp_path / "modules")), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    files = sorted(p.name for p in tmp_path.iterdir())
+    # EMU_VK_DUMP_DIR: the program's SPIR-V, byte for byte, named as messages and traces name it
+    dumped = list((tmp_path / "modules").iterdir())
+    assert len(dumped) == 1 and dumped[0].read_bytes() == (client / "scale_add.spv").read_bytes()
+    files = sorted(p.name for p in tmp_path.iterdir() if p.is_file())
     assert len(files) == 2 and all(re.fullmatch(r"000[12]-shader-[0-9a-f]{8}\.jsonl", f) for f in files)
+    assert files[0][5:].replace(".jsonl", ".spv") == dumped[0].name
     recs = [json.loads(x) for x in (tmp_path / files[0]).read_text().splitlines()]
     head = recs[0]
     assert (head["record"], head["profile"], head["dispatch"], head["workgroup_size"], head["overrides"]) == \
