@@ -612,3 +612,19 @@ def vkQueueSubmit2(queue, count, p_submits, fence):
 @command
 def vkQueueWaitIdle(queue):
     get(queue, Queue, "vkQueueWaitIdle", "queue")
+
+
+@command
+def vkCmdExecuteCommands(cb, count, p_buffers):
+    c = _cb(cb, "vkCmdExecuteCommands")
+    secondaries = [_cb(p_buffers[k], "vkCmdExecuteCommands") for k in range(count)]
+    for k, s in enumerate(secondaries):
+        if s.state != "executable":
+            raise VkError(f"pCommandBuffers[{k}] is not executable (recorded and ended)",
+                          vuid="VUID-vkCmdExecuteCommands-pCommandBuffers-00089")
+
+    def run():
+        for s in secondaries:
+            for name, fn in s.commands:
+                fn()
+    c.record("vkCmdExecuteCommands", run)
