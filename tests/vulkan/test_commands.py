@@ -33,3 +33,18 @@ def test_transfers_events_timestamps_timeline(manifest):
         "fill: [0, 43981] True 0",                                   # 64 bytes of 0xABCD from byte 16
         "timestamps ordered: True available: 1 1", "done"]
     assert r.stderr == ""
+
+
+def test_indirect_dispatch_and_dynamic_offsets(manifest, tmp_path):
+    g = os.environ.get("EMU_GLSLANG") or "/work/main/.hwtmp/glslang/glslang"
+    if not Path(g).exists():
+        pytest.skip("no glslang to compile the GLSL shader (EMU_GLSLANG)")
+    spv = tmp_path / "scale_add.spv"
+    subprocess.run([g, "-V", str(HERE / "data" / "scale_add.comp"), "-o", str(spv)], check=True, capture_output=True)
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
+    r = subprocess.run([sys.executable, str(HERE / "clients" / "dispatch_kinds.py"), str(spv)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    # out = in * scale + 11 (the specialization constant); the dynamic offset of 1024 bytes moves
+    # the second dispatch's output 256 words up and leaves the first's in place
+    assert r.stdout.splitlines() == ["indirect: [11, 13, 15] 209 True", "dynamic: [11, 16, 21] True True"]
