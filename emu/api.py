@@ -596,8 +596,8 @@ def _as_row(buf: Buffer) -> np.ndarray:
     """The buffer's bytes as one padded row; the device works on it in place."""
     from .memory.memory import ROW_ALIGN
     pad = (-buf.size) % ROW_ALIGN or (ROW_ALIGN if buf.size == 0 else 0)
-    if pad:
+    if buf.data.size < buf.size + pad:          # padded once; a later dispatch reuses the row
         grown = np.zeros(buf.size + pad, np.uint8)
-        grown[: buf.size] = buf.data
+        grown[: buf.size] = buf.data[: buf.size]
         buf.data = grown
-    return buf.data.reshape(1, -1)
+    return buf.data[: buf.size + pad].reshape(1, -1)

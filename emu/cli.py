@@ -143,7 +143,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 # Commands that live with their subsystem: each module has register(subparsers, device_args),
 # adding parsers whose defaults set `func(args, sources) -> exit code`.
-_PLUGINS = ("emu.trace.cli", "emu.hw.cli", "emu.cluster.cli")
+_PLUGINS = ("emu.trace.cli", "emu.hw.cli", "emu.cluster.cli", "emu.vulkan.cli")
 
 
 def _plugin(name):

@@ -191,6 +191,10 @@ class Profile:
     # how the driver spreads such a matrix over invocations (lanemap.FLEXIBLE_LAYOUTS), or "" where
     # unmeasured (element access to one is refused)
     flexible_layout_nv: str = ""
+    # what the real device reports through Vulkan (device_id, device_name, driver_version,
+    # api_version, extensions {name: spec version}): emu's Vulkan ICD reports the same where emu
+    # runs it; {} where unrecorded
+    vulkan: Mapping[str, Any] = field(default_factory=dict)
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
     _config_evidence: Mapping[CoopConfig, Mapping[str, Evidence]] = field(default_factory=dict, repr=False)
@@ -560,7 +564,7 @@ _TOP_REQUIRED = ("schema", "name", "description", "subgroup_sizes", "numerics", 
                  "stride_unit_8bit", "oob_behavior", "evidence")
 _TOP_OPTIONAL = ("default_subgroup_size", "adapter", "configs", "include_configs_from", "notes", "fp_contract",
                  "limits", "scalar", "subgroup_order", "const_eval", "textures", "buffer_int64_atomics",
-                 "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv")
+                 "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv", "vulkan")
 # VK_NV_cooperative_matrix2's VkCooperativeMatrixFlexibleDimensionsPropertiesNV, one object each
 _FLEX_REQUIRED = ("m_granularity", "n_granularity", "k_granularity", "a_type", "c_type", "scope")
 _FLEX_OPTIONAL = ("b_type", "result_type", "saturating_accumulation", "workgroup_invocations")
@@ -629,6 +633,7 @@ def _parse(text: str, filename: str, _include_stack, check_maps: bool = True) ->
     textures = _parse_textures(ctx, doc.get("textures"))
     int64_atomics = ctx.boolean(doc.get("buffer_int64_atomics", True), "buffer_int64_atomics")
     float64 = ctx.boolean(doc.get("shader_float64", True), "shader_float64")
+    vulkan = _parse_vulkan(ctx, doc.get("vulkan", {}))
 
     # numerics defaults
     num = doc["numerics"]
@@ -697,7 +702,7 @@ def _parse(text: str, filename: str, _include_stack, check_maps: bool = True) ->
         oob_behavior=oob, evidence=MappingProxyType(evidence), notes=notes, source=filename,
         fp_contract=contract, limits=MappingProxyType(limits), scalar=scalar, textures=textures,
         subgroup_order=subgroup_order, const_eval=const_eval, buffer_int64_atomics=int64_atomics,
-        shader_float64=float64, flexible_nv=flexible, flexible_layout_nv=flex_layout,
+        shader_float64=float64, vulkan=vulkan, flexible_nv=flexible, flexible_layout_nv=flex_layout,
         _models=MappingProxyType(models), _map_specs=MappingProxyType(specs),
         _config_evidence=MappingProxyType(cfg_evidence))
 
@@ -745,6 +750,22 @@ def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
     if backend is not None:
         backend = ctx.string(backend, "adapter.backend", ("vulkan", "metal", "d3d12")).lower()
     return AdapterMatch(vid, tuple(names), backend)
+
+
+def _parse_vulkan(ctx: _Ctx, raw) -> dict:
+    ctx.keys(raw, "vulkan", (), ("device_id", "device_name", "driver_version", "api_version", "extensions"))
+    out = dict(raw)
+    if "device_id" in out:
+        try:
+            out["device_id"] = _as_int(out["device_id"])
+        except (TypeError, ValueError):
+            ctx.fail("vulkan.device_id", f"{out['device_id']!r} is not a number", 'write it like "0x2335"')
+    if "driver_version" in out:
+        out["driver_version"] = ctx.integer(out["driver_version"], "vulkan.driver_version")
+    ext = out.get("extensions", {})
+    if not isinstance(ext, dict) or not all(isinstance(v, int) for v in ext.values()):
+        ctx.fail("vulkan.extensions", "expected {name: spec version}", 'write e.g. {"VK_KHR_cooperative_matrix": 2}')
+    return MappingProxyType(out)
 
 
 def _parse_textures(ctx: _Ctx, raw) -> TextureModel:
@@ -847,7 +868,8 @@ def _parse_evidence(ctx: _Ctx, raw, where: str, required=()) -> dict[str, Eviden
         ctx.fail(where, f"expected an object of fields, got {_jtype(raw)}",
                  'write e.g. {"numerics": {"level": "assumption", "reason": "..."}}')
     allowed = EVIDENCE_FIELDS + ("adapter", "config", "fp_contract", "scalar", "subgroup_order", "const_eval", "textures",
-                                 "buffer_int64_atomics", "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv")
+                                 "buffer_int64_atomics", "shader_float64", "flexible_dimensions_nv", "flexible_layout_nv",
+                                 "vulkan")
     out = {}
     for key, ev in raw.items():
         w = f"{where}.{key}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import EmuError
 from ..isa.ir import Inst
 from ..isa.types import (U64, ArrayType, AtomicType, CoopMatrixType, MatrixType, StructType, TupleType, VectorType,
                          contains, scalar_of, width)
@@ -78,6 +79,14 @@ def _cell_access(ex, inst, cell: Cell, mask, frame):
     for step in inst.attrs["path"]:
         if isinstance(t, StructType):
             cell = cell.at(t.members[step].type, "member", step)
+        elif isinstance(t, CoopMatrixType):     # element i of the lane's fragment (SPIR-V's access chain)
+            if ex.pipe.profile.is_flexible(t):
+                raise EmuError(f"a pointer to one element of {t} (a flexible-dimension matrix, spread as the "
+                               f"driver does) is not run yet", inst.loc,
+                               hint="load the matrix and use OpCompositeExtract/Insert on the value")
+            count = _fragment_length(ex, inst, t)
+            idx = step if step >= 0 else _checked_index(ex, inst, frame.vals[next(dyn).id], count, mask)
+            cell = cell.at(t.elem, "index", idx)
         else:
             elem, count = ((t.elem, t.count) if isinstance(t, ArrayType) else
                            (t.column, t.cols) if isinstance(t, MatrixType) else (t.elem, t.n))

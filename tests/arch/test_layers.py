@@ -23,6 +23,7 @@ LAYERS = [
     ["emu.api", "emu.trace", "emu.hw", "emu.demo"],
     ["emu.cluster"],                  # dispatches and campaigns over Dask (the cluster extra)
     ["emu.wgpu"],
+    ["emu.vulkan"],                   # the Vulkan driver (ICD): programs load emu through the Vulkan loader
     ["emu.cli", "emu.__main__", "emu.pytest_plugin", "emu"],   # the front doors: command, plugin
 ]
 # (importer, imported) pairs within one layer that are allowed, one way only.

@@ -1,0 +1,95 @@
+"""llama.cpp's test-backend-ops on emu's Vulkan ICD and on lavapipe, op by op, on this machine.
+
+    python -m bench.vulkan_icd [OP ...] [--timeout S] [--only emu|lavapipe] [--out bench/vulkan_icd.md]
+
+Each op runs `test-backend-ops test -b Vulkan0 -o OP` (Debian's ggml Vulkan backend, unpacked by
+scripts/ggml_vulkan.sh) as its own process: on emu (VK_DRIVER_FILES=$(emu vulkan-icd), the only
+Vulkan device) and on lavapipe (the system's drivers, GGML_VK_VISIBLE_DEVICES=0). The table gives
+per op and device: cases passed / failed / not supported, whether the run ended (a crash or the time
+limit stops it early), the wall time and the CPU time of the process (user + system: on a shared
+machine the fairer measure)."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OPS = ("ADD", "MUL", "SCALE", "SQR", "RMS_NORM", "SOFT_MAX", "CPY", "GET_ROWS", "MUL_MAT")
+
+
+def _tbo() -> Path | None:
+    for p in (os.environ.get("EMU_GGML"), ROOT / ".hwtmp/ggml", Path("/work/main/.hwtmp/ggml")):
+        if p and (Path(p) / "test-backend-ops").is_file():
+            return Path(p) / "test-backend-ops"
+    return None
+
+
+def run_op(tbo: Path, op: str, env: dict, timeout: float) -> dict:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    try:
+        r = subprocess.run([str(tbo), "test", "-b", "Vulkan0", "-o", op], env=env, capture_output=True,
+                           text=True, errors="replace", timeout=timeout)
+        out, rc = r.stdout + r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
+        rc = "timeout"
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = [ln for ln in out.splitlines() if ln.strip().startswith(op + "(")]
+    ok = sum("OK" in ln for ln in lines)
+    fail = sum("FAIL" in ln for ln in lines)
+    unsupported = sum("not supported" in ln for ln in lines)
+    first_error = next((ln.strip() for ln in out.splitlines() if ln.startswith("emu vulkan:")), "")
+    return dict(op=op, ok=ok, fail=fail, unsupported=unsupported, ended=rc == 0, rc=rc, wall=wall, cpu=cpu,
+                first_error=first_error[:300])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ops", nargs="*", default=list(OPS))
+    ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--only", choices=("emu", "lavapipe"))
+    ap.add_argument("--out", default=None, help="write the markdown table here too")
+    args = ap.parse_args(argv)
+    tbo = _tbo()
+    if tbo is None:
+        print("bench.vulkan_icd: test-backend-ops is not unpacked (bash scripts/ggml_vulkan.sh)", file=sys.stderr)
+        return 1
+    from emu.vulkan.build import build
+    devices = {"emu": dict(os.environ, VK_DRIVER_FILES=str(build()), GGML_VK_VISIBLE_DEVICES="0"),
+               "lavapipe": dict(os.environ, GGML_VK_VISIBLE_DEVICES="0")}
+    devices["lavapipe"].pop("VK_DRIVER_FILES", None)
+    rows = []
+    for op in args.ops:
+        for name, env in devices.items():
+            if args.only and name != args.only:
+                continue
+            r = run_op(tbo, op, env, args.timeout)
+            r["device"] = name
+            rows.append(r)
+            print(f"{op:10} {name:9} ok {r['ok']:4} fail {r['fail']:3} unsupported {r['unsupported']:4} "
+                  f"{'ended' if r['ended'] else 'stopped (' + str(r['rc']) + ')':16} wall {r['wall']:7.1f} s "
+                  f"cpu {r['cpu']:7.1f} s {r['first_error'][:120]}", flush=True)
+    table = ["| op | device | passed | failed | not supported | run | wall s | CPU s | first ICD message |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        table.append(f"| {r['op']} | {r['device']} | {r['ok']} | {r['fail']} | {r['unsupported']} | "
+                     f"{'ended' if r['ended'] else 'stopped: ' + str(r['rc'])} | {r['wall']:.1f} | {r['cpu']:.1f} | "
+                     f"{r['first_error'].replace('|', '/')[:160]} |")
+    text = "\n".join(table) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

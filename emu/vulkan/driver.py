@@ -1,0 +1,33 @@
+"""The start of emu's Vulkan driver in a process: the shim's start-up code calls install().
+
+EMU_VK_PROFILE=FILE profiles the driver's Python (cProfile) for the whole process and writes the
+statistics to FILE at each vkDestroyInstance and when the process exits: read them with python -m pstats FILE."""
+from __future__ import annotations
+
+import os
+
+
+def install(ffi, lib) -> None:
+    from . import icd
+    icd.connect(ffi, lib)
+    from . import physical, objects, commands  # noqa: F401  (each registers its commands)
+    icd.attach()
+    out = os.environ.get("EMU_VK_PROFILE")
+    if out:
+        _profile(out)
+
+
+def _profile(path: str) -> None:
+    import atexit
+    import cProfile
+    import threading
+    prof = cProfile.Profile()
+    prof.enable()
+    threading.setprofile(lambda *a: None)
+
+    def dump():
+        prof.dump_stats(path)
+    atexit.register(dump)
+    from . import icd
+    icd.ON_DESTROY_INSTANCE.append(dump)
+    icd.AT_EXIT.append(dump)

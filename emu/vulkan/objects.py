@@ -1,0 +1,622 @@
+"""The device's objects: the device and its queue, memory, buffers, descriptor sets, pipelines.
+
+Device memory is a numpy byte array; vkMapMemory hands out its own address, so what the host
+writes is what the shaders read (no copy at submit). Shader modules and compute pipelines are
+emu's API objects (emu/api.py), made for the profile the physical device reports."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import icd
+from .icd import VK, Dispatchable, VkError, command, drop_handle, ffi, get, new_handle
+from .physical import ALLOCATED, PhysicalDevice
+
+ALIGN = 64                 # buffers' alignment in memory (>= minStorageBufferOffsetAlignment)
+
+
+class Device(Dispatchable):
+    c_type = "VkDevice"
+
+    def __init__(self, physical: PhysicalDevice):
+        self.physical = physical
+        self.profile = physical.profile
+        self._emu: dict = {}                 # subgroup size -> emu.api.Device
+        self._make_handle()
+        self.queue = Queue(self)
+
+    def emu(self, subgroup_size: int | None = None):
+        """emu's API device for this profile and subgroup size (the profile's default if None)."""
+        sg = subgroup_size or self.profile.default_subgroup_size
+        d = self._emu.get(sg)
+        if d is None:
+            import os
+            from ..api import Device as EmuDevice
+            steps = os.environ.get("EMU_VK_MAX_STEPS")
+            tracer = None
+            if os.environ.get("EMU_VK_TRACE_DIR"):
+                # a tracer attached from the start keeps the pipelines on the reference executor,
+                # which the tracer observes; each traced dispatch gets its own (commands.py)
+                tracer = Untraced()
+            d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg, hints="cli", tracer=tracer,
+                                          bounds=os.environ.get("EMU_VK_BOUNDS", "webgpu"),
+                                          max_steps=int(steps) if steps and steps.isdigit() else None)
+        return d
+
+
+class Untraced:
+    """The tracer between traced dispatches (EMU_VK_TRACE_DIR): observes nothing, but, being
+    attached, keeps the pipelines on the reference executor that a tracer observes."""
+
+    def event(self, *args):
+        pass
+
+    def access(self, *args):
+        pass
+
+
+# emu's hints name its command-line flags; a Vulkan program's user sets environment variables
+VK_HINTS = (
+    (re.compile(r"--bounds strict \(Python: bounds=\"strict\"\)|--bounds strict"), "EMU_VK_BOUNDS=strict"),
+    (re.compile(r"--max-steps N"), "EMU_VK_MAX_STEPS=N"),
+)
+
+
+def vulkan_hint(e):
+    """An EmuError with its hint said in the ICD's terms."""
+    from ..errors import rewrite_hint
+    e.hint = rewrite_hint(e.hint, VK_HINTS)
+    return e
+
+
+class Queue(Dispatchable):
+    c_type = "VkQueue"
+
+    def __init__(self, device: Device):
+        self.device = device
+        self._make_handle()
+
+
+def _dev(device, call) -> Device:
+    return get(device, Device, call, "device")
+
+
+@command
+def vkCreateDevice(physical, p_info, p_alloc, p_device):
+    pd = get(physical, PhysicalDevice, "vkCreateDevice", "physicalDevice")
+    info = p_info[0]
+    for i in range(info.enabledExtensionCount):
+        name = ffi.string(info.ppEnabledExtensionNames[i]).decode()
+        if name not in pd.extensions:
+            raise VkError(f"device extension {name!r} is not supported by emu's {pd.profile.name} device",
+                          "VK_ERROR_EXTENSION_NOT_PRESENT", "VUID-vkCreateDevice-ppEnabledExtensionNames-01387")
+    for i in range(info.queueCreateInfoCount):
+        q = info.pQueueCreateInfos[i]
+        if q.queueFamilyIndex != 0 or q.queueCount != 1:
+            raise VkError(f"pQueueCreateInfos[{i}] asks for {q.queueCount} queue(s) of family {q.queueFamilyIndex}; "
+                          f"the device has one family (index 0) of one queue", "VK_ERROR_INITIALIZATION_FAILED",
+                          "VUID-VkDeviceQueueCreateInfo-queueCount-00382")
+    wanted = _requested_features(info)
+    missing = sorted(wanted - pd.features)
+    if missing:
+        raise VkError(f"features not supported by emu's {pd.profile.name} device: {', '.join(missing)}",
+                      "VK_ERROR_FEATURE_NOT_PRESENT", "VUID-VkDeviceCreateInfo-pNext-pNext")
+    dev = Device(pd)
+    p_device[0] = dev.handle
+
+
+def _requested_features(info) -> set:
+    out = set()
+
+    def take(s):
+        for field, _ in ffi.typeof(s).item.fields:
+            if field not in ("sType", "pNext") and getattr(s, field):
+                out.add(field)
+    if info.pEnabledFeatures != ffi.NULL:
+        take(info.pEnabledFeatures)
+    for name, s in icd.chain(info.pNext):
+        if name == "VkPhysicalDeviceFeatures2":
+            take(ffi.addressof(s.features))
+        elif "Features" in name:
+            take(s)
+    return out
+
+
+@command
+def vkDestroyDevice(device, p_alloc):
+    if device == ffi.NULL:
+        return
+    dev = _dev(device, "vkDestroyDevice")
+    dev.queue.forget()
+    dev.forget()
+
+
+@command
+def vkGetDeviceQueue(device, family, index, p_queue):
+    dev = _dev(device, "vkGetDeviceQueue")
+    if family != 0 or index != 0:
+        raise VkError(f"queue {index} of family {family}: the device has one queue of family 0",
+                      vuid="VUID-vkGetDeviceQueue-queueFamilyIndex-00384")
+    p_queue[0] = dev.queue.handle
+
+
+@command
+def vkGetDeviceQueue2(device, p_info, p_queue):
+    vkGetDeviceQueue(device, p_info.queueFamilyIndex, p_info.queueIndex, p_queue)
+
+
+@command
+def vkDeviceWaitIdle(device):
+    _dev(device, "vkDeviceWaitIdle")       # every submission has run when vkQueueSubmit returns
+
+
+# ------------------------------------------------------------------ memory
+class Memory:
+    def __init__(self, size: int):
+        self.size = size
+        # one spare row at the end: a binding that ends there still sees whole 16-byte rows
+        self.data = np.zeros(_round(size, 16) + 16, np.uint8)
+        self.address = self.data.ctypes.data
+        self.mapped = None
+
+
+def _round(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+@command
+def vkAllocateMemory(device, p_info, p_alloc, p_memory):
+    _dev(device, "vkAllocateMemory")
+    info = p_info[0]
+    if info.memoryTypeIndex != 0:
+        raise VkError(f"memoryTypeIndex {info.memoryTypeIndex}: the device has one memory type (0)",
+                      vuid="VUID-vkAllocateMemory-pAllocateInfo-01714")
+    from .physical import heap_size
+    if info.allocationSize > heap_size():
+        raise VkError(f"{info.allocationSize} bytes is more than the heap ({heap_size()} bytes)",
+                      "VK_ERROR_OUT_OF_DEVICE_MEMORY")
+    try:
+        mem = Memory(int(info.allocationSize))
+    except MemoryError:
+        raise VkError(f"the host cannot give {info.allocationSize} bytes", "VK_ERROR_OUT_OF_DEVICE_MEMORY") from None
+    ALLOCATED[0] += mem.size
+    p_memory[0] = new_handle(mem)
+
+
+@command
+def vkFreeMemory(device, memory, p_alloc):
+    if memory == 0:
+        return
+    mem = get(memory, Memory, "vkFreeMemory", "memory")
+    ALLOCATED[0] -= mem.size
+    drop_handle(memory)
+
+
+@command
+def vkMapMemory(device, memory, offset, size, flags, pp_data):
+    mem = get(memory, Memory, "vkMapMemory", "memory")
+    if mem.mapped is not None:
+        raise VkError("the memory is already mapped", "VK_ERROR_MEMORY_MAP_FAILED", "VUID-vkMapMemory-memory-00678")
+    if offset >= mem.size:
+        raise VkError(f"offset {offset} is not below the allocation's {mem.size} bytes",
+                      "VK_ERROR_MEMORY_MAP_FAILED", "VUID-vkMapMemory-offset-00679")
+    if size != VK["VK_WHOLE_SIZE"] and offset + size > mem.size:
+        raise VkError(f"offset {offset} + size {size} passes the allocation's {mem.size} bytes",
+                      "VK_ERROR_MEMORY_MAP_FAILED", "VUID-vkMapMemory-size-00681")
+    mem.mapped = offset
+    pp_data[0] = ffi.cast("void *", mem.address + offset)
+
+
+@command
+def vkUnmapMemory(device, memory):
+    mem = get(memory, Memory, "vkUnmapMemory", "memory")
+    if mem.mapped is None:
+        raise VkError("the memory is not mapped", vuid="VUID-vkUnmapMemory-memory-00689")
+    mem.mapped = None
+
+
+@command
+def vkFlushMappedMemoryRanges(device, count, p_ranges):
+    for i in range(count):
+        get(p_ranges[i].memory, Memory, "vkFlushMappedMemoryRanges", f"pMemoryRanges[{i}].memory")
+
+
+@command
+def vkInvalidateMappedMemoryRanges(device, count, p_ranges):
+    for i in range(count):
+        get(p_ranges[i].memory, Memory, "vkInvalidateMappedMemoryRanges", f"pMemoryRanges[{i}].memory")
+
+
+@command
+def vkGetDeviceMemoryCommitment(device, memory, p_bytes):
+    p_bytes[0] = get(memory, Memory, "vkGetDeviceMemoryCommitment", "memory").size
+
+
+# ------------------------------------------------------------------ buffers
+class Buffer:
+    def __init__(self, size: int, usage: int):
+        self.size, self.usage = size, usage
+        self.memory: Memory | None = None
+        self.offset = 0
+
+    def bytes(self, call: str, what: str) -> np.ndarray:
+        if self.memory is None:
+            raise VkError(f"{what} has no memory bound", vuid=f"VUID-{call}-buffer-00000")
+        return self.memory.data[self.offset:self.offset + self.size]
+
+
+@command
+def vkCreateBuffer(device, p_info, p_alloc, p_buffer):
+    _dev(device, "vkCreateBuffer")
+    info = p_info[0]
+    if info.size == 0:
+        raise VkError("size is 0", vuid="VUID-VkBufferCreateInfo-size-00912")
+    p_buffer[0] = new_handle(Buffer(int(info.size), int(info.usage)))
+
+
+@command
+def vkDestroyBuffer(device, buffer, p_alloc):
+    if buffer:
+        get(buffer, Buffer, "vkDestroyBuffer", "buffer")
+        drop_handle(buffer)
+
+
+def _requirements(r, size: int) -> None:
+    r.size = _round(size, ALIGN)
+    r.alignment = ALIGN
+    r.memoryTypeBits = 1
+
+
+@command
+def vkGetBufferMemoryRequirements(device, buffer, p_req):
+    _requirements(p_req, get(buffer, Buffer, "vkGetBufferMemoryRequirements", "buffer").size)
+
+
+@command
+def vkGetBufferMemoryRequirements2(device, p_info, p_req):
+    buf = get(p_info.buffer, Buffer, "vkGetBufferMemoryRequirements2", "pInfo->buffer")
+    _requirements(ffi.addressof(p_req.memoryRequirements), buf.size)
+    _dedicated(p_req)
+
+
+@command
+def vkGetDeviceBufferMemoryRequirements(device, p_info, p_req):
+    _requirements(ffi.addressof(p_req.memoryRequirements), int(p_info.pCreateInfo.size))
+    _dedicated(p_req)
+
+
+def _dedicated(p_req) -> None:
+    d = icd.find(p_req.pNext, "VkMemoryDedicatedRequirements")
+    if d is not None:
+        d.prefersDedicatedAllocation = d.requiresDedicatedAllocation = 0
+
+
+def _bind(call, buffer, memory, offset, where=""):
+    buf = get(buffer, Buffer, call, where + "buffer")
+    mem = get(memory, Memory, call, where + "memory")
+    if buf.memory is not None:
+        raise VkError("the buffer already has memory bound", vuid=f"VUID-{call}-buffer-07459")
+    if offset % ALIGN:
+        raise VkError(f"memoryOffset {offset} is not a multiple of the buffer's alignment {ALIGN}",
+                      vuid=f"VUID-{call}-memoryOffset-01036")
+    if offset + buf.size > mem.size:
+        raise VkError(f"the buffer's {buf.size} bytes at memoryOffset {offset} pass the allocation's "
+                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-01037")
+    buf.memory, buf.offset = mem, int(offset)
+
+
+@command
+def vkBindBufferMemory(device, buffer, memory, offset):
+    _bind("vkBindBufferMemory", buffer, memory, offset)
+
+
+@command
+def vkBindBufferMemory2(device, count, p_infos):
+    for i in range(count):
+        b = p_infos[i]
+        _bind("vkBindBufferMemory2", b.buffer, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+
+
+@command
+def vkGetBufferDeviceAddress(device, p_info):
+    buf = get(p_info.buffer, Buffer, "vkGetBufferDeviceAddress", "pInfo->buffer")
+    return buf.memory.address + buf.offset if buf.memory else 0
+
+
+class BufferView:
+    def __init__(self, buffer, fmt, offset, size):
+        self.buffer, self.format, self.offset, self.range = buffer, fmt, offset, size
+
+
+@command
+def vkCreateBufferView(device, p_info, p_alloc, p_view):
+    i = p_info[0]
+    buf = get(i.buffer, Buffer, "vkCreateBufferView", "pCreateInfo->buffer")
+    p_view[0] = new_handle(BufferView(buf, i.format, int(i.offset), int(i.range)))
+
+
+@command
+def vkDestroyBufferView(device, view, p_alloc):
+    if view:
+        drop_handle(view)
+
+
+# ------------------------------------------------------------------ descriptors
+BUFFER_DESCRIPTORS = {VK[n] for n in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER",
+                                      "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
+                                      "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")}
+DYNAMIC = {VK["VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC"], VK["VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"]}
+
+
+class SetLayout:
+    def __init__(self, bindings: dict):
+        self.bindings = bindings            # binding -> (descriptor type, count)
+
+
+@command
+def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
+    i = p_info[0]
+    bindings = {}
+    for k in range(i.bindingCount):
+        b = i.pBindings[k]
+        if b.descriptorType not in BUFFER_DESCRIPTORS:
+            raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type {b.descriptorType}: emu's "
+                          f"device runs storage and uniform buffers only so far", "VK_ERROR_FEATURE_NOT_PRESENT")
+        bindings[b.binding] = (b.descriptorType, b.descriptorCount)
+    p_layout[0] = new_handle(SetLayout(bindings))
+
+
+@command
+def vkDestroyDescriptorSetLayout(device, layout, p_alloc):
+    if layout:
+        drop_handle(layout)
+
+
+@command
+def vkGetDescriptorSetLayoutSupport(device, p_info, p_support):
+    p_support.supported = 1
+
+
+class Pool:
+    def __init__(self):
+        self.sets: list = []
+
+
+@command
+def vkCreateDescriptorPool(device, p_info, p_alloc, p_pool):
+    p_pool[0] = new_handle(Pool())
+
+
+@command
+def vkDestroyDescriptorPool(device, pool, p_alloc):
+    if pool:
+        for s in get(pool, Pool, "vkDestroyDescriptorPool", "descriptorPool").sets:
+            drop_handle(s.handle_value)
+        drop_handle(pool)
+
+
+@command
+def vkResetDescriptorPool(device, pool, flags):
+    p = get(pool, Pool, "vkResetDescriptorPool", "descriptorPool")
+    for s in p.sets:
+        drop_handle(s.handle_value)
+    p.sets = []
+
+
+class DescriptorSet:
+    def __init__(self, layout: SetLayout, pool: Pool):
+        self.layout, self.pool = layout, pool
+        self.buffers: dict = {}             # (binding, element) -> (Buffer, offset, range)
+
+
+@command
+def vkAllocateDescriptorSets(device, p_info, p_sets):
+    i = p_info[0]
+    pool = get(i.descriptorPool, Pool, "vkAllocateDescriptorSets", "pAllocateInfo->descriptorPool")
+    for k in range(i.descriptorSetCount):
+        layout = get(i.pSetLayouts[k], SetLayout, "vkAllocateDescriptorSets", f"pAllocateInfo->pSetLayouts[{k}]")
+        s = DescriptorSet(layout, pool)
+        pool.sets.append(s)
+        p_sets[k] = new_handle(s)
+
+
+@command
+def vkFreeDescriptorSets(device, pool, count, p_sets):
+    p = get(pool, Pool, "vkFreeDescriptorSets", "descriptorPool")
+    for k in range(count):
+        if p_sets[k]:
+            s = get(p_sets[k], DescriptorSet, "vkFreeDescriptorSets", f"pDescriptorSets[{k}]")
+            p.sets.remove(s)
+            drop_handle(p_sets[k])
+
+
+@command
+def vkUpdateDescriptorSets(device, n_writes, p_writes, n_copies, p_copies):
+    call = "vkUpdateDescriptorSets"
+    for k in range(n_writes):
+        w = p_writes[k]
+        s = get(w.dstSet, DescriptorSet, call, f"pDescriptorWrites[{k}].dstSet")
+        binding, element = w.dstBinding, w.dstArrayElement
+        for j in range(w.descriptorCount):
+            while binding in s.layout.bindings and element >= s.layout.bindings[binding][1]:
+                binding, element = binding + 1, 0      # consecutive bindings take the overflow
+            if binding not in s.layout.bindings:
+                raise VkError(f"pDescriptorWrites[{k}]: the set's layout has no binding {binding}",
+                              vuid="VUID-VkWriteDescriptorSet-dstBinding-00315")
+            if w.descriptorType not in BUFFER_DESCRIPTORS:
+                raise VkError(f"pDescriptorWrites[{k}]: descriptor type {w.descriptorType} is not a buffer",
+                              "VK_ERROR_FEATURE_NOT_PRESENT")
+            info = w.pBufferInfo[j]
+            buf = get(info.buffer, Buffer, call, f"pDescriptorWrites[{k}].pBufferInfo[{j}].buffer")
+            rng = buf.size - info.offset if info.range == VK["VK_WHOLE_SIZE"] else int(info.range)
+            if info.offset + rng > buf.size:
+                raise VkError(f"pDescriptorWrites[{k}].pBufferInfo[{j}]: offset {info.offset} + range {rng} passes "
+                              f"the buffer's {buf.size} bytes", vuid="VUID-VkDescriptorBufferInfo-range-00342")
+            s.buffers[(binding, element)] = (buf, int(info.offset), rng)
+            element += 1
+    for k in range(n_copies):
+        c = p_copies[k]
+        src = get(c.srcSet, DescriptorSet, call, f"pDescriptorCopies[{k}].srcSet")
+        dst = get(c.dstSet, DescriptorSet, call, f"pDescriptorCopies[{k}].dstSet")
+        for j in range(c.descriptorCount):
+            key = (c.srcBinding, c.srcArrayElement + j)
+            if key in src.buffers:
+                dst.buffers[(c.dstBinding, c.dstArrayElement + j)] = src.buffers[key]
+
+
+# ------------------------------------------------------------------ pipelines
+class PipelineLayout:
+    def __init__(self, sets: list, push_size: int):
+        self.sets, self.push_size = sets, push_size
+
+
+@command
+def vkCreatePipelineLayout(device, p_info, p_alloc, p_layout):
+    i = p_info[0]
+    sets = [get(i.pSetLayouts[k], SetLayout, "vkCreatePipelineLayout", f"pCreateInfo->pSetLayouts[{k}]")
+            for k in range(i.setLayoutCount)]
+    push = max([i.pPushConstantRanges[k].offset + i.pPushConstantRanges[k].size
+                for k in range(i.pushConstantRangeCount)] or [0])
+    p_layout[0] = new_handle(PipelineLayout(sets, push))
+
+
+@command
+def vkDestroyPipelineLayout(device, layout, p_alloc):
+    if layout:
+        drop_handle(layout)
+
+
+class ShaderModule:
+    def __init__(self, code: bytes, label: str):
+        self.code, self.label = code, label
+        self.by_device: dict = {}
+
+
+@command
+def vkCreateShaderModule(device, p_info, p_alloc, p_module):
+    i = p_info[0]
+    if i.codeSize % 4 or i.codeSize == 0:
+        raise VkError(f"codeSize {i.codeSize} is not a positive multiple of 4",
+                      vuid="VUID-VkShaderModuleCreateInfo-codeSize-08735")
+    code = bytes(ffi.buffer(i.pCode, i.codeSize))
+    if int.from_bytes(code[:4], "little") != 0x07230203:
+        raise VkError("pCode does not start with SPIR-V's magic number 0x07230203",
+                      vuid="VUID-VkShaderModuleCreateInfo-pCode-08738")
+    import hashlib
+    import os
+    # named by its content: messages and traces of one module carry one name from run to run
+    label = f"shader-{hashlib.sha256(code).hexdigest()[:8]}.spv"
+    dump = os.environ.get("EMU_VK_DUMP_DIR")
+    if dump:             # the program's modules, to run one alone: emu run DIR/shader-....spv
+        from pathlib import Path
+        Path(dump).mkdir(parents=True, exist_ok=True)
+        (Path(dump) / label).write_bytes(code)
+    p_module[0] = new_handle(ShaderModule(code, label))
+
+
+@command
+def vkDestroyShaderModule(device, module, p_alloc):
+    if module:
+        drop_handle(module)
+
+
+class PipelineCache:
+    pass
+
+
+@command
+def vkCreatePipelineCache(device, p_info, p_alloc, p_cache):
+    p_cache[0] = new_handle(PipelineCache())
+
+
+@command
+def vkDestroyPipelineCache(device, cache, p_alloc):
+    if cache:
+        drop_handle(cache)
+
+
+@command
+def vkGetPipelineCacheData(device, cache, p_size, p_data):
+    p_size[0] = 0          # emu keeps its compiled IR in its own cache (emu/jit/ircache.py)
+
+
+@command
+def vkMergePipelineCaches(device, dst, count, p_src):
+    pass
+
+
+class ComputePipeline:
+    def __init__(self, emu_pipeline, layout: PipelineLayout, module: ShaderModule):
+        self.emu, self.layout, self.module = emu_pipeline, layout, module
+        from ..isa.ir import used_globals
+        self.used = [g for g in used_globals(emu_pipeline.pipeline.module, emu_pipeline.pipeline.entry)
+                     if g.space in ("storage", "uniform")]
+
+
+def _spec_constants(spec, ir) -> dict:
+    """VkSpecializationInfo as {SpecId: value}, each read as its constant's type."""
+    if spec == ffi.NULL:
+        return {}
+    from ..numerics.dtypes import NP
+    types = {o.id: o.type for o in ir.overrides if o.id is not None}
+    data = bytes(ffi.buffer(spec.pData, spec.dataSize)) if spec.dataSize else b""
+    out = {}
+    for k in range(spec.mapEntryCount):
+        e = spec.pMapEntries[k]
+        raw = data[e.offset:e.offset + e.size]
+        t = types.get(e.constantID)
+        if t is None:
+            continue               # Vulkan allows ids the shader does not declare
+        if t.name == "bool":
+            out[str(e.constantID)] = bool(int.from_bytes(raw, "little"))
+        else:
+            out[str(e.constantID)] = np.frombuffer(raw[:t.size] if hasattr(t, "size") else raw, NP[t.name])[0].item()
+    return out
+
+
+def _create_pipeline(dev: Device, k: int, c) -> ComputePipeline:
+    stage = c.stage
+    module = get(stage.module, ShaderModule, "vkCreateComputePipelines", f"pCreateInfos[{k}].stage.module")
+    layout = get(c.layout, PipelineLayout, "vkCreateComputePipelines", f"pCreateInfos[{k}].layout")
+    sg = None
+    req = icd.find(stage.pNext, "VkPipelineShaderStageRequiredSubgroupSizeCreateInfo")
+    if req is not None:
+        sg = int(req.requiredSubgroupSize)
+        if sg not in dev.profile.subgroup_sizes:
+            raise VkError(f"requiredSubgroupSize {sg} is not a size the device runs "
+                          f"({', '.join(map(str, dev.profile.subgroup_sizes))})",
+                          vuid="VUID-VkPipelineShaderStageRequiredSubgroupSizeCreateInfo-requiredSubgroupSize-02760")
+    emu = dev.emu(sg)
+    mod = module.by_device.get(id(emu))
+    if mod is None:
+        mod = module.by_device[id(emu)] = emu.create_shader_module(
+            module.code.decode("utf-8", "surrogateescape"), file=module.label, cache=True)
+    entry = ffi.string(stage.pName).decode()
+    constants = _spec_constants(stage.pSpecializationInfo, mod.ir)
+    pipe = emu.create_compute_pipeline(mod, entry_point=entry, constants=constants)
+    return ComputePipeline(pipe, layout, module)
+
+
+@command
+def vkCreateComputePipelines(device, cache, count, p_infos, p_alloc, p_pipelines):
+    dev = _dev(device, "vkCreateComputePipelines")
+    for k in range(count):
+        p_pipelines[k] = 0
+    for k in range(count):
+        try:
+            p_pipelines[k] = new_handle(_create_pipeline(dev, k, p_infos[k]))
+        except VkError:
+            raise
+        except Exception as e:
+            from ..errors import EmuError
+            if not isinstance(e, EmuError):
+                raise
+            icd.report("vkCreateComputePipelines", f"pCreateInfos[{k}]: " + vulkan_hint(e).format())
+            return VK["VK_ERROR_UNKNOWN"]
+
+
+@command
+def vkDestroyPipeline(device, pipeline, p_alloc):
+    if pipeline:
+        drop_handle(pipeline)
