@@ -3,6 +3,7 @@
 
 Usage: python scripts/corpus.py FOLDER [--tint] [--jsonl OUT.jsonl] [--timeout 20] [--jobs 2]
                                 [--top 30] [--only SUBSTRING]
+       python scripts/corpus.py FOLDER --uniformity [--tint-unit .../resolver/uniformity_test.cc]
 
 Each file is compiled in-process in a worker (a per-file time limit, a memory cap) and classed:
   ok        the IR was built and printed
@@ -30,7 +31,11 @@ compared with Tint's verdicts in the expectation files instead: of the files Tin
 uniformity, how many emu reports as errors (and at Tint's line:col with Tint's message); of the
 files Tint accepts, how many emu wrongly reports; and the same for Tint's uniformity warnings
 (derivative_uniformity / subgroup_uniformity set to warning). A file that calls no builtin that
-can require uniformity is counted without parsing (emu's analysis does not run on it). A Tint test's override values
+can require uniformity is counted without parsing (emu's analysis does not run on it).
+--tint-unit adds Tint's own uniformity unit tests (src/tint/lang/wgsl/resolver/uniformity_test.cc
+of the same snapshot: each TEST_F whose shader is one raw string, with Tint's pass/fail and, where
+the test has them, its exact diagnostics): how many emu rejects and how many of emu's error and
+notes are identical to Tint's (line:col, severity, words). A Tint test's override values
 ('// flags: --overrides a=1,b=2') are passed as `emu ir --override` would.
 """
 from __future__ import annotations
@@ -129,9 +134,19 @@ def tint_uniformity(path: pathlib.Path) -> tuple[bool, set, set]:
     errors, warnings, accepted = set(), set(), False
     for e in sorted(path.parent.glob(path.name + ".expected.*")):
         text = e.read_text(errors="replace")
+        diagnostics = [(int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)) for m in _TINT_UNIFORMITY.finditer(text)]
+        if text.lstrip().startswith("["):           # '// flags: --diagnostics-format=json'
+            try:
+                diagnostics = [(d["range"]["start"]["line"], d["range"]["start"]["column"], d["severity"], d["message"])
+                               for d in json.loads(text) if _TINT_UNIFORMITY.search(f":0:0 {d['severity']}: {d['message']}")]
+            except (ValueError, KeyError, TypeError):
+                pass
+            else:
+                accepted |= not any(d["severity"] == "error" for d in json.loads(text))
+                text = "SKIP: FAILED"
         accepted |= not text.startswith("SKIP: FAILED")
-        for m in _TINT_UNIFORMITY.finditer(text):
-            (errors if m.group(3) == "error" else warnings).add((int(m.group(1)), int(m.group(2)), m.group(4)))
+        for line, col, severity, message in diagnostics:
+            (errors if severity == "error" else warnings).add((line, col, message))
     return accepted, errors, warnings
 
 
@@ -202,6 +217,18 @@ def unit_cases(path: pathlib.Path) -> list[dict]:
     return out
 
 
+def _ir_matrix_findings(src: str) -> list[str]:
+    """What `emu check` says of a subgroup-matrix shader beyond the syntax-tree analysis: the IR's
+    cooperative-matrix check (its own words; entry points only), where the shader lowers."""
+    from emu.errors import EmuError
+    from emu.frontend.wgsl import compile_source
+    try:
+        _, warnings = compile_source(src, "test")
+    except EmuError:
+        return []
+    return [w.message for w in warnings if "rejects this shader" in w.message]
+
+
 def unit_table(path: pathlib.Path) -> tuple[str, list[dict]]:
     """emu's uniformity analysis on Tint's uniformity unit tests (see --tint-unit)."""
     from emu.frontend.wgsl import uniformity
@@ -224,6 +251,9 @@ def unit_table(path: pathlib.Path) -> tuple[str, list[dict]]:
             diags.extend((s.line, s.col, "note", text) for s, text in f.notes)
         row["emu_rejects"] = any(f.severity == "error" for f in found)
         row["emu"] = diags
+        if not row["emu_rejects"] and re.search(r"subgroup_?[mM]atrix", case["src"]):
+            row["emu_ir"] = _ir_matrix_findings(case["src"])
+            row["emu_rejects"] = bool(row["emu_ir"])
         if case["expected"] is not None:
             row["tint"] = case["expected"]
             row["same_diagnostics"] = diags == case["expected"]
@@ -235,14 +265,15 @@ def unit_table(path: pathlib.Path) -> tuple[str, list[dict]]:
     texts = [r for r in parsed if "tint" in r]
     lines = [f"Tint's uniformity unit tests: {len(rows)} single-shader cases in {path.name} ({wall:.1f} s); "
              f"emu parses {len(parsed)}",
-             f"  Tint rejects: {len(fail):4d}   emu rejects {sum(r['emu_rejects'] for r in fail)}",
+             f"  Tint rejects: {len(fail):4d}   emu rejects {sum(r['emu_rejects'] for r in fail)}"
+             f" (of them by the IR's cooperative-matrix check: {sum(bool(r.get('emu_ir')) for r in fail)})",
              f"  Tint passes:  {len(ok):4d}   emu wrongly rejects {sum(r['emu_rejects'] for r in ok)}",
              f"  with Tint's expected diagnostics: {len(texts)}; emu's error and notes identical "
              f"(line:col, severity, words) in {sum(r['same_diagnostics'] for r in texts)}"]
     for r in parsed:
         if r["emu_rejects"] == r["tint_passes"] or not r.get("same_diagnostics", True):
             lines.append(f"  differs: {r['name']}: Tint {'passes' if r['tint_passes'] else 'rejects'}"
-                         + (f"; Tint {r['tint']}" if "tint" in r else "") + f"; emu {r['emu']}")
+                         + (f"; Tint {r['tint']}" if "tint" in r else "") + f"; emu {r['emu'] or r.get('emu_ir', [])}")
     for r in rows:
         if not r["parsed"]:
             lines.append(f"  not parsed: {r['name']}: {r['error']}")
