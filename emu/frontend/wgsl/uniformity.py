@@ -569,9 +569,7 @@ class _Graph:
                 self.to_exits(info)
             return cf
         if isinstance(s, A.BreakIfStmt):
-            v = f.node(s)
-            v.affects_cf = True
-            v.to(self.expr(cf, s.cond))
+            v = self.control(s, self.expr(cf, s.cond))
             info = self.innermost(loop_or_switch=False)
             if info is not None:
                 self.to_exits(info)
@@ -602,7 +600,6 @@ class _Graph:
         return cf          # discard, const_assert: no effect on uniformity
 
     def declaration(self, cf, s):
-        f = self.cur
         if isinstance(s, A.VarDecl) and s.address_space not in (None, "function"):
             return cf     # var<private>/<workgroup> in a function is not valid WGSL: leave it
         node = self.expr(cf, s.init) if s.init is not None else cf
@@ -653,6 +650,13 @@ class _Graph:
         if isinstance(e, A.Ident):
             return self.lookup(e.name) in self.partial
         return isinstance(e, (A.MemberExpr, A.IndexExpr))
+
+    def control(self, ast, value) -> _Node:
+        """A node where control flow comes to depend on `value` (a condition, a selector)."""
+        n = self.cur.node(ast, "control")
+        n.affects_cf = True
+        n.to(value)
+        return n
 
     def innermost(self, loop_or_switch: bool):
         for c in reversed(self.constructs):
@@ -750,9 +754,7 @@ class _Graph:
     def if_(self, cf, s: A.IfStmt):
         f = self.cur
         self.severity.append(_attr_severities(s.attributes))
-        v = f.node(s, "control")
-        v.affects_cf = True
-        v.to(self.expr(cf, s.cond))
+        v = self.control(s, self.expr(cf, s.cond))
         cf1, true_vars = self.in_scope(v, s.body)
         true_next = bool(self.beh.of(s.body) & NEXT)
         cf2, false_vars, false_next = None, {}, True
@@ -814,11 +816,7 @@ class _Graph:
         info = self._loop_entry(s, "for", s.update is not None)
         body_start = start
         if s.cond is not None:
-            v = self.expr(start, s.cond)
-            end = f.node(s, "control")
-            end.affects_cf = True
-            end.to(v)
-            body_start = end
+            body_start = self.control(s, self.expr(start, s.cond))
             self.to_exits(info)
         cf1 = self.block(body_start, s.body)
         b = self.beh.of(s.body)
@@ -848,10 +846,7 @@ class _Graph:
         self.severity.append(_attr_severities(s.attributes))
         cfx = f.node()
         info = self._loop_entry(s, "while", False)
-        v = self.expr(cfx, s.cond)
-        end = f.node(s, "control")
-        end.affects_cf = True
-        end.to(v)
+        end = self.control(s, self.expr(cfx, s.cond))
         self.to_exits(info)
         cf1 = self.block(end, s.body)
         cfx.to(cf1, cf)
@@ -864,9 +859,7 @@ class _Graph:
     def switch(self, cf, s: A.SwitchStmt):
         f = self.cur
         self.severity.append(_attr_severities(s.attributes))
-        v = f.node(s, "control")
-        v.affects_cf = True
-        v.to(self.expr(cf, s.selector))
+        v = self.control(s, self.expr(cf, s.selector))
         end = f.node() if self.beh.of(s) != NEXT else None
         info = _Construct("switch", s, self.outer_vars(s))
         self.constructs.append(info)
@@ -900,10 +893,7 @@ class _Graph:
             return self.ident(cf, e, mode == "value", deref)
         if isinstance(e, A.BinaryExpr):
             if e.op in ("&&", "||"):
-                v1 = self.expr(cf, e.lhs)
-                v1_cf = f.node(e, "control")
-                v1_cf.affects_cf = True
-                v1_cf.to(v1)
+                v1_cf = self.control(e, self.expr(cf, e.lhs))
                 self.vars.append({})
                 v2 = self.expr(v1_cf, e.rhs)
                 rhs_vars = self.vars.pop()
@@ -1053,9 +1043,6 @@ class _Graph:
                 return False
         return len(idx) == d.width and len(set(idx)) == d.width
 
-    def is_pointer_arg(self, e) -> bool:
-        return self.is_pointer(e)
-
     def call(self, cf, c: A.CallExpr):
         f = self.cur
         name = c.name
@@ -1066,7 +1053,7 @@ class _Graph:
             arg.arg = i
             arg.to(v)
             content = None
-            if self.is_pointer_arg(a):
+            if self.is_pointer(a):
                 content = f.node(c, "argument_contents")
                 content.arg = i
                 root = content.decl = self.root(a)
