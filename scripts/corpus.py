@@ -161,8 +161,8 @@ def uniformity_table(files: list[pathlib.Path], root: pathlib.Path) -> tuple[str
     for p in files:
         accepted, t_err, t_warn = tint_uniformity(p)
         text = p.read_text(errors="replace")
-        found, parsed = [], True
-        if names.search(text):
+        found, parsed, analysed = [], True, bool(names.search(text))
+        if analysed:
             try:
                 found = uniformity.analyze(parse(text, str(p)))
             except WgslError:
@@ -171,7 +171,7 @@ def uniformity_table(files: list[pathlib.Path], root: pathlib.Path) -> tuple[str
                 parsed = False
         e_err = {(f.span.line, f.span.col, f.message) for f in found if f.severity == "error"}
         e_warn = {(f.span.line, f.span.col, f.message) for f in found if f.severity != "error"}
-        rows.append({"file": str(p.relative_to(root)), "tint_accepts": accepted, "parsed": parsed,
+        rows.append({"file": str(p.relative_to(root)), "tint_accepts": accepted, "parsed": parsed, "analysed": analysed,
                      "tint_errors": sorted(t_err), "tint_warnings": sorted(t_warn),
                      "emu_errors": sorted(e_err), "emu_warnings": sorted(e_warn)})
     wall = time.monotonic() - t0
@@ -179,7 +179,8 @@ def uniformity_table(files: list[pathlib.Path], root: pathlib.Path) -> tuple[str
     accepted = [r for r in rows if r["tint_accepts"] and not r["tint_errors"]]
     warned = [r for r in rows if r["tint_warnings"]]
     unwarned = [r for r in accepted if not r["tint_warnings"]]
-    lines = [f"uniformity over {len(rows)} files under {root} ({wall:.0f} s)",
+    lines = [f"uniformity over {len(rows)} files under {root} ({wall:.0f} s); analysed (they name a builtin "
+             f"that can require uniformity): {sum(r['analysed'] for r in rows)}",
              f"  Tint rejects for uniformity: {len(rejected):5d}   emu reports {sum(bool(r['emu_errors']) for r in rejected)}"
              f" (same line:col and message: {sum(set(map(tuple, r['tint_errors'])) <= set(map(tuple, r['emu_errors'])) for r in rejected)})",
              f"  Tint accepts:                {len(accepted):5d}   emu wrongly rejects {sum(bool(r['emu_errors']) for r in accepted)}",
