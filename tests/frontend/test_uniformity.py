@@ -388,3 +388,35 @@ def test_ten_thousand_statements_are_checked_well_under_a_second():
     found, seconds = cpu(uniformity.analyze, tree)
     assert [(f.span.line, f.message) for f in found] == [(10_004, BARRIER)]
     assert seconds < 0.8, seconds
+
+
+# -- the measurement (scripts/corpus.py --uniformity / --tint-unit) on a corpus in Tint's layout ----
+
+def test_corpus_measurement_counts_tints_verdicts(tmp_path):
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("corpus", Path(__file__).resolve().parents[2] / "scripts" / "corpus.py")
+    corpus = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(corpus)
+    rejected = shader(CASES["storage_condition"])
+    (tmp_path / "bad.wgsl").write_text(rejected)
+    (tmp_path / "bad.wgsl.expected.msl").write_text(
+        f"SKIP: FAILED\n\n<dawn>/bad.wgsl:8:5 error: {BARRIER}\n    workgroupBarrier();\n")
+    (tmp_path / "good.wgsl").write_text(shader(ACCEPTED["workgroup_id"]))
+    (tmp_path / "good.wgsl.expected.msl").write_text("#include <metal_stdlib>\n")
+    (tmp_path / "plain.wgsl").write_text("@compute @workgroup_size(1) fn main() {}\n")
+    (tmp_path / "plain.wgsl.expected.msl").write_text("#include <metal_stdlib>\n")
+    table, rows = corpus.uniformity_table(sorted(tmp_path.glob("*.wgsl")), tmp_path)
+    assert "Tint rejects for uniformity:     1   emu reports 1 (same line:col and message: 1)" in table, table
+    assert "Tint accepts:                    2   emu wrongly rejects 0" in table, table
+    assert "analysed (they name a builtin that can require uniformity): 2" in table, table
+    cc = tmp_path / "uniformity_test.cc"
+    cc.write_text('TEST_F(UniformityAnalysisTest, Bad) {\n    std::string src = R"(' + rejected + ')";\n\n'
+                  '    RunTest(src, false);\n    EXPECT_EQ(error_,\n              R"(test:8:5 error: ' + BARRIER +
+                  '\n    workgroupBarrier();\n\ntest:7:3 note: ' + CF + '\n  if\n\ntest:7:7 note: reading from '
+                  "read_write storage buffer 'data' may result in a non-uniform value\n  x\n)\");\n}\n\n"
+                  'TEST_F(UniformityAnalysisTest, Good) {\n    std::string src = R"(' + shader(ACCEPTED["workgroup_id"])
+                  + ')";\n\n    RunTest(src, true);\n}\n')
+    table, rows = corpus.unit_table(cc)
+    assert "Tint rejects:    1   emu rejects 1" in table and "Tint passes:     1   emu wrongly rejects 0" in table, table
+    assert "identical (line:col, severity, words) in 1" in table, table
