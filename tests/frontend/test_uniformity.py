@@ -420,3 +420,35 @@ def test_corpus_measurement_counts_tints_verdicts(tmp_path):
     table, rows = corpus.unit_table(cc)
     assert "Tint rejects:    1   emu rejects 1" in table and "Tint passes:     1   emu wrongly rejects 0" in table, table
     assert "identical (line:col, severity, words) in 1" in table, table
+
+
+MATRIX = """enable f16;
+enable chromium_experimental_subgroup_matrix;
+@group(0) @binding(0) var<storage, read_write> a: array<f16>;
+@group(0) @binding(1) var<storage, read_write> tiles: array<u32>;
+
+fn load_tile(offset: u32) -> subgroup_matrix_left<f16, 8, 8> {
+  return subgroupMatrixLoad<subgroup_matrix_left<f16, 8, 8>>(&a, offset, false, 8u);
+}
+
+@compute @workgroup_size(32)
+fn main(@builtin(workgroup_id) wg: vec3u) {
+  let m = load_tile(tiles[wg.x]);
+  subgroupMatrixStore(&a, 64u, m, false, 8u);
+}
+"""
+
+
+def test_subgroup_matrix_rules_where_the_ir_check_sees_nothing():
+    # the tile's offset comes from a read_write buffer, through a helper: the IR's matrix check
+    # (invocation ids only, entry points only) is silent; Tint's rules (subgroup scope,
+    # chromium.subgroup_matrix_uniformity) find it, with the path through the parameter
+    _, warnings = compile_wgsl(MATRIX, "m.wgsl")
+    assert [(w.loc.line, w.loc.col, w.message) for w in warnings] == [
+        (7, 66, "'subgroupMatrixLoad' requires argument 1 to be uniform: Tint (Dawn, Chrome) rejects this shader")]
+    assert warnings[0].where == ("m.wgsl:7:66: parameter 'offset' of 'load_tile' may be non-uniform\n"
+                                 "   note: m.wgsl:12:21: possibly non-uniform value passed here\n"
+                                 "   note: m.wgsl:12:21: reading from read_write storage buffer 'tiles' may result in a "
+                                 "non-uniform value")
+    off = compile_wgsl("diagnostic(off, chromium.subgroup_matrix_uniformity);\n" + MATRIX, "m.wgsl")[1]
+    assert off == []

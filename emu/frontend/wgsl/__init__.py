@@ -39,7 +39,12 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
             module.needs_constants = True
             module.unset_overrides = list(lw.unset_overrides)
             module.unset_sizes = list(lw.unset_sizes)
-        lw.warnings.extend(uniformity_findings(tree))
+        # the IR's matrix check speaks of cooperative ops in both dialects; where it finds nothing,
+        # Tint's own subgroup-matrix rules run with the rest of its analysis
+        matrix = []
+        _uniformity_warnings(module, matrix, _matrix_uniformity_severity(tree))
+        lw.warnings.extend(uniformity_findings(tree, matrix=not matrix))
+        lw.warnings.extend(matrix)
     except RecursionError:
         raise EmuError("the shader is nested too deeply to compile", None,
                        hint="split deeply nested expressions, types or calls into smaller parts") from None
@@ -49,7 +54,6 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         raise
     finally:
         sys.setrecursionlimit(limit)
-    _uniformity_warnings(module, lw.warnings, _matrix_uniformity_severity(tree))
     if lw.override_values:
         known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}
         for key in lw.override_values:
@@ -100,18 +104,19 @@ _UNIFORMITY_HINTS = {
 }
 
 
-def uniformity_findings(tree) -> list:
+def uniformity_findings(tree, matrix: bool = True) -> list:
     """What Tint's uniformity analysis reports (emu.frontend.wgsl.uniformity), as warnings that
     name Tint's severity, its reason and its notes."""
-    if not wgsl_uniformity.needs_analysis(tree):
+    if not wgsl_uniformity.needs_analysis(tree, matrix):
         return []
     out = []
-    for f in wgsl_uniformity.analyze(tree):
+    for f in wgsl_uniformity.analyze(tree, matrix):
         verdict = "Tint (Dawn, Chrome) rejects this shader" if f.severity == "error" else \
             f"Tint (Dawn, Chrome) reports it as a{'n' if f.severity == 'info' else ''} {f.severity}" + \
             (f" ({f.rule})" if f.rule else "")
         notes = "\n   note: ".join(f"{s.file}:{s.line}:{s.col}: {text}" if s is not None else text
                                    for s, text in f.notes)
         out.append(EmuError(f"{f.message}: {verdict}", f.span, where=notes or None,
-                            hint=_UNIFORMITY_HINTS.get(f.rule, _UNIFORMITY_HINTS[None]), severity="warning"))
+                            hint=ir_uniformity.HINT if f.rule == MATRIX_UNIFORMITY_RULE else
+                            _UNIFORMITY_HINTS.get(f.rule, _UNIFORMITY_HINTS[None]), severity="warning"))
     return out

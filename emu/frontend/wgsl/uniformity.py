@@ -16,8 +16,10 @@ scope (barriers, derivatives; `subgroup_id` is non-uniform) and then subgroup sc
 operations; reductions and broadcasts give subgroup-uniform values). Severities follow the
 `derivative_uniformity` and `subgroup_uniformity` diagnostic rules (module directives and
 `@diagnostic` attributes on functions and statements); as in Tint an error ends the analysis
-(one finding), warnings and infos are found for every function. Subgroup-matrix (cooperative)
-operations are checked on the IR by emu.isa.uniformity, for both dialects.
+(one finding), warnings and infos are found for every function. Tint's subgroup-matrix rules
+(chromium.subgroup_matrix_uniformity: builtins, constructors, variable declarations) are here
+too; the front end uses them where the IR's cooperative-matrix check (emu.isa.uniformity, both
+dialects, its own wording) finds nothing, so that a shader gets one report.
 
 `analyze(tree)` returns Findings: the severity Tint gives, the message Tint prints and its notes
 (where control flow became non-uniform and where the non-uniform value comes from).
@@ -48,6 +50,8 @@ SUBGROUP_UNIFORM_RESULT = frozenset({"subgroupAdd", "subgroupAll", "subgroupAnd"
 SHUFFLE_DELTA = frozenset({"subgroupShuffleUp", "subgroupShuffleDown", "subgroupShuffleXor"})
 ATOMICS = frozenset({"atomicLoad", "atomicStore", "atomicAdd", "atomicSub", "atomicMax", "atomicMin",
                      "atomicAnd", "atomicOr", "atomicXor", "atomicExchange", "atomicCompareExchangeWeak"})
+MATRIX_RULE = "chromium.subgroup_matrix_uniformity"
+MATRIX_TYPES = ("subgroup_matrix_left", "subgroup_matrix_right", "subgroup_matrix_result")
 REQUIRING = BARRIERS | DERIVATIVES | SUBGROUP | {"workgroupUniformLoad"}
 WORKGROUP_UNIFORM_BUILTINS = frozenset({"num_subgroups", "num_workgroups", "subgroup_size", "workgroup_id"})
 RULES = {"derivative": "derivative_uniformity", "subgroup": "subgroup_uniformity"}
@@ -91,13 +95,18 @@ def calls_in(node):
         stack.extend(_kids(n))
 
 
-def needs_analysis(tree: A.Module) -> bool:
-    """Whether any call in the module can require uniformity (a cheap scan; most shaders have none)."""
+def needs_analysis(tree: A.Module, matrix: bool = False) -> bool:
+    """Whether any call in the module can require uniformity (a cheap scan; most shaders have none);
+    with `matrix`, subgroup-matrix types count too."""
+    if matrix and "chromium_experimental_subgroup_matrix" in tree.enabled:
+        return True
     return any(c.name in REQUIRING for c in calls_in(tree))
 
 
-def analyze(tree: A.Module) -> list[Finding]:
-    """Tint's uniformity diagnostics for a parsed module, in Tint's order."""
+def analyze(tree: A.Module, matrix: bool = True) -> list[Finding]:
+    """Tint's uniformity diagnostics for a parsed module, in Tint's order. `matrix`: also Tint's
+    rules for subgroup matrices (chromium.subgroup_matrix_uniformity: their builtins, constructors
+    and variable declarations need subgroup-uniform control flow and arguments)."""
     out: list[Finding] = []
     if "chromium_disable_uniformity_analysis" in tree.enabled:
         return out
@@ -106,7 +115,7 @@ def analyze(tree: A.Module) -> list[Finding]:
     gc.disable()      # the graph is one object per node: the cyclic collector's full passes would
     try:              # make building it quadratic in the program's size
         for scope in ("workgroup", "subgroup"):
-            if not _Graph(tree, scope, out).build():
+            if not _Graph(tree, scope, out, matrix).build():
                 break
     finally:
         if collecting:
@@ -272,8 +281,9 @@ def _attr_severities(attrs) -> dict:
 
 
 class _Graph:
-    def __init__(self, tree: A.Module, scope: str, out: list):
-        self.tree, self.scope, self.out = tree, scope, out
+    def __init__(self, tree: A.Module, scope: str, out: list, matrix: bool = True):
+        self.tree, self.scope, self.out, self.matrix = tree, scope, out, matrix
+        self.matrix_memo: dict = {}
         self.beh = _Behaviors()
         self.written_memo: dict[int, frozenset] = {}
         self.functions = {f.name: f for f in tree.functions}
@@ -603,6 +613,13 @@ class _Graph:
         if isinstance(s, A.VarDecl) and s.address_space not in (None, "function"):
             return cf     # var<private>/<workgroup> in a function is not valid WGSL: leave it
         node = self.expr(cf, s.init) if s.init is not None else cf
+        if s.init is None and isinstance(s, A.VarDecl) and self.scope == "subgroup" and self.matrix \
+                and self.has_matrix(s.type):
+            sev = self.rule_severity(MATRIX_RULE)
+            if sev != "off":
+                node = self.cur.node(s, "matrix_decl")
+                node.to(cf)
+                self.cur.rtbu[sev].to(node)
         if isinstance(s, A.VarDecl):
             decl = _Decl(s.name, "var", s)
             decl.width = self.vector_width(s.type, s.init)
@@ -1010,6 +1027,25 @@ class _Graph:
             return d is not None and d.pointer
         return isinstance(e, A.UnaryExpr) and e.op == "&"
 
+    def has_matrix(self, t) -> bool:
+        """Whether a type (a TypeExpr or a name) is or holds a subgroup matrix."""
+        if t is None:
+            return False
+        name, args = (t, []) if isinstance(t, str) else (t.name, t.args)
+        if name in MATRIX_TYPES:
+            return True
+        if name == "array" and args:
+            a = args[0]
+            return self.has_matrix(a.as_type() if isinstance(a, A.Ident) else None)
+        key = name
+        if key not in self.matrix_memo:
+            self.matrix_memo[key] = False
+            if key in self.aliases:
+                self.matrix_memo[key] = self.has_matrix(self.aliases[key])
+            elif key in self.structs:
+                self.matrix_memo[key] = any(self.has_matrix(m.type) for m in self.structs[key].members)
+        return self.matrix_memo[key]
+
     def vector_width(self, t, init):
         """The component count of a vector type or of a vector-valued initializer, or None."""
         t = self._resolve_type(t)
@@ -1088,6 +1124,13 @@ class _Graph:
             sev = self.rule_severity("subgroup_uniformity")
             callsite = sev if sev != "off" and subgroup else None
             nonuniform = not (subgroup and name in SUBGROUP_UNIFORM_RESULT)
+        matrix_sev, matrix_args = None, False
+        if callee is None and self.matrix and (name.startswith("subgroupMatrix") or self.has_matrix(name)):
+            sev = self.rule_severity(MATRIX_RULE)
+            matrix_sev = sev if sev != "off" and subgroup else None
+            callsite = callsite or matrix_sev
+            # a matrix builtin's or a matrix constructor's arguments must be uniform themselves
+            matrix_args = name.startswith("subgroupMatrix") or name in MATRIX_TYPES
         if nonuniform:
             result.to(f.mbnu)
         result.to(call)
@@ -1120,6 +1163,9 @@ class _Graph:
                     self.set(root if root is not None and root.kind != "global" else None, out)
             elif name == "workgroupUniformLoad" and workgroup:
                 f.rtbu["error"].to(arg)
+            elif matrix_args:
+                if matrix_sev is not None:
+                    f.rtbu[matrix_sev].to(arg)
             elif name in SHUFFLE_DELTA and i == 1:
                 sev = self.rule_severity("subgroup_uniformity")
                 if sev != "off" and subgroup:
@@ -1139,6 +1185,12 @@ class _Graph:
             cause = cause.came_from
         if cause is None:
             return
+        if cause.kind == "matrix_decl":
+            finding = Finding(severity, "variables that contain subgroup matrix types cannot be declared in "
+                                        "non-uniform control flow", cause.ast.span, rule=MATRIX_RULE)
+            finding.notes.extend(self.divergence_notes(f, cause, source))
+            self.out.append(finding)
+            return
         call: A.CallExpr = cause.ast
         rule = None
         if cause.kind in ("argument", "argument_contents"):
@@ -1155,7 +1207,12 @@ class _Graph:
                 return
             if call.name in SHUFFLE_DELTA:
                 rule = "subgroup_uniformity"
-            finding = Finding(severity, f"'{call.name}' requires argument {cause.arg} to "
+            what = f"'{call.name}'"
+            if not call.name.startswith("subgroupMatrix") and self.has_matrix(call.name):
+                what, rule = f"{A.dump(A.Ident(call.name, call.template_args))} constructor", MATRIX_RULE
+            elif call.name.startswith("subgroupMatrix"):
+                rule = MATRIX_RULE
+            finding = Finding(severity, f"{what} requires argument {cause.arg} to "
                                         f"{'be uniform' if value else 'have uniform contents'}",
                               arg.span, rule=rule)
             finding.notes.extend(self.source_notes(source.came_from))
@@ -1170,6 +1227,8 @@ class _Graph:
             rule = "derivative_uniformity"
         elif builtin.name in SUBGROUP:
             rule = "subgroup_uniformity"
+        elif builtin.name.startswith("subgroupMatrix") or self.has_matrix(builtin.name):
+            rule = MATRIX_RULE
         scope = "subgroup " if self.scope == "subgroup" else ""
         finding = Finding(severity, f"'{builtin.name}' must only be called from {scope}uniform control flow",
                           builtin.span, via, rule=rule)
