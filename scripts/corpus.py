@@ -31,7 +31,8 @@ compared with Tint's verdicts in the expectation files instead: of the files Tin
 uniformity, how many emu reports as errors (and at Tint's line:col with Tint's message); of the
 files Tint accepts, how many emu wrongly reports; and the same for Tint's uniformity warnings
 (derivative_uniformity / subgroup_uniformity set to warning). A file that calls no builtin that
-can require uniformity is counted without parsing (emu's analysis does not run on it).
+can require uniformity (nor a subgroup matrix) is counted without parsing (emu's analysis does not
+run on it).
 --tint-unit adds Tint's own uniformity unit tests (src/tint/lang/wgsl/resolver/uniformity_test.cc
 of the same snapshot: each TEST_F whose shader is one raw string, with Tint's pass/fail and, where
 the test has them, its exact diagnostics): how many emu rejects and how many of emu's error and
@@ -156,7 +157,7 @@ def uniformity_table(files: list[pathlib.Path], root: pathlib.Path) -> tuple[str
     from emu.frontend.wgsl.errors import WgslError
     from emu.frontend.wgsl.parser import parse
     sys.setrecursionlimit(20000)
-    names = re.compile(r"\b(" + "|".join(sorted(uniformity.REQUIRING)) + r")\b")
+    names = re.compile(r"\b(" + "|".join(sorted(uniformity.REQUIRING)) + r"|subgroupMatrix\w*|subgroup_matrix_\w+)\b")
     rows, t0 = [], time.monotonic()
     for p in files:
         accepted, t_err, t_warn = tint_uniformity(p)
