@@ -12,6 +12,13 @@ project's tests get, with nothing to configure:
   wgpudawn) that finds an adapter here, skipped with the reason for each that does not; with
   ``EMU_REQUIRE_HW=1`` (for a CI that must not pass by skipping) a binding that is installed but
   finds no adapter fails instead.
+* ``@pytest.mark.emu_hardware("dawn", "vulkan", ...)``: the test needs a real device of each kind
+  named ("wgpu" and "dawn": a WebGPU binding's adapter; "vulkan": a Vulkan device through the
+  ``vulkan`` package); it is skipped, saying what is missing, where one is not there (no package,
+  no Vulkan loader, no driver), and fails instead under ``EMU_REQUIRE_HW=1`` where the package is
+  installed. ``need_hardware(kind)`` does the same inside a test or fixture and returns the
+  device's info. One rule for every hardware test, so a machine without Vulkan runs the suite
+  green, skips counted and named.
 * ``assert_bits_equal(actual, expected, ...)``: the arrays' bits are equal, else a failure that
   names the first differing elements, their values and bits, and the lanes that hold them.
 * ``emu_cli``: runs emu's command line in-process, ``code, out, err = emu_cli("run", "k.wgsl",
@@ -35,6 +42,8 @@ import numpy as np
 import pytest
 
 MARKER = "emu_configs"
+HARDWARE = "emu_hardware"
+HARDWARE_KINDS = ("wgpu", "dawn", "vulkan")
 
 
 def pytest_addoption(parser):
@@ -47,6 +56,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{MARKER}(*configs): the cooperative-matrix configs the test needs, "
                                        f"as 'f16xf16->f32:16x16x16'; emu_device runs it on the profiles that have them")
+    config.addinivalue_line("markers", f"{HARDWARE}(*kinds): the test needs a real device of each kind "
+                                       f"({', '.join(HARDWARE_KINDS)}); skipped where there is none (failed "
+                                       f"under EMU_REQUIRE_HW=1 where the package is installed)")
     for name in _asked(config):      # a wrong name is one line from pytest, not a collection traceback
         from .errors import EmuError
         from .profiles import load_profile
@@ -115,9 +127,51 @@ def gpu_device():
     pytest.skip("no real WebGPU adapter: " + "; ".join(reasons))
 
 
-def _required() -> bool:
+def hardware_required() -> bool:
+    """EMU_REQUIRE_HW=1: a hardware test whose package is installed fails rather than skips."""
     import os
     return os.environ.get("EMU_REQUIRE_HW", "").strip().lower() not in ("", "0", "false", "no")
+
+
+_found: dict = {}
+
+
+def _find(kind: str) -> tuple[dict | None, str, bool]:
+    """(the device's info or None, why not, whether the kind's package is installed); once per
+    process and kind."""
+    if kind not in _found:
+        import importlib.util
+        if kind == "vulkan":
+            from .hw import vulkan
+            info, why = vulkan.available()
+            installed = importlib.util.find_spec("vulkan") is not None
+        elif kind in HARDWARE_KINDS:
+            from .hw import adapters
+            info, why = adapters.available(kind)
+            installed = adapters.package_installed(kind)
+        else:
+            raise pytest.UsageError(f"{HARDWARE}({kind!r}): expected one of {HARDWARE_KINDS}")
+        _found[kind] = (info, why, installed)
+    return _found[kind]
+
+
+def need_hardware(kind: str) -> dict:
+    """The info of a real device of `kind` ("wgpu", "dawn" or "vulkan"), else a skip saying what
+    is missing; under EMU_REQUIRE_HW=1 a failure where the kind's package is installed."""
+    info, why, installed = _find(kind)
+    if info is not None:
+        return info
+    if not installed:
+        pytest.skip(f"no {kind} package: {why}")
+    if hardware_required():
+        pytest.fail(f"EMU_REQUIRE_HW is set and the {kind} package is installed but finds no device: {why}")
+    pytest.skip(f"no {kind} device: {why}")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers(HARDWARE):
+        for kind in mark.args:
+            need_hardware(kind)
 
 
 def _backends():
@@ -130,18 +184,8 @@ def gpu_backend(request) -> str:
     """The name of a WebGPU binding with an adapter on this machine ("wgpu", "dawn"), one run per
     binding; a skip saying why where there is none (a failure, with EMU_REQUIRE_HW=1, where the
     binding is installed but finds no adapter)."""
-    from .hw import adapters
-    from .hw.runner import available_adapter
-    backend = request.param
-    info, why = available_adapter(backend)
-    if info is None:
-        if not adapters.package_installed(backend):
-            pytest.skip(f"no WebGPU binding: {why}")
-        if _required():
-            pytest.fail(f"EMU_REQUIRE_HW is set and the {backend} binding is installed but has "
-                        f"no WebGPU adapter: {why}")
-        pytest.skip(f"no WebGPU adapter: {why}")
-    return backend
+    need_hardware(request.param)
+    return request.param
 
 
 @pytest.fixture

@@ -9,7 +9,11 @@ such shaders, and warns that a real Dawn will not compile them.
 
 The analysis is a taint walk over the IR: values computed from non-uniform builtins, loads through
 pointers they index, variables written with them or under branches on them, and results of
-atomics and lane-varying subgroup ops are non-uniform.
+atomics and lane-varying subgroup ops are non-uniform. Each pass walks every instruction once (a
+loop's body once, under the exit condition that the previous pass found for it); passes repeat
+until nothing new is tainted (what one iteration writes and the next reads), at most MAX_PASSES:
+the work is linear in the program, however deeply loops nest. (Barriers, derivatives and subgroup
+operations are checked on WGSL's syntax tree, by emu.frontend.wgsl.uniformity, as Tint does.)
 """
 from __future__ import annotations
 
@@ -34,14 +38,20 @@ class Finding:
     message: str
 
 
+MAX_PASSES = 8
+
+
 @dataclass
 class _State:
     taint: dict = field(default_factory=dict)     # value id -> the non-uniform source it came from
     roots: dict = field(default_factory=dict)     # pointer value id -> id of its var/global
     dirty: dict = field(default_factory=dict)     # var/global id -> source: written non-uniformly
     findings: list = field(default_factory=list)
-    seen: set = field(default_factory=set)
+    exits: dict = field(default_factory=dict)     # id(loop) -> source of a non-uniform exit from it
     spell: object = None                           # inst -> the source language's name, or None
+
+    def size(self) -> tuple:
+        return len(self.taint), len(self.dirty), len(self.exits), len({id(x.inst) for x in self.findings})
 
 
 def check(module: Module, spell=None) -> list[Finding]:
@@ -49,12 +59,18 @@ def check(module: Module, spell=None) -> list[Finding]:
     end's name for a cooperative op in the shader's own dialect (coopStoreT, subgroupMatrixStore),
     or None for the IR's description."""
     out: list[Finding] = []
+    shape = _Shape(module)
     for f in module.entry_points():
         st = _State(spell=spell)
         for i, name in f.param_builtins.items():
             if name in NON_UNIFORM_INPUTS:
                 st.taint[f.params[i].id] = name
-        _Walker(module, st).block(f.body, None)
+        walker = _Walker(module, st, shape)
+        for _ in range(MAX_PASSES):
+            before = st.size()
+            walker.block(f.body, None)
+            if st.size() == before:
+                break
         out.extend(st.findings)
     unique, seen = [], set()
     for x in out:
@@ -70,13 +86,64 @@ def check(module: Module, spell=None) -> list[Finding]:
 FROM_OPERANDS = frozenset({
     OP.const, OP.override, OP.undef, OP.array_length, OP.construct, OP.extract, OP.insert,
     OP.swizzle, OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin,
-    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture, OP.address_ptr,
+    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture,
 })
 
 
+class _Shape:
+    """What the control flow looks like, computed once per module in one walk: which ifs hold a
+    return (or a break or return) somewhere inside, and, per loop, the ways out of it that a
+    condition guards (its break-ifs and exiting ifs, not inside a nested loop) and its nested loops."""
+
+    def __init__(self, module: Module):
+        self.returns: set = set()      # id(inst) of ifs/switches/loops with a return inside
+        self.exits: set = set()        # ... with a break or return inside
+        self.guards: dict = {}         # id(loop) -> [break_if or if insts]
+        self.inner: dict = {}          # id(loop) -> [loops directly inside]
+        for f in module.functions:
+            self._block(f.body, None)
+
+    def _block(self, b: Block, loop) -> tuple[bool, bool]:
+        ret = ext = False
+        for i in b.insts:
+            r, e = self._inst(i, loop)
+            ret, ext = ret or r, ext or e
+        return ret, ext
+
+    def _inst(self, i: Inst, loop) -> tuple[bool, bool]:
+        if i.op == OP.return_:
+            return True, True
+        if i.op == OP.break_:
+            return False, True
+        if i.op == OP.break_if:
+            if loop is not None:
+                self.guards[id(loop)].append(i)
+            return False, False
+        if not i.blocks:
+            return False, False
+        if i.op == OP.loop:
+            self.guards[id(i)], self.inner[id(i)] = [], []
+            if loop is not None:
+                self.inner[id(loop)].append(i)
+            inner = loop_of = i
+        else:
+            inner, loop_of = loop, None
+        ret = ext = False
+        for blk in i.blocks:
+            r, e = self._block(blk, inner)
+            ret, ext = ret or r, ext or e
+        if ret:
+            self.returns.add(id(i))
+        if ext:
+            self.exits.add(id(i))
+            if i.op == OP.if_ and loop is not None:
+                self.guards[id(loop)].append(i)
+        return (ret, ext) if loop_of is None else (ret, ret)
+
+
 class _Walker:
-    def __init__(self, module: Module, st: _State):
-        self.m, self.st = module, st
+    def __init__(self, module: Module, st: _State, shape: _Shape):
+        self.m, self.st, self.shape = module, st, shape
 
     def source(self, inst: Inst, values) -> str | None:
         for v in values:
@@ -120,8 +187,8 @@ class _Walker:
             if res is not None:
                 st.taint[res] = "an atomic's result"
         elif op == OP.subgroup:
-            s = self.source(i, i.args[1:]) if i.attrs["fn"] not in LANE_VARYING_SUBGROUP and \
-                "cluster" not in i.attrs else f"{i.attrs['fn']} (different in each lane or cluster)"
+            s = self.source(i, i.args[1:]) if i.attrs["fn"] not in LANE_VARYING_SUBGROUP else \
+                f"{i.attrs['fn']} (different in each lane)"
             if s:
                 st.taint[res] = s
         elif op == OP.coop_coordinate:
@@ -138,15 +205,15 @@ class _Walker:
                 self.block(b, c)
             return self.escaped(i, c, control)
         elif op == OP.loop:
-            # twice: what the body writes in one iteration is read by the next
-            for _ in range(2):
-                self.block(i.blocks[0], control)
-                self.block(i.blocks[1], control)
+            # lanes that leave at different iterations make the body non-uniform: under the exit
+            # condition the last pass found (what one iteration writes and the next reads comes
+            # from the passes repeating)
+            inner = control or st.exits.get(id(i))
+            self.block(i.blocks[0], inner)
+            self.block(i.blocks[1], inner)
             exits = self.exit_condition(i)
-            if exits and not control:
-                # lanes leave at different iterations: the body itself is non-uniform
-                self.block(i.blocks[0], exits)
-                self.block(i.blocks[1], exits)
+            if exits:
+                st.exits.setdefault(id(i), exits)
             return exits
         elif OPS[op].cooperative:
             self.coop(i, control)
@@ -166,19 +233,21 @@ class _Walker:
     def escaped(self, i: Inst, c: str | None, control: str | None) -> str | None:
         """A break/continue/return under a non-uniform condition makes the code after it
         non-uniform."""
-        if c and c != control and any(x.op in (OP.return_,) for b in i.blocks for y in b.insts for x in y.walk()):
+        if c and c != control and id(i) in self.shape.returns:
             return c
         return None
 
     def exit_condition(self, loop: Inst) -> str | None:
-        for b in loop.blocks:
-            for y in b.insts:
-                for x in y.walk():
-                    if x.op in (OP.break_if,) and self.st.taint.get(x.args[0].id):
-                        return self.st.taint[x.args[0].id]
-                    if x.op == OP.if_ and self.st.taint.get(x.args[0].id) and \
-                            any(z.op in (OP.break_, OP.return_) for blk in x.blocks for w in blk.insts for z in w.walk()):
-                        return self.st.taint[x.args[0].id]
+        """The source of a non-uniform way out of the loop: a break-if or an exiting if on a
+        non-uniform value, in it or (as found when they were walked) in the loops inside it."""
+        for x in self.shape.guards[id(loop)]:
+            s = self.st.taint.get(x.args[0].id)
+            if s:
+                return s
+        for inner in self.shape.inner[id(loop)]:
+            s = self.st.exits.get(id(inner))
+            if s:
+                return s
         return None
 
     def call(self, i: Inst, control: str | None):

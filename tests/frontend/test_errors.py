@@ -256,7 +256,12 @@ def test_cli_errors(files):
     rc, _, err = cli(["run", t / "barrier.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy",
                       "--output", f"0:0={t}/o.npy"])
     assert rc == 1
-    _one_error(err, f"{t}/barrier.wgsl:6:9", "non-uniform")
+    # the static check (Tint's reason) comes first, then the run's error
+    static, run = err.split(f"\n{t}/barrier.wgsl:6:9: error: ")
+    assert static.startswith(f"{t}/barrier.wgsl:6:9: warning: 'workgroupBarrier' must only be called from "
+                             f"uniform control flow: Tint (Dawn, Chrome) rejects this shader"), err
+    assert f"note: {t}/barrier.wgsl:5:9: builtin 'li' of 'main' may be non-uniform" in static
+    _one_error(f"{t}/barrier.wgsl:6:9: error: " + run, f"{t}/barrier.wgsl:6:9", "non-uniform")
     rc, _, err = cli(["run", t / "hang.wgsl", "--dispatch", 1, "--buffer", f"0:0={t}/small.npy", "--max-steps", 500])
     assert rc == 1
     _one_error(err, None, "step limit (500")

@@ -10,24 +10,20 @@ Parameters: ``emu`` (the emulator; profile ``reference`` unless the test passes 
 (wgpu-py on wgpu-native) and ``dawn`` (wgpudawn). The GPU variants run the WGSL that
 ``emu.hw.emit`` writes from the shader's IR in their dialect (what ``emu diff`` sends), and skip,
 saying why, where the binding or an adapter is missing -- or fail instead where ``EMU_REQUIRE_HW``
-is set and the binding is installed (as ``hw_backend`` in conftest.py does).
+is set and the binding is installed (emu's pytest plugin's ``need_hardware``, the one rule of
+every hardware test).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
 from emu.hw import adapters
-from emu.hw.runner import available_adapter
+from emu.pytest_plugin import need_hardware
 
 BACKENDS = ("emu",) + adapters.BACKENDS
-
-
-def _required() -> bool:
-    return os.environ.get("EMU_REQUIRE_HW", "").strip().lower() not in ("", "0", "false", "no")
 
 
 @dataclass
@@ -81,14 +77,7 @@ def backend(request) -> Backend:
     name = request.param
     if name == "emu":
         return Backend("emu")
-    info, why = available_adapter(name)
-    if info is None:
-        if not adapters.package_installed(name):
-            pytest.skip(f"{name}: no WebGPU binding installed ({why})")
-        if _required():
-            pytest.fail(f"EMU_REQUIRE_HW is set and the {name} binding is installed but has no adapter: {why}")
-        pytest.skip(f"{name}: no WebGPU adapter ({why})")
-    return Backend(name, info)
+    return Backend(name, need_hardware(name))
 
 
 # -- how to run the shaders of tests/shaders (dispatch, overrides, inputs the shader assumes) ------

@@ -119,10 +119,8 @@ def test_cli_diff_identical_and_report(hw_backend, tmp_path, capsys):
 def test_cli_diff_subgroup_shader_runs_at_the_adapters_subgroup_size(tmp_path, capsys):
     """Dawn reports lavapipe's subgroup size (8): the emulator runs at 8 too, and subgroup
     builtins agree."""
-    from emu.hw.runner import available_adapter
-    info, why = available_adapter("dawn")
-    if info is None:
-        pytest.skip(f"dawn: {why}")
+    from emu.pytest_plugin import need_hardware
+    info = need_hardware("dawn")
     v = tmp_path / "v.npy"
     import numpy as np
     np.save(v, np.random.default_rng(3).integers(-100, 101, 256).astype(np.int32))

@@ -168,9 +168,8 @@ def test_recording_shader_reads_the_matrices_it_saves(T, R, M, N, K):
 
 
 def test_record_needs_an_adapter_with_subgroup_matrices():
-    info, why = adapters.available("dawn")
-    if info is None:
-        pytest.skip(f"dawn: {why}")
+    from emu.pytest_plugin import need_hardware
+    need_hardware("dawn")
     if hwdiff.adapter_configs("dawn"):
         pytest.skip("this adapter has subgroup matrices")
     with pytest.raises(runner.HwError, match="no subgroup-matrix configurations"):

@@ -15,18 +15,15 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import texture_cases as C  # noqa: E402
 from backends import BACKENDS  # noqa: E402
 
-from emu.hw import adapters  # noqa: E402
-from emu.hw.runner import HwTexture, available_adapter, run_on_adapter  # noqa: E402
+from emu.hw.runner import HwTexture, run_on_adapter  # noqa: E402
 
 CASES = C.cases()
 H200 = pathlib.Path(__file__).resolve().parents[1] / "data" / "hw" / "h200" / "textures.npz"
 
 
 def _adapter(name):
-    info, why = available_adapter(name)
-    if info is None:
-        pytest.skip(f"{name}: {why}" if adapters.package_installed(name) else f"{name}: no WebGPU binding installed")
-    return info
+    from emu.pytest_plugin import need_hardware
+    return need_hardware(name)
 
 
 def _profile_for(info):

@@ -21,8 +21,8 @@ from emu.hw.diff import diff_shader
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "frontend" / "spirv"))
 import spirv64_cases as C  # noqa: E402
 
-INFO, WHY = vulkan.available()
-pytestmark = pytest.mark.skipif(INFO is None, reason=f"no Vulkan device: {WHY}")
+INFO, _ = vulkan.available()
+pytestmark = pytest.mark.emu_hardware("vulkan")
 MESA = "Mesa 25.0.7" in (INFO or {}).get("description", "")
 
 # f64.comp's results where lavapipe computes otherwise: when it may (x, y, its value) -> bool, and

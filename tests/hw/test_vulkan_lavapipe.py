@@ -21,8 +21,8 @@ from emu.hw.diff import diff_shader
 
 ROOT = Path(__file__).resolve().parents[2]
 SPIRV = ROOT / "tests" / "shaders" / "spirv"
-INFO, WHY = vulkan.available()
-pytestmark = pytest.mark.skipif(INFO is None, reason=f"no Vulkan device: {WHY}")
+INFO, _ = vulkan.available()
+pytestmark = pytest.mark.emu_hardware("vulkan")
 
 FLOATS = """#version 450
 // float arithmetic and GLSL.std.450 with every multiply-add precise (not contracted)

@@ -4,17 +4,11 @@ import pytest
 @pytest.fixture(scope="session")
 def real_adapter():
     """The real wgpu-py adapter's info (lavapipe here), or skip saying why there is none."""
-    from emu.hw.runner import available_adapter
-    info, why = available_adapter("wgpu")
-    if info is None:
-        pytest.skip(f"no real WebGPU adapter to compare with: {why}")
-    return info
+    from emu.pytest_plugin import need_hardware
+    return need_hardware("wgpu")
 
 
 @pytest.fixture(scope="session")
 def real_dawn_adapter():
-    from emu.hw.runner import available_adapter
-    info, why = available_adapter("dawn")
-    if info is None:
-        pytest.skip(f"no real Dawn adapter to compare with: {why}")
-    return info
+    from emu.pytest_plugin import need_hardware
+    return need_hardware("dawn")

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from ...errors import EmuError, note_location
-from ...isa import uniformity
+from ...isa import uniformity as ir_uniformity
+from . import uniformity as wgsl_uniformity
 from ...isa.ops import OPS
 
 
@@ -38,6 +39,12 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
             module.needs_constants = True
             module.unset_overrides = list(lw.unset_overrides)
             module.unset_sizes = list(lw.unset_sizes)
+        # the IR's matrix check speaks of cooperative ops in both dialects; where it finds nothing,
+        # Tint's own subgroup-matrix rules run with the rest of its analysis
+        matrix = []
+        _uniformity_warnings(module, matrix, _matrix_uniformity_severity(tree))
+        lw.warnings.extend(uniformity_findings(tree, matrix=not matrix))
+        lw.warnings.extend(matrix)
     except RecursionError:
         raise EmuError("the shader is nested too deeply to compile", None,
                        hint="split deeply nested expressions, types or calls into smaller parts") from None
@@ -47,7 +54,6 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         raise
     finally:
         sys.setrecursionlimit(limit)
-    _uniformity_warnings(module, lw.warnings, _matrix_uniformity_severity(tree))
     if lw.override_values:
         known = {o.name for o in module.overrides} | {str(o.id) for o in module.overrides if o.id is not None}
         for key in lw.override_values:
@@ -77,10 +83,41 @@ def _uniformity_warnings(module, warnings: list, severity: str = "error") -> Non
     if severity == "off" or not any(OPS[i.op].cooperative for f in module.functions for i in f.walk()):
         return
     from .names import coop_spelling
-    for finding in uniformity.check(module, coop_spelling(module)):
+    for finding in ir_uniformity.check(module, coop_spelling(module)):
         message = finding.message
         if severity != "error":
             message = message.replace("Tint (Dawn, Chrome) rejects this shader",
                                       f"Tint (Dawn, Chrome) reports it as a{'n' if severity == 'info' else ''} "
                                       f"{severity} ({MATRIX_UNIFORMITY_RULE})")
-        warnings.append(EmuError(message, finding.inst.loc, hint=uniformity.HINT, severity="warning"))
+        warnings.append(EmuError(message, finding.inst.loc, hint=ir_uniformity.HINT, severity="warning"))
+
+
+_UNIFORMITY_HINTS = {
+    "derivative_uniformity": "sample with an explicit level (textureSampleLevel, textureSampleGrad) or compute "
+                             "derivatives before the branch, keep the call out of control flow that depends on "
+                             "per-invocation values, or turn the rule off with diagnostic(off, derivative_uniformity)",
+    "subgroup_uniformity": "call the subgroup operation where the whole subgroup gets to (outside branches and "
+                           "loops that depend on per-invocation values), or turn the rule off with "
+                           "diagnostic(off, subgroup_uniformity)",
+    None: "make the condition uniform (workgroup_id, num_workgroups, constants, overrides, uniform buffers, "
+          "workgroupUniformLoad of a workgroup variable) or move the call out of the branch or loop that "
+          "depends on a per-invocation value",
+}
+
+
+def uniformity_findings(tree, matrix: bool = True) -> list:
+    """What Tint's uniformity analysis reports (emu.frontend.wgsl.uniformity), as warnings that
+    name Tint's severity, its reason and its notes."""
+    if not wgsl_uniformity.needs_analysis(tree, matrix):
+        return []
+    out = []
+    for f in wgsl_uniformity.analyze(tree, matrix):
+        verdict = "Tint (Dawn, Chrome) rejects this shader" if f.severity == "error" else \
+            f"Tint (Dawn, Chrome) reports it as a{'n' if f.severity == 'info' else ''} {f.severity}" + \
+            (f" ({f.rule})" if f.rule else "")
+        notes = "\n   note: ".join(f"{s.file}:{s.line}:{s.col}: {text}" if s is not None else text
+                                   for s, text in f.notes)
+        out.append(EmuError(f"{f.message}: {verdict}", f.span, where=notes or None,
+                            hint=ir_uniformity.HINT if f.rule == MATRIX_UNIFORMITY_RULE else
+                            _UNIFORMITY_HINTS.get(f.rule, _UNIFORMITY_HINTS[None]), severity="warning"))
+    return out
