@@ -11,9 +11,10 @@ import os
 
 from .icd import VK, Dispatchable, VkError, chain, command, ffi, fill_array, get, put_string  # noqa: F401
 from . import icd
+from . import vk_registry as reg
 from ..version import __version__
 
-API_VERSION = (1 << 22) | (3 << 12) | 283     # 1.3, with the registry's header version for the patch
+API_VERSION = (1 << 22) | (3 << 12) | reg.HEADER_VERSION     # 1.3, the registry's header version as the patch
 DEFAULT_PROFILE = "nvidia-h200"
 
 # VkPhysicalDevice*Features member -> the SPIR-V capability that uses it (emu runs the feature
@@ -127,7 +128,6 @@ def device_features(profile) -> set:
 
 def device_extensions(profile, features: set) -> dict:
     """{name: spec version} of the device extensions reported."""
-    from . import vk_registry as reg
     recorded = dict(profile.vulkan.get("extensions", {}))
     out = {}
     for name, feature in EXTENSION_FEATURE.items():

@@ -38,7 +38,7 @@ def test_vulkaninfo_describes_the_device(manifest):
     assert "emu vulkan" not in r.stderr and "ERROR" not in out, r.stderr
     for line in ("deviceName        = emu 0.1.0 (nvidia-h200: NVIDIA H200)", "vendorID          = 0x10de",
                  "deviceID          = 0x2335", "deviceType        = PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU",
-                 "apiVersion        = 1.3.283", "conformanceVersion:"):
+                 "apiVersion        = 1.3.363", "conformanceVersion:"):
         assert line in out, line
     assert re.search(r"queueFlags\s+= QUEUE_COMPUTE \| QUEUE_TRANSFER", out)
     assert re.search(r"propertyFlags = 0x000f: count = 4\n\t+MEMORY_PROPERTY_DEVICE_LOCAL_BIT\n\t+MEMORY_PROPERTY_HOST_VISIBLE_BIT\n"
