@@ -211,3 +211,19 @@ def test_dispatch_traces_by_environment(client, manifest, tmp_path):
     assert first["op"] == "load" and first["buffer"]["name"] == "push_constants"
     assert [(x["lane"], x["value"]) for x in first["lanes"]][:2] == [(0, 100), (1, 100)]     # pc.n
     assert recs[-1]["record"] == "summary" and recs[-1]["complete"] is True
+
+
+@pytest.mark.parametrize("profile", ["reference", "amd-rdna3", "intel-xe2", "lavapipe", "apple-m1"])
+def test_every_profile_is_a_device(manifest, profile):
+    """EMU_PROFILE picks the GPU the device models: its name, vendor and subgroup sizes."""
+    if not shutil.which("vulkaninfo"):
+        pytest.skip("no vulkaninfo (Debian: apt install vulkan-tools)")
+    from emu.profiles import load_profile
+    prof = load_profile(profile)
+    r = subprocess.run(["vulkaninfo"], env=_env(manifest, EMU_PROFILE=profile), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "emu vulkan" not in r.stderr and "ERROR" not in r.stdout, r.stderr
+    assert f"deviceName        = emu 0.1.0 ({profile})" in r.stdout
+    assert f"vendorID          = 0x{prof.adapter.vendor_id or 0:04x}" in r.stdout
+    assert re.search(rf"minSubgroupSize\s+= {min(prof.subgroup_sizes)}\n", r.stdout)
+    assert re.search(rf"maxSubgroupSize\s+= {max(prof.subgroup_sizes)}\n", r.stdout)
