@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from . import icd
-from .icd import VK, Dispatchable, VkError, command, drop_handle, ffi, get, new_handle
+from .icd import VK, Dispatchable, VkError, command, destroyer, drop_handle, ffi, get, new_handle
 from .objects import Buffer, ComputePipeline, DescriptorSet, Device, PipelineLayout, Queue, DYNAMIC, Untraced, vulkan_hint
 
 
@@ -352,12 +352,6 @@ def vkCreateEvent(device, p_info, p_alloc, p_event):
 
 
 @command
-def vkDestroyEvent(device, event, p_alloc):
-    if event:
-        drop_handle(event)
-
-
-@command
 def vkGetEventStatus(device, event):
     e = get(event, Event, "vkGetEventStatus", "event")
     return VK["VK_EVENT_SET" if e.set else "VK_EVENT_RESET"]
@@ -420,12 +414,6 @@ def vkCreateQueryPool(device, p_info, p_alloc, p_pool):
         raise VkError("emu's device has timestamp queries only", "VK_ERROR_FEATURE_NOT_PRESENT",
                       "VUID-VkQueryPoolCreateInfo-queryType-00791")
     p_pool[0] = new_handle(QueryPool(p_info.queryType, p_info.queryCount))
-
-
-@command
-def vkDestroyQueryPool(device, pool, p_alloc):
-    if pool:
-        drop_handle(pool)
 
 
 def _query(pool, first, count, call) -> QueryPool:
@@ -496,12 +484,6 @@ def vkCreateFence(device, p_info, p_alloc, p_fence):
 
 
 @command
-def vkDestroyFence(device, fence, p_alloc):
-    if fence:
-        drop_handle(fence)
-
-
-@command
 def vkResetFences(device, count, p_fences):
     for k in range(count):
         get(p_fences[k], Fence, "vkResetFences", f"pFences[{k}]").signalled = False
@@ -529,12 +511,6 @@ def vkCreateSemaphore(device, p_info, p_alloc, p_sem):
     t = icd.find(p_info.pNext, "VkSemaphoreTypeCreateInfo")
     timeline = t is not None and t.semaphoreType == VK["VK_SEMAPHORE_TYPE_TIMELINE"]
     p_sem[0] = new_handle(Semaphore(timeline, int(t.initialValue) if timeline else 0))
-
-
-@command
-def vkDestroySemaphore(device, sem, p_alloc):
-    if sem:
-        drop_handle(sem)
 
 
 @command
@@ -628,3 +604,10 @@ def vkCmdExecuteCommands(cb, count, p_buffers):
             for name, fn in s.commands:
                 fn()
     c.record("vkCmdExecuteCommands", run)
+
+
+# the objects whose destruction only forgets them
+destroyer("vkDestroyEvent", Event, "event")
+destroyer("vkDestroyQueryPool", QueryPool, "queryPool")
+destroyer("vkDestroyFence", Fence, "fence")
+destroyer("vkDestroySemaphore", Semaphore, "semaphore")

@@ -199,6 +199,17 @@ def drop_handle(handle: int) -> None:
     _OBJECTS.pop(int(handle), None)
 
 
+def destroyer(name: str, cls, param: str) -> None:
+    """Register vkDestroyX(device, handle, pAllocator) for a non-dispatchable object of `cls`:
+    VK_NULL_HANDLE does nothing; any other handle must be one of `cls`."""
+    def destroy(device, handle, p_alloc):
+        if handle:
+            get(handle, cls, name, param)
+            drop_handle(handle)
+    destroy.__name__ = name
+    command(destroy)
+
+
 def get(handle, cls, call: str, param: str, vuid: str | None = None, null_ok: bool = False):
     """The object behind a handle parameter, or VkError naming the parameter and the VUID."""
     if issubclass(cls, Dispatchable):

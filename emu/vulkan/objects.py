@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from . import icd
-from .icd import VK, Dispatchable, VkError, command, drop_handle, ffi, get, new_handle
+from .icd import VK, Dispatchable, VkError, command, destroyer, drop_handle, ffi, get, new_handle
 from .physical import ALLOCATED, PhysicalDevice
 
 ALIGN = 64                 # buffers' alignment in memory (>= minStorageBufferOffsetAlignment)
@@ -255,13 +255,6 @@ def vkCreateBuffer(device, p_info, p_alloc, p_buffer):
     p_buffer[0] = new_handle(Buffer(int(info.size), int(info.usage)))
 
 
-@command
-def vkDestroyBuffer(device, buffer, p_alloc):
-    if buffer:
-        get(buffer, Buffer, "vkDestroyBuffer", "buffer")
-        drop_handle(buffer)
-
-
 def _requirements(r, size: int) -> None:
     r.size = _round(size, ALIGN)
     r.alignment = ALIGN
@@ -336,12 +329,6 @@ def vkCreateBufferView(device, p_info, p_alloc, p_view):
     p_view[0] = new_handle(BufferView(buf, i.format, int(i.offset), int(i.range)))
 
 
-@command
-def vkDestroyBufferView(device, view, p_alloc):
-    if view:
-        drop_handle(view)
-
-
 # ------------------------------------------------------------------ descriptors
 BUFFER_DESCRIPTORS = {VK[n] for n in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER",
                                       "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
@@ -365,12 +352,6 @@ def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
                           f"device runs storage and uniform buffers only so far", "VK_ERROR_FEATURE_NOT_PRESENT")
         bindings[b.binding] = (b.descriptorType, b.descriptorCount)
     p_layout[0] = new_handle(SetLayout(bindings))
-
-
-@command
-def vkDestroyDescriptorSetLayout(device, layout, p_alloc):
-    if layout:
-        drop_handle(layout)
 
 
 @command
@@ -481,12 +462,6 @@ def vkCreatePipelineLayout(device, p_info, p_alloc, p_layout):
     p_layout[0] = new_handle(PipelineLayout(sets, push))
 
 
-@command
-def vkDestroyPipelineLayout(device, layout, p_alloc):
-    if layout:
-        drop_handle(layout)
-
-
 class ShaderModule:
     def __init__(self, code: bytes, label: str):
         self.code, self.label = code, label
@@ -515,12 +490,6 @@ def vkCreateShaderModule(device, p_info, p_alloc, p_module):
     p_module[0] = new_handle(ShaderModule(code, label))
 
 
-@command
-def vkDestroyShaderModule(device, module, p_alloc):
-    if module:
-        drop_handle(module)
-
-
 class PipelineCache:
     pass
 
@@ -528,12 +497,6 @@ class PipelineCache:
 @command
 def vkCreatePipelineCache(device, p_info, p_alloc, p_cache):
     p_cache[0] = new_handle(PipelineCache())
-
-
-@command
-def vkDestroyPipelineCache(device, cache, p_alloc):
-    if cache:
-        drop_handle(cache)
 
 
 @command
@@ -616,7 +579,11 @@ def vkCreateComputePipelines(device, cache, count, p_infos, p_alloc, p_pipelines
             return VK["VK_ERROR_UNKNOWN"]
 
 
-@command
-def vkDestroyPipeline(device, pipeline, p_alloc):
-    if pipeline:
-        drop_handle(pipeline)
+# the objects whose destruction only forgets them
+destroyer("vkDestroyBuffer", Buffer, "buffer")
+destroyer("vkDestroyBufferView", BufferView, "bufferView")
+destroyer("vkDestroyDescriptorSetLayout", SetLayout, "descriptorSetLayout")
+destroyer("vkDestroyPipelineLayout", PipelineLayout, "pipelineLayout")
+destroyer("vkDestroyShaderModule", ShaderModule, "shaderModule")
+destroyer("vkDestroyPipelineCache", PipelineCache, "pipelineCache")
+destroyer("vkDestroyPipeline", ComputePipeline, "pipeline")

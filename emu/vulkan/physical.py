@@ -11,9 +11,10 @@ import os
 
 from .icd import VK, Dispatchable, VkError, chain, command, ffi, fill_array, get, put_string  # noqa: F401
 from . import icd
+from . import vk_registry as reg
 from ..version import __version__
 
-API_VERSION = (1 << 22) | (3 << 12) | 283     # 1.3, with the registry's header version for the patch
+API_VERSION = (1 << 22) | (3 << 12) | reg.HEADER_VERSION     # 1.3, the registry's header version as the patch
 DEFAULT_PROFILE = "nvidia-h200"
 
 # VkPhysicalDevice*Features member -> the SPIR-V capability that uses it (emu runs the feature
@@ -127,7 +128,6 @@ def device_features(profile) -> set:
 
 def device_extensions(profile, features: set) -> dict:
     """{name: spec version} of the device extensions reported."""
-    from . import vk_registry as reg
     recorded = dict(profile.vulkan.get("extensions", {}))
     out = {}
     for name, feature in EXTENSION_FEATURE.items():
@@ -279,7 +279,7 @@ def _fill_properties(pd, p) -> None:
     prof = pd.profile
     p.apiVersion = API_VERSION
     p.driverVersion = _version_number(__version__)
-    p.vendorID = prof.adapter.vendor_id or 0x10005      # VK_VENDOR_ID_MESA's neighbour range: unknown vendor
+    p.vendorID = prof.adapter.vendor_id or 0            # a profile of no real GPU (reference): no vendor
     p.deviceID = prof.vulkan.get("device_id", 0)
     p.deviceType = VK["VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU"]
     put_string(p.deviceName, device_name(pd))
@@ -299,8 +299,7 @@ def _fill_properties(pd, p) -> None:
         maxDescriptorSetSampledImages=0, maxDescriptorSetStorageImages=0, maxDescriptorSetInputAttachments=0,
         maxComputeSharedMemorySize=lim["max-compute-workgroup-storage-size"],
         maxComputeWorkGroupInvocations=lim["max-compute-invocations-per-workgroup"],
-        subPixelPrecisionBits=0, subTexelPrecisionBits=prof.textures.subtexel_bits if hasattr(prof.textures, "subtexel_bits") else 8,
-        mipmapPrecisionBits=0, maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
+        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
         maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=64,
         minTexelBufferOffsetAlignment=16, minUniformBufferOffsetAlignment=64, minStorageBufferOffsetAlignment=16,
         timestampComputeAndGraphics=1, timestampPeriod=1.0, maxClipDistances=0, maxCullDistances=0,

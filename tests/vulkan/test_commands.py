@@ -10,16 +10,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.fixture(scope="module")
-def manifest():
-    if not Path("/usr/lib/x86_64-linux-gnu/libvulkan.so.1").exists():
-        pytest.skip("no Vulkan loader (Debian: apt install libvulkan1)")
+@pytest.fixture(autouse=True)
+def _vulkan_package():
     pytest.importorskip("vulkan")
-    import shutil
-    if not shutil.which("gcc"):
-        pytest.skip("no gcc to build the ICD's shim")
-    from emu.vulkan.build import build
-    return str(build())
 
 
 def test_transfers_events_timestamps_timeline(manifest):
@@ -35,12 +28,18 @@ def test_transfers_events_timestamps_timeline(manifest):
     assert r.stderr == ""
 
 
-def test_indirect_dispatch_and_dynamic_offsets(manifest, tmp_path):
+@pytest.fixture(scope="module")
+def scale_add(tmp_path_factory):
     g = os.environ.get("EMU_GLSLANG") or "/work/main/.hwtmp/glslang/glslang"
     if not Path(g).exists():
         pytest.skip("no glslang to compile the GLSL shader (EMU_GLSLANG)")
-    spv = tmp_path / "scale_add.spv"
+    spv = tmp_path_factory.mktemp("spv") / "scale_add.spv"
     subprocess.run([g, "-V", str(HERE / "data" / "scale_add.comp"), "-o", str(spv)], check=True, capture_output=True)
+    return spv
+
+
+def test_indirect_dispatch_and_dynamic_offsets(manifest, scale_add):
+    spv = scale_add
     env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
     r = subprocess.run([sys.executable, str(HERE / "clients" / "dispatch_kinds.py"), str(spv)], env=env,
                        capture_output=True, text=True, timeout=300)
@@ -48,3 +47,21 @@ def test_indirect_dispatch_and_dynamic_offsets(manifest, tmp_path):
     # out = in * scale + 11 (the specialization constant); the dynamic offset of 1024 bytes moves
     # the second dispatch's output 256 words up and leaves the first's in place
     assert r.stdout.splitlines() == ["indirect: [11, 13, 15] 209 True", "dynamic: [11, 16, 21] True True"]
+
+
+def test_invalid_use_is_one_message_then_the_code(manifest, scale_add):
+    """Memory bound past its end, a descriptor range past its buffer, a dispatch reading a
+    descriptor never written: each one line naming the call and the VUID; the program goes on."""
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
+    r = subprocess.run([sys.executable, str(HERE / "clients" / "invalid_use.py"), str(scale_add)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["bind past the end: VkErrorUnknown", "bind: ok", "bind: ok",
+                                     "submit: VkErrorUnknown", "done"]
+    assert r.stderr.splitlines() == [
+        "emu vulkan: vkBindBufferMemory [VUID-vkBindBufferMemory-size-01037]: the buffer's 512 bytes at "
+        "memoryOffset 640 pass the allocation's 1024 bytes -> VK_ERROR_UNKNOWN",
+        "emu vulkan: vkUpdateDescriptorSets [VUID-VkDescriptorBufferInfo-range-00342]: pDescriptorWrites[0]."
+        "pBufferInfo[0]: offset 256 + range 512 passes the buffer's 512 bytes",
+        "emu vulkan: vkQueueSubmit [VUID-vkCmdDispatch-None-08114]: vkCmdDispatch: set 0 binding 1 ('Out') was "
+        "never written (vkUpdateDescriptorSets) -> VK_ERROR_UNKNOWN"]

@@ -18,15 +18,6 @@ def _ggml():
     return None
 
 
-@pytest.fixture(scope="module")
-def manifest():
-    import shutil
-    if not shutil.which("gcc"):
-        pytest.skip("no gcc to build the ICD's shim")
-    from emu.vulkan.build import build
-    return str(build())
-
-
 @pytest.mark.parametrize("op, cases", [("SCALE", 4)])
 def test_backend_ops_pass_on_emu(manifest, op, cases):
     tbo = _ggml()

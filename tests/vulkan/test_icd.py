@@ -15,16 +15,6 @@ DATA = Path(__file__).resolve().parent / "data"
 LOADER = "/usr/lib/x86_64-linux-gnu/libvulkan.so.1"
 
 
-@pytest.fixture(scope="module")
-def manifest(tmp_path_factory):
-    if not Path(LOADER).exists():
-        pytest.skip(f"no Vulkan loader ({LOADER}; Debian: apt install libvulkan1)")
-    if not shutil.which("gcc"):
-        pytest.skip("no gcc to build the ICD's shim")
-    from emu.vulkan.build import build
-    return str(build())
-
-
 def _env(manifest, **extra):
     env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*", **extra)
     env.pop("VK_ICD_FILENAMES", None)
@@ -48,7 +38,7 @@ def test_vulkaninfo_describes_the_device(manifest):
     assert "emu vulkan" not in r.stderr and "ERROR" not in out, r.stderr
     for line in ("deviceName        = emu 0.1.0 (nvidia-h200: NVIDIA H200)", "vendorID          = 0x10de",
                  "deviceID          = 0x2335", "deviceType        = PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU",
-                 "apiVersion        = 1.3.283", "conformanceVersion:"):
+                 "apiVersion        = 1.3.363", "conformanceVersion:"):
         assert line in out, line
     assert re.search(r"queueFlags\s+= QUEUE_COMPUTE \| QUEUE_TRANSFER", out)
     assert re.search(r"propertyFlags = 0x000f: count = 4\n\t+MEMORY_PROPERTY_DEVICE_LOCAL_BIT\n\t+MEMORY_PROPERTY_HOST_VISIBLE_BIT\n"
@@ -118,6 +108,7 @@ try:
     vk.vkMapMemory(dev, mem, 128, 16, 0)
 except vk.VkError as e:
     print("refused:", type(e).__name__)
+vk.vkDestroyFence(dev, vk.ffi.cast("VkFence", mem), None)      # a memory handle is no fence
 vk.vkFreeMemory(dev, mem, None)
 vk.vkDestroyDevice(dev, None)
 vk.vkDestroyInstance(inst, None)
@@ -134,11 +125,15 @@ def test_python_host_and_invalid_use(manifest):
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["emu 0.1.0 (nvidia-h200: NVIDIA H200)", "refused: VkErrorUnknown",
                                      "refused: VkErrorMemoryMapFailed", "done"]
-    assert r.stderr.splitlines() == [
+    lines = r.stderr.splitlines()
+    assert lines[:2] == [
         "emu vulkan: vkAllocateMemory [VUID-vkAllocateMemory-pAllocateInfo-01714]: memoryTypeIndex 3: the device "
         "has one memory type (0) -> VK_ERROR_UNKNOWN",
         "emu vulkan: vkMapMemory [VUID-vkMapMemory-offset-00679]: offset 128 is not below the allocation's 64 "
         "bytes -> VK_ERROR_MEMORY_MAP_FAILED"]
+    assert re.fullmatch(r"emu vulkan: vkDestroyFence \[VUID-vkDestroyFence-fence-parameter\]: fence \(0x[0-9a-f]+\) is "
+                        r"not a valid Fence handle", lines[2]), lines
+    assert len(lines) == 3
 
 
 @pytest.fixture(scope="module")
@@ -216,3 +211,19 @@ def test_dispatch_traces_by_environment(client, manifest, tmp_path):
     assert first["op"] == "load" and first["buffer"]["name"] == "push_constants"
     assert [(x["lane"], x["value"]) for x in first["lanes"]][:2] == [(0, 100), (1, 100)]     # pc.n
     assert recs[-1]["record"] == "summary" and recs[-1]["complete"] is True
+
+
+@pytest.mark.parametrize("profile", ["reference", "amd-rdna3", "intel-xe2", "lavapipe", "apple-m1"])
+def test_every_profile_is_a_device(manifest, profile):
+    """EMU_PROFILE picks the GPU the device models: its name, vendor and subgroup sizes."""
+    if not shutil.which("vulkaninfo"):
+        pytest.skip("no vulkaninfo (Debian: apt install vulkan-tools)")
+    from emu.profiles import load_profile
+    prof = load_profile(profile)
+    r = subprocess.run(["vulkaninfo"], env=_env(manifest, EMU_PROFILE=profile), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "emu vulkan" not in r.stderr and "ERROR" not in r.stdout, r.stderr
+    assert f"deviceName        = emu 0.1.0 ({profile})" in r.stdout
+    assert f"vendorID          = 0x{prof.adapter.vendor_id or 0:04x}" in r.stdout
+    assert re.search(rf"minSubgroupSize\s+= {min(prof.subgroup_sizes)}\n", r.stdout)
+    assert re.search(rf"maxSubgroupSize\s+= {max(prof.subgroup_sizes)}\n", r.stdout)
