@@ -50,11 +50,11 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
                 # f64 values where the verifier meets them) and 64-bit atomics on them
                 "Float64", "Int64", "Int64Atomics",
-                # SPV_KHR_integer_dot_product (intdot.py)
+                # SPV_KHR_integer_dot_product (dots.py)
                 "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
-                # SPV_VALVE_mixed_float_dot_product: declared by 170 of llama.cpp's modules that never use
-                # its one instruction (OpFDot2MixAcc32VALVE, which the front end refuses by name)
-                "DotProductFloat16AccFloat32VALVE",
+                # SPV_VALVE_mixed_float_dot_product's f16 and bf16 forms (dots.py); the fp8 one
+                # needs 8-bit floats, which emu's IR has not
+                "DotProductFloat16AccFloat32VALVE", "DotProductFloat16AccFloat16VALVE", "DotProductBFloat16AccVALVE",
                 # clustered reductions (subgroups.py)
                 "GroupNonUniformClustered"}
 
