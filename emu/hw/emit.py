@@ -302,6 +302,10 @@ class _Emitter:
                 text += f" = {self.literal(o.type, o.default)}"
             self.line(text + ";")
         for g in m.globals:
+            if g.aliased:
+                self.fail(None, f"var<workgroup> '{g.name}' aliases the other workgroup blocks (SPIR-V's "
+                                f"WorkgroupMemoryExplicitLayoutKHR): WGSL has no aliased variables",
+                          hint="run the SPIR-V module with --backend vulkan")
             if g.space == "storage":
                 decl = f"@group({g.group}) @binding({g.binding}) var<storage, {g.access}>"
             elif g.space == "uniform":

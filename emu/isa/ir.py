@@ -98,6 +98,9 @@ class Global:
     binding: int | None = None
     init: Any = None        # constant initializer (private vars), already a python value
     loc: Loc | None = None
+    # workgroup only: the aliased workgroup blocks (SPIR-V's WorkgroupMemoryExplicitLayoutKHR) all
+    # start at one offset of the workgroup's memory, each a view of the same bytes
+    aliased: bool = False
 
 
 @dataclass(eq=False)

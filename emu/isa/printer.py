@@ -125,6 +125,8 @@ class Printer:
             out.append(line)
         for g in m.globals:
             line = f"global @{g.name} : {g.type} {g.space}"
+            if g.aliased:
+                line += " aliased"
             if g.space == "storage":
                 line += f" {g.access}"
             if g.group is not None:

@@ -541,6 +541,7 @@ class _Parser:
             ln.fail(f"a {ty} lives in the {'handle space' if is_handle(ty) else 'storage, uniform, workgroup or private space'}, not {space}", st)
         # The printer writes the access mode of storage buffers only; the others have one fixed.
         access = "read" if space in ("uniform", "handle") else "read_write"
+        aliased = space == "workgroup" and ln.accept("aliased")
         if ln.peek().kind == "ident" and ln.peek().text in ACCESS:
             access = ln.next().text
         elif space == "storage":
@@ -559,7 +560,7 @@ class _Parser:
         if ln.accept("="):
             init = ln.attr_value()
         ln.end()
-        return Global(name, space, ty, access, group, binding, init, ln.source_loc())
+        return Global(name, space, ty, access, group, binding, init, ln.source_loc(), aliased=bool(aliased))
 
     # -- functions ------------------------------------------------------------------------------
     def function(self) -> Function:

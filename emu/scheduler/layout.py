@@ -42,9 +42,14 @@ def make_layout(module: Module, entry: Function, overrides: dict, subgroup_size:
                        f"allows at most {MAX_INVOCATIONS}", entry.loc,
                        hint="make the workgroup smaller")
     lane, wg = 0, 0
+    # the aliased workgroup blocks share the first bytes: each starts at 0, the largest sets the size
     for g in module.globals:
-        if contains(g.type, CoopMatrixType):
-            continue                      # held as fragments (memory.Cell), not bytes
+        if g.space == "workgroup" and g.aliased:
+            lay.global_offsets[g.name] = 0
+            wg = max(wg, g.type.size)
+    for g in module.globals:
+        if contains(g.type, CoopMatrixType) or g.aliased:
+            continue                      # held as fragments (memory.Cell), not bytes; placed above
         if g.space == "private":
             lane = round_up(g.type.align, lane)
             lay.global_offsets[g.name] = lane

@@ -56,7 +56,10 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 # needs 8-bit floats, which emu's IR has not
                 "DotProductFloat16AccFloat32VALVE", "DotProductFloat16AccFloat16VALVE", "DotProductBFloat16AccVALVE",
                 # clustered reductions (subgroups.py)
-                "GroupNonUniformClustered"}
+                "GroupNonUniformClustered",
+                # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
+                "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
+                "WorkgroupMemoryExplicitLayout16BitAccessKHR"}
 
 WIDTHS = {"Int16": "16-bit integers"}
 
@@ -108,6 +111,7 @@ class ModuleInfo:
         self.combined: dict[int, Global] = {}           # combined image sampler id -> its sampler half
         self.builtin_vars: dict[int, BuiltinVar] = {}
         self.entry_points: list[tuple[int, str]] = []
+        self.capabilities: set[str] = set()
         self.modes: dict[int, dict[str, list]] = {}
         self.functions: dict[int, SpirvFunction] = {}
         self.structs: list[StructType] = []
@@ -141,6 +145,7 @@ class ModuleInfo:
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
+                self.capabilities |= enum_names("Capability", i.ops[0])
                 if i.ops[0] in WIDTHS:
                     self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8-, 32- and 64-bit "
                                  f"integers and f16, bf16, f32 and f64 floats",
@@ -559,7 +564,12 @@ class ModuleInfo:
             n += 1
             name = f"{base}_{n}"
         self.global_names.add(name)
-        self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i))
+        # with WorkgroupMemoryExplicitLayoutKHR, the Block-decorated workgroup variables alias
+        # one another: each starts at the first byte of the workgroup's memory
+        aliased = space == "workgroup" and "WorkgroupMemoryExplicitLayoutKHR" in self.capabilities \
+            and "Block" in block_decos
+        self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i),
+                                        aliased=aliased)
 
 
 def _scalar_align(t: Type) -> int:
