@@ -254,6 +254,8 @@ class Device:
             raise HostError(f"--jobs {jobs}: must be a positive number of threads",
                             hint="leave it out to use every core")
         self.jobs = self.options.jobs = int(jobs) if jobs is not None else (os.cpu_count() or 1)
+        from .memory.addresses import AddressSpace
+        self._addresses = AddressSpace()
 
     @contextmanager
     def _errors(self, sources: dict):
@@ -348,6 +350,14 @@ class Device:
                                       hint="leave size out to take the data's size")
         return Buffer(int(size) if size is not None else have, data, label)
 
+    def buffer_device_address(self, buffer: Buffer) -> int:
+        """The buffer's 64-bit device address (Vulkan's vkGetBufferDeviceAddress): fixed the first
+        time it is asked for and never given to another buffer; a shader reaches the buffer's
+        bytes through it (SPIR-V's PhysicalStorageBuffer pointers, GLSL's buffer_reference), bounds
+        checked. emu.memory.addresses says how addresses are chosen."""
+        _is(buffer, Buffer, "buffer_device_address", "a buffer from create_buffer")
+        return self._addresses.address(buffer)
+
     def create_texture(self, size, format: str = "rgba8unorm", *, dimension: str = "2d",
                        mip_level_count: int = 1, sample_count: int = 1, label: str = "", usage=None) -> Texture:
         """A texture of ``size`` = (width, height, depth or array layers), zero-filled. (``usage``
@@ -383,13 +393,34 @@ class Device:
             if 0 in groups:
                 return []
             regions = bind(pipe.module, pipe.entry, buffers)
-            with jit.notice.for_profile(self.profile.name):
-                warned = pipe.dispatch(groups, regions)
+            table = self._device_memory(pipe, buffers, regions)
+            try:
+                with jit.notice.for_profile(self.profile.name):
+                    warned = pipe.dispatch(groups, regions)
+            finally:
+                if table is not None:
+                    table.write_back()
             for key, arr in arrays.items():
                 arr.reshape(-1).view(np.uint8)[:] = buffers[key].data[: arr.nbytes]
             for w in warned:                   # their hints already name both spellings
                 w.sources = w.sources or sources
             return warned
+
+    def _device_memory(self, pipe, buffers: dict, regions: dict):
+        """For a shader that uses device addresses: the addressed buffers laid out for the dispatch
+        (an AddressTable under DEVICE_MEMORY; a bound one shares its bytes there), else None."""
+        from .isa.ops import OP
+        from .memory.addresses import DEVICE_MEMORY, AddressTable
+        if not self._addresses.has_addresses() or not any(i.op == OP.address_ptr for f in pipe.module.functions
+                                                         for i in f.walk()):
+            return None
+        table = regions[DEVICE_MEMORY] = AddressTable(self._addresses.live())
+        for key, region in list(regions.items()):
+            shared = table.view(buffers.get(key)) if getattr(region, "kind", None) == "buffer" else None
+            if shared is not None:
+                regions[key] = Region(region.name, "buffer", 1, region.nbytes, data=shared, binding=region.binding,
+                                      access=region.access, space=region.space)
+        return table
 
 
 def _is(x, cls, what: str, want: str):

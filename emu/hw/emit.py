@@ -895,6 +895,11 @@ def r_store(em, i):
     em.line(f"{em.place(i.args[0], i)} = {em.val(i.args[1], i)};")
 
 
+def r_address_ptr(em, i):
+    em.fail(i, "WGSL has no pointers from device addresses (SPIR-V's PhysicalStorageBuffer)",
+            hint="run the SPIR-V module with --backend vulkan")
+
+
 def r_array_length(em, i):
     em.let(i, f"arrayLength({em.ptr(i.args[0], i)})")
 
@@ -1130,7 +1135,7 @@ def r_coop_length(em, i):
 EMIT_RULES = {
     OP.const: r_const, OP.input: r_input, OP.override: r_override, OP.undef: r_undef,
     OP.global_: r_global, OP.var: r_var, OP.access: r_access, OP.load: r_load, OP.store: r_store,
-    OP.array_length: r_array_length, OP.atomic: r_atomic, OP.barrier: r_barrier,
+    OP.array_length: r_array_length, OP.address_ptr: r_address_ptr, OP.atomic: r_atomic, OP.barrier: r_barrier,
     OP.construct: _expr_rule(OP.construct), OP.extract: r_extract, OP.insert: r_insert,
     OP.swizzle: _expr_rule(OP.swizzle), OP.unary: r_unary, OP.binary: r_binary,
     OP.select: _expr_rule(OP.select), OP.convert: _expr_rule(OP.convert),

@@ -209,15 +209,19 @@ def _device():
 
 
 def run_spirv(spirv: bytes, *, entry: str, dispatch, buffers: dict, kinds: dict, outputs,
-              spec: list[tuple[int, bytes]] = (), push: bytes | None = None, images: dict | None = None) -> dict:
+              spec: list[tuple[int, bytes]] = (), push=None, images: dict | None = None,
+              addressed: dict | None = None) -> dict:
     """Dispatch `spirv` once. `buffers` maps (set, binding) to initial bytes and `kinds` to
     'storage' or 'uniform'; `spec` lists (SpecId, value bytes); `images` maps (set, binding) to
     (kind, runner.HwTexture or None, sampler keywords or None) (vulkan_images.py); returns
-    {key: final bytes} of `outputs` and of each storage image (level 0). Raises HwError."""
+    {key: final bytes} of `outputs` and of each storage image (level 0). `addressed` maps names
+    to the sizes of buffers the shader reaches by device address; then `push` is a function of
+    {name: address} giving (push-constant bytes, {name: initial bytes}), and each addressed
+    buffer's final bytes come back under its name. Raises HwError."""
     vk = _vk()
     _check_capabilities(spirv)
     try:
-        return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images or {})
+        return _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images or {}, addressed or {})
     except HwError:
         raise
     except Exception as e:
@@ -257,8 +261,8 @@ def _check_capabilities(spirv: bytes):
                           f"capability {i.ops[0]} needs")
 
 
-def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images):
-    from .vulkan_images import Images, host_buffer, read_host
+def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images, addressed):
+    from .vulkan_images import Images, buffer_address, host_buffer, read_host, write_host
     dev, queue, qf, _ = _device()
     pd = _instance()[1]
     made = []          # (destroy function, handle), destroyed in reverse order
@@ -274,6 +278,15 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images
                 else vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT
             buf, mem = host_buffer(vk, dev, pd, keep, size, usage, data)
             mems[key] = (buf, mem, size)
+        by_address = {}
+        for name, size in addressed.items():
+            size = max(4, size + (-size) % 4)
+            buf, mem = host_buffer(vk, dev, pd, keep, size, vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, addressed=True)
+            by_address[name] = (buf, mem, size)
+        if addressed:
+            push, contents = push({n: buffer_address(vk, dev, b) for n, (b, _, _) in by_address.items()})
+            for name, data in contents.items():
+                write_host(vk, dev, by_address[name][1], data)
         imgs = Images(vk, dev, pd, keep, images)
         imgs.create()
         sets = sorted({k[0] for k in buffers} | {k[0] for k in images})
@@ -357,6 +370,8 @@ def _run(vk, spirv, entry, dispatch, buffers, kinds, outputs, spec, push, images
         for key in outputs:
             _, mem, size = mems[key]
             out[key] = read_host(vk, dev, mem, size, len(buffers[key]))
+        for name, (_, mem, size) in by_address.items():
+            out[name] = read_host(vk, dev, mem, size, addressed[name])
         out.update(imgs.read())
         return out
     finally:

@@ -44,16 +44,25 @@ def _memory_type(vk, pd, bits: int, host: bool) -> int:
     raise HwError(f"vulkan: no {'host-visible ' if host else ''}memory type for a buffer or image")
 
 
-def host_buffer(vk, dev, pd, keep, size: int, usage: int, data: bytes | None = None):
+# Vulkan 1.2's buffer-device-address bits (the vulkan package's aliases of them are None)
+SHADER_DEVICE_ADDRESS_BIT = 0x00020000      # VkBufferUsageFlagBits
+MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT = 0x2    # VkMemoryAllocateFlagBits
+
+
+def host_buffer(vk, dev, pd, keep, size: int, usage: int, data: bytes | None = None, addressed: bool = False):
     """(buffer, memory): a buffer of `size` bytes in host-visible coherent memory, holding `data`
     (zero-padded) when given: the dispatch's storage and uniform buffers, the images' staging and
-    readback buffers. `keep(destroy, handle)` frees them after the dispatch."""
+    readback buffers. `keep(destroy, handle)` frees them after the dispatch. `addressed`: a buffer
+    a shader reaches by its device address (its usage and memory say so)."""
     buf = keep(vk.vkDestroyBuffer, vk.vkCreateBuffer(dev, vk.VkBufferCreateInfo(
-        sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size, usage=usage,
+        sType=vk.VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, size=size,
+        usage=usage | (SHADER_DEVICE_ADDRESS_BIT if addressed else 0),
         sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None))
     req = vk.vkGetBufferMemoryRequirements(dev, buf)
+    flags = vk.VkMemoryAllocateFlagsInfo(sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+                                         flags=MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT) if addressed else None
     mem = keep(vk.vkFreeMemory, vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(
-        sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, allocationSize=req.size,
+        sType=vk.VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, pNext=flags, allocationSize=req.size,
         memoryTypeIndex=_memory_type(vk, pd, req.memoryTypeBits, True)), None))
     vk.vkBindBufferMemory(dev, buf, mem, 0)
     if data is not None:
@@ -61,6 +70,20 @@ def host_buffer(vk, dev, pd, keep, size: int, usage: int, data: bytes | None = N
         mapped[:] = bytes(data) + bytes(size - len(data))
         vk.vkUnmapMemory(dev, mem)
     return buf, mem
+
+
+def write_host(vk, dev, mem, data: bytes):
+    mapped = vk.vkMapMemory(dev, mem, 0, len(data), 0)
+    mapped[:] = bytes(data)
+    vk.vkUnmapMemory(dev, mem)
+
+
+def buffer_address(vk, dev, buf) -> int:
+    """vkGetBufferDeviceAddress (core in Vulkan 1.2; the vulkan package has no wrapper for it)."""
+    fn = vk.ffi.cast("PFN_vkGetBufferDeviceAddress", vk.lib.vkGetDeviceProcAddr(dev, b"vkGetBufferDeviceAddress"))
+    info = vk.ffi.new("VkBufferDeviceAddressInfo*")
+    info.sType, info.buffer = vk.VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, buf
+    return int(fn(dev, info))
 
 
 def read_host(vk, dev, mem, size: int, n: int) -> bytes:

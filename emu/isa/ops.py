@@ -78,6 +78,9 @@ _OPS = [
     OpDef("load", (1, 1), True, "read the value a pointer points at"),
     OpDef("store", (2, 2), False, "write a value through a pointer", effects=True),
     OpDef("array_length", (1, 1), True, "element count of a runtime-sized array"),
+    OpDef("address_ptr", (1, 1), True, "pointer to the memory at a device address (a u64 operand: a "
+          "buffer's device address plus an offset; SPIR-V's PhysicalStorageBuffer pointers); `align`: "
+          "the alignment the shader promises (its Aligned operand)", optional=("align",), effects=True),
     OpDef("atomic", (1, 3), True, "atomic read-modify-write through a pointer", attrs=("fn",),
           effects=True),
     OpDef("barrier", (0, 0), False, "control and memory barrier of the workgroup (or subgroup)",

@@ -67,7 +67,7 @@ def check(module: Module) -> list[Finding]:
 FROM_OPERANDS = frozenset({
     OP.const, OP.override, OP.undef, OP.array_length, OP.construct, OP.extract, OP.insert,
     OP.swizzle, OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin,
-    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture,
+    OP.barrier, OP.break_, OP.continue_, OP.break_if, OP.return_, OP.texture, OP.address_ptr,
 })
 
 

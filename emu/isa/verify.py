@@ -390,6 +390,15 @@ class _Verifier:
         if i.attrs.get(attr) not in names:
             self.fail(i, f"'{i.op}' {attr} {i.attrs.get(attr)!r} is not one of {', '.join(names)}")
 
+    def op_address_ptr(self, i):
+        from .types import U64
+        if i.args[0].type != U64 or not isinstance(i.type, PointerType) or i.type.space != "storage":
+            self.fail(i, f"address_ptr takes a u64 device address and gives a storage pointer, not "
+                         f"{i.args[0].type} -> {i.type}")
+        align = i.attrs.get("align", 1)
+        if not isinstance(align, int) or align < 1 or align & (align - 1):
+            self.fail(i, f"address_ptr align {align!r} is not a power of two")
+
     def op_array_length(self, i):
         from .types import ArrayType
         p = i.args[0].type

@@ -62,6 +62,8 @@ class Batch:
         self.lane_mem = Region("<private>", "lane", L, layout.lane_bytes, space="private")
         self.wg_mem = Region("<workgroup>", "workgroup", nwg, layout.workgroup_bytes, space="workgroup")
         self.buffers = buffers
+        from ..memory.addresses import DEVICE_MEMORY
+        self.addresses = buffers.get(DEVICE_MEMORY)     # the device's addressed buffers, if any
         self.globals = {}
         for g in pipe.module.globals:
             off = layout.global_offsets.get(g.name, 0)

@@ -166,6 +166,24 @@ def h_store(ex, inst, mask, frame):
     memory.store(ptr, value, ex.lanes, mask, False)
 
 
+@handler("address_ptr")
+def h_address_ptr(ex, inst, mask, frame):
+    """A PhysicalStorageBuffer pointer: the buffer that holds the device address, bounds-checked
+    for the whole pointee (emu/memory/addresses.py)."""
+    from ..memory.addresses import AddressFault
+    table = ex.addresses
+    t = inst.type.pointee
+    if table is None:
+        ex.fail(inst, "the shader reads or writes through a device address, but no buffer of the device has one",
+                mask, hint="ask for a buffer's address (Device.buffer_device_address / vkGetBufferDeviceAddress) "
+                           "and pass it to the shader")
+    try:
+        off = table.offsets(frame.vals[inst.args[0].id], t.size, mask, inst.attrs.get("align", 1))
+    except AddressFault as e:
+        ex.fail(inst, e.message, e.lanes, hint=e.hint)
+    return Ptr(table.region, off, t, None, "the buffer at a device address")
+
+
 @handler("array_length")
 def h_array_length(ex, inst, mask, frame):
     ptr: Ptr = frame.vals[inst.args[0].id]

@@ -30,7 +30,7 @@ def category(op: str) -> str:
         return "coop"
     if op == OP.barrier:
         return "barrier"
-    if op in (OP.load, OP.store, OP.atomic, OP.texture):
+    if op in (OP.load, OP.store, OP.atomic, OP.texture, OP.address_ptr):
         return "memory"
     if d.blocks != 0 or d.terminator:
         return "control"

@@ -17,7 +17,8 @@ from .grammar import Instruction
 from .images import ImageLowering, is_handle_desc
 from .dots import DotLowering
 from .subgroups import SubgroupLowering
-from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident
+from .physical import PhysicalLowering
+from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident, is_physical
 from .ops import OpLowering
 
 
@@ -46,7 +47,7 @@ def _coop_chains(fn) -> set:
     return {x for x, good in uses.items() if good}
 
 
-class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, OpLowering):
+class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, PhysicalLowering, OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
         self.info, self.module, self.b, self.fn = info, module, b, fn
@@ -142,6 +143,7 @@ class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, OpLowering):
         fn = self.fn
         ft = self.info.types[fn.inst.ops[1]]
         ret = self.info.types[ft[1]]
+        ret = U64 if is_physical(ret) else ret        # a PhysicalStorageBuffer pointer: its address
         params = []
         body = Block()
         self.b.block = body
@@ -167,6 +169,8 @@ class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, OpLowering):
         return f
 
     def _param_type(self, pt, p):
+        if is_physical(pt):
+            return U64                  # a PhysicalStorageBuffer pointer: its address
         if isinstance(pt, tuple) or is_handle_desc(pt):        # a pointer parameter
             pointee = pt[2] if isinstance(pt, tuple) else pt
             if is_handle_desc(pointee):

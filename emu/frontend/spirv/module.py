@@ -59,7 +59,9 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "GroupNonUniformClustered",
                 # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
                 "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
-                "WorkgroupMemoryExplicitLayout16BitAccessKHR"}
+                "WorkgroupMemoryExplicitLayout16BitAccessKHR",
+                # buffer device addresses: PhysicalStorageBuffer pointers (physical.py)
+                "PhysicalStorageBufferAddresses"}
 
 WIDTHS = {"Int16": "16-bit integers"}
 
@@ -160,8 +162,8 @@ class ModuleInfo:
                     self.fail(i, f"extended instruction set '{i.ops[0]}' is not supported",
                               hint="emu knows GLSL.std.450 and ignores NonSemantic.* sets")
             elif op == "OpMemoryModel":
-                if i.ops[0] != "Logical":
-                    self.fail(i, f"addressing model {i.ops[0]} is not supported (only Logical)")
+                if i.ops[0] not in ("Logical", "PhysicalStorageBuffer64"):
+                    self.fail(i, f"addressing model {i.ops[0]} is not supported (Logical and PhysicalStorageBuffer64)")
             elif op == "OpEntryPoint":
                 if i.ops[0] == "GLCompute":
                     self.entry_points.append((i.ops[1], i.ops[2]))
@@ -179,6 +181,8 @@ class ModuleInfo:
                     self.elem_strides[arrays[i.ops[0]]] = i.ops[2]
             elif op == "OpMemberDecorate":
                 self.member_decos.setdefault((i.ops[0], i.ops[1]), {})[i.ops[2]] = i.ops[3:]
+            elif op == "OpTypeForwardPointer":
+                self._type(i)
             elif op.startswith("OpType"):
                 self.types[i.result] = self._type(i)
             elif op in ("OpConstant", "OpConstantTrue", "OpConstantFalse", "OpConstantComposite",
@@ -215,6 +219,8 @@ class ModuleInfo:
     # -- types ----------------------------------------------------------------------------------
     def type(self, id_: int, at: Instruction) -> Type:
         t = self.types.get(id_)
+        if is_physical(t):
+            return U64          # a PhysicalStorageBuffer pointer as data: its 64-bit address
         if t is None or isinstance(t, tuple):
             self.fail(at, f"%{id_} is not a data type here")
         return t
@@ -276,11 +282,16 @@ class ModuleInfo:
             return self._struct(i)
         if op == "OpTypePointer":
             pointee = self.types.get(o[1])
+            if is_physical(pointee):
+                pointee = U64   # a variable holding a PhysicalStorageBuffer pointer holds its address
             if not isinstance(pointee, (Type, images.HandleArray)) and not images.is_handle_desc(pointee):
                 self.fail(i, f"a pointer to %{o[1]}, which is no data type")
             return ("ptr", o[0], pointee)
         if op == "OpTypeForwardPointer":
-            self.fail(i, "forward pointers (physical storage buffers) are not supported")
+            if o[1] != "PhysicalStorageBuffer":
+                self.fail(i, f"a forward pointer of the {o[1]} storage class (PhysicalStorageBuffer only)")
+            self.types[o[0]] = ("ptr", o[1], None)     # its pointee comes with its OpTypePointer
+            return None
         if op == "OpTypeFunction":
             return ("fn", o[0], o[1:])
         if op == "OpTypeCooperativeMatrixKHR":
@@ -570,6 +581,11 @@ class ModuleInfo:
             and "Block" in block_decos
         self.globals[i.result] = Global(name, space, pointee, access, group, binding, init, self.loc(i),
                                         aliased=aliased)
+
+
+def is_physical(t) -> bool:
+    """A PhysicalStorageBuffer pointer type (a ("ptr", class, pointee) tuple)."""
+    return isinstance(t, tuple) and len(t) == 3 and t[0] == "ptr" and t[1] == "PhysicalStorageBuffer"
 
 
 def _scalar_align(t: Type) -> int:

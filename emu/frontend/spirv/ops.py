@@ -11,7 +11,7 @@ from ...isa.types import (BOOL, F32, F64, I8, I32, I64, U8, U32, U64, ArrayType,
                           with_scalar)
 from ...isa.ir import Value
 from .grammar import Instruction, aliases, load
-from .module import SUBGROUP_SCOPE, BuiltinVar
+from .module import SUBGROUP_SCOPE, BuiltinVar, is_physical
 from ...isa.types import VOID, TupleType
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
@@ -110,6 +110,8 @@ class OpLowering:
         if op in IGNORED:
             return
         if op == "OpExtInst" and self.info.ext_sets.get(i.ops[0], "").startswith("NonSemantic."):
+            return
+        if self.physical(i):            # PhysicalStorageBuffer pointers (physical.py)
             return
         if op in BINARY:
             return self.define(i.result, self.binary(i, *BINARY[op], i.ops[0], i.ops[1]))
@@ -644,6 +646,7 @@ class OpLowering:
     def op_FunctionCall(self, i):
         args = [self.val(x, i) for x in i.ops[1:]]
         rt = self.info.types[i.type_id]
+        rt = U64 if is_physical(rt) else rt           # a PhysicalStorageBuffer pointer: its address
         inst = self.b.emit("call", args, rt if rt != VOID else VOID, callee=self.fn_names[i.ops[0]])
         return inst.result
 
