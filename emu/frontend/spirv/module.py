@@ -49,19 +49,7 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
                 # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
                 # f64 values where the verifier meets them) and 64-bit atomics on them
-                "Float64", "Int64", "Int64Atomics",
-                # SPV_KHR_integer_dot_product (dots.py)
-                "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
-                # SPV_VALVE_mixed_float_dot_product's f16 and bf16 forms (dots.py); the fp8 one
-                # needs 8-bit floats, which emu's IR has not
-                "DotProductFloat16AccFloat32VALVE", "DotProductFloat16AccFloat16VALVE", "DotProductBFloat16AccVALVE",
-                # clustered reductions (subgroups.py)
-                "GroupNonUniformClustered",
-                # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
-                "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
-                "WorkgroupMemoryExplicitLayout16BitAccessKHR",
-                # buffer device addresses: PhysicalStorageBuffer pointers (physical.py)
-                "PhysicalStorageBufferAddresses"}
+                "Float64", "Int64", "Int64Atomics"}
 
 WIDTHS = {"Int16": "16-bit integers"}
 
@@ -70,6 +58,22 @@ def ident(name: str) -> str:
     """A SPIR-V debug name as an IR identifier (glslang mangles functions as 'f(i1;')."""
     s = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "v"
     return s if not s[0].isdigit() else "_" + s
+
+
+# the capabilities of llama.cpp's shaders beyond the core set above
+CAPABILITIES |= {
+    # SPV_KHR_integer_dot_product (dots.py)
+    "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
+    # SPV_VALVE_mixed_float_dot_product's f16 and bf16 forms (dots.py); the fp8 one needs 8-bit
+    # floats, which emu's IR has not
+    "DotProductFloat16AccFloat32VALVE", "DotProductFloat16AccFloat16VALVE", "DotProductBFloat16AccVALVE",
+    # clustered reductions (subgroups.py)
+    "GroupNonUniformClustered",
+    # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
+    "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
+    "WorkgroupMemoryExplicitLayout16BitAccessKHR",
+    # buffer device addresses: PhysicalStorageBuffer pointers (physical.py)
+    "PhysicalStorageBufferAddresses"}
 
 
 @dataclass
@@ -113,7 +117,9 @@ class ModuleInfo:
         self.combined: dict[int, Global] = {}           # combined image sampler id -> its sampler half
         self.builtin_vars: dict[int, BuiltinVar] = {}
         self.entry_points: list[tuple[int, str]] = []
-        self.capabilities: set[str] = set()
+        # every name of every capability declared (WorkgroupMemoryExplicitLayoutKHR changes variables)
+        self.capabilities: set[str] = {n for x in insts if x.opname == "OpCapability" and x.ops
+                                       for n in enum_names("Capability", x.ops[0])}
         self.modes: dict[int, dict[str, list]] = {}
         self.functions: dict[int, SpirvFunction] = {}
         self.structs: list[StructType] = []
@@ -147,7 +153,6 @@ class ModuleInfo:
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
             elif op == "OpCapability":
-                self.capabilities |= enum_names("Capability", i.ops[0])
                 if i.ops[0] in WIDTHS:
                     self.fail(i, f"{WIDTHS[i.ops[0]]} are not supported: emu's IR has 8-, 32- and 64-bit "
                                  f"integers and f16, bf16, f32 and f64 floats",
