@@ -84,3 +84,4 @@ OpFunctionEnd
         compile_source(asm, "twins.spvasm")
     assert "SpecId 0 is declared as i32 and as i64, of another size" in e.value.message
     assert e.value.loc is not None and e.value.loc.line == 13      # the second declaration
+
