@@ -298,7 +298,9 @@ class ModuleInfo:
                 n = self.spec_value(o[1], i)
                 self.needs_constants = True
             if n < 1:
-                self.fail(i, f"an array of length {n}", hint="an array's length must be positive; where "
+                how = "" if o[1] in self.consts else \
+                    " from specialization constants (" + ("the values given" if self.constants else "their defaults") + ")"
+                self.fail(i, f"an array of length {n}{how}", hint="an array's length must be positive; where "
                           "specialization constants size it, set them with --spec-constant ID=VALUE")
             t = ArrayType(elem, n)
             self._check_stride(i, t)

@@ -85,3 +85,11 @@ OpFunctionEnd
     assert "SpecId 0 is declared as i32 and as i64, of another size" in e.value.message
     assert e.value.loc is not None and e.value.loc.line == 13      # the second declaration
 
+
+
+def test_an_empty_array_from_spec_constants_says_so():
+    dev = emu.Device("reference")
+    mod = dev.create_shader_module(SRC, FILE)
+    with pytest.raises(EmuError) as e:
+        dev.create_compute_pipeline(mod, constants={"0": 8, "1": 0})
+    assert "an array of length 0 from specialization constants (the values given)" in e.value.message
