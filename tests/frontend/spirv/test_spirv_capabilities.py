@@ -6,6 +6,8 @@ import pytest
 
 from emu.errors import EmuError
 
+from .asm import compute_module
+
 
 @pytest.mark.parametrize("cap,words", [("Float8EXT", "8-bit floats (SPV_EXT_float8: E4M3 and E5M2) are not supported"),
                                        ("Float4EXT", "4-bit floats (SPV_EXT_float4: E2M1) are not supported"),
@@ -15,18 +17,7 @@ def test_a_capability_not_modelled_yet_is_named(cap, words):
     from emu.frontend.spirv import compile_source
     from emu.frontend.spirv.grammar import load
     value = load("core").enum_values["Capability"][cap]
-    asm = f"""OpCapability Shader
-OpUnknown(17, 2) {value}
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%main = OpFunction %void None %fn
-%l = OpLabel
-OpReturn
-OpFunctionEnd
-"""
+    asm = compute_module(f"OpUnknown(17, 2) {value}\n")
     with pytest.raises(EmuError) as e:
         compile_source(asm, "caps.spvasm")
     assert words in e.value.message and f"(capability {cap})" in e.value.message

@@ -15,6 +15,8 @@ from emu.isa.constants import host_override_values
 from emu.isa.ir import Override
 from emu.isa.types import F32, I32, U32
 
+from .asm import compute_module
+
 FILE = "tests/shaders/spirv/spec_id_twins.comp"
 SRC = (Path(__file__).resolve().parents[3] / FILE).read_text()
 
@@ -62,28 +64,13 @@ def test_the_bytes_of_one_value_are_read_as_each_type():
 
 def test_a_spec_id_of_two_sizes_is_one_message():
     from emu.frontend.spirv import compile_source
-    asm = """OpCapability Shader
-OpCapability Int64
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-OpDecorate %a SpecId 0
-OpDecorate %b SpecId 0
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%int = OpTypeInt 32 1
-%long = OpTypeInt 64 1
-%a = OpSpecConstant %int 1
-%b = OpSpecConstant %long 2
-%main = OpFunction %void None %fn
-%l = OpLabel
-OpReturn
-OpFunctionEnd
-"""
+    asm = compute_module("OpCapability Int64\n", "OpDecorate %a SpecId 0\nOpDecorate %b SpecId 0\n"
+                         "%int = OpTypeInt 32 1\n%long = OpTypeInt 64 1\n%a = OpSpecConstant %int 1\n"
+                         "%b = OpSpecConstant %long 2\n")
     with pytest.raises(EmuError) as e:
         compile_source(asm, "twins.spvasm")
     assert "SpecId 0 is declared as i32 and as i64, of another size" in e.value.message
-    assert e.value.loc is not None and e.value.loc.line == 13      # the second declaration
+    assert e.value.loc is not None and e.value.loc.line == 11      # the second declaration
 
 
 
