@@ -411,13 +411,21 @@ class Device:
         (an AddressTable under DEVICE_MEMORY; a bound one shares its bytes there), else None."""
         from .isa.ops import OP
         from .memory.addresses import DEVICE_MEMORY, AddressTable
-        if not self._addresses.has_addresses() or not any(i.op == OP.address_ptr for f in pipe.module.functions
-                                                         for i in f.walk()):
+        ops = {i.op: i for f in pipe.module.functions for i in f.walk()
+               if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor and "decode" in i.attrs)}
+        if OP.coop_load_tensor in ops:
+            # block loads hand their decode function the device addresses of the blocks: the
+            # storage buffers bound get theirs
+            for key, region in regions.items():
+                if getattr(region, "space", None) == "storage" and buffers.get(key) is not None:
+                    self._addresses.address(buffers[key])
+        if not ops or not self._addresses.has_addresses():
             return None
         table = regions[DEVICE_MEMORY] = AddressTable(self._addresses.live())
         for key, region in list(regions.items()):
             shared = table.view(buffers.get(key)) if getattr(region, "kind", None) == "buffer" else None
             if shared is not None:
+                table.bound[key] = table.address_of(buffers[key])
                 regions[key] = Region(region.name, "buffer", 1, region.nbytes, data=shared, binding=region.binding,
                                       access=region.access, space=region.space)
         return table

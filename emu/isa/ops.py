@@ -159,8 +159,10 @@ _OPS = [
           "(VK_NV_cooperative_matrix2)", attrs=("callee",), effects=True, cooperative=True),
     OpDef("coop_load_tensor", (4, 5), True,
           "load a matrix from (array pointer, element offset) through a tensor layout (and view), "
-          "elements the view clips keeping the third operand's (VK_NV_cooperative_matrix2)",
-          effects=True, cooperative=True),
+          "elements the view clips keeping the third operand's (VK_NV_cooperative_matrix2); with "
+          "`decode`, each element is `decode`(the device address of its block, of `decode_size` bytes "
+          "each, the block coordinates, the coordinates in the block) instead of the bytes there",
+          optional=("decode", "decode_size"), effects=True, cooperative=True),
     OpDef("coop_store_tensor", (4, 5), False,
           "store a matrix (third operand) to (array pointer, element offset) through a tensor layout "
           "(and view)", effects=True, cooperative=True),

@@ -82,13 +82,20 @@ class AddressTable:
         for b, p in zip(self.buffers, places):
             data[0, p:p + b.size] = b.data[: b.size]
         self.region = Region("<device memory>", "buffer", 1, data.shape[1], data=data, space="storage")
+        self.bound: dict = {}      # (group, binding) -> the device address of the buffer bound there
 
     def view(self, buffer) -> np.ndarray | None:
         """The buffer's bytes in the region (row form, for its binding to share), or None."""
         for b, p in zip(self.buffers, self.places):
-            if b is buffer:
+            if b is buffer and buffer is not None:
                 n = _round_up(max(int(b.size), 1), ROW_ALIGN)
                 return self.region.data[:, p:p + n]
+        return None
+
+    def address_of(self, buffer) -> int | None:
+        for b, a in zip(self.buffers, self.starts):
+            if b is buffer:
+                return int(a)
         return None
 
     def write_back(self):

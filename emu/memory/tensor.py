@@ -63,12 +63,15 @@ class AddressingError(ValueError):
     """A layout or view that addresses nothing (a zero span or block size): its message."""
 
 
-def element_index(layout: np.ndarray, view, rows: np.ndarray, cols: np.ndarray, ncols: int, store: bool):
+def element_index(layout: np.ndarray, view, rows: np.ndarray, cols: np.ndarray, ncols: int, store: bool,
+                  blocks: bool = False):
     """(index, accessed, clamped, undefined) for fragment slots (L, E) of lanes whose layout
     (view) values are the rows of `layout` (L, 5D+2) (`view` (L, 3V+5) or None): the element
-    index from the load's pointer; whether the slot is accessed (a view's clip skips the rest);
-    whether it lies outside the tensor (a load returns the clamp value, a store is dropped);
-    whether it lies outside with clamp mode Undefined (undefined behaviour)."""
+    index from the load's pointer (with block sizes, the block's); whether the slot is accessed
+    (a view's clip skips the rest); whether it lies outside the tensor (a load returns the clamp
+    value, a store is dropped); whether it lies outside with clamp mode Undefined (undefined
+    behaviour). With `blocks`, also the block coordinates and the coordinates in the block,
+    (L, E, D) each (what a decode function is given)."""
     lay = layout.astype(np.int64)
     d = layout_dim(lay.shape[1])
     f = layout_fields(d)
@@ -118,6 +121,7 @@ def element_index(layout: np.ndarray, view, rows: np.ndarray, cols: np.ndarray, 
         index = index // np.maximum(span[k], 1)
     outside = np.zeros_like(accessed)
     linear = np.zeros(accessed.shape, np.int64)
+    block_coord, in_block = [], []
     for k in range(d):
         off = col("offset", k)
         off = np.where(off >= 1 << 31, off - (1 << 32), off)
@@ -135,11 +139,16 @@ def element_index(layout: np.ndarray, view, rows: np.ndarray, cols: np.ndarray, 
             cc = np.where(out & (mode == CLAMP_TO_EDGE), edge,
                           np.where(out & (mode == REPEAT), rep, np.where(out & (mode == MIRROR_REPEAT), mir, cc)))
         linear += (cc // np.maximum(block, 1)) * col("stride", k)
+        block_coord.append(cc // np.maximum(block, 1))
+        in_block.append(cc % np.maximum(block, 1))
     undefined = accessed & outside & (mode == UNDEFINED)
     if store:
         clamped = accessed & outside
     else:
         clamped = accessed & outside & (mode == CONSTANT)
+    if blocks:
+        coords = [np.broadcast_to(x, linear.shape) for x in block_coord], [np.broadcast_to(x, linear.shape) for x in in_block]
+        return linear, accessed, clamped, undefined, np.stack(coords[0], -1), np.stack(coords[1], -1)
     return linear, accessed, clamped, undefined
 
 

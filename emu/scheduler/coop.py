@@ -631,6 +631,8 @@ def h_coop_load_tensor(ex, inst, mask, frame):
     if t.scope == "workgroup":
         _whole_workgroup(ex, inst, mask)
     sg = ex.opts.subgroup_size
+    if "decode" in inst.attrs:
+        return _decoded(ex, inst, mask, frame, ptr, offset, obj, layout, view, t, subgroups)
     addr, clamped, accessed, lm = _tensor_placed(ex, inst, ptr, offset, layout, view, t, subgroups, mask, False)
     if _watched(ex, ptr):
         _shadow(ex, inst, ptr, t, addr, lm, True, subgroups)
@@ -650,6 +652,63 @@ def h_coop_load_tensor(ex, inst, mask, frame):
     out = np.zeros((ex.lanes // sg, sg, lm.rows_idx.shape[1]), dt)
     out[subgroups] = np.where(lm.valid[None], vals, np.zeros((), dt))
     return out.reshape(ex.lanes, -1)
+
+
+def _decoded(ex, inst, mask, frame, ptr, offset, obj, layout, view, t, subgroups):
+    """A block load (SPV_NV_cooperative_matrix2's DecodeFunc): each element is the decode
+    function's value for the device address of its block (the load's pointer plus the block's
+    index times the block's size), the block's coordinates and the element's in the block; the
+    function runs once per element slot, over the lanes holding it (clamped elements take the
+    clamp value, clipped ones keep the object's)."""
+    from ..memory import tensor
+    from .frame import Frame
+    sg = ex.opts.subgroup_size
+    lm = lane_map(ex, t)
+    table = ex.addresses
+    start = None if table is None else table.bound.get(ptr.region.binding)
+    if start is None:
+        ex.fail(inst, f"a block load decodes {ptr.describe()} through device addresses, but it has none",
+                mcoop.lanes_of(ex, int(subgroups[0])), hint="bind a storage buffer (emu gives it an address)")
+    arr = ptr.type if isinstance(ptr.type, ArrayType) else ArrayType(ptr.type, None)
+    off = mcoop.uniform(ex, inst, "offset", offset, subgroups, mask)
+    base = mcoop.pointer_base(ptr, sg, subgroups) + off * arr.stride
+    S = len(subgroups)
+    lay = np.asarray(layout).reshape(-1, sg, np.shape(layout)[-1])[subgroups].reshape(S * sg, -1)
+    vw = None if view is None else np.asarray(view).reshape(-1, sg, np.shape(view)[-1])[subgroups].reshape(S * sg, -1)
+    try:
+        index, accessed, clamped, undefined, block, inside = tensor.element_index(
+            lay, vw, np.tile(lm.rows_idx, (S, 1)), np.tile(lm.cols_idx, (S, 1)), t.cols, False, blocks=True)
+    except tensor.AddressingError as e:
+        ex.fail(inst, f"tensor load of {t}: {e}", mcoop.lanes_of(ex, int(subgroups[0])))
+    if (undefined & lm.valid[np.arange(S * sg) % sg]).any():
+        ex.fail(inst, f"an element of a tensor load of {t} lies outside the layout's dimensions, and its clamp "
+                      f"mode is Undefined: undefined behaviour", mcoop.lanes_of(ex, int(subgroups[0])),
+                hint="slice inside the dimensions, or create the layout with a clamp mode")
+
+    def full(x):                       # executing subgroups' (S * sg, ...) -> every lane's
+        out = np.zeros((ex.lanes // sg, sg) + x.shape[1:], x.dtype)
+        out[subgroups] = x.reshape((S, sg) + x.shape[1:])
+        return out.reshape((ex.lanes,) + x.shape[1:])
+    addr = full((np.uint64(start) + (np.repeat(base, sg)[:, None] + index * inst.attrs["decode_size"])
+                 .astype(np.uint64)))
+    decode = full(accessed & ~clamped & lm.valid[np.arange(S * sg) % sg])
+    block, inside = full(block.astype(np.uint32)), full(inside.astype(np.uint32))
+    fn = ex.pipe.module.function(inst.attrs["decode"])
+    dt = np.dtype(NP[t.elem.name])
+    out = np.array(obj, dtype=dt, copy=True)
+    for e in range(out.shape[1]):
+        on = mask & decode[:, e]
+        if not on.any():
+            continue
+        for p, v in zip(fn.params, (addr[:, e], block[:, e], inside[:, e])):
+            frame.vals[p.id] = v
+        callee = Frame(frame.vals, ex.lanes)
+        ex.run_block(fn.body, on, callee)
+        out[:, e] = np.where(on, callee.retval, out[:, e])
+    cv = np.asarray(layout)[:, -1].astype(np.uint64) & np.uint64((1 << (8 * dt.itemsize)) - 1)
+    cv = cv.astype(f"u{dt.itemsize}").view(dt)
+    out = np.where(full(clamped) & mask[:, None], cv[:, None], out)
+    return np.where(full(np.broadcast_to(lm.valid[np.arange(S * sg) % sg], clamped.shape)), out, np.zeros((), dt))
 
 
 @handler("coop_store_tensor")

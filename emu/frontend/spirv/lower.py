@@ -17,7 +17,7 @@ from .grammar import Instruction
 from .images import ImageLowering, is_handle_desc
 from .dots import DotLowering
 from .subgroups import SubgroupLowering
-from .physical import PhysicalLowering
+from .physical import DecodeLowering, PhysicalLowering
 from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident, is_physical
 from .ops import OpLowering
 
@@ -47,7 +47,8 @@ def _coop_chains(fn) -> set:
     return {x for x, good in uses.items() if good}
 
 
-class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, PhysicalLowering, OpLowering):
+class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, PhysicalLowering, DecodeLowering,
+                      OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):
         self.info, self.module, self.b, self.fn = info, module, b, fn

@@ -72,18 +72,12 @@ CAPABILITIES |= {
     # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
     "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
     "WorkgroupMemoryExplicitLayout16BitAccessKHR",
-    # buffer device addresses: PhysicalStorageBuffer pointers (physical.py)
-    "PhysicalStorageBufferAddresses"}
+    # buffer device addresses: PhysicalStorageBuffer pointers (physical.py); block loads through
+    # a decode function, which takes one (its vector form is optional: emu decodes each element)
+    "PhysicalStorageBufferAddresses", "CooperativeMatrixBlockLoadsNV", "CooperativeMatrixDecodeVectorNV"}
 
 # capabilities of llama.cpp's shaders that emu does not model yet: what each is, and what to do
 NOT_YET = {
-    "CooperativeMatrixBlockLoadsNV": (
-        "cooperative matrix loads through a decode function (SPV_NV_cooperative_matrix2's block loads of "
-        "block-quantized formats, with OpCooperativeMatrixLoadTensorNV's DecodeFunc)",
-        "load the matrix's component type and decode it in the shader"),
-    "CooperativeMatrixDecodeVectorNV": (
-        "cooperative matrix loads through a vector decode function (SPV_NV_cooperative_matrix_decode_vector)",
-        "load the matrix's component type and decode it in the shader"),
     "Float8EXT": ("8-bit floats (SPV_EXT_float8: E4M3 and E5M2)",
                   "emu's IR has f16, bf16, f32 and f64 floats; convert to f16 on the host"),
     "Float8CooperativeMatrixEXT": ("cooperative matrices of 8-bit floats (SPV_EXT_float8)",

@@ -1016,9 +1016,8 @@ class OpLowering:
         kind = self.tensor_kind(i, layout_id, "layout")
         flags, params = (addressing[0], addressing[1:]) if addressing else (frozenset(), [])
         flags = flags if isinstance(flags, frozenset) else frozenset([flags])
-        if "DecodeFunc" in flags:
-            self.fail(i, "tensor loads through a decode function (block-quantized formats) are not supported",
-                      hint="load the matrix's component type directly")
+        if "DecodeFunc" in flags and i.opname != "OpCooperativeMatrixLoadTensorNV":
+            self.fail(i, "a decode function decodes tensor loads only (SPV_NV_cooperative_matrix2)")
         view = None
         if "TensorView" in flags:
             vk = self.tensor_kind(i, params[0], "view")
@@ -1035,7 +1034,8 @@ class OpLowering:
         if obj.type != rt:
             self.fail(i, f"the loaded-into matrix is {obj.type}, the result {rt}")
         layout, view = self.tensor_operands(i, i.ops[2:])
-        return self.b.op("coop_load_tensor", [arr, off, obj, layout] + ([view] if view is not None else []), rt)
+        return self.b.op("coop_load_tensor", [arr, off, obj, layout] + ([view] if view is not None else []), rt,
+                         **self.decode_attrs(i, i.ops[2:]))
 
     def op_CooperativeMatrixStoreTensorNV(self, i):
         arr, off = self.coop_pointer(i, i.ops[0])

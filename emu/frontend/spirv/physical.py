@@ -132,6 +132,28 @@ class PhysicalLowering:
         return self.b.op("binary", [addr, step], U64, fn="add")
 
 
+class DecodeLowering:
+    """Mixin of FunctionLowerer: block loads (SPV_NV_cooperative_matrix2's DecodeFunc)."""
+
+    def decode_attrs(self, i, ops) -> dict:
+        """{'decode': callee, 'decode_size': bytes of a block} of a tensor load with a DecodeFunc
+        (its DecodeVectorFunc is left out: an implementation may always call DecodeFunc), else {}."""
+        addressing = ops[2:]
+        flags = addressing[0] if addressing else frozenset()
+        flags = flags if isinstance(flags, frozenset) else frozenset([flags])
+        if "DecodeFunc" not in flags:
+            return {}
+        fid = addressing[1 + ("TensorView" in flags)]
+        f = self.info.functions.get(fid)
+        if f is None or len(f.params) != 3:
+            self.fail(i, f"the decode function %{fid} takes a block pointer, its block coordinates and the "
+                         f"coordinates in the block")
+        pointee = self.pointee_of(f.params[0].result)
+        if pointee is None or is_physical(pointee):
+            self.fail(i, "a decode function's first parameter is a PhysicalStorageBuffer pointer to a block")
+        return {"decode": self.fn_names[fid], "decode_size": pointee.size}
+
+
 def _aligned(i: Instruction) -> int:
     """The Aligned literal of an access's memory operands (OpLoad: after the pointer; OpStore:
     after the pointer and the value), else 1."""

@@ -11,7 +11,7 @@ from .asm import compute_module
 
 @pytest.mark.parametrize("cap,words", [("Float8EXT", "8-bit floats (SPV_EXT_float8: E4M3 and E5M2) are not supported"),
                                        ("Float4EXT", "4-bit floats (SPV_EXT_float4: E2M1) are not supported"),
-                                       ("CooperativeMatrixBlockLoadsNV", "loads through a decode function")])
+                                       ("DotProductFloat8AccFloat32VALVE", "dot products of 8-bit floats")])
 def test_a_capability_not_modelled_yet_is_named(cap, words):
     """The capabilities of llama.cpp's shaders that emu lacks: one message saying what they are."""
     from emu.frontend.spirv import compile_source
