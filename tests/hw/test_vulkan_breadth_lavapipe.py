@@ -67,3 +67,8 @@ def test_buffer_device_addresses_match_lavapipe():
     # the list holds each device's own addresses, unchanged
     assert hw["nodes"] == scenario(seen)[1]["nodes"]
     assert final["nodes"] == scenario(dict.fromkeys(SIZES, 0) | {"nodes": head})[1]["nodes"]
+
+
+def test_a_pointer_used_after_its_loop_matches_lavapipe():
+    rep = _identical("pointer_after_loop.spvasm")
+    assert rep.bindings[0].elements > 0

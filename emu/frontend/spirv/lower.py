@@ -107,6 +107,13 @@ class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, PhysicalLowe
             if id_ in self.demoted:
                 v = self.vars[id_]
                 return self.b.op("load", [v], v.type.pointee)
+        d = info.defs.get(id_)
+        if id_ in self.defined and d is not None and d.opname in ("OpAccessChain", "OpInBoundsAccessChain") \
+                and not is_physical(info.types.get(d.type_id)):
+            # a pointer defined in a block that does not enclose this use: the IR keeps no
+            # pointers in variables, so the chain is made again here from its base and indices
+            self.lower(d)
+            return self.scopes[-1][id_]
         if id_ in self.defined or id_ not in self.demoted:
             # defined in a block that does not enclose this use: keep it in a variable
             self.missed.add(id_)

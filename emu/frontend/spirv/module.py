@@ -340,18 +340,20 @@ class ModuleInfo:
         the type's constants (clamp mode, permutation) are recorded for the create op."""
         from ...memory import tensor
         o = i.ops
-        dim = self._int_const(o[0], i)
+        if not all(x in self.consts for x in o):
+            self.needs_constants = True     # a clamp mode from a spec constant (llama.cpp's)
+        dim = self.spec_value(o[0], i)
         if not 1 <= dim <= tensor.MAX_DIM:
             self.fail(i, f"a tensor {'layout' if i.opname == 'OpTypeTensorLayoutNV' else 'view'} of "
                          f"{dim} dimensions: 1 to {tensor.MAX_DIM}")
         if i.opname == "OpTypeTensorLayoutNV":
-            clamp = self._int_const(o[1], i)
+            clamp = self.spec_value(o[1], i)
             if not 0 <= clamp < len(tensor.CLAMP_MODES):
                 self.fail(i, f"tensor clamp mode {clamp}: 0 to {len(tensor.CLAMP_MODES) - 1}")
             self.tensor_types[i.result] = ("layout", dim, clamp)
             return tensor.layout_type(dim)
-        has_dim = self._int_const(o[1], i)
-        perm = [self._int_const(x, i) for x in o[2:]]
+        has_dim = self.spec_value(o[1], i)
+        perm = [self.spec_value(x, i) for x in o[2:]]
         if sorted(perm) != list(range(dim)):
             self.fail(i, f"a tensor view's permutation {perm} must order the {dim} dimensions 0..{dim - 1}")
         self.tensor_types[i.result] = ("view", dim, bool(has_dim), perm)
@@ -421,12 +423,6 @@ class ModuleInfo:
                 return host_override_values(declared, key, self.constants[key],
                                             "specialization constant '{}'")[o.name]
         return o.default
-
-    def _int_const(self, id_: int, at: Instruction) -> int:
-        c = self.consts.get(id_)
-        if c is None:
-            self.fail(at, f"%{id_} must be a constant here (a specialization constant cannot size a type yet)")
-        return int(c[1])
 
     def _check_stride(self, i: Instruction, t: ArrayType):
         d = self.decos.get(i.result, {})

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import emu
 
@@ -15,9 +16,13 @@ FILE = "tests/shaders/spirv/nv2_decode.comp"
 SRC = (Path(__file__).resolve().parents[3] / FILE).read_text()
 
 
-def test_each_element_is_its_blocks_decoded_value():
+@pytest.mark.parametrize("clamp", [None, 2])
+def test_each_element_is_its_blocks_decoded_value(clamp):
+    """Rows 12..15 lie outside the tensor: the clamp value (the default clamp mode, Constant), or
+    with the spec constant set to ClampToEdge (2), row 11's elements."""
     dev = emu.Device("nvidia-h200")
-    pipe = dev.create_compute_pipeline(dev.create_shader_module(SRC, FILE))
+    consts = {} if clamp is None else {"0": clamp}
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(SRC, FILE), constants=consts)
     rng = np.random.default_rng(1)
     nb = 12 * 8                                         # 12 rows of 8 blocks of 4 elements
     q = rng.integers(-128, 128, (nb, 4)).astype(np.int8)
@@ -32,6 +37,8 @@ def test_each_element_is_its_blocks_decoded_value():
     block = r * 8 + c // 4
     want = np.full((16, 32), 2.0, np.float16)          # rows 12..15: the clamp value 0x4000
     want[:12] = q[block, c % 4].astype(np.float16) * scale[block]
+    if clamp == 2:
+        want[12:] = want[11]
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 

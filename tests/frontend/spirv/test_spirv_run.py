@@ -196,3 +196,13 @@ def test_without_debug_info_the_instruction_is_named(tmp_path):
     dis = _run([tool("spirv-dis"), "--no-header", str(tmp_path / "o.spv")], "spirv-dis").stdout.splitlines()
     line = dis[e.loc.line - 1]
     assert "OpAccessChain" in line and line[e.loc.col - 1] == "%"
+
+
+def test_a_pointer_used_after_its_loop_is_made_again_there():
+    # an OpAccessChain of a loop's body stored through after the loop (optimized modules have them)
+    f = "tests/shaders/spirv/pointer_after_loop.spvasm"
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module((ROOT / f).read_text(), f))
+    out = dev.create_buffer(size=32)
+    dev.dispatch(pipe, {(0, 0): out}, (1, 1, 1))
+    assert out.read(np.uint32).tolist() == [0, 1, 2, 42, 0, 0, 0, 0]
