@@ -26,7 +26,7 @@ def _identical(name: str, **kw):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_integer_dot_products_match_lavapipe(seed):
-    from tests.frontend.spirv.test_spirv_dots import inputs
+    from tests.frontend.spirv.test_spirv_int_dot import inputs
     _identical("int_dot.comp", buffers={(0, 0): inputs(seed)})
 
 

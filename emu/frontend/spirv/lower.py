@@ -15,7 +15,7 @@ from ...isa.types import (BOOL, I32, I64, U32, U64, VOID, ArrayType, CoopMatrixT
 from ...isa.verify import FLEXIBLE_DIMENSIONS
 from .grammar import Instruction
 from .images import ImageLowering, is_handle_desc
-from .dots import DotLowering
+from .intdot import IntegerDotLowering
 from .subgroups import SubgroupLowering
 from .physical import DecodeLowering, PhysicalLowering
 from .module import SUBGROUP_SCOPE, BuiltinVar, ModuleInfo, SpirvFunction, ident, is_physical
@@ -47,7 +47,7 @@ def _coop_chains(fn) -> set:
     return {x for x, good in uses.items() if good}
 
 
-class FunctionLowerer(ImageLowering, DotLowering, SubgroupLowering, PhysicalLowering, DecodeLowering,
+class FunctionLowerer(ImageLowering, IntegerDotLowering, SubgroupLowering, PhysicalLowering, DecodeLowering,
                       OpLowering):
     def __init__(self, info: ModuleInfo, module: Module, b: Builder, fn: SpirvFunction, name: str,
                  fn_names: dict, demoted: set):

@@ -62,11 +62,8 @@ def ident(name: str) -> str:
 
 # the capabilities of llama.cpp's shaders beyond the core set above
 CAPABILITIES |= {
-    # SPV_KHR_integer_dot_product (dots.py)
+    # SPV_KHR_integer_dot_product (intdot.py)
     "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
-    # SPV_VALVE_mixed_float_dot_product's f16 and bf16 forms (dots.py); the fp8 one needs 8-bit
-    # floats, which emu's IR has not
-    "DotProductFloat16AccFloat32VALVE", "DotProductFloat16AccFloat16VALVE", "DotProductBFloat16AccVALVE",
     # clustered reductions (subgroups.py)
     "GroupNonUniformClustered",
     # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members

@@ -1,6 +1,4 @@
-"""Dot products of SPIR-V extensions, lowered to the IR's arithmetic.
-
-SPV_KHR_integer_dot_product (core in SPIR-V 1.6): OpSDot, OpUDot, OpSUDot and their
+"""SPV_KHR_integer_dot_product (core in SPIR-V 1.6): OpSDot, OpUDot, OpSUDot and their
 accumulating-saturating forms, on vectors of integers or on 32-bit integers read as four packed
 8-bit components (PackedVectorFormat4x8Bit, the lowest-numbered component in the lowest byte).
 
@@ -12,14 +10,6 @@ the accumulator with saturation, signed (OpSDotAccSat, OpSUDotAccSat) or unsigne
 a product or partial sum that overflows the result's width is undefined there, as the spec says.
 Four packed bytes into a 32-bit result of one signedness is WGSL's dot4I8Packed / dot4U8Packed
 builtin (one IR instruction, the form llama.cpp's quantized matrix-vector shaders use).
-
-SPV_VALVE_mixed_float_dot_product: OpFDot2MixAcc32VALVE (two f16 or bf16 products added to an f32
-accumulator) and OpFDot2MixAcc16VALVE (all in the inputs' type). The extension leaves the order and
-precision to the implementation ("like cooperative matrix multiply-add"); emu computes what its
-text says, in its order, each step rounded to the result type: the components converted to the
-result type, multiplied, the products summed, then the accumulator added (exact=True: no
-contraction into a fused multiply-add). For the f32 form the products are exact (an f16 or bf16
-product has at most 22 significant bits), so two roundings: the sum and the accumulation.
 """
 from __future__ import annotations
 
@@ -33,30 +23,8 @@ def _int_type(bits: int, signed: bool) -> ScalarType:
     return getattr(types, f"{'I' if signed else 'U'}{bits}")
 
 
-class DotLowering:
-    """Mixin of FunctionLowerer: the integer and mixed-float dot products."""
-
-    def op_FDot2MixAcc32VALVE(self, i):
-        return self.mixed_float_dot(i)
-
-    def op_FDot2MixAcc16VALVE(self, i):
-        return self.mixed_float_dot(i)
-
-    def mixed_float_dot(self, i):
-        rt = self.rtype(i)
-        a, b, acc = (self.val(x, i) for x in i.ops[:3])
-        if not isinstance(rt, ScalarType) or not rt.is_float or acc.type != rt:
-            self.fail(i, f"{i.opname} gives a float scalar of its accumulator's type, not {rt} from {acc.type}")
-        if a.type != b.type or not isinstance(a.type, VectorType) or a.type.n != 2 \
-                or not a.type.elem.is_float or a.type.elem.bits != 16:
-            self.fail(i, f"{i.opname} of {a.type} and {b.type}: two vectors of two 16-bit floats")
-        t = VectorType(rt, 2)
-        if a.type != t:
-            a, b = (self.b.op("convert", [v], t) for v in (a, b))
-        terms = self.b.op("binary", [a, b], t, fn="mul", exact=True)
-        parts = [self.b.op("extract", [terms], rt, path=[k]) for k in (0, 1)]
-        total = self.b.op("binary", parts, rt, fn="add", exact=True)
-        return self.b.op("binary", [total, acc], rt, fn="add", exact=True)
+class IntegerDotLowering:
+    """Mixin of FunctionLowerer: the integer dot products."""
 
     def op_SDot(self, i):
         return self.int_dot(i, True, True, saturate=False)

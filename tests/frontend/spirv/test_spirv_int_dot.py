@@ -2,9 +2,7 @@
 and on vectors (tests/shaders/spirv/int_dot.comp), bit for bit against the spec's rule written
 here in numpy (components extended to the result's width, products summed, the low 32 bits; the
 AccSat forms add the accumulator with saturation). tests/hw/test_vulkan_breadth_lavapipe.py
-runs the same shader on lavapipe. And SPV_VALVE_mixed_float_dot_product's f16 forms
-(tests/shaders/spirv/valve_mixed_dot.spvasm; lavapipe has not the extension) against the order its
-text states."""
+runs the same shader on lavapipe."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -82,44 +80,3 @@ def test_packed_same_signedness_is_one_ir_builtin():
     text = print_module(module)
     assert "dot4I8Packed" in text and "dot4U8Packed" in text
 
-
-VALVE = "tests/shaders/spirv/valve_mixed_dot.spvasm"
-
-
-def _f16_pairs(n, rng):
-    """n f16vec2 as u32 words: random finite values, with some infinities, NaNs, zeros, subnormals."""
-    h = rng.integers(0, 1 << 16, (n, 2), dtype=np.uint64).astype(np.uint16)
-    h[:8] = [[0x7C00, 0x3C00], [0xFC00, 0x3C00], [0x7E00, 0x0001], [0x8000, 0x0000],
-             [0x0001, 0x03FF], [0x7BFF, 0x7BFF], [0xFBFF, 0x7BFF], [0x3555, 0xB555]]
-    return h.view(np.uint32).reshape(n)
-
-
-def test_mixed_float_dot_products_follow_the_stated_order():
-    """OpFDot2MixAcc32VALVE: f32(a.x)*f32(b.x) + f32(a.y)*f32(b.y) (each product exact), rounded, then
-    + acc rounded; OpFDot2MixAcc16VALVE: the same in f16, each product and sum rounded to f16."""
-    rng = np.random.default_rng(7)
-    n = 64
-    w = np.zeros((n, 4), np.uint32)
-    w[:, 0], w[:, 1] = _f16_pairs(n, rng), _f16_pairs(n, rng)[::-1]
-    acc16 = rng.normal(0, 4, n).astype(np.float16)
-    w[:, 2] = acc16.view(np.uint16).astype(np.uint32) << 16
-    acc32 = rng.normal(0, 100, n).astype(np.float32)
-    acc32[:4] = [np.inf, -0.0, 3e38, 1e-40]
-    dev = emu.Device("reference")
-    pipe = dev.create_compute_pipeline(dev.create_shader_module((Path(__file__).resolve().parents[3] / VALVE)
-                                                               .read_text(), VALVE))
-    out = dev.create_buffer(size=n * 8)
-    dev.dispatch(pipe, {(0, 0): dev.create_buffer(w), (0, 1): dev.create_buffer(acc32), (0, 2): out}, (1, 1, 1))
-    got = out.read(np.uint32).reshape(n, 2)
-    a, b = (np.ascontiguousarray(w[:, k]).view(np.float16).reshape(n, 2) for k in (0, 1))
-    with np.errstate(all="ignore"):
-        p = a.astype(np.float32) * b.astype(np.float32)
-        r32 = (p[:, 0] + p[:, 1]) + acc32
-        q = a * b
-        r16 = (q[:, 0] + q[:, 1]) + acc16
-    want32, want16 = r32.view(np.uint32), r16.view(np.uint16)
-    nan32, nan16 = np.isnan(r32), np.isnan(r16)
-    assert np.array_equal(got[~nan32, 0], want32[~nan32]) and np.isnan(got[nan32, 0].view(np.float32)).all()
-    h = (got[:, 1] & 0xFFFF).astype(np.uint16)
-    assert np.array_equal(h[~nan16], want16[~nan16]) and np.isnan(h[nan16].view(np.float16)).all()
-    assert nan32.any() and np.isinf(r32).any()
