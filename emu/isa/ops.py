@@ -150,8 +150,9 @@ _OPS = [
     OpDef("coop_convert", (1, 1), True, "convert each element to the result's element type "
           "(and use; transposed with `transpose`)", optional=("saturate", "transpose"), cooperative=True),
     OpDef("coop_reduce", (1, 1), True,
-          "combine a matrix's rows, columns, all elements or 2x2 blocks with fn; every element of "
-          "the result gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
+          "combine a matrix's rows, columns, all elements or 2x2 blocks with fn (add, mul, min, max, or "
+          "first / second: the combine function returns that operand); every element of the result "
+          "gets its group's value (VK_NV_cooperative_matrix2)", attrs=("mode", "fn"),
           cooperative=True),
     OpDef("coop_per_element", (1, None), True,
           "call `callee`(row, column, element, operands...) for every element of the matrix (an operand "

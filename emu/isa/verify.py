@@ -329,7 +329,7 @@ class _Verifier:
     def op_coop_reduce(self, i):
         from .types import CoopMatrixType
         self.vocabulary(i, "mode", ("row", "column", "row_column", "2x2"))
-        self.vocabulary(i, "fn", ("add", "mul", "min", "max"))
+        self.vocabulary(i, "fn", ("add", "mul", "min", "max", "first", "second"))
         s, r = i.args[0].type, i.type
         if not (isinstance(s, CoopMatrixType) and isinstance(r, CoopMatrixType) and s.elem == r.elem):
             self.fail(i, f"coop_reduce of {s} to {r}: both matrices of one element type")

@@ -483,7 +483,11 @@ def h_coop_reduce(ex, inst, mask, frame):
     subgroups = _subgroups(ex, inst, mask)
     if src.scope == "workgroup":
         _whole_workgroup(ex, inst, mask)
-    if fn in ("add", "mul"):
+    if fn in ("first", "second"):
+        # a combine function that returns one operand (llama.cpp's smearing reduce): the element
+        # that operand carries through the same order of combination
+        comb = (lambda a, b: a) if fn == "first" else (lambda a, b: b)  # noqa: E731
+    elif fn in ("add", "mul"):
         comb = lambda a, b: scalar_numerics(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
     else:
         comb = lambda a, b: scalar_numerics(ex, "builtins").call(fn, ty, a, b)  # noqa: E731

@@ -872,6 +872,8 @@ class OpLowering:
         ext = {"FMin": "min", "NMin": "min", "UMin": "min", "SMin": "min",
                "FMax": "max", "NMax": "max", "UMax": "max", "SMax": "max"}
         fn = None
+        if len(params) == 2 and len(body) == 1 and body[0].opname == "OpReturnValue" and body[0].ops[0] in params:
+            fn = "first" if body[0].ops[0] == params[0] else "second"     # returns an operand as it is
         if len(params) == 2 and len(body) == 2 and body[1].opname == "OpReturnValue" \
                 and body[1].ops[0] == body[0].result:
             op = body[0]
@@ -881,7 +883,8 @@ class OpLowering:
                 fn = ext[op.ops[1]]
         if fn is None:
             self.fail(i, "the reduction's combine function must return one operation of its two "
-                         "parameters: emu reduces with x + y, x * y, min(x, y) or max(x, y)")
+                         "parameters, or one of them: emu reduces with x + y, x * y, min(x, y), max(x, y), "
+                         "x or y")
         if fn in ("add", "mul") and elem.is_int and elem.bits < 32:
             self.fail(i, f"{fn} reductions of {elem} matrices are not supported")
         return fn

@@ -81,3 +81,16 @@ def test_row_sums_add_in_the_h200_order():
             assert np.array_equal(r[k].view(np.uint32), gpu[k].view(np.uint32)), (t, k)
         h = bufs[(0, 4)].read(np.float16).reshape(16, 16)
         assert np.array_equal(h.view(np.uint16), runs[f"t{t}/H"].view(np.uint16)), t
+
+
+@pytest.mark.parametrize("keep", ["%fa", "%fb"])
+def test_a_combine_function_returning_an_operand_keeps_the_first_or_last(keep):
+    """llama.cpp's flash attention reduces with a function that returns one of its operands (to
+    smear a value over a row): whatever the order of combination, keeping the first operand keeps
+    the row's first element (the second, its last), as each combination keeps operand order."""
+    src = SRC.replace("%fs = OpFAdd %float %fa %fb\n", "").replace("OpReturnValue %fs", f"OpReturnValue {keep}")
+    a, b, c, r, _ = _run(src)
+    d = a.astype(np.float64) @ b.astype(np.float64) + c
+    k = 0 if keep == "%fa" else -1
+    assert np.array_equal(r[1], np.broadcast_to(d[:, k:][:, :1], (16, 16)))               # Row
+    assert np.array_equal(r[3], np.full((16, 16), d.reshape(-1)[k]))                    # Row|Column
