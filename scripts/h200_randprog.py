@@ -6,13 +6,12 @@
         scripts/h200_session.sh (its .gl debs and wheels, its ICD probe, EMU_DAWN_TOGGLES):
         H200_SCRIPT=scripts/h200_randprog.py H200_ARGS="BUNDLE FIRST COUNT --nv2" bash scripts/h200_session.sh
 
-There: 3 processes per path run the seeds, each program once through Dawn and once through the
-Vulkan API, and OUT/randprog_fit.npz (and, with --judge FIRST COUNT, OUT/randprog_judge.npz: held-out seeds)
-gets `dawn/SEED` and `vulkan/SEED` (the outputs' uint32 bits),
-`meta` (GPU, driver, generator version) and `errors` (JSON: seed and path -> message). The inputs
+There: one process per path and batch runs its seeds, each program through Dawn or through the
+Vulkan API, saving OUT/PATH_FIRST.npz every 25 programs: `dawn/SEED` or `vulkan/SEED` (the outputs'
+uint32 bits) and `errors` (JSON: seed and path -> message); --judge FIRST COUNT adds a held-out batch. The inputs
 are the program's own (Program.inputs(), from the seed). A time budget (RANDPROG_BUDGET_S, 240)
 stops starting programs; what ran is kept. --nv2 also runs tests/shaders/spirv/nv2_reduce.spvasm on
-rows of f32 subnormals (OUT/nv2_subnormal_runs.npz). tests/hw/test_randprog_h200.py replays the
+rows of f32 subnormals (OUT/nv2_subnormal_runs.npz). tests/hw/test_randprog.py replays the
 recordings kept in tests/data/hw/h200/.
 """
 from __future__ import annotations
@@ -22,7 +21,6 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 
 from emu.hw import randprog  # noqa: E402
 
-WORKERS = 3
 
 
 def prepare(bundle: Path, first: int, count: int) -> None:
@@ -122,52 +119,43 @@ def _gpu() -> str:
         return "no nvidia-smi"
 
 
-def _worker(args):
-    """One process: its share of the seeds, one path, until the deadline."""
-    path, bundle, seeds, deadline = args
-    return _run_dawn(seeds, deadline) if path == "dawn" else _run_vulkan((bundle, seeds, deadline))
+def worker(path: str, bundle: Path, out: Path, first: int, count: int, budget: float) -> None:
+    """One path's seeds in this process, saved every 25 programs to OUT/PATH_FIRST.npz (a process
+    pool of Dawn and Vulkan workers stalled on the device once and saved nothing)."""
+    t0 = time.time()
+    res, errs = {}, {}
+    for k in range(first, first + count, 25):
+        if time.time() - t0 > budget:
+            break
+        seeds = list(range(k, min(k + 25, first + count)))
+        got, err = _run_dawn(seeds, t0 + budget) if path == "dawn" else _run_vulkan((bundle, seeds, t0 + budget))
+        res.update({f"{path}/{s}": v for s, v in got.items()})
+        errs.update(err)
+        np.savez_compressed(out / f"{path}_{first}.npz", errors=json.dumps(errs), **res)
+        print(path, first, len(res), len(errs), round(time.time() - t0, 1), flush=True)
 
 
 def main(argv) -> int:
     if argv[0] == "--prepare":
         prepare(Path(argv[1]), int(argv[2]), int(argv[3]))
         return 0
+    if argv[0] == "--worker":
+        worker(argv[1], Path(argv[2]), Path(argv[3]), int(argv[4]), int(argv[5]), float(argv[6]))
+        return 0
     out, bundle, first, count = Path(argv[0]), Path(argv[1]), int(argv[2]), int(argv[3])
-    batches = {"fit": list(range(first, first + count))}
+    batches = {"fit": (first, count)}
     if "--judge" in argv:          # held-out seeds, kept in their own file
         k = argv.index("--judge")
-        batches["judge"] = list(range(int(argv[k + 1]), int(argv[k + 1]) + int(argv[k + 2])))
+        batches["judge"] = (int(argv[k + 1]), int(argv[k + 2]))
     out.mkdir(parents=True, exist_ok=True)
     if "--nv2" in argv:
         nv2_subnormals(bundle, out)
-    meta = {"generator": randprog.GENERATOR_VERSION, "batches": {b: [s[0], len(s)] for b, s in batches.items()},
-            "gpu": _gpu(), "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
-    print(meta, flush=True)
-    deadline = time.time() + float(os.environ.get("RANDPROG_BUDGET_S", "240"))
-    order = [s for b in batches.values() for s in b]            # fit seeds first
-    jobs = [(path, str(bundle), order[k::WORKERS], deadline) for path in randprog.PATHS for k in range(WORKERS)]
-    results, errors = {}, {}
-    t0 = time.time()
-    with ProcessPoolExecutor(len(jobs)) as pool:
-        for (path, *_), fut in zip(jobs, [pool.submit(_worker, j) for j in jobs]):
-            try:
-                got, err = fut.result()
-            except Exception as e:
-                errors[f"{path}/worker"] = f"{type(e).__name__}: {e}"[:400]
-                continue
-            results.update({f"{path}/{s}": v for s, v in got.items()})
-            errors.update(err)
-    meta["seconds"] = round(time.time() - t0, 1)
-    for b, seeds in batches.items():
-        keys = {f"{p}/{s}" for p in randprog.PATHS for s in seeds}
-        part = {k: v for k, v in results.items() if k in keys}
-        n = {p: sum(k.startswith(p + "/") for k in part) for p in randprog.PATHS}
-        print(f"{b}: recorded {n} in {meta['seconds']} s", flush=True)
-        np.savez_compressed(out / f"randprog_{b}.npz", meta=json.dumps(meta),
-                            errors=json.dumps({k: v for k, v in errors.items() if k in keys or "worker" in k}), **part)
-    print(f"{len(errors)} errors", flush=True)
-    for k in list(errors)[:10]:
-        print(" ", k, errors[k], flush=True)
+    print({"generator": randprog.GENERATOR_VERSION, "batches": batches, "gpu": _gpu()}, flush=True)
+    budget = os.environ.get("RANDPROG_BUDGET_S", "240")
+    procs = [subprocess.Popen([sys.executable, __file__, "--worker", path, str(bundle), str(out), str(a), str(n), budget])
+             for path in randprog.PATHS for a, n in batches.values()]
+    for p in procs:
+        p.wait()
     return 0
 
 
