@@ -296,11 +296,10 @@ class Device:
 
     def _for_device(self, module, check: bool = True) -> None:
         """Make the IR what this device runs, and check the device can run it."""
-        if self.profile.fp_contract in ("mul-add", "mul-add-f16"):
-            # the device's compiler fuses a multiply feeding an add: round once, as it does
-            from .isa.contract import contract_fma
-            contract_fma(module, f16=self.profile.fp_contract == "mul-add-f16",
-                         divide=self.profile.scalar == "nvidia-sfu")
+        # what the device's compilers do to the arithmetic (fused multiply-adds, RCP, RSQ)
+        from .frontend import is_spirv_file
+        from .isa.compiler import compile_for, stack_for
+        compile_for(module, stack_for(self.profile, is_spirv_file(module.file)))
         if check:
             from .isa.verify import verify
             verify(module, self.profile, self.subgroup_size)

@@ -102,6 +102,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                               "once as a warning); `emu run --bounds strict` stops at the first.")
     i.add_argument("shader", help="WGSL file, - for standard input, @NAME for a bundled kernel")
     i.add_argument("--no-locs", action="store_true", help="leave out source locations")
+    i.add_argument("--profile", metavar="NAME", help="the IR as that device runs it, after its compiler model "
+                   "(emu/isa/compiler.py): each fused multiply-add, RCP and RSQ names the decision that made it "
+                   "(`contracted = ...`)")
     i.add_argument("--strict", action="store_true")
     i.add_argument("--override", action="append", default=[], metavar="NAME=VALUE",
                    help="set an override (the IR then has its value where WGSL needs it as a constant)")
@@ -420,6 +423,11 @@ def cmd_ir(args, sources) -> int:
                                       constants=parse_overrides(args.override) or None)
     for w in warnings:
         print(w.format(sources), file=sys.stderr)
+    if args.profile:
+        from .frontend import is_spirv_file
+        from .isa.compiler import compile_for, stack_for
+        from .profiles import load_profile
+        compile_for(module, stack_for(load_profile(args.profile), is_spirv_file(args.shader)))
     sys.stdout.write(print_module(module, locs=not args.no_locs))
     return 0
 

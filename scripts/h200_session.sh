@@ -43,7 +43,7 @@ probe() { VK_DRIVER_FILES="$1" timeout 60 python3 -c 'import sys; from emu.hw.ru
     if probe "$icd"; then found=$icd; break; fi
   done
   if [ -n "$found" ]; then export VK_DRIVER_FILES=$found; echo "== using VK_DRIVER_FILES=$found"; else echo "== no ICD worked"; fi
-  timeout ${H200_TIMEOUT:-500} python3 ${H200_SCRIPT:-scripts/h200_session.py} "$OUT"
+  timeout ${H200_TIMEOUT:-500} python3 ${H200_SCRIPT:-scripts/h200_session.py} "$OUT" ${H200_ARGS:-}
   echo "== exit $?"
 } 2>&1 | tee "$OUT/session.log"
 ls -la "$OUT" "$OUT/vectors" 2>/dev/null

@@ -97,13 +97,15 @@ _OPS = [
     # arithmetic (operands already of one type; numerics does the work)
     OpDef("unary", (1, 1), True, "neg (arithmetic negation) or not (bitwise/logical)", attrs=("fn",)),
     OpDef("binary", (2, 2), True, "arithmetic, bit, shift or comparison of two operands "
-          "(`exact`: never contracted into a fused multiply-add, SPIR-V's NoContraction)",
-          attrs=("fn",), optional=("exact",)),
+          "(`exact`: never contracted into a fused multiply-add, SPIR-V's NoContraction; `contracted`: "
+          "the compiler model's decision that kept it rounded, emu/isa/compiler.py)",
+          attrs=("fn",), optional=("exact", "contracted")),
     OpDef("select", (3, 3), True, "select(f, t, cond) per component"),
     OpDef("convert", (1, 1), True, "value conversion to the result type (`native`: SPIR-V's own, "
           "which the device's instruction does, not WGSL's clamped one)", optional=("native",)),
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
-    OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL", attrs=("fn",)),
+    OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL (`contracted`: the compiler "
+          "model's decision that formed it, emu/isa/compiler.py)", attrs=("fn",), optional=("contracted",)),
     # subgroups
     OpDef("subgroup", (0, 2), True, "subgroup operation over the active lanes (`cluster` N: a "
           "reduction over each N consecutive invocations, SPIR-V's ClusteredReduce)", attrs=("fn",),

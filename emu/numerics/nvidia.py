@@ -49,6 +49,13 @@ def ftz(x, ty):
     return np.where((u & 0x7F800000) == 0, u & np.uint32(0x80000000), u).astype(np.uint32).view(np.float32)
 
 
+def reduce_minmax(fn, ty, a, b):
+    """min / max as a cooperative-matrix reduction combines (VK_NV_cooperative_matrix2): f32
+    subnormal results flush to signed zeros, unlike scalar min/max (measured: rows of f32
+    subnormals reduce to -0.0 / +0.0, tests/data/hw/h200/vulkan_nv2_subnormal_runs.npz)."""
+    return ftz(call(fn, ty, a, b), ty)
+
+
 def canon(r, ty):
     """Every NaN as the canonical NaN of its type."""
     r = np.asarray(r)

@@ -54,7 +54,7 @@ STRIDE_UNITS = ("array_element", "matrix_element")
 # clamp: addresses clamp to the last element of the buffer.
 OOB_BEHAVIORS = ("error", "h200-rebase", "zero", "clamp")
 # How the device's shader compiler treats a float multiply feeding an add: kept apart ("none",
-# two roundings) or contracted into one fused multiply-add ("mul-add", emu.isa.contract).
+# two roundings) or contracted into one fused multiply-add ("mul-add", emu.isa.compiler).
 FP_CONTRACT = ("none", "mul-add", "mul-add-f16")     # mul-add-f16: f32 and f16 alike
 # The scalar arithmetic and builtins outside the matrix unit: correctly rounded IEEE ("ieee",
 # emu.numerics.scalar/builtins) or NVIDIA's driver on its special function unit ("nvidia-sfu",

@@ -489,8 +489,10 @@ def h_coop_reduce(ex, inst, mask, frame):
         comb = (lambda a, b: a) if fn == "first" else (lambda a, b: b)  # noqa: E731
     elif fn in ("add", "mul"):
         comb = lambda a, b: scalar_numerics(ex, "scalar").binary(fn, ty, a, b)  # noqa: E731
-    else:
-        comb = lambda a, b: scalar_numerics(ex, "builtins").call(fn, ty, a, b)  # noqa: E731
+    else:       # min / max: the model's reduction combine where it has one (the H200 flushes there)
+        num = scalar_numerics(ex, "builtins")
+        combine = getattr(num, "reduce_minmax", None)
+        comb = (lambda a, b: combine(fn, ty, a, b)) if combine else (lambda a, b: num.call(fn, ty, a, b))
     if mode in ("row", "column"):
         mats = _matrices(ex, v, src, subgroups)                        # (S, rows, cols)
         lines = mats if mode == "row" else mats.transpose(0, 2, 1)

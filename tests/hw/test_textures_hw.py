@@ -51,7 +51,7 @@ def test_case_matches_the_adapter(backend, name, case):
 # None since the integer weight split and the aligned f16 sum (blur_f16_h differed at 2 values).
 # (blur_unorm8_v, `var acc = s0 * k0; acc += s1 * k; acc += s2 * k`, differed at one output until
 # contraction saw the product kept in acc: the H200 stores fma(s2, k, fma(s0, k0, s1 * k)), which
-# emu/isa/contract.py now gives.)
+# emu/isa/compiler.py now gives.)
 H200_DIFFERENCES = {}
 
 

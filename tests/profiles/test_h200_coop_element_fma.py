@@ -117,7 +117,7 @@ def test_the_probes_replay_on_the_h200s_runs(probe, blocks):
 def test_the_h200_rounds_a_scalar_constant_minus_product_first_here():
     """coop_elem_probe2.comp's block 4, `0.7 - x[j] * c[j]` after `0.7 - x[j] / c[j]` in plain
     GLSL: the H200 rounded the product first in all 1,024 results (fused: 690), as emu now does
-    (emu/isa/contract.py: a product after the division of the same loads; session 9's probe,
+    (emu/isa/compiler.py, decision rounded-after-division: a product after the division of the same loads; session 9's probe,
     tests/profiles/test_h200_scalar_contract.py: alone it fuses). emu's block 4 is
     test_the_probes_replay_on_the_h200s_runs's."""
     runs = np.load(PROBES)

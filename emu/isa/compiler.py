@@ -1,0 +1,594 @@
+"""The compiler model: what a device's shader compilers do to floating-point arithmetic.
+
+A shader reaches an NVIDIA GPU through up to two compilers: a translator (Tint inside Dawn, naga
+inside wgpu: present only for WGSL through them) that writes SPIR-V, then the driver's SPIR-V
+compiler. Plain arithmetic keeps its bits through both except where the driver fuses a multiply
+into an add (one rounding instead of two), divides as x * RCP(y), or turns 1 / sqrt into one RSQ.
+Which products fuse is not a property of the source text but of what the driver sees after its
+earlier passes, so this module runs those passes, in the driver's order, over the IR:
+
+  translator (WGSL only)   tint / naga: no pass of its own yet. Measured: the GPU gives the same
+                           bits for a WGSL random program through Dawn and its GLSL twin through
+                           Vulkan on 1,013 of 1,175 programs; 133 of the 162 that differ are f16
+                           (not modelled: emu runs both through the same driver passes)
+  driver (nvidia)          unroll        loops over a cooperative matrix's elements, where each
+                                         element's update then fuses (runs first: it matches the
+                                         front end's loop shape)
+                           inline        calls whose callee returns once, at its end
+                           promote       function variables kept in registers: a load of a value
+                                         stored before it (nothing between that could write it)
+                                         is that value
+                           number        value numbering: one value for equal pure expressions
+                                         (and loads of one element with no write of it between):
+                                         what the driver sees as one product
+                           rsqrt         f32 1 / sqrt(x) is one RSQ
+                           expand        smoothstep as the driver's arithmetic, its last product
+                                         open to the add around it
+                           factor        a * c + b * c is (a + b) * c
+                           fma           an add or subtract of a product whose users are all adds
+                                         or subtracts fuses (into each); of two products the left
+                                         operand; x / y + z is fma(x, RCP(y), z) where the
+                                         division has no other use
+
+Each rewritten instruction carries `contracted`, the decision that formed it (or, for
+`rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
+``DECISIONS`` names the recording that pins each.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .ir import Block, Builder, Function, Inst, Module, Value
+from .types import F16, F32, scalar_of
+
+# decision -> the measurement that pins it
+DECISIONS = {
+    "inline": "a product returned by a helper fuses with its caller's add: llama.cpp flash attention with "
+              "softcap (1,024 of 1,024) and the random 'func' programs, tests/data/hw/h200/randprog_*.npz",
+    "promote": "a product kept in a function variable fuses with its reader: the random programs' `var` "
+               "temporaries and loop accumulators",
+    "number": "equal expressions are one product: the random programs' repeated subexpressions",
+    "fma": "an add or subtract of a product rounds once where every user of the product is such an add "
+           "(fused into each; a multiply or store beside it keeps it rounded); of two products the left: "
+           "tests/data/hw/h200/randprog_fit.npz (fitted), builtins.npz mul_add*",
+    "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz)",
+    "fma-constant-factor": "(k * x) * y + c is fma(k, x * y, c): GELU's 0.044715 * v * v + 1 "
+                           "(traces/hw/README.md, builtins)",
+    "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
+                              "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
+    "rsqrt": "f32 1.0 / sqrt(x) is one MUFU.RSQ: llama.cpp's rms_norm",
+    "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
+              "(tests/data/hw/h200/randprog_fit.npz)",
+    "expand": "smoothstep's last product fuses with the add around it: randprog fit seeds "
+              "(tests/data/hw/h200/randprog_fit.npz), 1 more program of 200",
+    "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
+              "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
+}
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Which compilers a shader goes through, and how the driver forms fused multiply-adds."""
+    translator: str | None          # 'tint', 'naga' or None (SPIR-V / GLSL straight to the driver)
+    types: tuple                    # the float types whose multiply-adds fuse
+    divide: bool                    # f32 x / y is x * RCP(y) (and fuses as a product)
+    nvidia: bool                    # the NVIDIA driver's passes (inline ... unroll); else fma only
+
+
+TRANSLATORS = ("tint", "naga")
+
+
+def stack_for(profile, spirv: bool, translator: str = "tint") -> Stack | None:
+    """The stack a shader takes to ``profile``'s device (``spirv``: SPIR-V or GLSL, straight to
+    the driver; else WGSL through ``translator``); None where nothing fuses."""
+    if profile.fp_contract not in ("mul-add", "mul-add-f16"):
+        return None
+    return Stack(translator=None if spirv else translator,
+                 types=(F32, F16) if profile.fp_contract == "mul-add-f16" else (F32,),
+                 divide=profile.scalar == "nvidia-sfu", nvidia=profile.fp_contract == "mul-add-f16")
+
+
+def compile_for(module: Module, stack: Stack | None) -> dict:
+    """Run the stack's passes over ``module`` in place; returns {pass: how many rewrites}."""
+    if stack is None:
+        return {}
+    done = {}
+    if stack.nvidia:
+        # unroll's matcher reads the loop as the front end wrote it (the update's loads and store
+        # of the matrix variable), so it runs first; what it forms is what unrolling, promotion
+        # and fma formation give on that shape
+        from .unroll import contract_element_loops
+        done["unroll"] = contract_element_loops(module, stack.types, stack.divide)
+        done["inline"] = inline_calls(module)
+        done["promote"] = promote_variables(module)
+        done["number"] = number_values(module)
+        done["rsqrt"] = reciprocal_sqrt(module)
+        done["expand"] = expand_builtins(module, stack.types)
+        done["factor"] = factor_products(module, stack.types)
+    done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
+                           after_division=stack.nvidia)
+    return done
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _blocks(b: Block):
+    yield b
+    for i in b.insts:
+        for sub in i.blocks:
+            yield from _blocks(sub)
+
+
+def _replace_uses(module: Module, mapping: dict) -> None:
+    """Every operand v with v.id in mapping becomes mapping[v.id] (chains followed)."""
+    if not mapping:
+        return
+
+    def final(v):
+        seen = 0
+        while v.id in mapping and seen < 64:
+            v, seen = mapping[v.id], seen + 1
+        return v
+    for f in module.functions:
+        for i in f.walk():
+            if any(a.id in mapping for a in i.args):
+                i.args = [final(a) for a in i.args]
+
+
+def _next_id(module: Module) -> int:
+    ids = [i.result.id for f in module.functions for i in f.walk() if i.result is not None]
+    ids += [p.id for f in module.functions for p in f.params]
+    return max(ids, default=-1) + 1
+
+
+_PURE = ("const", "input", "binary", "unary", "builtin", "convert", "select", "construct", "extract",
+         "swizzle", "bitcast", "array_length", "access", "global", "override")
+
+
+def _remove_dead(module: Module) -> None:
+    """Drop pure instructions (and loads) whose results nothing uses, until none is left."""
+    while True:
+        uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+        removed = 0
+        for f in module.functions:
+            for blk in _blocks(f.body):
+                keep = [i for i in blk.insts
+                        if not (i.result is not None and uses[i.result.id] == 0 and (i.op in _PURE or i.op == "load"))]
+                removed += len(blk.insts) - len(keep)
+                blk.insts[:] = keep
+        if not removed:
+            return
+
+
+# -- inline ----------------------------------------------------------------------------------------
+
+def _inlinable(fn: Function) -> bool:
+    """One return, the function's last instruction; no call of its own (inlined bottom-up)."""
+    body = fn.body.insts
+    if fn.stage is not None or not body or body[-1].op != "return":
+        return False
+    for i in fn.walk():
+        if i.op == "return" and i is not body[-1]:
+            return False
+        if i.op == "call":
+            return False
+    return True
+
+
+def inline_calls(module: Module) -> int:
+    """Replace each call of an inlinable function by a copy of its body (fresh values, the
+    parameters bound to the arguments); the call's result becomes the returned value."""
+    b = Builder(_next_id(module))
+    count = 0
+    for _ in range(8):                       # callees that call: inline bottom-up, a few levels
+        progress = 0
+        for f in module.functions:
+            for blk in _blocks(f.body):
+                k = 0
+                while k < len(blk.insts):
+                    call = blk.insts[k]
+                    callee = module.function(call.attrs.get("callee")) if call.op == "call" else None
+                    if callee is None or callee is f or not _inlinable(callee):
+                        k += 1
+                        continue
+                    body, ret = _copy_body(callee, call.args, b)
+                    blk.insts[k:k + 1] = body
+                    k += len(body)
+                    if call.result is not None and ret is not None:
+                        _replace_uses(module, {call.result.id: ret})
+                    progress += 1
+        count += progress
+        if not progress:
+            break
+    return count
+
+
+def _copy_body(fn: Function, args, b: Builder):
+    vals = {p.id: a for p, a in zip(fn.params, args)}
+
+    def val(v):
+        if v.id not in vals:
+            vals[v.id] = b.value(v.type, v.name)
+        return vals[v.id]
+
+    def copy(blk):
+        return Block([Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs), [copy(s) for s in i.blocks],
+                           i.loc, val(i.result) if i.result is not None else None) for i in blk.insts])
+    body = copy(fn.body).insts
+    ret = body.pop()
+    return body, (ret.args[0] if ret.args else None)
+
+
+# -- promote ---------------------------------------------------------------------------------------
+
+def _direct_vars(fn: Function) -> set:
+    """Function variables only loaded and stored through (never indexed, never passed)."""
+    var_ids = {i.result.id for i in fn.walk() if i.op == "var"}
+    direct = set(var_ids)
+    for i in fn.walk():
+        for k, a in enumerate(i.args):
+            if a.id in var_ids and not (i.op == "load" or (i.op == "store" and k == 0)):
+                direct.discard(a.id)
+    return direct
+
+
+def _stored_in(inst: Inst) -> set:
+    return {i.args[0].id for i in inst.walk() if i.op == "store"}
+
+
+def promote_variables(module: Module) -> int:
+    """A load of a function variable reads the value last stored to it where that store is
+    before it on every path (same block, or an enclosing block with no write to the variable in
+    between): the load's uses take that value. Variables no load reads any more lose their stores."""
+    mapping = {}
+    for f in module.functions:
+        direct = _direct_vars(f)
+        if not direct:
+            continue
+
+        def walk(blk: Block, env: dict):
+            for inst in blk.insts:
+                if inst.op == "var" and inst.result.id in direct:
+                    if inst.args:
+                        env[inst.result.id] = inst.args[0]
+                    else:
+                        env.pop(inst.result.id, None)
+                elif inst.op == "store" and inst.args[0].id in direct:
+                    env[inst.args[0].id] = inst.args[1]
+                elif inst.op == "load" and inst.args[0].id in env:
+                    mapping[inst.result.id] = env[inst.args[0].id]
+                elif inst.blocks:
+                    written = _stored_in(inst)
+                    if inst.op == "loop":            # carried around the loop: not known inside
+                        for v in written:
+                            env.pop(v, None)
+                    for sub in inst.blocks:
+                        walk(sub, dict(env))
+                    for v in written:
+                        env.pop(v, None)
+        walk(f.body, {})
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    for f in module.functions:                   # stores nothing reads
+        direct = _direct_vars(f)
+        loaded = {i.args[0].id for i in f.walk() if i.op == "load"}
+        dead = direct - loaded
+        if dead:
+            for blk in _blocks(f.body):
+                blk.insts[:] = [i for i in blk.insts if not (i.op == "store" and i.args[0].id in dead)
+                                and not (i.op == "var" and i.result.id in dead)]
+    return len(mapping)
+
+
+# -- number ----------------------------------------------------------------------------------------
+
+_NUMBERED = ("const", "input", "binary", "unary", "builtin", "convert", "select", "construct", "extract",
+             "swizzle", "bitcast", "global", "access", "override")
+_WRITES = ("store", "atomic", "barrier", "call", "coop_store", "texture")
+
+
+def _root_of(ptr: Value, defs) -> int:
+    d = defs.get(ptr.id)
+    while d is not None and d.op == "access":
+        ptr = d.args[0]
+        d = defs.get(ptr.id)
+    if d is not None and d.op == "global":
+        return ("global", d.attrs["name"])
+    return ("value", ptr.id)
+
+
+class _Memory:
+    """Write epochs per variable: a load is numbered with the epoch of what it reads, so two
+    loads of one element are one value unless something may have written it between."""
+
+    def __init__(self, defs):
+        self.defs, self.epochs, self.all = defs, Counter(), 0
+
+    def write(self, inst: Inst):
+        if inst.op in ("store", "coop_store") and inst.args:
+            self.epochs[_root_of(inst.args[0], self.defs)] += 1
+        else:                                   # atomics, barriers, calls, image writes: anything
+            self.all += 1
+
+    def epoch(self, ptr: Value):
+        return (self.all, self.epochs[_root_of(ptr, self.defs)])
+
+
+def number_values(module: Module) -> int:
+    """Value numbering: an instruction equal to an earlier one that dominates it (same op, type,
+    attributes and operands; a load also with no write of what it reads between) is that one's value."""
+    mapping = {}
+
+    def walk(blk: Block, seen: dict, mem: _Memory):
+        for inst in blk.insts:
+            if inst.blocks:
+                for sub in inst.blocks:
+                    walk(sub, dict(seen), mem)
+                for i in inst.walk():
+                    if i.op in _WRITES:
+                        mem.write(i)
+                continue
+            if inst.op in _WRITES:
+                mem.write(inst)
+                continue
+            if inst.result is None or not (inst.op in _NUMBERED or inst.op == "load"):
+                continue
+            if any(a.id in mapping for a in inst.args):
+                inst.args = [mapping.get(a.id, a) for a in inst.args]
+            if inst.op == "const" and not isinstance(inst.attrs.get("value"), (int, float, bool)):
+                continue
+            k = (inst.op, repr(inst.type), repr(sorted(inst.attrs.items())), tuple(a.id for a in inst.args))
+            if inst.op == "load":
+                k += mem.epoch(inst.args[0])
+            if k in seen:
+                mapping[inst.result.id] = seen[k]
+            else:
+                seen[k] = inst.result
+    for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        walk(f.body, {}, _Memory(defs))
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return len(mapping)
+
+
+# -- rsqrt -----------------------------------------------------------------------------------------
+
+def reciprocal_sqrt(module: Module) -> int:
+    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`."""
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    count = 0
+    for f in module.functions:
+        for inst in f.walk():
+            if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F32 or inst.attrs.get("exact"):
+                continue
+            one, root = (defs.get(a.id) for a in inst.args)
+            if one is None or one.op != "const" or one.attrs.get("value") != 1.0 or root is None \
+                    or root.op != "builtin" or root.attrs["fn"] != "sqrt" or uses[inst.args[1].id] != 1:
+                continue
+            inst.op, inst.args, inst.attrs = "builtin", list(root.args), {"fn": "inverseSqrt", "contracted": "rsqrt"}
+            count += 1
+    return count
+
+
+# -- expand ----------------------------------------------------------------------------------------
+
+def expand_builtins(module: Module, types) -> int:
+    """smoothstep(e0, e1, x) as the driver's own arithmetic (emu.numerics.nvidia's sequence:
+    t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3)), so that its last product
+    meets the add around it in fma formation."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                if inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
+                        and not hasattr(inst.type, "n"):
+                    out += _smoothstep(inst, b)
+                    count += 1
+                else:
+                    out.append(inst)
+            blk.insts[:] = out
+    return count
+
+
+def _smoothstep(inst: Inst, b: Builder) -> list:
+    e0, e1, x = inst.args
+    t, loc, new = inst.type, inst.loc, []
+
+    def op(name, args, **attrs):
+        i = Inst(name, list(args), t, attrs, [], loc, b.value(t))
+        new.append(i)
+        return i.result
+    one, zero = op("const", [], value=1.0), op("const", [], value=0.0)
+    two, three = op("const", [], value=-2.0), op("const", [], value=3.0)
+    scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
+    v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
+    v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
+    poly = op("builtin", [two, v, three], fn="fma")
+    inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
+    return new + [inst]
+
+
+# -- factor ----------------------------------------------------------------------------------------
+
+def factor_products(module: Module, types) -> int:
+    """`a * c + b * c` (or -) -> `(a + b) * c` where both products are used only there: the driver
+    takes the common factor out before it forms fused multiply-adds."""
+    count = 0
+    for f in module.functions:
+        uses = Counter(a.id for i in f.walk() for a in i.args)
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        b = Builder(_next_id(module))
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                if inst.op == "binary" and inst.attrs["fn"] in ("add", "sub") and not inst.attrs.get("exact") \
+                        and _fusable_type(inst.type, types):
+                    p, q = (_product(v, defs, False, inst.type) for v in inst.args)
+                    if p is not None and q is not None and p is not q and uses[p.result.id] == 1 \
+                            and uses[q.result.id] == 1:
+                        common = [v for v in p.args if any(v is w for w in q.args)]
+                        if common:
+                            c = common[0]
+                            a = p.args[1] if p.args[0] is c else p.args[0]
+                            bb = q.args[1] if q.args[0] is c else q.args[0]
+                            s = Inst("binary", [a, bb], inst.type, {"fn": inst.attrs["fn"]}, [], inst.loc, b.value(inst.type))
+                            out.append(s)
+                            inst.args, inst.attrs = [s.result, c], {"fn": "mul", "contracted": "factor"}
+                            count += 1
+                out.append(inst)
+            blk.insts[:] = out
+    _remove_dead(module)
+    return count
+
+
+# -- fma -------------------------------------------------------------------------------------------
+
+def _fusable_type(t, types) -> bool:
+    try:
+        return scalar_of(t) in types
+    except TypeError:
+        return False
+
+
+def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, after_division: bool = True) -> int:
+    """Every add or subtract (of the given float types, not `exact`) with a product operand
+    becomes one fused multiply-add where every user of the product is such an add (it then fuses
+    into each); where both operands are products, the add's left one is fused."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        uses = Counter(a.id for i in f.walk() for a in i.args)
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        by = {}
+        for i in f.walk():
+            for a in i.args:
+                by.setdefault(a.id, []).append(i)
+        only_adds = {k: all(u.op == "binary" and u.attrs["fn"] in ("add", "sub") and not u.attrs.get("exact")
+                         for u in v) for k, v in by.items()}
+        for blk in _blocks(f.body):
+            out = []
+            orig = list(blk.insts)
+            for k, inst in enumerate(orig):
+                if after_division and _after_its_division(inst, orig[:k], defs):
+                    inst.attrs["contracted"] = "rounded-after-division"
+                    out.append(inst)
+                    continue
+                new = _fuse(inst, defs, uses, only_adds, b, types, divide, constant_factor)
+                if new is None:
+                    out.append(inst)
+                    continue
+                out.extend(new)
+                count += 1
+            blk.insts[:] = out
+    _remove_dead(module)
+    return count
+
+
+def _product(v, defs, divide: bool, t):
+    """The multiply (or f32 division, x * RCP(y)) that computes v, if it may fuse."""
+    d = defs.get(v.id)
+    if d is None or d.op != "binary" or d.attrs.get("exact") or d.type != t:
+        return None
+    if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F32):
+        return d
+    return None
+
+
+def _negated_product(v, defs, divide, t):
+    d = defs.get(v.id)
+    if d is not None and d.op == "unary" and d.attrs["fn"] == "neg" and not d.attrs.get("exact") and d.type == t:
+        return _product(d.args[0], defs, divide, t)
+    return None
+
+
+def _may_fuse(p: Inst, uses, only_adds: dict) -> bool:
+    """A product fuses into every add or subtract that uses it when nothing else does; a division
+    (x * RCP(y)) only when that add is its one use (fit: tests/data/hw/h200/randprog_fit.npz)."""
+    if p.attrs["fn"] == "div":
+        return uses[p.result.id] == 1
+    return only_adds.get(p.result.id, False)
+
+
+def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, constant_factor: bool):
+    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
+            or not _fusable_type(inst.type, types):
+        return None
+    t, fn = inst.type, inst.attrs["fn"]
+    x, y = inst.args
+    pre = []
+
+    def neg(v):
+        n = Inst("unary", [v], v.type, {"fn": "neg"}, [], inst.loc, b.value(v.type))
+        pre.append(n)
+        return n.result
+
+    # the right operand first: of two products the add's right one is fused
+    # of two products the add's left operand is fused, the right one rounded
+    choices = []
+    for side, v in ((0, x), (1, y)):
+        p = _product(v, defs, divide, t)
+        if p is not None and _may_fuse(p, uses, only_adds):
+            choices.append((p, side, False))
+    for side, v in ((0, x), (1, y)):
+        p = _negated_product(v, defs, divide, t)
+        if p is not None and uses[p.result.id] == 1 and uses[v.id] == 1:          # -(a * b) + c
+            choices.append((p, side, True))
+    if not choices:
+        return None
+    p, side, negated = choices[0]
+    c = inst.args[1 - side]
+    a, m = _factors(p, inst.loc, b, pre)
+    subtract_product = negated != (fn == "sub" and side == 1)
+    if fn == "sub" and side == 0:
+        c = neg(c)
+    decision = "fma-division" if p.attrs["fn"] == "div" else "fma"
+    if constant_factor and not subtract_product and p.attrs["fn"] == "mul":
+        kx = _constant_times(a, defs, uses)
+        if kx is not None and kx[0].type == kx[1].type == m.type == t:     # (k * x) * m + c
+            k, xx = kx
+            xm = Inst("binary", [xx, m], t, {"fn": "mul"}, [], inst.loc, b.value(t))
+            pre.append(xm)
+            a, m = k, xm.result
+            decision = "fma-constant-factor"
+    if subtract_product:
+        a = neg(a)
+    inst.op, inst.args, inst.attrs = "builtin", [a, m, c], {"fn": "fma", "contracted": decision}
+    return pre + [inst]
+
+
+def _factors(p: Inst, loc, b: Builder, pre: list):
+    """(a, m) with a * m the product p computes: x / y is x * (1 / y), 1 / y the RCP."""
+    if p.attrs["fn"] == "mul":
+        return p.args[0], p.args[1]
+    x, y = p.args
+    t = y.type
+    one = Inst("const", [], t, {"value": [1.0] * t.n if hasattr(t, "n") else 1.0}, [], loc, b.value(t))
+    rcp = Inst("binary", [one.result, y], t, {"fn": "div"}, [], loc, b.value(t))
+    pre += [one, rcp]
+    return x, rcp.result
+
+
+def _constant_times(v: Value, defs, uses):
+    """(k, x) when v = k * x, k a constant, v used once."""
+    d = defs.get(v.id)
+    if d is None or d.op != "binary" or d.attrs["fn"] != "mul" or d.attrs.get("exact") or uses[v.id] != 1:
+        return None
+    kd = defs.get(d.args[0].id)
+    return (d.args[0], d.args[1]) if kd is not None and kd.op == "const" else None
+
+
+def _after_its_division(inst: Inst, before, defs) -> bool:
+    """`c - x * y` (f32) where the block divided the same two values, x / y, before it (the same
+    loads: value numbering made them one value): measured rounded first (DECISIONS['rounded-after-division'])."""
+    if inst.op != "binary" or inst.attrs["fn"] != "sub" or inst.type != F32 or inst.attrs.get("exact"):
+        return False
+    p = defs.get(inst.args[1].id)
+    if p is None or p.op != "binary" or p.attrs["fn"] != "mul" or p.type != F32:
+        return False
+    return any(d.op == "binary" and d.attrs["fn"] == "div" and d.type == F32 and
+               [a.id for a in d.args] == [a.id for a in p.args] for d in before)

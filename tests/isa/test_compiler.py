@@ -1,0 +1,171 @@
+"""The compiler model (emu/isa/compiler.py): which stack a shader takes, and each pass's decision
+on small kernels whose fused and rounded results differ. a = 1 + 2^-12, so a * a = 1 + 2^-11 +
+2^-24 exactly; with c = -(1 + 2^-11), a fused a * a + c is 2^-24 and a rounded one 0."""
+from pathlib import Path
+
+import numpy as np
+
+import emu
+from emu.api import compile_wgsl
+from emu.isa.compiler import DECISIONS, compile_for, stack_for
+from emu.isa.printer import print_module
+from emu.profiles import load_profile
+
+ROOT = Path(__file__).resolve().parents[2]
+A = 1 + 2.0 ** -12
+C = -(1 + 2.0 ** -11)
+FUSED = 2.0 ** -24
+
+
+def _run(src, vals, profile="nvidia-h200", file="k.wgsl"):
+    dev = emu.Device(profile)
+    buf = dev.create_buffer(np.array(vals, np.float32))
+    dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, file)), {(0, 0): buf}, (1, 1, 1))
+    return buf.read(np.float32)
+
+
+def _ir(src, file="k.wgsl"):
+    m, _ = compile_wgsl(src, file)
+    done = compile_for(m, stack_for(load_profile("nvidia-h200"), not file.endswith(".wgsl")))
+    return done, print_module(m, locs=False)
+
+
+HEAD = "@group(0) @binding(0) var<storage, read_write> o: array<f32>;\n"
+
+
+def test_each_path_gets_its_stack():
+    h200, ref = load_profile("nvidia-h200"), load_profile("reference")
+    assert stack_for(h200, spirv=False).translator == "tint"
+    assert stack_for(h200, spirv=True).translator is None
+    assert stack_for(h200, spirv=False, translator="naga").translator == "naga"
+    assert stack_for(ref, spirv=False) is None
+    assert stack_for(h200, spirv=True).nvidia and stack_for(h200, spirv=True).divide
+
+
+def _matmul(profile, a, b):
+    M = a.shape[0]
+    dev = emu.Device(profile)
+    src = (ROOT / "bench" / "shaders" / "matmul_naive.wgsl").read_text()
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "matmul_naive.wgsl"),
+                                       constants={"M": M, "N": M, "K": M})
+    bufs = {(0, 0): dev.create_buffer(a), (0, 1): dev.create_buffer(b), (0, 2): dev.create_buffer(size=4 * M * M)}
+    dev.dispatch(pipe, bufs, (M // 16, M // 16, 1))
+    return bufs[(0, 2)].read(np.float32).reshape(M, M)
+
+
+def test_loop_carried_sum_of_products_fuses_on_the_h200_only():
+    rng = np.random.default_rng(3)
+    M = 32
+    a = rng.standard_normal((M, M)).astype(np.float32)
+    b = rng.standard_normal((M, M)).astype(np.float32)
+    fused = np.zeros((M, M), np.float32)
+    unfused = np.zeros((M, M), np.float32)
+    for k in range(M):
+        p = a[:, k:k + 1].astype(np.float64) * b[k:k + 1, :].astype(np.float64)     # exact
+        fused = (p + fused).astype(np.float32)
+        unfused = unfused + (a[:, k:k + 1] * b[k:k + 1, :])
+        assert np.all(np.abs(p) < 2.0 ** 40)
+    np.testing.assert_array_equal(_matmul("nvidia-h200", a, b), fused)
+    np.testing.assert_array_equal(_matmul("reference", a, b), unfused)
+
+
+def test_a_product_fuses_into_every_add_that_uses_it_and_only_then():
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let b = o[7];
+  let p = a * a;
+  let r = o[0] * b;        // o[0] is a (value numbering: no write between), a * b another product
+  o[2] = p + c;            // p's users are adds only: fused into each
+  o[3] = c + p;
+  o[4] = r + c;            // r is also multiplied below: rounded
+  o[5] = r * 2.0;
+  o[6] = -(b * b) - c;     // -(b*b) + (-c): fused, negated
+}"""
+    out = _run(src, [A, C, 0, 0, 0, 0, 0, A])
+    assert out[2] == FUSED and out[3] == FUSED
+    assert out[4] == 0 and out[6] == -FUSED
+    done, text = _ir(src)
+    assert done["number"] >= 1 and text.count('contracted = "fma"') == 3
+
+
+def test_division_fuses_only_as_the_adds_one_use():
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let x = o[0]; let y = o[1]; let z = o[2];
+  o[3] = x / y + z;        // fma(x, RCP(y), z)
+  let q = x / y;
+  o[4] = q - z;            // q has other uses (the division is shared after numbering): rounded
+  o[5] = q * 3.0;
+}"""
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-division"') == 0      # x / y is one value with three uses
+    vals = np.array([3.0, 7.0, -(3.0 / 7.0), 0, 0, 0], np.float32)
+    out = _run(src, vals)
+    from emu.numerics import nvidia
+    q = nvidia.binary("div", "f32", vals[0], vals[1])
+    assert out[3] == nvidia.binary("add", "f32", q, vals[2]) and out[4] == nvidia.binary("sub", "f32", q, vals[2])
+
+
+def test_inlined_helper_and_register_variable_fuse_with_the_callers_add():
+    src = HEAD + """fn capped(x: f32) -> f32 {
+  var v = x;
+  v = o[0] * v;
+  return v;
+}
+@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let b = o[5];
+  o[2] = capped(a) + c;     // inlined, v promoted: fma(a, a, c)
+  var w = b * b;
+  w += c;                   // fma(b, b, c)
+  o[3] = w;
+  var t = a * b;
+  if (c > 5.0) { t = 1.0; } // a store in a branch between: the load is not the product
+  o[4] = t + c;
+}"""
+    out = _run(src, [A, C, 0, 0, 0, A])
+    assert out[2] == FUSED and out[3] == FUSED and out[4] == 0
+    done, _ = _ir(src)
+    assert done["inline"] == 1 and done["promote"] >= 2
+    assert _run(src, [A, C, 0, 0, 0, A], profile="reference")[2] == 0
+
+
+def test_common_factor_is_taken_out():
+    """a * c + b * c runs as (a + b) * c (fit: tests/data/hw/h200/randprog_fit.npz, seed 16's
+    `x1 * t6 + x3 * t6`: 128 of 128 only so)."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let b = o[1]; let c = o[2];
+  o[3] = a * c + b * c;
+}"""
+    vals = np.array([1 + 2.0 ** -20, 1.0, 1 + 2.0 ** -3, 0], np.float32)
+    out = _run(src, vals)
+    assert out[3] == np.float32(np.float32(vals[0] + vals[1]) * vals[2])
+    done, text = _ir(src)
+    assert done["factor"] == 1 and 'contracted = "factor"' in text
+
+
+def test_reciprocal_square_root_is_one_rsq():
+    from emu.numerics import sfu
+    src = """@group(0) @binding(0) var<storage, read_write> a: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  a[g.x + 64u] = 1.0 / sqrt(a[g.x]);
+}"""
+    x = np.random.default_rng(1).uniform(0.5, 8, 64).astype(np.float32)
+    dev = emu.Device("nvidia-h200")
+    buf = dev.create_buffer(np.concatenate([x, np.zeros(64, np.float32)]))
+    dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "r.wgsl")), {(0, 0): buf}, (1, 1, 1))
+    assert buf.read(np.float32)[64:].view(np.uint32).tolist() == sfu.rsq(x).view(np.uint32).tolist()
+
+
+def test_precise_is_never_fused():
+    glsl = """#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer O { float o[]; };
+void main() {
+  precise float r = o[0] * o[0] + o[1];
+  o[2] = r;
+}"""
+    assert _run(glsl, [A, C, 0], file="p.comp")[2] == 0
+    assert _run(glsl.replace("precise ", ""), [A, C, 0], file="p.comp")[2] == FUSED
+
+
+def test_every_decision_names_its_evidence():
+    for name, why in DECISIONS.items():
+        assert why and ("npz" in why or "README" in why or "llama" in why or "random" in why), name
