@@ -2,10 +2,13 @@
 
 Every scalar type is named by a short string used across emu:
 'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64' (naga's 64-bit integers),
-'f64' (naga's IEEE binary64).
+'f64' (naga's IEEE binary64), 'e4m3', 'e5m2' (the OCP 8-bit floats of SPV_EXT_float8: ml_dtypes'
+float8_e4m3fn and float8_e5m2).
 'bf16', 'i8' and 'u8' are not WGSL scalar types; they exist as component types of
 cooperative matrices and follow the same rules as their WGSL relatives
-(bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits).
+(bf16 like f16/f32, i8/u8 like i32/u32 at 8 bits). 'e4m3' and 'e5m2' are storage formats only:
+SPV_EXT_float8 allows them in conversions, bit casts and cooperative matrices, not in arithmetic,
+so they are not in FLOATS.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import numpy as np
 
 from ..errors import InvalidArgument
 
-NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64', 'f64')
+NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i64', 'u64', 'f64', 'e4m3', 'e5m2')
 
 class LazyTable(dict):
     """A dict some of whose entries are made on first use by `load(key)`, which raises KeyError
@@ -69,17 +72,23 @@ class LazyTable(dict):
         return dict(dict.items(self))
 
 
+# the types whose numpy dtype comes from ml_dtypes, by emu name and ml_dtypes name
+_ML_DTYPES = {'bf16': 'bfloat16', 'e4m3': 'float8_e4m3fn', 'e5m2': 'float8_e5m2'}
+
+
 def _bf16_dtype(name: str):
-    if name != 'bf16':
+    if name not in _ML_DTYPES:
         raise KeyError(name)
     import ml_dtypes
-    return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(getattr(ml_dtypes, _ML_DTYPES[name]))
 
 
 def _bf16_name(dt) -> str:
-    """'bf16' for ml_dtypes' bfloat16 (no other dtype is named so; none exists before ml_dtypes)."""
-    if getattr(dt, "name", None) == "bfloat16" and dt == NP['bf16']:
-        return 'bf16'
+    """'bf16', 'e4m3', 'e5m2' for ml_dtypes' bfloat16, float8_e4m3fn, float8_e5m2 (no other dtype
+    is named so; none exists before ml_dtypes)."""
+    for name, ml in _ML_DTYPES.items():
+        if getattr(dt, "name", None) == ml and dt == NP[name]:
+            return name
     raise KeyError(dt)
 
 
@@ -95,7 +104,7 @@ NP = LazyTable({
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.float64),
-}, _bf16_dtype, pending=('bf16',))
+}, _bf16_dtype, pending=tuple(_ML_DTYPES))
 
 # float dtype -> name: the inverse of NP for the matrix unit's input formats
 FLOAT_NAMES = LazyTable({np.dtype(np.float16): 'f16', np.dtype(np.float32): 'f32'}, _bf16_name)
@@ -113,11 +122,14 @@ BITS = {
     'i64': np.dtype(np.uint64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.uint64),
+    'e4m3': np.dtype(np.uint8),
+    'e5m2': np.dtype(np.uint8),
 }
 
 SIZE = {name: BITS[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16', 'f64'})
+FP8 = frozenset({'e4m3', 'e5m2'})      # storage and conversion formats, see the module doc
 INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i64', 'u64'})
 SIGNED = frozenset({'i32', 'i8', 'i64'})
 UNSIGNED = frozenset({'u32', 'u8', 'u64'})

@@ -74,6 +74,16 @@ class FusedParams:
     zero_sign        'ieee': a zero result has the sign IEEE arithmetic gives it (-0 when every
                      term is -0, or when a negative sum rounds to zero); 'positive': every zero
                      result is +0, as an integer adder with a separate sign produces.
+    zero_exponent    C inside (ignored outside): None, zero addends (a product with a zero factor, a zero C or
+                     accumulator) take no part in the alignment; an integer, they take part with
+                     this formal exponent (MMA-Sim's e_zero), which lowers the quantum of a block
+                     whose other addends are all smaller.
+    result_frac_bits None: the result keeps its type's fraction bits; n: the final rounding keeps
+                     only n of them (same exponent range), as MMA-Sim's RZ-E8M13 for FP8
+                     operands on Ada and Hopper (f32 results with 13 fraction bits).
+    product_overflow False: products are exact; True: a product of magnitude 2^(emax + 1) of the
+                     result type or more is an infinity of its sign before the sum (MMA-Sim's
+                     TR-FDPA for AMD CDNA3: +big - big is then NaN, not the exact difference).
     """
     block: int
     frac_bits: int
@@ -89,13 +99,18 @@ class FusedParams:
     flush_output_subnormals: bool = False
     input_frac_bits: int | None = None
     zero_sign: str = "ieee"
+    zero_exponent: int | None = None
+    result_frac_bits: int | None = None
+    product_overflow: bool = False
 
     def __post_init__(self):
         ok = (1 <= self.block <= 1024 and 1 <= self.frac_bits <= 40
               and self.term_rounding in ("rz", "rd") and self.outside_rounding in ("rz", "rd")
               and self.c_position in ("inside", "outside")
               and self.between_blocks in ("round", "carry") and self.final_rounding in _ROUND_CODE
-              and self.overflow in ("inf", "ieee") and self.zero_sign in ("ieee", "positive"))
+              and self.overflow in ("inf", "ieee") and self.zero_sign in ("ieee", "positive")
+              and (self.zero_exponent is None or -1100 <= self.zero_exponent <= 1100)
+              and (self.result_frac_bits is None or 1 <= self.result_frac_bits <= 23))
         if self.c_position == "outside":
             # the re-cut product sum and C must still fit an int64 with the block's carries
             ok = ok and 1 <= self.c_frac_bits <= self.sum_frac_bits and \
@@ -167,10 +182,14 @@ class FusedModel:
     source: str
     bf16_f16_result: bool = False       # bf16 x bf16 -> f16 exists (not on NVIDIA: PTX mma
                                         # takes bf16 with an f32 accumulator only)
+    fp8_f16_result: FusedParams | None = None   # e4m3/e5m2 operands (FP8 has its own adder on
+    fp8_f32_result: FusedParams | None = None   # NVIDIA: other F, L and result precision)
 
     def rule(self, fin, fc, rt):
         nan = self.nan_f16 if rt == "f16" else self.nan_f32
-        if fin.name == "f32":
+        if fin.name in ("e4m3", "e5m2"):
+            p = self.fp8_f16_result if rt == "f16" else self.fp8_f32_result
+        elif fin.name == "f32":
             p = self.f32_inputs if rt == "f32" else None
             if p == "ieee-chain":
                 return Rule("ieee-chain", fin, fc, FORMATS[rt], nan)
@@ -236,61 +255,95 @@ class IntModel:
                          f"float model such as 'exact' or a device preset")
 
 
-def _nv(block, F, tf32_block, zero_sign="ieee"):
+def _nv(block, F, tf32_block, ez16, ez32):
     """NVIDIA tensor cores, MMA-Sim's NVIDIA model (arXiv:2511.10909 and its reference code,
-    github.com/microsoft/MMA-Sim): C joins the products inside one fused sum (T-FDPA), addends
-    truncated toward zero to F fraction bits, chained instructions round between blocks, f32
-    results rounded toward zero, f16 results to nearest even, subnormals kept (exponent clamped at
-    emin), canonical NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to
-    infinity also under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an
-    f32 result, so unverified (assumption for bf16 operands)."""
-    f32 = FusedParams(block=block, frac_bits=F, final_rounding="rz", zero_sign=zero_sign)
-    f16 = FusedParams(block=block, frac_bits=F, final_rounding="rne", zero_sign=zero_sign)
-    tf32 = None if tf32_block is None else FusedParams(block=tf32_block, frac_bits=F, final_rounding="rz",
-                                                       input_frac_bits=10, zero_sign=zero_sign)
-    return f16, f32, tf32
+    github.com/microsoft/MMA-Sim, mmasim 2.1.1 nv_ptx/sim.py and arithmetic/fdpa.py): C joins the
+    products inside one fused sum (T-FDPA), addends truncated toward zero to F fraction bits
+    below the largest exponent, zero addends aligning at e_zero (ez16 for an f16 result, ez32 for
+    f32), chained instructions round between blocks, f32 results rounded toward zero, f16 results
+    to nearest even, subnormals kept (exponent clamped at emin), every zero result +0, canonical
+    NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to infinity also
+    under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an f32 result,
+    so unverified (assumption for bf16 operands)."""
+    def p(L, rounding, ez, **kw):
+        return FusedParams(block=L, frac_bits=F, final_rounding=rounding, zero_sign="positive",
+                           zero_exponent=ez, **kw)
+    tf32 = None if tf32_block is None else p(tf32_block, "rz", ez32, input_frac_bits=10)
+    return p(block, "rne", ez16), p(block, "rz", ez32), tf32
+
+
+def _nv_fp8(block, F, ez16, ez32, result_frac_bits=None):
+    """NVIDIA FP8 (e4m3, e5m2) operands, MMA-Sim's T-FDPA with the FP8 instruction's own F and
+    L; on Ada and Hopper an f32 result keeps 13 fraction bits (RZ-E8M13)."""
+    kw = dict(block=block, frac_bits=F, zero_sign="positive")
+    return (FusedParams(final_rounding="rne", zero_exponent=ez16, **kw),
+            FusedParams(final_rounding="rz", zero_exponent=ez32, result_frac_bits=result_frac_bits, **kw))
 
 
 _NV_SRC = ("MMA-Sim (Xie et al., arXiv:2511.10909, NVIDIA T-FDPA model; values from its reference "
            "implementation github.com/microsoft/MMA-Sim)")
 
+
+def _nvidia(name, f16_block, F, tf32_block, ez16, ez32, fp8=None, source=_NV_SRC):
+    f16, f32, tf32 = _nv(f16_block, F, tf32_block, ez16, ez32)
+    fp16, fp32 = fp8 or (None, None)
+    return FusedModel(name, f16, f32, tf32, 0x7FFF, 0x7FFFFFFF, source,
+                      fp8_f16_result=fp16, fp8_f32_result=fp32)
+
+
 MODELS = {
     "exact": ExactModel(),
     "ieee-chain": IEEEChainModel(),
     "lavapipe-chain": LavapipeChainModel(),
-    # Volta: mma.m8n8k4 is the only f16 instruction -> L = 4; F = 23 (MMA-Sim). No tf32.
-    "nvidia-volta": FusedModel("nvidia-volta", *_nv(4, 23, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Turing: m16n8k8 -> L = 8; F = 24 (MMA-Sim). No tf32.
-    "nvidia-turing": FusedModel("nvidia-turing", *_nv(8, 24, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Ampere: m16n8k16 runs as two fused k8 halves (MMA-Sim's split-K) -> L = 8, F = 24;
-    # tf32 m16n8k8 likewise split -> L = 4.
-    "nvidia-ampere": FusedModel("nvidia-ampere", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Ada Lovelace: as Ampere for f16/bf16/tf32 (MMA-Sim).
-    "nvidia-ada": FusedModel("nvidia-ada", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # F, L (MMA-Sim's L_max: 8 bytes of operands per lane on Volta, 16 on Turing to Ada, 32 from
+    # Hopper on) and e_zero (-19/-131 on Volta, -20/-132 Turing to Ada, -21/-133 from Hopper on,
+    # for f16/f32 results) are MMA-Sim's _mma_F_bits, _mma_L_max_bytes and _mma_e_zero_*.
+    # Volta: mma.m8n8k4 is the only f16 instruction -> L = 4; F = 23. No tf32.
+    "nvidia-volta": _nvidia("nvidia-volta", 4, 23, None, -19, -131),
+    # Turing: m16n8k8 -> L = 8; F = 24. No tf32.
+    "nvidia-turing": _nvidia("nvidia-turing", 8, 24, None, -20, -132),
+    # Ampere: m16n8k16 runs as two fused k8 halves -> L = 8, F = 24; tf32 m16n8k8 -> L = 4.
+    "nvidia-ampere": _nvidia("nvidia-ampere", 8, 24, 4, -20, -132),
+    # Ada Lovelace: as Ampere for f16/bf16/tf32; FP8 (mma m16n8k32 e4m3/e5m2, sm_89): 16 one-byte
+    # products per step, F = 13, f32 results truncated to 13 fraction bits (MMA-Sim).
+    "nvidia-ada": _nvidia("nvidia-ada", 8, 24, 4, -20, -132, _nv_fp8(16, 13, -20, -132, 13)),
     # Hopper: k16 fused in one step -> L = 16, F = 25 (MMA-Sim; the README of the H200 data says
     # 25 too). Pinned by tests/data/hw/h200, all 786432 float results bit for bit; each neighbour
     # breaks some (of them): F = 24 (94806), F = 26 (48331), L = 8 (145825), RNE f32 results
     # (148430), RZ f16 results (159730), C outside (2653), RZ to f32 then RNE to f16 (15),
-    # renormalised subnormal exponents (674), zeros taking part in the alignment (62).
+    # renormalised subnormal exponents (674), zeros taking part in the alignment at the format's
+    # emin (62; MMA-Sim's e_zero, -21 and -133, breaks none).
     # tf32 m16n8k8 is one fused step on Hopper -> L = 8 (MMA-Sim; not measured here).
     # Zero results are +0 on the H200: none of the 47,000 zeros among its special-value vectors
     # (tests/data/hw/h200/mma_special.npz) is -0, including 5 where IEEE arithmetic gives -0 (a
     # tiny negative sum rounding to zero in f16, and a sum of zeros with C = -0).
-    "nvidia-hopper": FusedModel("nvidia-hopper", *_nv(16, 25, 8, zero_sign="positive"), 0x7FFF, 0x7FFFFFFF,
-                                _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
+    # FP8: MMA-Sim models it only for wgmma (m64nNk32): L = 32, F = 13, f32 results with 13
+    # fraction bits. Which instruction NVIDIA's Vulkan driver issues for an FP8 cooperative
+    # matrix on Hopper is not published (assumption: wgmma's arithmetic).
+    "nvidia-hopper": _nvidia("nvidia-hopper", 16, 25, 8, -21, -133, _nv_fp8(32, 13, -21, -133, 13),
+                             _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
+    # Blackwell (sm_100, B200): mma.sync f16/bf16/tf32 as Hopper (MMA-Sim's "Blackwell": L = 16,
+    # tf32 L = 8, F = 25); FP8 only through tcgen05.mma kind::f8f6f4: L = 32, F = 25, full f32
+    # results (MMA-Sim). Which instruction a Vulkan FP8 cooperative matrix runs on B200 is not
+    # published (assumption: tcgen05's arithmetic).
+    "nvidia-blackwell": _nvidia("nvidia-blackwell", 16, 25, 8, -21, -133, _nv_fp8(32, 25, -21, -133)),
+    # RTX Blackwell (sm_120, RTX 50x0): mma.sync, 32 bytes of operands per step: f16/bf16 L = 16,
+    # tf32 L = 8, FP8 (m16n8k32, sm_89 and kind::f8f6f4 alike) L = 32; F = 25, full f32 results.
+    "nvidia-rtx-blackwell": _nvidia("nvidia-rtx-blackwell", 16, 25, 8, -21, -133, _nv_fp8(32, 25, -21, -133)),
     # AMD CDNA3 (MI300) f16/bf16 MFMA, MMA-Sim's TR-FDPA: L = 8 products truncated toward zero to
     # F = 24 fraction bits below their largest exponent and summed; C added outside: the product
     # sum floored to F2 = 31 and C floored to 24 fraction bits below E = max(exponents), then one
-    # nearest-even rounding to f32 (all MMA-Sim). No f16 accumulator on CDNA3. f32 MFMA is a chain
-    # of FMAs (MMA-Sim). Assumptions: zero products take no part in the alignment (as measured
-    # on the H200; MMA-Sim's code gives zeros exponent -126, which matters only below 2^-126),
-    # IEEE overflow, NaN bits.
+    # nearest-even rounding to f32; a product beyond f32's range is an infinity before the sum;
+    # NaN 0x7FFFFFFF (all MMA-Sim). No f16 accumulator on CDNA3. f32 MFMA is a chain of FMAs
+    # (MMA-Sim). Assumptions: zero products take no part in the alignment (as measured on the
+    # H200; MMA-Sim's code gives zeros exponent -126, which matters only below 2^-126), IEEE
+    # overflow of the sum.
     "amd-cdna3": FusedModel(
         "amd-cdna3", None,
         FusedParams(block=8, frac_bits=24, term_rounding="rz", c_position="outside",
                     sum_frac_bits=31, c_frac_bits=24, outside_rounding="rd",
-                    final_rounding="rne", overflow="ieee"),
-        "ieee-chain", _QNAN["f16"], _QNAN["f32"],
+                    final_rounding="rne", overflow="ieee", product_overflow=True),
+        "ieee-chain", _QNAN["f16"], 0x7FFFFFFF,
         "MMA-Sim (arXiv:2511.10909, AMD CDNA3 TR-FDPA model and reference code)"),
     "int-wrap": IntModel(),
 }
@@ -320,8 +373,8 @@ _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
 
 def bits32(x: np.ndarray) -> np.ndarray:
     """Raw bit patterns widened to uint32, C-contiguous (one kernel signature for every format)."""
-    if x.dtype.itemsize == 2:
-        return np.ascontiguousarray(x).view(np.uint16).astype(np.uint32)
+    if x.dtype.itemsize in (1, 2):
+        return np.ascontiguousarray(x).view(np.uint8 if x.dtype.itemsize == 1 else np.uint16).astype(np.uint32)
     return np.ascontiguousarray(x).view(np.uint32)
 
 
@@ -334,6 +387,8 @@ def pack_rule(rule: Rule) -> np.ndarray:
     p[_k.P_C_EB], p[_k.P_C_FB] = rule.fc.ebits, rule.fc.fbits
     p[_k.P_ACC_EB], p[_k.P_ACC_FB] = rule.facc.ebits, rule.facc.fbits
     p[_k.P_NAN] = rule.nan_bits
+    p[_k.P_IN_FN] = rule.fin.finite_only
+    p[_k.P_RES_FB] = rule.facc.fbits
     f = rule.fused
     if f is not None:
         if f.input_frac_bits is not None:
@@ -349,6 +404,11 @@ def pack_rule(rule: Rule) -> np.ndarray:
         p[_k.P_FLUSH_IN] = f.flush_input_subnormals
         p[_k.P_FLUSH_OUT] = f.flush_output_subnormals
         p[_k.P_ZERO_POS] = f.zero_sign == "positive"
+        p[_k.P_EZERO_ON] = f.zero_exponent is not None
+        p[_k.P_EZERO] = f.zero_exponent or 0
+        p[_k.P_PROD_OVF] = f.product_overflow
+        if f.result_frac_bits is not None:
+            p[_k.P_RES_FB] = min(f.result_frac_bits, rule.facc.fbits)
     return p
 
 
@@ -383,8 +443,8 @@ def _check(a, b, c, result_type, saturate):
                                   f"into an i32/u32 result only, not {fin} into {result_type}")
         return True, _INT_DTYPES[a.dtype], None
     if a.dtype not in FLOAT_DTYPES:
-        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8, "
-                              f"int32, uint32")
+        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, "
+                              f"float8_e4m3fn, float8_e5m2, int8, uint8, int32, uint32")
     if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
         raise InvalidArgument(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
                          f"and result {result_type!r}")
