@@ -23,7 +23,8 @@ def to_array(t: Type, value, lanes: int):
         per = [to_array(t.elem, v, 1) for v in value]
         return _stack_struct(per, lanes)
     dt = NP[_scalar(t).name]
-    arr = np.asarray(value, dtype=np.float64 if np.issubdtype(dt, np.floating) or dt == NP["bf16"] else None)
+    wide = np.issubdtype(dt, np.floating) or dt in (NP["bf16"], NP["e4m3"], NP["e5m2"])
+    arr = np.asarray(value, dtype=np.float64 if wide else None)
     arr = arr.astype(dt)
     return np.broadcast_to(arr, (lanes,) + arr.shape)
 

@@ -71,9 +71,13 @@ U8 = ScalarType("u8", "uint", 8)
 I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
 U64 = ScalarType("u64", "uint", 64)
 F64 = ScalarType("f64", "float", 64)       # naga's (wgpu's SHADER_F64); Tint has none
-SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64, F64)}
+# The OCP 8-bit floats of SPV_EXT_float8 (Float8E4M3EXT, Float8E5M2EXT): storage, conversions
+# and cooperative matrices only, no arithmetic
+E4M3 = ScalarType("e4m3", "float", 8)
+E5M2 = ScalarType("e5m2", "float", 8)
+SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I64, U64, F64, E4M3, E5M2)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
-STORAGE_ONLY = (BF16, I8, U8)
+STORAGE_ONLY = (BF16, I8, U8, E4M3, E5M2)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
     d = mma(model, a, b, c, result_type, saturate=False, jobs=1)
         a (S, M, K), b (S, K, N), c (S, M, N): S independent subgroups at once. a and b share a
-        dtype: float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32 or uint32. c is float16 /
-        float32 for float inputs, an integer dtype for integer inputs (see below). result_type:
+        dtype: float16, bfloat16, float8_e4m3fn, float8_e5m2 (ml_dtypes), float32, int8, uint8,
+        int32 or uint32. c is float16 / float32 for float inputs, an integer dtype for integer
+        inputs (see below). result_type:
         'f16', 'f32', 'i32', 'u32', 'i8', 'u8' (C's type).
         Returns (S, M, N) in the result type. jobs=1 runs the serial numba kernel, jobs>1 the
         prange one on that many threads (the result is the same).
@@ -15,9 +16,11 @@ Models (MODELS; a model object or its preset name is accepted everywhere):
 - 'ieee-chain'      d = C; for k ascending: d = fma(a[k], b[k], d), each rounded nearest-even.
 - 'lavapipe-chain'  products rounded to the accumulator type, summed from +0 in ascending k with a
                     rounding per add, then + C: Mesa lavapipe's lowering of cooperative matrices.
-- fused presets     'nvidia-volta' ... 'nvidia-hopper', 'amd-cdna3': the fused multi-term adder of
-                    MMA-Sim (Xie et al., arXiv:2511.10909) and Khattak & Mikaitis
-                    (arXiv:2512.07004); FusedParams says what each parameter means.
+- fused presets     'nvidia-volta' ... 'nvidia-hopper', 'nvidia-blackwell', 'nvidia-rtx-blackwell',
+                    'amd-cdna3': the fused multi-term adder of MMA-Sim (Xie et al.,
+                    arXiv:2511.10909) and Khattak & Mikaitis (arXiv:2512.07004); FusedParams says
+                    what each parameter means. tests/numerics/test_mmasim_oracle.py holds them
+                    to MMA-Sim's own code (the `mmasim` package) bit for bit.
 - 'int-wrap'        integers only.
 Integer inputs (i8/u8 into i8/u8/i32/u32, i32/u32 into i32/u32) always give the low bits of the
 exact A*B + C: it wraps modulo 2^32 (2^8 for an 8-bit result), as SPIR-V's

@@ -301,6 +301,8 @@ def convert(x, src: str, dst: str) -> np.ndarray:
     x = as_type(x, src)
     if src == dst:
         return x.copy()
+    if src in dtypes.FP8 or dst in dtypes.FP8:
+        return _fp8_convert(x, src, dst, saturate=False)
     if dst == 'bool':
         if src in ('f16', 'bf16'):
             x = rounding.widen_to_f32(x, src)
@@ -330,6 +332,8 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     x = as_type(x, src)
     if src == dst or dst == 'bool' or src == 'bool':
         return convert(x, src, dst)
+    if src in dtypes.FP8 or dst in dtypes.FP8:
+        return _fp8_convert(x, src, dst, saturate=True)
     if dst in dtypes.INTS:
         if src in dtypes.FLOATS:
             wide = np.trunc(np.asarray(x).astype(np.float64))     # exact for every float source
@@ -345,6 +349,35 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     over = np.isinf(r.astype(np.float32)) & np.isfinite(rounding.to_f64(x, src))
     if over.any():
         r = np.where(over, as_type(np.where(r.astype(np.float32) > 0, mx, -mx), dst), r)
+    return r
+
+
+def _fp8_convert(x, src: str, dst: str, saturate: bool) -> np.ndarray:
+    """Conversions from and to the 8-bit floats, as SPV_EXT_float8 defines them (OpFConvert,
+    OpConvertSToF, OpConvertUToF to e4m3 / e5m2; any conversion from them). From e4m3 / e5m2:
+    exact to f32, then f32's conversion (saturating: SPIR-V's clamped float -> integer). To them:
+    the exact value (every source but a 64-bit integer widens to f64 exactly) rounded once to
+    nearest even; what lies beyond the largest finite value after rounding, and infinity, becomes
+    NaN (e4m3, which has no infinity) or a signed infinity (e5m2), or with saturate (the
+    SaturatedToLargestFloat8NormalConversionEXT decoration) the largest finite value of its sign
+    (448, 57344); NaN stays NaN (e4m3: 0x7F / 0xFF; e5m2: the quiet 0x7E / 0xFE)."""
+    if src in dtypes.FP8:
+        f = np.asarray(x).astype(np.float32)             # exact: e4m3, e5m2 are within f32
+        if dst not in dtypes.FP8:
+            return (convert_saturating if saturate else convert)(f, 'f32', dst)
+        src, x = 'f32', f
+    if src == 'bool':
+        v = np.where(x, 1.0, 0.0)
+    elif src in dtypes.FLOATS:
+        v = rounding.to_f64(x, src)
+    else:
+        v = np.asarray(x).astype(np.float64)
+    r = np.asarray(v.astype(NP[dst]))                     # ml_dtypes: RNE, overflow as above
+    if saturate:
+        big = ~np.isfinite(r.astype(np.float32)) & ~np.isnan(v)
+        if big.any():
+            mx = float(np.finfo(NP[dst]).max)
+            r = np.where(big, np.where(v > 0, mx, -mx).astype(NP[dst]), r)
     return r
 
 
@@ -446,6 +479,11 @@ def literal(value, ty: str) -> np.ndarray:
     and non-integers for integer types, raise ValueError (shader-creation errors).
     """
     dtypes.check(ty)
+    if ty in dtypes.FP8:      # no WGSL spelling (SPIR-V gives their bits): the f64 value, rounded once more
+        r = _fp8_convert(literal(value, 'f64'), 'f64', ty, saturate=False)
+        if not np.isfinite(r.astype(np.float32)):
+            raise InvalidArgument(f"literal {value!r} is out of range for {ty}")
+        return r
     what = repr(value)
     negative = False
     exact_hex = False

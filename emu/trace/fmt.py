@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.dtypes import BITS, FLOATS, NP
+from ..numerics.dtypes import BITS, FLOATS, FP8, NP
 
-HEX_DIGITS = {"f16": 4, "bf16": 4, "f32": 8, "i32": 8, "u32": 8, "i8": 2, "u8": 2, "bool": 2}
+HEX_DIGITS = {"f16": 4, "bf16": 4, "f32": 8, "i32": 8, "u32": 8, "i8": 2, "u8": 2, "bool": 2, "e4m3": 2, "e5m2": 2}
 
 
 def bits_fmt(tname: str) -> str:
@@ -61,7 +61,7 @@ def element_texts(tname: str, encode):
 def value_list(arr: np.ndarray, tname: str):
     """Values of `arr` as nested lists of JSON-safe Python values."""
     arr = np.asarray(arr)
-    if tname in FLOATS:
+    if tname in FLOATS or tname in FP8:
         wide = arr.astype(np.float64)
         out = wide.tolist()
         if not np.isfinite(wide).all():

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...errors import EmuError
 from ...isa.ir import Global, Loc, Override
-from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I32, I64, U8, U32, U64, VOID, ArrayType, CoopMatrixType,
+from ...isa.types import (BF16, BOOL, E4M3, E5M2, F16, F32, F64, I8, I32, I64, U8, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images
 from .grammar import Instruction, enum_names
@@ -49,9 +49,12 @@ CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "Uniform
                 "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
                 # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
                 # f64 values where the verifier meets them) and 64-bit atomics on them
-                "Float64", "Int64", "Int64Atomics"}
+                "Float64", "Int64", "Int64Atomics",
+                # SPV_EXT_float8: e4m3 / e5m2 values (storage, conversions) and cooperative matrices
+                "Float8EXT", "Float8CooperativeMatrixEXT"}
 
 WIDTHS = {"Int16": "16-bit integers"}
+FP8_ENCODINGS = {"Float8E4M3EXT": E4M3, "Float8E5M2EXT": E5M2}
 
 
 def ident(name: str) -> str:
@@ -223,10 +226,16 @@ class ModuleInfo:
         if op == "OpTypeFloat":
             if o[0] == 16 and len(o) > 1 and o[1] == "BFloat16KHR":
                 return BF16
+            if o[0] == 8 and len(o) > 1 and o[1] in FP8_ENCODINGS:
+                return FP8_ENCODINGS[o[1]]
             t = {32: F32, 16: F16, 64: F64}.get(o[0])
             if t is None or len(o) > 1:
                 self.fail(i, f"{o[0]}-bit floats{' (' + o[1] + ')' if len(o) > 1 else ''} are not supported: "
-                             f"emu's IR has f16, bf16, f32 and f64", hint="use float (f32), double or float16_t")
+                             f"emu's IR has f16, bf16, f32, f64 and the 8-bit floats of SPV_EXT_float8 "
+                             f"(e4m3, e5m2)",
+                          hint="use float (f32), double, float16_t, bfloat16_t, floate4m3_t or floate5m2_t; "
+                               "FP6/FP4 (SPV_EXT_ocp_microscaling_types) have no matrix multiply-add in SPIR-V")
+            return t
             return t
         if op == "OpTypeVector":
             elem = self.type(o[0], i)
@@ -576,6 +585,9 @@ def literal(t: Type, words: list, i: Instruction, info) -> object:
             return struct.unpack("<d", struct.pack("<Q", w))[0]
         if t.bits == 32:
             return struct.unpack("<f", struct.pack("<I", w))[0]
+        if t.bits == 8:                   # e4m3 / e5m2 (SPV_EXT_float8): exact in a Python float
+            from ...numerics.dtypes import NP
+            return float(np.array([w & 0xFF], np.uint8).view(NP[t.name])[0].astype(np.float32))
         dt = np.float16 if t.name == "f16" else None
         if dt is None:
             import ml_dtypes
