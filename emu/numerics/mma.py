@@ -3,7 +3,7 @@
     d = mma(model, a, b, c, result_type, saturate=False, jobs=1)
         a (S, M, K), b (S, K, N), c (S, M, N): S independent subgroups at once. a and b share a
         dtype: float16, bfloat16, float8_e4m3fn, float8_e5m2 (ml_dtypes), float32, int8, uint8,
-        int32 or uint32. c is float16 / float32 for float inputs, an integer dtype for integer
+        int32 or uint32 (or mix the two 8-bit floats, or int8 and uint8). c is float16 / float32 for float inputs, an integer dtype for integer
         inputs (see below). result_type:
         'f16', 'f32', 'i32', 'u32', 'i8', 'u8' (C's type).
         Returns (S, M, N) in the result type. jobs=1 runs the serial numba kernel, jobs>1 the
@@ -33,7 +33,7 @@ numba kernel (`mma_kernels`) that agrees with it bit for bit; mma() runs the ker
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -131,6 +131,11 @@ class Rule:
     facc: FloatFormat
     nan_bits: int
     fused: FusedParams | None = None
+    fin_b: FloatFormat | None = None    # B's format where it differs from A's (e4m3 x e5m2)
+
+    @property
+    def fb(self) -> FloatFormat:
+        return self.fin_b or self.fin
 
 
 @dataclass(frozen=True)
@@ -391,6 +396,7 @@ def pack_rule(rule: Rule) -> np.ndarray:
     p[_k.P_ACC_EB], p[_k.P_ACC_FB] = rule.facc.ebits, rule.facc.fbits
     p[_k.P_NAN] = rule.nan_bits
     p[_k.P_IN_FN] = rule.fin.finite_only
+    p[_k.P_INB_EB], p[_k.P_INB_FB], p[_k.P_INB_FN] = rule.fb.ebits, rule.fb.fbits, rule.fb.finite_only
     p[_k.P_RES_FB] = rule.facc.fbits
     f = rule.fused
     if f is not None:
@@ -428,10 +434,14 @@ def _check(a, b, c, result_type, saturate):
         raise InvalidArgument(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
                          f"(want (S, M, K), (S, K, N), (S, M, N))")
     bytes8 = (np.dtype(np.int8), np.dtype(np.uint8))
-    if a.dtype != b.dtype and not (a.dtype in bytes8 and b.dtype in bytes8):
-        # i8 x u8 (SPIR-V's per-operand signedness) is exact products of the two values; other
-        # pairs have no multiply-add a device lists
-        raise InvalidArgument(f"a and b must share a dtype (or be i8 and u8), got {a.dtype} and {b.dtype}")
+    fp8 = a.dtype in FLOAT_DTYPES and b.dtype in FLOAT_DTYPES and \
+        {FLOAT_DTYPES[a.dtype], FLOAT_DTYPES[b.dtype]} <= {"e4m3", "e5m2"}
+    if a.dtype != b.dtype and not (a.dtype in bytes8 and b.dtype in bytes8) and not fp8:
+        # i8 x u8 (SPIR-V's per-operand signedness) is exact products of the two values, e4m3 x
+        # e5m2 (PTX's and SPIR-V's mixed FP8) the same for floats; other pairs have no
+        # multiply-add a device lists
+        raise InvalidArgument(f"a and b must share a dtype (or be i8 and u8, or e4m3 and e5m2), got "
+                              f"{a.dtype} and {b.dtype}")
     if a.dtype in _INT_DTYPES:
         fin = _INT_DTYPES[a.dtype]
         accs = ("i32", "u32") if fin in ("i32", "u32") else ("i8", "u8", "i32", "u32")
@@ -444,7 +454,7 @@ def _check(a, b, c, result_type, saturate):
             # 8-bit products into 32 bits cannot overflow at any K a device has, these can
             raise InvalidArgument(f"saturate (SaturatingAccumulation) is modelled for 8-bit inputs "
                                   f"into an i32/u32 result only, not {fin} into {result_type}")
-        return True, _INT_DTYPES[a.dtype], None
+        return True, _INT_DTYPES[a.dtype], None, None
     if a.dtype not in FLOAT_DTYPES:
         raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, "
                               f"float8_e4m3fn, float8_e5m2, int8, uint8, int32, uint32")
@@ -453,7 +463,14 @@ def _check(a, b, c, result_type, saturate):
                          f"and result {result_type!r}")
     if saturate:
         raise InvalidArgument("saturate (SaturatingAccumulation) applies to integer MMA only")
-    return False, FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
+    return False, FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32", FLOAT_DTYPES[b.dtype]
+
+
+def _rule(model, fin: str, fc: str, rt: str, fin_b: str | None = None) -> Rule:
+    """The model's Rule for A of format fin and B of fin_b (e4m3 x e5m2: the FP8 rule, B read in
+    its own format)."""
+    rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], rt)
+    return rule if fin_b in (None, fin) else replace(rule, fin_b=FORMATS[fin_b])
 
 
 def resolve(model, in_fmt: str, c_fmt: str, result_type: str) -> Rule:
@@ -509,8 +526,8 @@ def zero_sign(bits: np.ndarray, prm: np.ndarray) -> None:
 
 def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int = 1) -> np.ndarray:
     """D = A*B + C for S subgroups at once under `model` (see the module doc)."""
-    is_int, fin, fc = _check(a, b, c, result_type, saturate)
-    m = get_model(model)
+    is_int, fin, fc, fin_b = _check(a, b, c, result_type, saturate)
+    get_model(model)                    # an unknown name is an error for integers too
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     if is_int:
         signed = result_type == "i32"
@@ -527,7 +544,7 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         if result_type in ("i8", "u8"):
             out = out.astype(np.uint8)            # the low 8 bits: wraps modulo 2^8
         return out.view(_ACC_DTYPES[result_type])
-    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(model, fin, fc, result_type, fin_b)
     out = np.empty(c.shape, np.uint32)
     prm = pack_rule(rule)
     from . import mma_kernels
@@ -541,7 +558,7 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
 
 def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> np.ndarray:
     """mma() through the plain-Python reference, element by element (slow; for tests)."""
-    is_int, fin, fc = _check(a, b, c, result_type, saturate)
+    is_int, fin, fc, fin_b = _check(a, b, c, result_type, saturate)
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     S, M, K = a.shape
     N = b.shape[2]
@@ -553,7 +570,7 @@ def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> n
                     out[s, i, j] = _ref.int_element(a[s, i, :].tolist(), b[s, :, j].tolist(),
                                                     int(c[s, i, j]), result_type, saturate)
         return out.astype(_ACC_DTYPES[result_type])
-    rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(model, fin, fc, result_type, fin_b)
     fn = _ref.ELEMENT[rule.kind]
     ab, bb, cb = bits32(a), bits32(b), bits32(c)
     out = np.empty((S, M, N), np.uint32)
@@ -580,7 +597,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     c_arr = np.asarray(c_scalar).reshape(1, 1, 1)
     if a_row.ndim != 1 or b_col.shape != a_row.shape:
         raise InvalidArgument(f"explain_element wants a_row (K,) and b_col (K,), got {a_row.shape}, {b_col.shape}")
-    is_int, fin, fc = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
+    is_int, fin, fc, fin_b = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
     m = get_model(model)
     info: dict = {"model": m.name, "result_type": result_type}
     if is_int:
@@ -593,9 +610,9 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
                     steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFF:02x}" if result_type in ("i8", "u8")
                                                          else f"0x{r & 0xFFFFFFFF:08x}"})
         return info
-    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(m, fin, fc, result_type, fin_b)
     ab, bb, cb = bits32(a_row).tolist(), bits32(b_col).tolist(), int(bits32(c_arr).item())
-    fi, fcf, fa = rule.fin, rule.fc, rule.facc
+    fi, fib, fcf, fa = rule.fin, rule.fb, rule.fc, rule.facc
     trace = {}
     bits = _ref.ELEMENT[rule.kind](rule, ab, bb, cb, trace)
     if rule.fused is not None and rule.fused.zero_sign == "positive" and \
@@ -609,7 +626,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     info["c_type"] = fc
     info["inputs"] = {
         "a": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in ab],
-        "b": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in bb],
+        "b": [{"bits": _ref.bits_str(x, fib), "value": _ref.value_str(_ref.decode(x, fib))} for x in bb],
         "c": {"bits": _ref.bits_str(cb, fcf), "value": _ref.value_str(_ref.decode(cb, fcf))},
     }
     info.update(trace)
@@ -617,7 +634,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     info["result"] = {"bits": _ref.bits_str(bits, fa), "value": _ref.value_str(d)}
     # the exact value, and its correctly rounded bits, for comparison
     A = [_ref.decode(x, fi) for x in ab]
-    B = [_ref.decode(x, fi) for x in bb]
+    B = [_ref.decode(x, fib) for x in bb]
     C = _ref.decode(cb, fcf)
     cr = _ref.sum_round([(x, y) for x, y in zip(A, B)] + [C], fa, "rne", _QNAN[result_type])
     special = _ref.combine_specials([_ref.product_special(x, y) for x, y in zip(A, B)] + [_ref.special_of(C)])

@@ -22,7 +22,8 @@ from .mma_params import (ZERO, FINITE, INF, NAN, K_EXACT, K_IEEE, K_LAVAPIPE, K_
                           R_RD, R_RU, P_KIND, P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB,
                           P_ACC_EB, P_ACC_FB, P_L, P_F, P_TERM, P_C_OUT, P_F2, P_FC, P_CARRY,
                           P_FINAL, P_OVF_INF, P_FLUSH_IN, P_FLUSH_OUT, P_NAN, P_RECUT, P_ZERO_POS,
-                          P_IN_FN, P_EZERO_ON, P_EZERO, P_RES_FB, P_PROD_OVF, NPRM)  # noqa: F401
+                          P_IN_FN, P_EZERO_ON, P_EZERO, P_RES_FB, P_PROD_OVF, P_INB_EB, P_INB_FB, P_INB_FN,
+                          NPRM)  # noqa: F401
 
 # internal helpers are only called from other kernels: no Python or cfunc wrapper to compile
 _helper = njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -90,6 +91,13 @@ def decode_in(bits, eb, fb, keep, flush, fn):
         bias = (np.int64(1) << (eb - 1)) - 1
         return neg, FINITE, f | (np.int64(1) << fb), ((np.int64(1) << eb) - 1) - bias
     return decode(bits, eb, fb, keep, flush)
+
+
+@_helper
+def in_fbits(prm):
+    """The fraction bits every operand's significand is held at: A's and B's formats differ only
+    for e4m3 x e5m2, whose narrower significand is then shifted up (the value unchanged)."""
+    return max(prm[P_IN_FB], prm[P_INB_FB])
 
 
 @_helper
@@ -335,7 +343,7 @@ def _product(an, ac, am, ae, bn, bc, bm, be, fb2):
 def _elem_exact(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.exact_element: every exact product and C into one sum, one nearest-even rounding."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nan = False
@@ -389,7 +397,7 @@ def _elem_exact(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, t
 def _elem_ieee(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.ieee_chain_element: d = fma(a[k], b[k], d) for k ascending."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nanb = prm[P_NAN]
@@ -407,7 +415,7 @@ def _elem_ieee(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm
 def _elem_lavapipe(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.lavapipe_chain_element: rounded products, s = +0 + p0 + p1 ..., then + C."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nanb = prm[P_NAN]
@@ -441,7 +449,7 @@ def _qshift(neg, mag, sh, floor):
 def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
     """mma_ref.fused_element for element (i, j); A/B decoded as (neg, cls, mant, fexp) arrays."""
     K = An.shape[1]
-    fin = prm[P_IN_FB]
+    fin = in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     L = prm[P_L]
@@ -585,12 +593,17 @@ def _float_subgroup(s, a, b, c, out, prm):
     Bc = np.empty((K, N), np.int64)
     Bm = np.empty((K, N), np.int64)
     Be = np.empty((K, N), np.int64)
+    beb, bfb, bfn = prm[P_INB_EB], prm[P_INB_FB], prm[P_INB_FN]
+    fin = in_fbits(prm)
     for i in range(M):
         for k in range(K):
             An[i, k], Ac[i, k], Am[i, k], Ae[i, k] = decode_in(np.int64(a[s, i, k]), ieb, ifb, keep, fl, fn)
+            Am[i, k] <<= fin - ifb
     for k in range(K):
         for j in range(N):
-            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = decode_in(np.int64(b[s, k, j]), ieb, ifb, keep, fl, fn)
+            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = decode_in(np.int64(b[s, k, j]), beb, bfb, keep - ifb + bfb,
+                                                               fl, bfn)
+            Bm[k, j] <<= fin - bfb
     tn = np.empty(K + 2, np.int64)
     tm = np.empty(K + 2, np.int64)
     tl = np.empty(K + 2, np.int64)

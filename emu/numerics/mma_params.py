@@ -24,7 +24,8 @@ P_IN_FN = 22                                 # input format has no infinities (O
 P_EZERO_ON, P_EZERO = 23, 24                 # fused, C inside: zeros align with this exponent
 P_RES_FB = 25                                # fused: fraction bits the result keeps (<= P_ACC_FB)
 P_PROD_OVF = 26                              # fused: a product beyond the result's range is infinite
-NPRM = 27
+P_INB_EB, P_INB_FB, P_INB_FN = 27, 28, 29    # B's format (= A's but for e4m3 x e5m2)
+NPRM = 30
 
 _V = 16                 # Hopper's block and tile size (mma_tile, mma_fast's 32-bit row path)
 

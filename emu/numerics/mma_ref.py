@@ -284,7 +284,7 @@ def _inputs(rule, a_row, b_col, c_bits):
     keep = rule.fused.input_frac_bits if rule.fused is not None else None
     flush = bool(rule.fused.flush_input_subnormals) if rule.fused is not None else False
     A = [decode(x, rule.fin, keep, flush) for x in a_row]
-    B = [decode(x, rule.fin, keep, flush) for x in b_col]
+    B = [decode(x, rule.fin_b or rule.fin, keep, flush) for x in b_col]
     C = decode(c_bits, rule.fc, None, flush)
     return A, B, C
 

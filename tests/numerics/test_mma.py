@@ -522,3 +522,31 @@ def test_mixed_signedness_8bit_products_are_exact():
         assert np.array_equal(reference_mma("exact", x, y, cc, "i32", saturate=True), want_c)
     with pytest.raises(ValueError, match="share a dtype"):
         mma("exact", a, b.astype(np.int32), c, "i32")
+
+
+@pytest.mark.parametrize("name", ["nvidia-ada", "nvidia-hopper", "nvidia-blackwell", "exact", "ieee-chain",
+                                  "fused-ezero-narrow"])
+@pytest.mark.parametrize("fa,fb", [("e4m3", "e5m2"), ("e5m2", "e4m3")])
+def test_mixed_fp8_kernel_matches_reference(name, fa, fb):
+    """e4m3 x e5m2 (PTX's and SPIR-V's mixed FP8): B read in its own format, the kernel's
+    narrower significand shifted up; kernel and reference agree, and a product is the exact
+    product of the two values."""
+    model = _model(name)
+    rng = _rng("mixed", name, fa, fb)
+    for rt in ("f32", "f16"):
+        for lo, hi, p in ((-3, 3, 0.0), (*RANGES[fa], 0.3)):
+            a = _gen(rng, fa, (2, 3, 32), lo, hi, p)
+            b = _gen(rng, fb, (2, 32, 3), lo, hi, p)
+            c = _gen(rng, rt, (2, 3, 3), -6, 6, p)
+            assert np.array_equal(_bits(mma(model, a, b, c, rt)), _bits(reference_mma(model, a, b, c, rt)))
+    one = np.zeros((1, 1, 32), DT[fa])
+    one[0, 0, 5] = 1.5
+    other = np.zeros((1, 32, 1), DT[fb])
+    other[0, 5, 0] = -0.375
+    assert float(mma("exact", one, other, np.zeros((1, 1, 1), np.float32), "f32")[0, 0, 0]) == -0.5625
+
+
+def test_mixed_operands_other_than_fp8_are_refused():
+    with pytest.raises(ValueError, match="share a dtype"):
+        mma("exact", np.zeros((1, 2, 2), np.float16), np.zeros((1, 2, 2), DT["e4m3"]),
+            np.zeros((1, 2, 2), np.float32), "f32")

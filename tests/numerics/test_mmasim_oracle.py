@@ -45,7 +45,8 @@ _NV_BASE = {   # arch -> [(instruction, operands, result, K)], mma.sync f16 / bf
 }
 _SM80 = [("m16n8k16.f32.f16.f16.f32", "f16", "f32", 16), ("m16n8k16.f16.f16.f16.f16", "f16", "f16", 16),
          ("m16n8k16.f32.bf16.bf16.f32", "bf16", "f32", 16), ("m16n8k8.f32.tf32.tf32.f32", "f32", "f32", 8)]
-_SM89 = [(f"m16n8k32.{r}.{t}.{t}.{r}", t, r, 32) for t in ("e4m3", "e5m2") for r in ("f32", "f16")]
+_FP8 = [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2"), ("e5m2", "e4m3")]   # A, B (mixed too)
+_SM89 = [(f"m16n8k32.{r}.{a}.{b}.{r}", a if a == b else f"{a}.{b}", r, 32) for a, b in _FP8 for r in ("f32", "f16")]
 _ARCH = {"Volta": "nvidia-volta", "Turing": "nvidia-turing", "Ampere": "nvidia-ampere",
          "Ada Lovelace": "nvidia-ada", "Hopper": "nvidia-hopper", "Blackwell": "nvidia-blackwell",
          "RTX Blackwell": "nvidia-rtx-blackwell"}
@@ -54,10 +55,10 @@ for _arch, _insts in {**_NV_BASE, "Ampere": _SM80, "Ada Lovelace": _SM80 + _SM89
                       "Blackwell": _SM80, "RTX Blackwell": _SM80 + _SM89}.items():
     CONFIGS += [(_ARCH[_arch], "MMA", _arch, i, t, r, k) for i, t, r, k in _insts]
 # FP8 on Hopper: wgmma (m64nNk32); on Blackwell: tcgen05.mma kind::f8f6f4 (mma.sync has none there)
-CONFIGS += [("nvidia-hopper", "WGMMA", "Hopper", f"m64n8k32.{r}.{t}.{t}", t, r, 32)
-            for t in ("e4m3", "e5m2") for r in ("f32", "f16")]
-CONFIGS += [("nvidia-blackwell", "TCGen05MMA", "Blackwell", f"m64n8k32.kind::f8f6f4.{r}.{t}.{t}", t, r, 32)
-            for t in ("e4m3", "e5m2") for r in ("f32", "f16")]
+CONFIGS += [("nvidia-hopper", "WGMMA", "Hopper", f"m64n8k32.{r}.{a}.{b}", a if a == b else f"{a}.{b}", r, 32)
+            for a, b in _FP8 for r in ("f32", "f16")]
+CONFIGS += [("nvidia-blackwell", "TCGen05MMA", "Blackwell", f"m64n8k32.kind::f8f6f4.{r}.{a}.{b}",
+             a if a == b else f"{a}.{b}", r, 32) for a, b in _FP8 for r in ("f32", "f16")]
 CONFIGS += [("amd-cdna3", "MFMA", "CDNA3", f"f32_16x16x16_{t}", t, "f32", 16) for t in ("f16", "bf16")]
 
 
@@ -101,45 +102,56 @@ def _specials(fmt):
     return np.array(vals, np.uint64)
 
 
+def _formats(fmt):
+    """(A's format, B's format) of a configuration's operand field ('e4m3' or 'e4m3.e5m2')."""
+    fa, _, fb = fmt.partition(".")
+    return fa, fb or fa
+
+
 def _family(fam, fmt, cfmt, K, seed):
     """(A bits (N, K), B bits (N, K), C bits (N,)) of one input family."""
     rng = _rng(fam, fmt, cfmt, K, seed)
-    eb, fb, nb, fn = _fields(fmt)
-    ceb = _fields(cfmt)[0]
-    bias, cbias = (1 << (eb - 1)) - 1, (1 << (ceb - 1)) - 1
-    top, ctop = (1 << eb) - 1 - (0 if fn else 1), (1 << ceb) - 2
-    near = lambda f, b, shape: _random_bits(rng, shape, f, max(1, b - 3), b + 3)  # noqa: E731
+    fa, fb = _formats(fmt)
+
+    def bias(f):
+        return (1 << (_fields(f)[0] - 1)) - 1
+
+    def near(f, shape, up=0):                            # exponents within 3 of 1 (times 2^up)
+        return _random_bits(rng, shape, f, max(1, bias(f) + up - 3), bias(f) + up + 3)
+
+    def wide(f, shape):                                  # every finite pattern
+        eb, _, _, fn = _fields(f)
+        return _random_bits(rng, shape, f, 0, (1 << eb) - 1 - (0 if fn else 1))
+
+    def tiny(f, shape, p_zero):                          # subnormals, smallest normals, signed zeros
+        x = _random_bits(rng, shape, f, 0, 2)
+        zero = rng.random(shape) < p_zero
+        x[zero] = rng.integers(0, 2, int(zero.sum())).astype(np.uint64) << (_fields(f)[2] - 1)
+        return x
     if fam == "normal":
-        return near(fmt, bias, (N, K)), near(fmt, bias, (N, K)), near(cfmt, cbias + 2, (N,))
+        return near(fa, (N, K)), near(fb, (N, K)), near(cfmt, (N,), 2)
     if fam == "wide":
-        return (_random_bits(rng, (N, K), fmt, 0, top), _random_bits(rng, (N, K), fmt, 0, top),
-                _random_bits(rng, (N,), cfmt, 0, ctop))
+        return wide(fa, (N, K)), wide(fb, (N, K)), wide(cfmt, (N,))
     if fam == "special":
-        a, b, c = near(fmt, bias, (N, K)), near(fmt, bias, (N, K)), near(cfmt, cbias, (N,))
-        for x, f in ((a, fmt), (b, fmt), (c, cfmt)):
+        a, b, c = near(fa, (N, K)), near(fb, (N, K)), near(cfmt, (N,))
+        for x, f in ((a, fa), (b, fb), (c, cfmt)):
             pick = rng.random(x.shape) < 1 / 3
             x[pick] = rng.choice(_specials(f), int(pick.sum()))
         return a, b, c
     if fam == "cancel":   # half the rows: products cancel in pairs (exactly, or within an ulp);
-        a, b = near(fmt, bias, (N, K)), near(fmt, bias, (N, K))     # every row: C cancels the sum
+        a, b = near(fa, (N, K)), near(fb, (N, K))                   # every row: C cancels the sum
         rows = rng.random(N) < 0.5
-        a[rows, 1::2] = a[rows, 0::2] ^ np.uint64(1 << (nb - 1))
-        nudge = (rng.random((N, K // 2)) < 0.5) & ((b[:, 0::2] & ((1 << fb) - 1)) != (1 << fb) - 1)
+        a[rows, 1::2] = a[rows, 0::2] ^ np.uint64(1 << (_fields(fa)[2] - 1))
+        frac = (1 << _fields(fb)[1]) - 1
+        nudge = (rng.random((N, K // 2)) < 0.5) & ((b[:, 0::2] & frac) != frac)
         b[rows, 1::2] = (b[:, 0::2] + nudge.astype(np.uint64))[rows]
-        prods = _as(a, fmt).astype(np.float64) * _as(b, fmt).astype(np.float64)
+        prods = _as(a, fa).astype(np.float64) * _as(b, fb).astype(np.float64)
         cdt = np.float16 if cfmt == "f16" else np.float32
         with np.errstate(over="ignore"):
             c = (-prods.sum(1)).astype(cdt).view(UINT[np.dtype(cdt).itemsize]).astype(np.uint64)
         return a, b, c
     assert fam == "tiny"
-    a, b = (_random_bits(rng, (N, K), fmt, 0, 2) for _ in range(2))
-    for x in (a, b):
-        zero = rng.random(x.shape) < 0.25
-        x[zero] = rng.integers(0, 2, int(zero.sum())).astype(np.uint64) << (nb - 1)
-    c = _random_bits(rng, (N,), cfmt, 0, 1)
-    zero = rng.random(N) < 0.5
-    c[zero] = rng.integers(0, 2, int(zero.sum())).astype(np.uint64) << (_fields(cfmt)[2] - 1)
-    return a, b, c
+    return tiny(fa, (N, K), 0.25), tiny(fb, (N, K), 0.25), tiny(cfmt, (N,), 0.5)
 
 
 def _as(bits, fmt):
@@ -160,7 +172,8 @@ def _mmasim(cls, arch, inst, fmt, result, a, b, c):
         nb = _fields(f)[2]
         return torch.from_numpy(np.ascontiguousarray(x.astype(UINT[(nb + 7) // 8]).view(signed[(nb + 7) // 8]))) \
             .view(tdt[f])
-    d = op.dpa(tensor(a, fmt), tensor(b, fmt), tensor(c, result))
+    fa, fb = _formats(fmt)
+    d = op.dpa(tensor(a, fa), tensor(b, fb), tensor(c, result))
     width = 2 if result == "f16" else 4
     return d.view({2: torch.int16, 4: torch.int32}[width]).numpy().view(UINT[width])
 
@@ -170,7 +183,8 @@ def compare(config, fam):
     model, cls, arch, inst, fmt, result, K = config
     a, b, c = _family(fam, fmt, result, K, inst)
     ref = _mmasim(cls, arch, inst, fmt, result, a, b, c)
-    got = mma(model, _as(a, fmt)[:, None, :], _as(b, fmt)[:, :, None], _as(c, result)[:, None, None], result)
+    fa, fb = _formats(fmt)
+    got = mma(model, _as(a, fa)[:, None, :], _as(b, fb)[:, :, None], _as(c, result)[:, None, None], result)
     got = got.reshape(-1).view(UINT[got.dtype.itemsize])
     bad = np.flatnonzero(got != ref)
     return len(ref), len(bad), (int(bad[0]) if len(bad) else None), (a, b, c, got, ref)
