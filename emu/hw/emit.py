@@ -187,7 +187,7 @@ class _Emitter:
     # -- types -----------------------------------------------------------------------------------
     def ty(self, t: Type, inst: Inst | None = None) -> str:
         if isinstance(t, ScalarType):
-            if t.name in ("bf16", "i8", "u8", "i16", "u16", "f8e4m3", "f8e5m2", "f4e2m1"):
+            if t.name in ("bf16", "i8", "u8", "i16", "u16", "e4m3", "e5m2", "e2m1"):
                 self.fail(inst, f"WGSL has no {t} values ({t} exists in SPIR-V and inside cooperative matrices)",
                           hint="run the SPIR-V itself (emu diff --backend vulkan), or use 32-bit integers")
             if t.name == "f64" and self.d == "dawn":

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..errors import HostError
-from ..numerics.dtypes import NP
+from ..numerics.dtypes import MINIFLOATS, NP
 from .types import ArrayType, ScalarType, StructType, Type
 
 
@@ -23,7 +23,8 @@ def to_array(t: Type, value, lanes: int):
         per = [to_array(t.elem, v, 1) for v in value]
         return _stack_struct(per, lanes)
     dt = NP[_scalar(t).name]
-    arr = np.asarray(value, dtype=np.float64 if np.issubdtype(dt, np.floating) or _scalar(t).name == "bf16" else None)
+    wide = np.issubdtype(dt, np.floating) or _scalar(t).name in ("bf16", *MINIFLOATS)
+    arr = np.asarray(value, dtype=np.float64 if wide else None)
     arr = arr.astype(dt)
     return np.broadcast_to(arr, (lanes,) + arr.shape)
 

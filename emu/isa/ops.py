@@ -102,7 +102,9 @@ _OPS = [
           attrs=("fn",), optional=("exact", "contracted")),
     OpDef("select", (3, 3), True, "select(f, t, cond) per component"),
     OpDef("convert", (1, 1), True, "value conversion to the result type (`native`: SPIR-V's own, "
-          "which the device's instruction does, not WGSL's clamped one)", optional=("native",)),
+          "which the device's instruction does, not WGSL's clamped one; `saturate`: to an 8-bit "
+          "float, out-of-range values become its largest finite one, SPV_EXT_float8)",
+          optional=("native", "saturate")),
     OpDef("bitcast", (1, 1), True, "reinterpret the bits as the result type"),
     OpDef("builtin", (0, None), True, "a numeric builtin function of WGSL (`contracted`: the compiler "
           "model's decision that formed it, emu/isa/compiler.py)", attrs=("fn",), optional=("contracted",)),

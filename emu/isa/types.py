@@ -74,15 +74,17 @@ U16 = ScalarType("u16", "uint", 16)
 I64 = ScalarType("i64", "sint", 64)        # naga's (wgpu's SHADER_INT64); Tint has none
 U64 = ScalarType("u64", "uint", 64)
 F64 = ScalarType("f64", "float", 64)       # naga's (wgpu's SHADER_F64); Tint has none
-# SPIR-V's 8- and 4-bit floats (SPV_EXT_float8, SPV_EXT_ocp_microscaling_types): constants, memory,
-# bitcasts and conversions to wider floats only
-F8E4M3 = ScalarType("f8e4m3", "float", 8)
-F8E5M2 = ScalarType("f8e5m2", "float", 8)
-F4E2M1 = ScalarType("f4e2m1", "float", 4)
-MINIFLOATS = (F8E4M3, F8E5M2, F4E2M1)
+# SPIR-V's 8- and 4-bit floats, no arithmetic of their own: SPV_EXT_float8's OCP E4M3 and E5M2
+# (Float8E4M3EXT, Float8E5M2EXT: storage, conversions both ways, cooperative matrices) and
+# SPV_EXT_ocp_microscaling_types' FP4 E2M1 (storage, bitcasts, conversions to wider types)
+E4M3 = ScalarType("e4m3", "float", 8)
+E5M2 = ScalarType("e5m2", "float", 8)
+E2M1 = ScalarType("e2m1", "float", 4)
+FP8 = (E4M3, E5M2)
+MINIFLOATS = (E4M3, E5M2, E2M1)
 SCALARS = {t.name: t for t in (BOOL, I32, U32, F32, F16, BF16, I8, U8, I16, U16, I64, U64, F64, *MINIFLOATS)}
 # Element types that only live in storage or inside cooperative matrices, never in WGSL registers.
-STORAGE_ONLY = (BF16, I8, U8, I16, U16)
+STORAGE_ONLY = (BF16, I8, U8, I16, U16, *MINIFLOATS)
 
 
 @dataclass(frozen=True)

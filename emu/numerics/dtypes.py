@@ -2,10 +2,14 @@
 
 Every scalar type is named by a short string used across emu:
 'bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16' (SPIR-V's Int16),
-'i64', 'u64' (naga's 64-bit integers), 'f64' (naga's IEEE binary64).
+'i64', 'u64' (naga's 64-bit integers), 'f64' (naga's IEEE binary64), 'e4m3', 'e5m2' (the OCP 8-bit
+floats of SPV_EXT_float8: ml_dtypes' float8_e4m3fn and float8_e5m2), 'e2m1' (the OCP FP4 of
+SPV_EXT_ocp_microscaling_types: ml_dtypes' float4_e2m1fn, one byte a value, its code in the low 4 bits).
 'bf16', 'i8', 'u8', 'i16' and 'u16' are not WGSL scalar types; they exist as component types of
 cooperative matrices and SPIR-V values and follow the same rules as their WGSL relatives
-(bf16 like f16/f32, i8/u8/i16/u16 like i32/u32 at 8 and 16 bits).
+(bf16 like f16/f32, i8/u8/i16/u16 like i32/u32 at 8 and 16 bits). 'e4m3', 'e5m2' and 'e2m1' are
+storage formats only: SPIR-V allows them in conversions, bit casts and (the 8-bit ones) cooperative
+matrices, not in arithmetic, so they are in MINIFLOATS, not in FLOATS.
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ import numpy as np
 from ..errors import InvalidArgument
 
 NAMES = ('bool', 'i32', 'u32', 'f32', 'f16', 'bf16', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64', 'f64',
-         'f8e4m3', 'f8e5m2', 'f4e2m1')
+         'e4m3', 'e5m2', 'e2m1')
 
 class LazyTable(dict):
     """A dict some of whose entries are made on first use by `load(key)`, which raises KeyError
@@ -70,8 +74,8 @@ class LazyTable(dict):
         return dict(dict.items(self))
 
 
-# ml_dtypes' names of the types it holds (loaded on first use)
-_ML_DTYPES = {'bf16': 'bfloat16', 'f8e4m3': 'float8_e4m3fn', 'f8e5m2': 'float8_e5m2', 'f4e2m1': 'float4_e2m1fn'}
+# the types whose numpy dtype comes from ml_dtypes, by emu name and ml_dtypes name (loaded on first use)
+_ML_DTYPES = {'bf16': 'bfloat16', 'e4m3': 'float8_e4m3fn', 'e5m2': 'float8_e5m2', 'e2m1': 'float4_e2m1fn'}
 
 
 def _bf16_dtype(name: str):
@@ -82,9 +86,11 @@ def _bf16_dtype(name: str):
 
 
 def _bf16_name(dt) -> str:
-    """'bf16' for ml_dtypes' bfloat16 (no other dtype is named so; none exists before ml_dtypes)."""
-    if getattr(dt, "name", None) == "bfloat16" and dt == NP['bf16']:
-        return 'bf16'
+    """'bf16', 'e4m3', 'e5m2' for ml_dtypes' bfloat16, float8_e4m3fn, float8_e5m2 (no other dtype
+    is named so; none exists before ml_dtypes)."""
+    for name, ml in _ML_DTYPES.items():
+        if getattr(dt, "name", None) == ml and dt == NP[name]:
+            return name
     raise KeyError(dt)
 
 
@@ -102,7 +108,7 @@ NP = LazyTable({
     'i64': np.dtype(np.int64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.float64),
-}, _bf16_dtype, pending=('bf16', 'f8e4m3', 'f8e5m2', 'f4e2m1'))
+}, _bf16_dtype, pending=tuple(_ML_DTYPES))
 
 # float dtype -> name: the inverse of NP for the matrix unit's input formats
 FLOAT_NAMES = LazyTable({np.dtype(np.float16): 'f16', np.dtype(np.float32): 'f32'}, _bf16_name)
@@ -122,17 +128,18 @@ BITS = {
     'i64': np.dtype(np.uint64),
     'u64': np.dtype(np.uint64),
     'f64': np.dtype(np.uint64),
-    'f8e4m3': np.dtype(np.uint8),
-    'f8e5m2': np.dtype(np.uint8),
-    'f4e2m1': np.dtype(np.uint8),        # one byte a value: its code in the low 4 bits (as ml_dtypes)
+    'e4m3': np.dtype(np.uint8),
+    'e5m2': np.dtype(np.uint8),
+    'e2m1': np.dtype(np.uint8),          # one byte a value: its code in the low 4 bits (as ml_dtypes)
 }
 
 SIZE = {name: BITS[name].itemsize for name in NAMES}
 
 FLOATS = frozenset({'f32', 'f16', 'bf16', 'f64'})
-# SPIR-V's 8- and 4-bit floats (SPV_EXT_float8's E4M3 and E5M2, the OCP microscaling FP4 E2M1):
-# no arithmetic of their own, only conversions to wider floats (exact), constants and bitcasts
-MINIFLOATS = frozenset({'f8e4m3', 'f8e5m2', 'f4e2m1'})
+# SPIR-V's 8- and 4-bit floats: no arithmetic of their own, only constants, bitcasts and
+# conversions (see the module doc); FP8 are the ones with conversions to them and matrices
+FP8 = frozenset({'e4m3', 'e5m2'})
+MINIFLOATS = FP8 | {'e2m1'}
 INTS = frozenset({'i32', 'u32', 'i8', 'u8', 'i16', 'u16', 'i64', 'u64'})
 SIGNED = frozenset({'i32', 'i8', 'i16', 'i64'})
 UNSIGNED = frozenset({'u32', 'u8', 'u16', 'u64'})

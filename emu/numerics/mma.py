@@ -2,8 +2,9 @@
 
     d = mma(model, a, b, c, result_type, saturate=False, jobs=1)
         a (S, M, K), b (S, K, N), c (S, M, N): S independent subgroups at once. a and b share a
-        dtype: float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32 or uint32. c is float16 /
-        float32 for float inputs, an integer dtype for integer inputs (see below). result_type:
+        dtype: float16, bfloat16, float8_e4m3fn, float8_e5m2 (ml_dtypes), float32, int8, uint8,
+        int32 or uint32 (or mix the two 8-bit floats, or int8 and uint8). c is float16 / float32 for float inputs, an integer dtype for integer
+        inputs (see below). result_type:
         'f16', 'f32', 'i32', 'u32', 'i8', 'u8' (C's type).
         Returns (S, M, N) in the result type. jobs=1 runs the serial numba kernel, jobs>1 the
         prange one on that many threads (the result is the same).
@@ -15,9 +16,11 @@ Models (MODELS; a model object or its preset name is accepted everywhere):
 - 'ieee-chain'      d = C; for k ascending: d = fma(a[k], b[k], d), each rounded nearest-even.
 - 'lavapipe-chain'  products rounded to the accumulator type, summed from +0 in ascending k with a
                     rounding per add, then + C: Mesa lavapipe's lowering of cooperative matrices.
-- fused presets     'nvidia-volta' ... 'nvidia-hopper', 'amd-cdna3': the fused multi-term adder of
-                    MMA-Sim (Xie et al., arXiv:2511.10909) and Khattak & Mikaitis
-                    (arXiv:2512.07004); FusedParams says what each parameter means.
+- fused presets     'nvidia-volta' ... 'nvidia-hopper', 'nvidia-blackwell', 'nvidia-rtx-blackwell',
+                    'amd-cdna3': the fused multi-term adder of MMA-Sim (Xie et al.,
+                    arXiv:2511.10909) and Khattak & Mikaitis (arXiv:2512.07004); FusedParams says
+                    what each parameter means. tests/numerics/test_mmasim_oracle.py holds them
+                    to MMA-Sim's own code (the `mmasim` package) bit for bit.
 - 'int-wrap'        integers only.
 Integer inputs (i8/u8 into i8/u8/i32/u32, i32/u32 into i32/u32) always give the low bits of the
 exact A*B + C: it wraps modulo 2^32 (2^8 for an 8-bit result), as SPIR-V's
@@ -30,7 +33,7 @@ numba kernel (`mma_kernels`) that agrees with it bit for bit; mma() runs the ker
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -74,6 +77,16 @@ class FusedParams:
     zero_sign        'ieee': a zero result has the sign IEEE arithmetic gives it (-0 when every
                      term is -0, or when a negative sum rounds to zero); 'positive': every zero
                      result is +0, as an integer adder with a separate sign produces.
+    zero_exponent    C inside (ignored outside): None, zero addends (a product with a zero factor, a zero C or
+                     accumulator) take no part in the alignment; an integer, they take part with
+                     this formal exponent (MMA-Sim's e_zero), which lowers the quantum of a block
+                     whose other addends are all smaller.
+    result_frac_bits None: the result keeps its type's fraction bits; n: the final rounding keeps
+                     only n of them (same exponent range), as MMA-Sim's RZ-E8M13 for FP8
+                     operands on Ada and Hopper (f32 results with 13 fraction bits).
+    product_overflow False: products are exact; True: a product of magnitude 2^(emax + 1) of the
+                     result type or more is an infinity of its sign before the sum (MMA-Sim's
+                     TR-FDPA for AMD CDNA3: +big - big is then NaN, not the exact difference).
     """
     block: int
     frac_bits: int
@@ -89,13 +102,18 @@ class FusedParams:
     flush_output_subnormals: bool = False
     input_frac_bits: int | None = None
     zero_sign: str = "ieee"
+    zero_exponent: int | None = None
+    result_frac_bits: int | None = None
+    product_overflow: bool = False
 
     def __post_init__(self):
         ok = (1 <= self.block <= 1024 and 1 <= self.frac_bits <= 40
               and self.term_rounding in ("rz", "rd") and self.outside_rounding in ("rz", "rd")
               and self.c_position in ("inside", "outside")
               and self.between_blocks in ("round", "carry") and self.final_rounding in _ROUND_CODE
-              and self.overflow in ("inf", "ieee") and self.zero_sign in ("ieee", "positive"))
+              and self.overflow in ("inf", "ieee") and self.zero_sign in ("ieee", "positive")
+              and (self.zero_exponent is None or -1100 <= self.zero_exponent <= 1100)
+              and (self.result_frac_bits is None or 1 <= self.result_frac_bits <= 23))
         if self.c_position == "outside":
             # the re-cut product sum and C must still fit an int64 with the block's carries
             ok = ok and 1 <= self.c_frac_bits <= self.sum_frac_bits and \
@@ -113,6 +131,11 @@ class Rule:
     facc: FloatFormat
     nan_bits: int
     fused: FusedParams | None = None
+    fin_b: FloatFormat | None = None    # B's format where it differs from A's (e4m3 x e5m2)
+
+    @property
+    def fb(self) -> FloatFormat:
+        return self.fin_b or self.fin
 
 
 @dataclass(frozen=True)
@@ -167,10 +190,14 @@ class FusedModel:
     source: str
     bf16_f16_result: bool = False       # bf16 x bf16 -> f16 exists (not on NVIDIA: PTX mma
                                         # takes bf16 with an f32 accumulator only)
+    fp8_f16_result: FusedParams | None = None   # e4m3/e5m2 operands (FP8 has its own adder on
+    fp8_f32_result: FusedParams | None = None   # NVIDIA: other F, L and result precision)
 
     def rule(self, fin, fc, rt):
         nan = self.nan_f16 if rt == "f16" else self.nan_f32
-        if fin.name == "f32":
+        if fin.name in ("e4m3", "e5m2"):
+            p = self.fp8_f16_result if rt == "f16" else self.fp8_f32_result
+        elif fin.name == "f32":
             p = self.f32_inputs if rt == "f32" else None
             if p == "ieee-chain":
                 return Rule("ieee-chain", fin, fc, FORMATS[rt], nan)
@@ -236,61 +263,95 @@ class IntModel:
                          f"float model such as 'exact' or a device preset")
 
 
-def _nv(block, F, tf32_block, zero_sign="ieee"):
+def _nv(block, F, tf32_block, ez16, ez32):
     """NVIDIA tensor cores, MMA-Sim's NVIDIA model (arXiv:2511.10909 and its reference code,
-    github.com/microsoft/MMA-Sim): C joins the products inside one fused sum (T-FDPA), addends
-    truncated toward zero to F fraction bits, chained instructions round between blocks, f32
-    results rounded toward zero, f16 results to nearest even, subnormals kept (exponent clamped at
-    emin), canonical NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to
-    infinity also under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an
-    f32 result, so unverified (assumption for bf16 operands)."""
-    f32 = FusedParams(block=block, frac_bits=F, final_rounding="rz", zero_sign=zero_sign)
-    f16 = FusedParams(block=block, frac_bits=F, final_rounding="rne", zero_sign=zero_sign)
-    tf32 = None if tf32_block is None else FusedParams(block=tf32_block, frac_bits=F, final_rounding="rz",
-                                                       input_frac_bits=10, zero_sign=zero_sign)
-    return f16, f32, tf32
+    github.com/microsoft/MMA-Sim, mmasim 2.1.1 nv_ptx/sim.py and arithmetic/fdpa.py): C joins the
+    products inside one fused sum (T-FDPA), addends truncated toward zero to F fraction bits
+    below the largest exponent, zero addends aligning at e_zero (ez16 for an f16 result, ez32 for
+    f32), chained instructions round between blocks, f32 results rounded toward zero, f16 results
+    to nearest even, subnormals kept (exponent clamped at emin), every zero result +0, canonical
+    NaN 0x7FFF / 0x7FFFFFFF (all confirmed on the H200 for Hopper). Overflow to infinity also
+    under round-toward-zero: MMA-Sim's code; unreachable from f16 operands with an f32 result,
+    so unverified (assumption for bf16 operands)."""
+    def p(L, rounding, ez, **kw):
+        return FusedParams(block=L, frac_bits=F, final_rounding=rounding, zero_sign="positive",
+                           zero_exponent=ez, **kw)
+    tf32 = None if tf32_block is None else p(tf32_block, "rz", ez32, input_frac_bits=10)
+    return p(block, "rne", ez16), p(block, "rz", ez32), tf32
+
+
+def _nv_fp8(block, F, ez16, ez32, result_frac_bits=None):
+    """NVIDIA FP8 (e4m3, e5m2) operands, MMA-Sim's T-FDPA with the FP8 instruction's own F and
+    L; on Ada and Hopper an f32 result keeps 13 fraction bits (RZ-E8M13)."""
+    kw = dict(block=block, frac_bits=F, zero_sign="positive")
+    return (FusedParams(final_rounding="rne", zero_exponent=ez16, **kw),
+            FusedParams(final_rounding="rz", zero_exponent=ez32, result_frac_bits=result_frac_bits, **kw))
 
 
 _NV_SRC = ("MMA-Sim (Xie et al., arXiv:2511.10909, NVIDIA T-FDPA model; values from its reference "
            "implementation github.com/microsoft/MMA-Sim)")
 
+
+def _nvidia(name, f16_block, F, tf32_block, ez16, ez32, fp8=None, source=_NV_SRC):
+    f16, f32, tf32 = _nv(f16_block, F, tf32_block, ez16, ez32)
+    fp16, fp32 = fp8 or (None, None)
+    return FusedModel(name, f16, f32, tf32, 0x7FFF, 0x7FFFFFFF, source,
+                      fp8_f16_result=fp16, fp8_f32_result=fp32)
+
+
 MODELS = {
     "exact": ExactModel(),
     "ieee-chain": IEEEChainModel(),
     "lavapipe-chain": LavapipeChainModel(),
-    # Volta: mma.m8n8k4 is the only f16 instruction -> L = 4; F = 23 (MMA-Sim). No tf32.
-    "nvidia-volta": FusedModel("nvidia-volta", *_nv(4, 23, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Turing: m16n8k8 -> L = 8; F = 24 (MMA-Sim). No tf32.
-    "nvidia-turing": FusedModel("nvidia-turing", *_nv(8, 24, None), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Ampere: m16n8k16 runs as two fused k8 halves (MMA-Sim's split-K) -> L = 8, F = 24;
-    # tf32 m16n8k8 likewise split -> L = 4.
-    "nvidia-ampere": FusedModel("nvidia-ampere", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
-    # Ada Lovelace: as Ampere for f16/bf16/tf32 (MMA-Sim).
-    "nvidia-ada": FusedModel("nvidia-ada", *_nv(8, 24, 4), 0x7FFF, 0x7FFFFFFF, _NV_SRC),
+    # F, L (MMA-Sim's L_max: 8 bytes of operands per lane on Volta, 16 on Turing to Ada, 32 from
+    # Hopper on) and e_zero (-19/-131 on Volta, -20/-132 Turing to Ada, -21/-133 from Hopper on,
+    # for f16/f32 results) are MMA-Sim's _mma_F_bits, _mma_L_max_bytes and _mma_e_zero_*.
+    # Volta: mma.m8n8k4 is the only f16 instruction -> L = 4; F = 23. No tf32.
+    "nvidia-volta": _nvidia("nvidia-volta", 4, 23, None, -19, -131),
+    # Turing: m16n8k8 -> L = 8; F = 24. No tf32.
+    "nvidia-turing": _nvidia("nvidia-turing", 8, 24, None, -20, -132),
+    # Ampere: m16n8k16 runs as two fused k8 halves -> L = 8, F = 24; tf32 m16n8k8 -> L = 4.
+    "nvidia-ampere": _nvidia("nvidia-ampere", 8, 24, 4, -20, -132),
+    # Ada Lovelace: as Ampere for f16/bf16/tf32; FP8 (mma m16n8k32 e4m3/e5m2, sm_89): 16 one-byte
+    # products per step, F = 13, f32 results truncated to 13 fraction bits (MMA-Sim).
+    "nvidia-ada": _nvidia("nvidia-ada", 8, 24, 4, -20, -132, _nv_fp8(16, 13, -20, -132, 13)),
     # Hopper: k16 fused in one step -> L = 16, F = 25 (MMA-Sim; the README of the H200 data says
     # 25 too). Pinned by tests/data/hw/h200, all 786432 float results bit for bit; each neighbour
     # breaks some (of them): F = 24 (94806), F = 26 (48331), L = 8 (145825), RNE f32 results
     # (148430), RZ f16 results (159730), C outside (2653), RZ to f32 then RNE to f16 (15),
-    # renormalised subnormal exponents (674), zeros taking part in the alignment (62).
+    # renormalised subnormal exponents (674), zeros taking part in the alignment at the format's
+    # emin (62; MMA-Sim's e_zero, -21 and -133, breaks none).
     # tf32 m16n8k8 is one fused step on Hopper -> L = 8 (MMA-Sim; not measured here).
     # Zero results are +0 on the H200: none of the 47,000 zeros among its special-value vectors
     # (tests/data/hw/h200/mma_special.npz) is -0, including 5 where IEEE arithmetic gives -0 (a
     # tiny negative sum rounding to zero in f16, and a sum of zeros with C = -0).
-    "nvidia-hopper": FusedModel("nvidia-hopper", *_nv(16, 25, 8, zero_sign="positive"), 0x7FFF, 0x7FFFFFFF,
-                                _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
+    # FP8: MMA-Sim models it only for wgmma (m64nNk32): L = 32, F = 13, f32 results with 13
+    # fraction bits. Which instruction NVIDIA's Vulkan driver issues for an FP8 cooperative
+    # matrix on Hopper is not published (assumption: wgmma's arithmetic).
+    "nvidia-hopper": _nvidia("nvidia-hopper", 16, 25, 8, -21, -133, _nv_fp8(32, 13, -21, -133, 13),
+                             _NV_SRC + "; verified against H200 recordings (tests/data/hw/h200)"),
+    # Blackwell (sm_100, B200): mma.sync f16/bf16/tf32 as Hopper (MMA-Sim's "Blackwell": L = 16,
+    # tf32 L = 8, F = 25); FP8 only through tcgen05.mma kind::f8f6f4: L = 32, F = 25, full f32
+    # results (MMA-Sim). Which instruction a Vulkan FP8 cooperative matrix runs on B200 is not
+    # published (assumption: tcgen05's arithmetic).
+    "nvidia-blackwell": _nvidia("nvidia-blackwell", 16, 25, 8, -21, -133, _nv_fp8(32, 25, -21, -133)),
+    # RTX Blackwell (sm_120, RTX 50x0): mma.sync, 32 bytes of operands per step: f16/bf16 L = 16,
+    # tf32 L = 8, FP8 (m16n8k32, sm_89 and kind::f8f6f4 alike) L = 32; F = 25, full f32 results.
+    "nvidia-rtx-blackwell": _nvidia("nvidia-rtx-blackwell", 16, 25, 8, -21, -133, _nv_fp8(32, 25, -21, -133)),
     # AMD CDNA3 (MI300) f16/bf16 MFMA, MMA-Sim's TR-FDPA: L = 8 products truncated toward zero to
     # F = 24 fraction bits below their largest exponent and summed; C added outside: the product
     # sum floored to F2 = 31 and C floored to 24 fraction bits below E = max(exponents), then one
-    # nearest-even rounding to f32 (all MMA-Sim). No f16 accumulator on CDNA3. f32 MFMA is a chain
-    # of FMAs (MMA-Sim). Assumptions: zero products take no part in the alignment (as measured
-    # on the H200; MMA-Sim's code gives zeros exponent -126, which matters only below 2^-126),
-    # IEEE overflow, NaN bits.
+    # nearest-even rounding to f32; a product beyond f32's range is an infinity before the sum;
+    # NaN 0x7FFFFFFF (all MMA-Sim). No f16 accumulator on CDNA3. f32 MFMA is a chain of FMAs
+    # (MMA-Sim). Assumptions: zero products take no part in the alignment (as measured on the
+    # H200; MMA-Sim's code gives zeros exponent -126, which matters only below 2^-126), IEEE
+    # overflow of the sum.
     "amd-cdna3": FusedModel(
         "amd-cdna3", None,
         FusedParams(block=8, frac_bits=24, term_rounding="rz", c_position="outside",
                     sum_frac_bits=31, c_frac_bits=24, outside_rounding="rd",
-                    final_rounding="rne", overflow="ieee"),
-        "ieee-chain", _QNAN["f16"], _QNAN["f32"],
+                    final_rounding="rne", overflow="ieee", product_overflow=True),
+        "ieee-chain", _QNAN["f16"], 0x7FFFFFFF,
         "MMA-Sim (arXiv:2511.10909, AMD CDNA3 TR-FDPA model and reference code)"),
     "int-wrap": IntModel(),
 }
@@ -320,8 +381,8 @@ _ACC_DTYPES = {"f16": np.dtype(np.float16), "f32": np.dtype(np.float32),
 
 def bits32(x: np.ndarray) -> np.ndarray:
     """Raw bit patterns widened to uint32, C-contiguous (one kernel signature for every format)."""
-    if x.dtype.itemsize == 2:
-        return np.ascontiguousarray(x).view(np.uint16).astype(np.uint32)
+    if x.dtype.itemsize in (1, 2):
+        return np.ascontiguousarray(x).view(np.uint8 if x.dtype.itemsize == 1 else np.uint16).astype(np.uint32)
     return np.ascontiguousarray(x).view(np.uint32)
 
 
@@ -334,6 +395,9 @@ def pack_rule(rule: Rule) -> np.ndarray:
     p[_k.P_C_EB], p[_k.P_C_FB] = rule.fc.ebits, rule.fc.fbits
     p[_k.P_ACC_EB], p[_k.P_ACC_FB] = rule.facc.ebits, rule.facc.fbits
     p[_k.P_NAN] = rule.nan_bits
+    p[_k.P_IN_FN] = rule.fin.finite_only
+    p[_k.P_INB_EB], p[_k.P_INB_FB], p[_k.P_INB_FN] = rule.fb.ebits, rule.fb.fbits, rule.fb.finite_only
+    p[_k.P_RES_FB] = rule.facc.fbits
     f = rule.fused
     if f is not None:
         if f.input_frac_bits is not None:
@@ -349,6 +413,11 @@ def pack_rule(rule: Rule) -> np.ndarray:
         p[_k.P_FLUSH_IN] = f.flush_input_subnormals
         p[_k.P_FLUSH_OUT] = f.flush_output_subnormals
         p[_k.P_ZERO_POS] = f.zero_sign == "positive"
+        p[_k.P_EZERO_ON] = f.zero_exponent is not None
+        p[_k.P_EZERO] = f.zero_exponent or 0
+        p[_k.P_PROD_OVF] = f.product_overflow
+        if f.result_frac_bits is not None:
+            p[_k.P_RES_FB] = min(f.result_frac_bits, rule.facc.fbits)
     return p
 
 
@@ -365,10 +434,14 @@ def _check(a, b, c, result_type, saturate):
         raise InvalidArgument(f"mma shapes disagree: a {a.shape}, b {b.shape}, c {c.shape} "
                          f"(want (S, M, K), (S, K, N), (S, M, N))")
     bytes8 = (np.dtype(np.int8), np.dtype(np.uint8))
-    if a.dtype != b.dtype and not (a.dtype in bytes8 and b.dtype in bytes8):
-        # i8 x u8 (SPIR-V's per-operand signedness) is exact products of the two values; other
-        # pairs have no multiply-add a device lists
-        raise InvalidArgument(f"a and b must share a dtype (or be i8 and u8), got {a.dtype} and {b.dtype}")
+    fp8 = a.dtype in FLOAT_DTYPES and b.dtype in FLOAT_DTYPES and \
+        {FLOAT_DTYPES[a.dtype], FLOAT_DTYPES[b.dtype]} <= {"e4m3", "e5m2"}
+    if a.dtype != b.dtype and not (a.dtype in bytes8 and b.dtype in bytes8) and not fp8:
+        # i8 x u8 (SPIR-V's per-operand signedness) is exact products of the two values, e4m3 x
+        # e5m2 (PTX's and SPIR-V's mixed FP8) the same for floats; other pairs have no
+        # multiply-add a device lists
+        raise InvalidArgument(f"a and b must share a dtype (or be i8 and u8, or e4m3 and e5m2), got "
+                              f"{a.dtype} and {b.dtype}")
     if a.dtype in _INT_DTYPES:
         fin = _INT_DTYPES[a.dtype]
         accs = ("i32", "u32") if fin in ("i32", "u32") else ("i8", "u8", "i32", "u32")
@@ -381,16 +454,23 @@ def _check(a, b, c, result_type, saturate):
             # 8-bit products into 32 bits cannot overflow at any K a device has, these can
             raise InvalidArgument(f"saturate (SaturatingAccumulation) is modelled for 8-bit inputs "
                                   f"into an i32/u32 result only, not {fin} into {result_type}")
-        return True, _INT_DTYPES[a.dtype], None
+        return True, _INT_DTYPES[a.dtype], None, None
     if a.dtype not in FLOAT_DTYPES:
-        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, int8, uint8, "
-                              f"int32, uint32")
+        raise InvalidArgument(f"unsupported input dtype {a.dtype}: float16, bfloat16, float32, "
+                              f"float8_e4m3fn, float8_e5m2, int8, uint8, int32, uint32")
     if result_type not in ("f16", "f32") or c.dtype not in (np.dtype(np.float16), np.dtype(np.float32)):
         raise InvalidArgument(f"float inputs ({a.dtype}) need an f16/f32 C and result, got C {c.dtype} "
                          f"and result {result_type!r}")
     if saturate:
         raise InvalidArgument("saturate (SaturatingAccumulation) applies to integer MMA only")
-    return False, FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32"
+    return False, FLOAT_DTYPES[a.dtype], "f16" if c.dtype == np.float16 else "f32", FLOAT_DTYPES[b.dtype]
+
+
+def _rule(model, fin: str, fc: str, rt: str, fin_b: str | None = None) -> Rule:
+    """The model's Rule for A of format fin and B of fin_b (e4m3 x e5m2: the FP8 rule, B read in
+    its own format)."""
+    rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], rt)
+    return rule if fin_b in (None, fin) else replace(rule, fin_b=FORMATS[fin_b])
 
 
 def resolve(model, in_fmt: str, c_fmt: str, result_type: str) -> Rule:
@@ -446,8 +526,8 @@ def zero_sign(bits: np.ndarray, prm: np.ndarray) -> None:
 
 def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int = 1) -> np.ndarray:
     """D = A*B + C for S subgroups at once under `model` (see the module doc)."""
-    is_int, fin, fc = _check(a, b, c, result_type, saturate)
-    m = get_model(model)
+    is_int, fin, fc, fin_b = _check(a, b, c, result_type, saturate)
+    get_model(model)                    # an unknown name is an error for integers too
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     if is_int:
         signed = result_type == "i32"
@@ -464,7 +544,7 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
         if result_type in ("i8", "u8"):
             out = out.astype(np.uint8)            # the low 8 bits: wraps modulo 2^8
         return out.view(_ACC_DTYPES[result_type])
-    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(model, fin, fc, result_type, fin_b)
     out = np.empty(c.shape, np.uint32)
     prm = pack_rule(rule)
     from . import mma_kernels
@@ -478,7 +558,7 @@ def mma(model, a, b, c, result_type: str, saturate: bool = False, *, jobs: int =
 
 def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> np.ndarray:
     """mma() through the plain-Python reference, element by element (slow; for tests)."""
-    is_int, fin, fc = _check(a, b, c, result_type, saturate)
+    is_int, fin, fc, fin_b = _check(a, b, c, result_type, saturate)
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     S, M, K = a.shape
     N = b.shape[2]
@@ -490,7 +570,7 @@ def reference_mma(model, a, b, c, result_type: str, saturate: bool = False) -> n
                     out[s, i, j] = _ref.int_element(a[s, i, :].tolist(), b[s, :, j].tolist(),
                                                     int(c[s, i, j]), result_type, saturate)
         return out.astype(_ACC_DTYPES[result_type])
-    rule = get_model(model).rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(model, fin, fc, result_type, fin_b)
     fn = _ref.ELEMENT[rule.kind]
     ab, bb, cb = bits32(a), bits32(b), bits32(c)
     out = np.empty((S, M, N), np.uint32)
@@ -517,7 +597,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     c_arr = np.asarray(c_scalar).reshape(1, 1, 1)
     if a_row.ndim != 1 or b_col.shape != a_row.shape:
         raise InvalidArgument(f"explain_element wants a_row (K,) and b_col (K,), got {a_row.shape}, {b_col.shape}")
-    is_int, fin, fc = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
+    is_int, fin, fc, fin_b = _check(a_row.reshape(1, 1, -1), b_col.reshape(1, -1, 1), c_arr, result_type, saturate)
     m = get_model(model)
     info: dict = {"model": m.name, "result_type": result_type}
     if is_int:
@@ -530,9 +610,9 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
                     steps=trace["steps"], result={"value": r, "bits": f"0x{r & 0xFF:02x}" if result_type in ("i8", "u8")
                                                          else f"0x{r & 0xFFFFFFFF:08x}"})
         return info
-    rule = m.rule(FORMATS[fin], FORMATS[fc], result_type)
+    rule = _rule(m, fin, fc, result_type, fin_b)
     ab, bb, cb = bits32(a_row).tolist(), bits32(b_col).tolist(), int(bits32(c_arr).item())
-    fi, fcf, fa = rule.fin, rule.fc, rule.facc
+    fi, fib, fcf, fa = rule.fin, rule.fb, rule.fc, rule.facc
     trace = {}
     bits = _ref.ELEMENT[rule.kind](rule, ab, bb, cb, trace)
     if rule.fused is not None and rule.fused.zero_sign == "positive" and \
@@ -546,7 +626,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     info["c_type"] = fc
     info["inputs"] = {
         "a": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in ab],
-        "b": [{"bits": _ref.bits_str(x, fi), "value": _ref.value_str(_ref.decode(x, fi))} for x in bb],
+        "b": [{"bits": _ref.bits_str(x, fib), "value": _ref.value_str(_ref.decode(x, fib))} for x in bb],
         "c": {"bits": _ref.bits_str(cb, fcf), "value": _ref.value_str(_ref.decode(cb, fcf))},
     }
     info.update(trace)
@@ -554,7 +634,7 @@ def explain_element(model, a_row, b_col, c_scalar, result_type: str, saturate: b
     info["result"] = {"bits": _ref.bits_str(bits, fa), "value": _ref.value_str(d)}
     # the exact value, and its correctly rounded bits, for comparison
     A = [_ref.decode(x, fi) for x in ab]
-    B = [_ref.decode(x, fi) for x in bb]
+    B = [_ref.decode(x, fib) for x in bb]
     C = _ref.decode(cb, fcf)
     cr = _ref.sum_round([(x, y) for x, y in zip(A, B)] + [C], fa, "rne", _QNAN[result_type])
     special = _ref.combine_specials([_ref.product_special(x, y) for x, y in zip(A, B)] + [_ref.special_of(C)])

@@ -39,6 +39,7 @@ from .mma_kernels import (decode, round_bits, bitlen,
                                     P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB, P_ACC_EB, P_ACC_FB,
                                     P_L, P_F, P_TERM, P_C_OUT, P_CARRY, P_FINAL, P_OVF_INF,
                                     P_FLUSH_IN, P_FLUSH_OUT, P_ZERO_POS, ZERO64, RNE64)
+from .mma_params import P_EZERO_ON, P_EZERO
 
 # the kernel's pieces are called only from compiled code: no Python or cfunc wrapper to compile
 _piece = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -338,6 +339,9 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
     one_fb = np.int64(1) << fb
     rne = mode == R_RNE
     fast_mode = mode == R_RZ or mode == R_RNE
+    # zeros that align at e_zero (MMA-Sim) matter only where every nonzero addend is below it:
+    # such elements (tiny sums) go to the reference kernel
+    ez = prm[P_EZERO] if prm[P_EZERO_ON] != 0 else _NEG
     need_ref = False
     for i in range(M):
         _start_row(s, i, cf, cli, cei, prm, RC, xn, xm, xe, xl, ok, rowbad, colbad)
@@ -352,6 +356,8 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
                     emax[j] = np.int64(em32) if em32 > _NEG32 // 2 else _NEG
                     q = np.int64(em32)
                     q = xe[j] if (xm[j] != 0 and xe[j] > q) else q
+                    if q < ez and (emax[j] > _NEG // 2 or xm[j] != 0):
+                        ok[j] = False
                     emin[j] = q - F + fin2
                     VE[j] = np.int32(q)
                 _vterms_row(GAe, GAm, GAn, oa, GBe, GBm, GBn, bi * L * N, VE, VS)
@@ -368,6 +374,8 @@ def _fused_rows(s, cf, cli, cei, o, Kd, prm, FAm, FAe, FAn, FBm, FBe, FBn, GAm, 
                     q = em
                     if xm[j] != 0 and xe[j] > q:
                         q = xe[j]
+                    if q < ez and (em > _NEG // 2 or xm[j] != 0):
+                        ok[j] = False
                     lo = q - F + fin2
                     emin[j] = lo
                     Sj = np.int64(0)

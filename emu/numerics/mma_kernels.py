@@ -22,6 +22,7 @@ from .mma_params import (ZERO, FINITE, INF, NAN, K_EXACT, K_IEEE, K_LAVAPIPE, K_
                           R_RD, R_RU, P_KIND, P_IN_EB, P_IN_FB, P_IN_KEEP, P_C_EB, P_C_FB,
                           P_ACC_EB, P_ACC_FB, P_L, P_F, P_TERM, P_C_OUT, P_F2, P_FC, P_CARRY,
                           P_FINAL, P_OVF_INF, P_FLUSH_IN, P_FLUSH_OUT, P_NAN, P_RECUT, P_ZERO_POS,
+                          P_IN_FN, P_EZERO_ON, P_EZERO, P_RES_FB, P_PROD_OVF, P_INB_EB, P_INB_FB, P_INB_FN,
                           NPRM)  # noqa: F401
 
 # internal helpers are only called from other kernels: no Python or cfunc wrapper to compile
@@ -76,6 +77,38 @@ def decode(bits, eb, fb, keep, flush):
             return neg, ZERO, np.int64(0), 1 - bias
         return neg, FINITE, f, 1 - bias
     return neg, FINITE, f | (np.int64(1) << fb), e - bias
+
+
+@_helper
+def decode_in(bits, eb, fb, keep, flush, fn):
+    """decode, and for a format without infinities (fn: OCP e4m3) the top binade finite but for
+    its all-ones pattern, NaN."""
+    if fn != 0 and ((bits >> fb) & ((np.int64(1) << eb) - 1)) == (np.int64(1) << eb) - 1:
+        f = bits & ((np.int64(1) << fb) - 1)
+        neg = (bits >> (eb + fb)) & 1
+        if f == (np.int64(1) << fb) - 1:
+            return neg, NAN, np.int64(0), np.int64(0)
+        bias = (np.int64(1) << (eb - 1)) - 1
+        return neg, FINITE, f | (np.int64(1) << fb), ((np.int64(1) << eb) - 1) - bias
+    return decode(bits, eb, fb, keep, flush)
+
+
+@_helper
+def in_fbits(prm):
+    """The fraction bits every operand's significand is held at: A's and B's formats differ only
+    for e4m3 x e5m2, whose narrower significand is then shifted up (the value unchanged)."""
+    return max(prm[P_IN_FB], prm[P_INB_FB])
+
+
+@_helper
+def round_result(neg, mag, lsb, eb, fb, rfb, mode, ovf_inf, flush):
+    """round_bits into the accumulator type, or (rfb < fb: mma_ref.round_result) to rfb fraction
+    bits with the same exponent range, widened."""
+    if rfb >= fb:
+        return round_bits(neg, mag, lsb, eb, fb, mode, ovf_inf, flush)
+    r = round_bits(neg, mag, lsb, eb, rfb, mode, ovf_inf, flush)
+    low = r & ((np.int64(1) << (eb + rfb)) - 1)
+    return ((r >> (eb + rfb)) << (eb + fb)) | (low << (fb - rfb))
 
 
 @_helper
@@ -310,7 +343,7 @@ def _product(an, ac, am, ae, bn, bc, bm, be, fb2):
 def _elem_exact(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.exact_element: every exact product and C into one sum, one nearest-even rounding."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nan = False
@@ -364,7 +397,7 @@ def _elem_exact(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, t
 def _elem_ieee(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.ieee_chain_element: d = fma(a[k], b[k], d) for k ascending."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nanb = prm[P_NAN]
@@ -382,7 +415,7 @@ def _elem_ieee(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm
 def _elem_lavapipe(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, tn, tm, tl, acc):
     """mma_ref.lavapipe_chain_element: rounded products, s = +0 + p0 + p1 ..., then + C."""
     K = An.shape[1]
-    fb2 = 2 * prm[P_IN_FB]
+    fb2 = 2 * in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     nanb = prm[P_NAN]
@@ -416,7 +449,7 @@ def _qshift(neg, mag, sh, floor):
 def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
     """mma_ref.fused_element for element (i, j); A/B decoded as (neg, cls, mant, fexp) arrays."""
     K = An.shape[1]
-    fin = prm[P_IN_FB]
+    fin = in_fbits(prm)
     eb = prm[P_ACC_EB]
     fb = prm[P_ACC_FB]
     L = prm[P_L]
@@ -450,6 +483,12 @@ def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
                 if a == ZERO or b == ZERO:
                     nan = True
                 elif Bn[k, j] ^ An[i, k]:
+                    infn = True
+                else:
+                    infp = True
+            elif prm[P_PROD_OVF] != 0 and a == FINITE and b == FINITE and \
+                    Ae[i, k] + Be[k, j] - 2 * fin + bitlen(Am[i, k] * Bm[k, j]) - 1 > (np.int64(1) << (eb - 1)) - 1:
+                if Bn[k, j] ^ An[i, k]:       # a product beyond the result's range: infinite
                     infn = True
                 else:
                     infp = True
@@ -489,6 +528,9 @@ def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
                 emax = emaxp
                 if not czero and xe > emax:
                     emax = xe
+                # zeros align at P_EZERO where the model says so (mma_ref.fused_element)
+                if prm[P_EZERO_ON] != 0 and (czero or nprod < k1 - k0) and prm[P_EZERO] > emax:
+                    emax = prm[P_EZERO]
                 q = emax - F
                 for k in range(k0, k1):
                     if Ac[i, k] == FINITE and Bc[k, j] == FINITE:
@@ -523,7 +565,7 @@ def _elem_fused(prm, An, Ac, Am, Ae, Bn, Bc, Bm, Be, i, j, cn, cc, cm, cl, ce):
                 neg = np.int64(mode == R_RD)
         mag = -S if S < 0 else S
         if write:
-            bits = round_bits(neg, mag, q, eb, fb, mode, prm[P_OVF_INF], prm[P_FLUSH_OUT])
+            bits = round_result(neg, mag, q, eb, fb, prm[P_RES_FB], mode, prm[P_OVF_INF], prm[P_FLUSH_OUT])
             xn, xc, xm, xe = decode(bits, eb, fb, fb, ZERO64)
             xl = xe - fb
         else:
@@ -542,7 +584,7 @@ def _float_subgroup(s, a, b, c, out, prm):
     M = a.shape[1]
     K = a.shape[2]
     N = b.shape[2]
-    ieb, ifb, keep, fl = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN]
+    ieb, ifb, keep, fl, fn = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP], prm[P_FLUSH_IN], prm[P_IN_FN]
     An = np.empty((M, K), np.int64)
     Ac = np.empty((M, K), np.int64)
     Am = np.empty((M, K), np.int64)
@@ -551,12 +593,17 @@ def _float_subgroup(s, a, b, c, out, prm):
     Bc = np.empty((K, N), np.int64)
     Bm = np.empty((K, N), np.int64)
     Be = np.empty((K, N), np.int64)
+    beb, bfb, bfn = prm[P_INB_EB], prm[P_INB_FB], prm[P_INB_FN]
+    fin = in_fbits(prm)
     for i in range(M):
         for k in range(K):
-            An[i, k], Ac[i, k], Am[i, k], Ae[i, k] = decode(np.int64(a[s, i, k]), ieb, ifb, keep, fl)
+            An[i, k], Ac[i, k], Am[i, k], Ae[i, k] = decode_in(np.int64(a[s, i, k]), ieb, ifb, keep, fl, fn)
+            Am[i, k] <<= fin - ifb
     for k in range(K):
         for j in range(N):
-            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = decode(np.int64(b[s, k, j]), ieb, ifb, keep, fl)
+            Bn[k, j], Bc[k, j], Bm[k, j], Be[k, j] = decode_in(np.int64(b[s, k, j]), beb, bfb, keep - ifb + bfb,
+                                                               fl, bfn)
+            Bm[k, j] <<= fin - bfb
     tn = np.empty(K + 2, np.int64)
     tm = np.empty(K + 2, np.int64)
     tl = np.empty(K + 2, np.int64)

@@ -20,16 +20,29 @@ P_CARRY, P_FINAL, P_OVF_INF = 14, 15, 16     # fused: carry between blocks, fina
 P_FLUSH_IN, P_FLUSH_OUT, P_NAN = 17, 18, 19
 P_RECUT = 20                                 # fused, C outside: how sum and C are re-cut
 P_ZERO_POS = 21                              # zero results are +0 (applied after the kernels)
-NPRM = 22
+P_IN_FN = 22                                 # input format has no infinities (OCP e4m3)
+P_EZERO_ON, P_EZERO = 23, 24                 # fused, C inside: zeros align with this exponent
+P_RES_FB = 25                                # fused: fraction bits the result keeps (<= P_ACC_FB)
+P_PROD_OVF = 26                              # fused: a product beyond the result's range is infinite
+P_INB_EB, P_INB_FB, P_INB_FN = 27, 28, 29    # B's format (= A's but for e4m3 x e5m2)
+NPRM = 30
 
 _V = 16                 # Hopper's block and tile size (mma_tile, mma_fast's 32-bit row path)
+
+
+def plain(prm) -> bool:
+    """Whether the rule uses none of what only mma_kernels implements: 8-bit operands, a result
+    narrower than its type, products that overflow alone. (Zeros aligning at P_EZERO the fast
+    paths hand back to it: an element whose nonzero addends all lie below P_EZERO.)"""
+    return (int(prm[P_IN_EB] + prm[P_IN_FB]) > 7 and int(prm[P_RES_FB]) == int(prm[P_ACC_FB])
+            and not int(prm[P_PROD_OVF]))
 
 
 def covers(prm, M: int, N: int, K: int) -> bool:
     """Whether tile16 can answer a multiply of these sizes under the packed rule `prm`: the fused
     model with 16-term blocks over a K of 16, 16-bit operands, f32 or f16 C and result (both the
     same), products that fit the 32-bit lanes (use32)."""
-    return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V
+    return (M == N == K == _V and int(prm[P_KIND]) == K_FUSED and int(prm[P_L]) == _V and plain(prm)
             and use32(prm) and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0
             and int(prm[P_TERM]) == R_RZ and int(prm[P_FINAL]) in (R_RZ, R_RNE)
             and int(prm[P_IN_EB] + prm[P_IN_FB]) == 15 and int(prm[P_FLUSH_OUT]) == 0
@@ -56,6 +69,8 @@ def use32(prm) -> bool:
 def applies(prm: np.ndarray) -> bool:
     """Whether mma_fast's kernel covers this packed rule (else use mma_kernels)."""
     kind = int(prm[P_KIND])
+    if not plain(prm):
+        return False
     if kind == K_EXACT:
         return True
     return (kind == K_FUSED and int(prm[P_C_OUT]) == 0 and int(prm[P_CARRY]) == 0

@@ -28,6 +28,8 @@ class FloatFormat:
     name: str
     ebits: int
     fbits: int
+    finite_only: bool = False   # OCP e4m3 ("fn"): no infinities; the top binade is finite but for
+                                # the all-ones pattern, NaN (only inputs are in such a format)
 
     @property
     def nbits(self) -> int:
@@ -56,6 +58,8 @@ FORMATS = {
     "f16": FloatFormat("f16", 5, 10),
     "bf16": FloatFormat("bf16", 8, 7),
     "f32": FloatFormat("f32", 8, 23),
+    "e4m3": FloatFormat("e4m3", 4, 3, finite_only=True),
+    "e5m2": FloatFormat("e5m2", 5, 2),
 }
 
 
@@ -81,8 +85,10 @@ def decode(bits: int, fmt: FloatFormat, keep_fbits: int | None = None, flush: bo
     neg = bool((bits >> (fmt.nbits - 1)) & 1)
     e = (bits >> fmt.fbits) & ((1 << fmt.ebits) - 1)
     f = bits & ((1 << fmt.fbits) - 1)
-    if e == (1 << fmt.ebits) - 1:
+    if e == (1 << fmt.ebits) - 1 and not fmt.finite_only:
         return Decoded(neg, NAN if f else INF, 0, 0, fmt.fbits)
+    if e == (1 << fmt.ebits) - 1 and f == (1 << fmt.fbits) - 1:
+        return Decoded(neg, NAN, 0, 0, fmt.fbits)
     if e == 0:
         if f == 0 or flush:
             return Decoded(neg, ZERO, 0, fmt.emin, fmt.fbits)
@@ -278,7 +284,7 @@ def _inputs(rule, a_row, b_col, c_bits):
     keep = rule.fused.input_frac_bits if rule.fused is not None else None
     flush = bool(rule.fused.flush_input_subnormals) if rule.fused is not None else False
     A = [decode(x, rule.fin, keep, flush) for x in a_row]
-    B = [decode(x, rule.fin, keep, flush) for x in b_col]
+    B = [decode(x, rule.fin_b or rule.fin, keep, flush) for x in b_col]
     C = decode(c_bits, rule.fc, None, flush)
     return A, B, C
 
@@ -340,7 +346,8 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
 
     K is cut into blocks of L products in ascending k. Per block:
       1. exact products p = a*b; each nonzero addend keeps its formal exponent
-         (product: ea + eb; C or the running accumulator: its own). Zeros take no part.
+         (product: ea + eb; C or the running accumulator: its own). Zeros take no part, or, with
+         zero_exponent set, take part in the alignment with that exponent (MMA-Sim's e_zero).
       2. C inside: the accumulator joins the products; emax = the largest formal exponent; every
          addend is cut to an integer number of quanta 2^(emax - F) (toward zero, or floor);
          the block sum is the exact sum of those integers.
@@ -365,7 +372,8 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
         last = bi == nblocks - 1
         info = {"k": [k0, k1], "accumulator_in": _term_str(acc)}
         blocks.append(info)
-        specials = [acc[0]] + [product_special(A[k], B[k]) for k in range(k0, k1)]
+        specials = [acc[0]] + [product_special(A[k], B[k]) or _product_overflow(A[k], B[k], rule.facc, P)
+                               for k in range(k0, k1)]
         sp = combine_specials(specials)
         if sp is not None:
             info["special"] = "nan" if sp[0] == NAN else ("-inf" if sp[1] else "inf")
@@ -379,8 +387,7 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
             neg = a.neg != b.neg
             if a.cls == ZERO or b.cls == ZERO:
                 zero_negs.append(neg)
-                terms_zero.append({"k": k, "exact": "-0" if neg else "0",
-                                   "note": "zero product: takes no part in the alignment"})
+                terms_zero.append({"k": k, "exact": "-0" if neg else "0", "note": _zero_note(P, "product")})
             else:
                 prods.append((k, neg, a.mant * b.mant, a.lsb + b.lsb, a.exp + b.exp))
         cz = acc[5]
@@ -393,6 +400,8 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
                 live.append(("C", acc[1], acc[2], acc[3], acc[4]))
             if live:
                 emax = max(t[4] for t in live)
+                if P.zero_exponent is not None and (terms_zero or cz):
+                    emax = max(emax, P.zero_exponent)
                 q = emax - F
                 S = 0
                 for k, n, m, l, e in live:
@@ -431,7 +440,7 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
         info["terms"] = sorted(terms_info + terms_zero, key=lambda t: (t["k"] == "C", 0 if t["k"] == "C" else t["k"]))
         if cz:
             info["terms"].append({"k": "C", "exact": "-0" if acc[1] else "0",
-                                  "note": "zero accumulator: takes no part in the alignment"})
+                                  "note": _zero_note(P, "accumulator")})
         all_zero = not prods and cz
         neg = S < 0
         if S == 0:
@@ -439,8 +448,7 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
         info["sum_quanta"] = S
         info["sum"] = dyadic_hex(neg, abs(S), q)
         if P.between_blocks == "round" or last:
-            bits = round_dyadic(neg, abs(S), q, rule.facc, P.final_rounding, P.overflow,
-                                P.flush_output_subnormals)
+            bits = round_result(neg, abs(S), q, rule.facc, P)
             d = decode(bits, rule.facc)
             info["rounded"] = {"mode": P.final_rounding, "bits": bits_str(bits, rule.facc),
                                "value": value_str(d)}
@@ -451,6 +459,34 @@ def fused_element(rule, a_row, b_col, c_bits, trace=None) -> int:
     if trace is not None:
         trace["blocks"] = blocks
     return bits
+
+
+def _product_overflow(a: Decoded, b: Decoded, facc: FloatFormat, P):
+    """(INF, sign) for a finite product at or beyond 2^(emax + 1) of the result type where the
+    model makes such a product infinite on its own (MMA-Sim's TR-FDPA), else None."""
+    if not P.product_overflow or a.cls != FINITE or b.cls != FINITE:
+        return None
+    top = a.lsb + b.lsb + (a.mant * b.mant).bit_length() - 1
+    return (INF, a.neg != b.neg) if top > facc.emax else None
+
+
+def _zero_note(P, what: str) -> str:
+    if P.zero_exponent is None or P.c_position != "inside":
+        return f"zero {what}: takes no part in the alignment"
+    return f"zero {what}: aligns with exponent {P.zero_exponent}"
+
+
+def round_result(neg: bool, mag: int, lsb: int, facc: FloatFormat, P) -> int:
+    """A fused sum rounded into the accumulator type under FusedParams P; with result_frac_bits
+    below the type's, rounded to that many fraction bits (same exponent range) and widened, as
+    MMA-Sim's RZ-E8M13 (FP8 on Ada and Hopper: an f32 result with 13 fraction bits)."""
+    rfb = P.result_frac_bits
+    if rfb is None or rfb >= facc.fbits:
+        return round_dyadic(neg, mag, lsb, facc, P.final_rounding, P.overflow, P.flush_output_subnormals)
+    narrow = FloatFormat(facc.name, facc.ebits, rfb)
+    bits = round_dyadic(neg, mag, lsb, narrow, P.final_rounding, P.overflow, P.flush_output_subnormals)
+    return ((bits >> (narrow.nbits - 1)) << (facc.nbits - 1)) | ((bits & ((1 << (narrow.nbits - 1)) - 1))
+                                                                  << (facc.fbits - rfb))
 
 
 def _term_of(d: Decoded):

@@ -26,6 +26,7 @@ from .mma_params import covers, use32  # noqa: F401  (where they were)
 from .mma_kernels import (K_FUSED, P_ACC_EB, P_ACC_FB, P_C_EB, P_C_FB, P_C_OUT, P_CARRY, P_F, P_FINAL,
                           P_FLUSH_IN, P_FLUSH_OUT, P_IN_EB, P_IN_FB, P_IN_KEEP, P_KIND, P_L, P_TERM,
                           P_ZERO_POS, R_RNE, R_RZ)
+from .mma_params import P_EZERO, P_EZERO_ON
 
 _V = 16
 # called only from compiled code (generated kernels, tiles): no Python or C wrapper to compile
@@ -141,7 +142,8 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
     """Output row i (oa = 16 i into A's raw bits, oc = 16 i into C's and D's): D's row = the bits of
     the fused sum of A's row times B (decoded by _decode_b) plus C's row, where every lane is in
     the common case; returns 1 if so (else D's row is not final). fmt: A's (eb, fb, fmask, bias,
-    flush); cfg: (pre, F, round to nearest even, zero results positive). C and D: f32 (uint32) or
+    flush); cfg: (pre, F, round to nearest even, zero results positive, the exponent zeros align
+    at: a lane whose nonzero addends are all below it is left to the caller). C and D: f32 (uint32) or
     f16 (uint16) raw bits, both the same."""
     if not _arrays_ok(Ab, Be, Bm, Bn, Cb, Db) or Cb.dtype != Db.dtype or Cb.dtype.bitwidth not in _C_OF_WIDTH:
         return None
@@ -156,7 +158,7 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg = args
         i64 = ir.IntType(64)
         eb, fb, fmask, bias, fl = (b.extract_value(fmt, i) for i in range(5))
-        pre, F, rne, zpos = (b.extract_value(cfg, i) for i in range(4))
+        pre, F, rne, zpos, ez = (b.extract_value(cfg, i) for i in range(5))
         flv = _splat(b, b.icmp_signed("!=", fl, ir.Constant(i64, 0)), 1)
         zero32 = _c(32, 0)
         # A's row, decoded (a special there: the caller redoes the subgroup)
@@ -242,7 +244,8 @@ def _row(typingctx, Ab, oa, Be, Bm, Bn, Cb, Db, oc, fmt, cfg):
         bits = b.select(zero, b.shl(b.zext(b.and_(zneg, _c(32, 1)), v64), c(cw - 1)), bits)
         fast = b.or_(zero, fast)
         b.store(b.trunc(bits, _vec(cw)), _ptr(context, b, td, Db, oc, cw), align=cw // 8)
-        slow = b.or_(b.or_(_any(b, spa), _any(b, spc)), _any(b, b.not_(fast)))
+        low = b.and_(b.icmp_signed("<", q, _splat(b, ez, 32)), b.or_(nprod, b.icmp_signed("!=", xm, zero32)))
+        slow = b.or_(b.or_(_any(b, spa), _any(b, spc)), b.or_(_any(b, b.not_(fast)), _any(b, low)))
         return b.zext(b.not_(slow), i64)
     return sig, codegen
 
@@ -262,7 +265,8 @@ def tile16(ws, a, b, c, d, prm):
     ieb, ifb, keep = prm[P_IN_EB], prm[P_IN_FB], prm[P_IN_KEEP]
     fmask = ((np.int64(1) << ifb) - 1) & ~((np.int64(1) << (ifb - keep)) - 1)
     fmt = (ieb, ifb, fmask, (np.int64(1) << (ieb - 1)) - 1, prm[P_FLUSH_IN])
-    cfg = (prm[P_F] - 2 * ifb, prm[P_F], np.int64(prm[P_FINAL] == R_RNE), prm[P_ZERO_POS])
+    ez = prm[P_EZERO] if prm[P_EZERO_ON] != 0 else np.int64(_NEG32)
+    cfg = (prm[P_F] - 2 * ifb, prm[P_F], np.int64(prm[P_FINAL] == R_RNE), prm[P_ZERO_POS], ez)
     A, B, C, D = a[0], b[0], c[0], d[0]
     if _decode_b(B, Be, Bm, Bn, fmt) != 0:
         return False

@@ -301,11 +301,8 @@ def convert(x, src: str, dst: str) -> np.ndarray:
     x = as_type(x, src)
     if src == dst:
         return x.copy()
-    if src in dtypes.MINIFLOATS:        # exact in f32 (E4M3's NaN too), then f32's conversion
-        x32 = x.astype(np.float32)
-        return x32 if dst == 'f32' else convert(x32, 'f32', dst)
-    if dst in dtypes.MINIFLOATS:
-        raise InvalidArgument(f"conversion to {dst} is not defined (8- and 4-bit floats are only read)")
+    if src in dtypes.MINIFLOATS or dst in dtypes.MINIFLOATS:
+        return _minifloat_convert(x, src, dst, saturate=False)
     if dst == 'bool':
         if src in ('f16', 'bf16'):
             x = rounding.widen_to_f32(x, src)
@@ -347,6 +344,8 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     x = as_type(x, src)
     if src == dst or dst == 'bool' or src == 'bool':
         return convert(x, src, dst)
+    if src in dtypes.MINIFLOATS or dst in dtypes.MINIFLOATS:
+        return _minifloat_convert(x, src, dst, saturate=True)
     if dst in dtypes.INTS:
         if src in dtypes.FLOATS:
             wide = np.trunc(np.asarray(x).astype(np.float64))     # exact for every float source
@@ -362,6 +361,39 @@ def convert_saturating(x, src: str, dst: str) -> np.ndarray:
     over = np.isinf(r.astype(np.float32)) & np.isfinite(rounding.to_f64(x, src))
     if over.any():
         r = np.where(over, as_type(np.where(r.astype(np.float32) > 0, mx, -mx), dst), r)
+    return r
+
+
+def _minifloat_convert(x, src: str, dst: str, saturate: bool) -> np.ndarray:
+    """Conversions from and to the 8- and 4-bit floats, the one decode and encode path of each.
+    From e4m3 / e5m2 / e2m1 (any destination): exact to f32 (E4M3's NaN too), then f32's
+    conversion (saturating: SPIR-V's clamped float -> integer). To e4m3 / e5m2, as SPV_EXT_float8
+    defines them (OpFConvert, OpConvertSToF, OpConvertUToF): the exact value (every source but a
+    64-bit integer widens to f64 exactly) rounded once to nearest even; what lies beyond the
+    largest finite value after rounding, and infinity, becomes NaN (e4m3, which has no infinity)
+    or a signed infinity (e5m2), or with saturate (the SaturatedToLargestFloat8NormalConversionEXT
+    decoration) the largest finite value of its sign (448, 57344); NaN stays NaN (e4m3: 0x7F /
+    0xFF; e5m2: the quiet 0x7E / 0xFE). To e2m1: not defined (SPV_EXT_ocp_microscaling_types
+    gives FP4 no conversion rule emu models; it is only read)."""
+    if dst not in dtypes.FP8 and dst in dtypes.MINIFLOATS:
+        raise InvalidArgument(f"conversion to {dst} is not defined (4-bit floats are only read)")
+    if src in dtypes.MINIFLOATS:
+        f = np.asarray(x).astype(np.float32)             # exact: every code is within f32
+        if dst not in dtypes.MINIFLOATS:
+            return (convert_saturating if saturate else convert)(f, 'f32', dst)
+        src, x = 'f32', f
+    if src == 'bool':
+        v = np.where(x, 1.0, 0.0)
+    elif src in dtypes.FLOATS:
+        v = rounding.to_f64(x, src)
+    else:
+        v = np.asarray(x).astype(np.float64)
+    r = np.asarray(v.astype(NP[dst]))                     # ml_dtypes: RNE, overflow as above
+    if saturate:
+        big = ~np.isfinite(r.astype(np.float32)) & ~np.isnan(v)
+        if big.any():
+            mx = float(np.finfo(NP[dst]).max)
+            r = np.where(big, np.where(v > 0, mx, -mx).astype(NP[dst]), r)
     return r
 
 

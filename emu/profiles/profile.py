@@ -37,7 +37,7 @@ SCHEMA = "emu-profile/1"
 # configs may name any of them: integer MMA is exact and wraps (or saturates) under every preset.
 KNOWN_MODELS = (
     "exact", "ieee-chain", "lavapipe-chain", "nvidia-volta", "nvidia-turing", "nvidia-ampere",
-    "nvidia-ada", "nvidia-hopper", "amd-cdna3", "int-wrap",
+    "nvidia-ada", "nvidia-hopper", "nvidia-blackwell", "nvidia-rtx-blackwell", "amd-cdna3", "int-wrap",
 )
 
 TYPE_BITS = MappingProxyType({
@@ -74,7 +74,9 @@ SCOPES = ("subgroup",)
 VK_COMPONENT = {"f16": "VK_COMPONENT_TYPE_FLOAT16_KHR", "f32": "VK_COMPONENT_TYPE_FLOAT32_KHR",
                 "bf16": "VK_COMPONENT_TYPE_BFLOAT16_KHR", "i8": "VK_COMPONENT_TYPE_SINT8_KHR",
                 "u8": "VK_COMPONENT_TYPE_UINT8_KHR", "i32": "VK_COMPONENT_TYPE_SINT32_KHR",
-                "u32": "VK_COMPONENT_TYPE_UINT32_KHR"}
+                "u32": "VK_COMPONENT_TYPE_UINT32_KHR",
+                # VK_EXT_shader_float8
+                "e4m3": "VK_COMPONENT_TYPE_FLOAT8_E4M3_EXT", "e5m2": "VK_COMPONENT_TYPE_FLOAT8_E5M2_EXT"}
 COMPONENT_TYPES = tuple(VK_COMPONENT)
 _WGPU_TYPES = frozenset({"f32", "f16", "i32", "u32"})             # wgpu's CooperativeScalarType
 _DAWN_COMPONENT = frozenset({"f32", "f16", "u32", "i32", "u8", "i8"})

@@ -382,6 +382,8 @@ def h_convert(ex, inst, mask, frame):
     src = scalar_of(inst.args[0].type).name
     model = _num(ex, "scalar")
     conv = model.convert_native if inst.attrs.get("native") and hasattr(model, "convert_native") else model.convert
+    if inst.attrs.get("saturate"):
+        conv = nscalar.convert_saturating
     return conv(frame.vals[inst.args[0].id], src, scalar_of(inst.type).name)
 
 

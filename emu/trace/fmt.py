@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..numerics.dtypes import BITS, FLOATS, NP
+from ..numerics.dtypes import BITS, FLOATS, MINIFLOATS, NP
 
 HEX_DIGITS = {"f16": 4, "bf16": 4, "f32": 8, "i32": 8, "u32": 8, "i8": 2, "u8": 2, "i16": 4, "u16": 4,
-              "f8e4m3": 2, "f8e5m2": 2, "f4e2m1": 1, "bool": 2}
+              "e4m3": 2, "e5m2": 2, "e2m1": 1, "bool": 2}
 
 
 def bits_fmt(tname: str) -> str:
@@ -62,7 +62,7 @@ def element_texts(tname: str, encode):
 def value_list(arr: np.ndarray, tname: str):
     """Values of `arr` as nested lists of JSON-safe Python values."""
     arr = np.asarray(arr)
-    if tname in FLOATS:
+    if tname in FLOATS or tname in MINIFLOATS:
         wide = arr.astype(np.float64)
         out = wide.tolist()
         if not np.isfinite(wide).all():

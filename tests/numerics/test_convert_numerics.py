@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from emu.errors import InvalidArgument
 from emu.numerics import builtins, dtypes, rounding, scalar
 
 ALL16 = np.arange(1 << 16, dtype=np.uint16)
@@ -358,3 +359,32 @@ def test_literals():
     for ty in dtypes.NAMES:
         v = lit(1 if ty != 'bool' else True, ty)
         assert v.shape == () and v.dtype == dtypes.NP[ty]
+
+
+def f32_bits(a):
+    return np.asarray(a, np.float32).view(np.uint32)
+
+
+def test_small_floats_to_them_round_to_even_and_overflow_or_saturate():
+    """SPV_EXT_float8's rule, on the values where it bites: ties to even, past the largest finite
+    value after rounding NaN (E4M3, no infinity) or infinity (E5M2), or with saturate the largest
+    finite value of the sign; infinities saturate too, NaN stays NaN."""
+    x = np.array([1.0625, 1.1875, 464.0, 465.0, -1e9, np.inf, np.nan], np.float32)
+    e4 = scalar.convert(x, 'f32', 'e4m3').astype(np.float32)
+    assert f32_bits(e4[:3]).tolist() == f32_bits([1.0, 1.25, 448.0]).tolist() and np.isnan(e4[3:]).all()
+    s4 = scalar.convert_saturating(x, 'f32', 'e4m3').astype(np.float32)
+    assert s4[:6].tolist() == [1.0, 1.25, 448.0, 448.0, -448.0, 448.0] and np.isnan(s4[6])
+    y = np.array([61439.0, 61440.0, -np.inf], np.float32)
+    assert scalar.convert(y, 'f32', 'e5m2').astype(np.float32).tolist() == [57344.0, np.inf, -np.inf]
+    assert scalar.convert_saturating(y, 'f32', 'e5m2').astype(np.float32).tolist() == [57344.0, 57344.0, -57344.0]
+
+
+def test_e2m1_codes_decode_exactly_and_a_conversion_to_it_is_refused():
+    """FP4 E2M1 (SPV_EXT_ocp_microscaling_types, llama.cpp's MXFP4): the 16 codes, to f32 and
+    i32 (truncating); emu reads FP4 but does not encode it."""
+    codes = np.arange(16, dtype=np.uint8).view(dtypes.NP['e2m1'])
+    mags = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+    assert f32_bits(scalar.convert(codes, 'e2m1', 'f32')).tolist() == f32_bits(mags + [-m for m in mags]).tolist()
+    assert scalar.convert(codes, 'e2m1', 'i32').tolist() == [0, 0, 1, 1, 2, 3, 4, 6, 0, 0, -1, -1, -2, -3, -4, -6]
+    with pytest.raises(InvalidArgument, match="conversion to e2m1 is not defined"):
+        scalar.convert(np.float32(1.0), 'f32', 'e2m1')

@@ -13,17 +13,21 @@ import pytest
 from emu.numerics.mma import (MODELS, FusedModel, FusedParams, explain_element, get_model, mma,
                               reference_mma, resolve)
 
-DT = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32)}
-UINT = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32}
+DT = {"f16": np.dtype(np.float16), "bf16": np.dtype(ml_dtypes.bfloat16), "f32": np.dtype(np.float32),
+      "e4m3": np.dtype(ml_dtypes.float8_e4m3fn), "e5m2": np.dtype(ml_dtypes.float8_e5m2)}
+UINT = {"f16": np.uint16, "bf16": np.uint16, "f32": np.uint32, "e4m3": np.uint8, "e5m2": np.uint8}
 SPECIALS = {   # NaNs (with payloads), infinities, signed zeros, subnormals, extremes, min normal
     "f16": [0x7E00, 0x7D55, 0xFE01, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x83FF, 0x0200,
             0x7BFF, 0xFBFF, 0x0400],
     "bf16": [0x7FC0, 0x7F81, 0x7F80, 0xFF80, 0x0000, 0x8000, 0x0001, 0x807F, 0x7F7F, 0xFF7F, 0x0080],
     "f32": [0x7FC00000, 0x7F800001, 0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x00000001,
             0x807FFFFF, 0x7F7FFFFF, 0xFF7FFFFF, 0x00800000],
+    # e4m3 (no infinities): NaN, 448 = the largest, 0x7E's neighbour, zeros, subnormals, min normal
+    "e4m3": [0x7F, 0xFF, 0x7E, 0xFE, 0x78, 0x00, 0x80, 0x01, 0x87, 0x08],
+    "e5m2": [0x7E, 0x7D, 0xFF, 0x7C, 0xFC, 0x7B, 0xFB, 0x00, 0x80, 0x01, 0x83, 0x04],
 }
 # exponent ranges per format: 'wide' reaches subnormals and overflow of the result type
-RANGES = {"f16": (-26, 16), "bf16": (-135, 128), "f32": (-150, 128)}
+RANGES = {"f16": (-26, 16), "bf16": (-135, 128), "f32": (-150, 128), "e4m3": (-10, 9), "e5m2": (-17, 16)}
 
 FLOAT_MODELS = [n for n in MODELS if n != "int-wrap"]
 # parameter sets no preset uses, so that every branch of the fused kernel meets its reference
@@ -45,9 +49,23 @@ CUSTOM = {
         FusedParams(block=2, frac_bits=26, c_position="outside", sum_frac_bits=30, c_frac_bits=26,
                     term_rounding="rd", final_rounding="rd"),
         0x7E00, 0x7FC00000, "test", bf16_f16_result=True),
+    # zeros that align (MMA-Sim's e_zero), results narrower than their type, products that
+    # overflow alone, and FP8 operands' own parameters
+    "fused-ezero-narrow": FusedModel(
+        "fused-ezero-narrow",
+        FusedParams(block=5, frac_bits=18, zero_exponent=-20, final_rounding="rne"),
+        FusedParams(block=7, frac_bits=26, zero_exponent=-140, result_frac_bits=13, term_rounding="rd",
+                    final_rounding="rz", product_overflow=True),
+        FusedParams(block=3, frac_bits=24, zero_exponent=-200, input_frac_bits=10, final_rounding="ru"),
+        0x7FFF, 0x7FFFFFFF, "test", bf16_f16_result=True,
+        fp8_f16_result=FusedParams(block=8, frac_bits=11, zero_exponent=-6, final_rounding="rne",
+                                   zero_sign="positive"),
+        fp8_f32_result=FusedParams(block=16, frac_bits=13, zero_exponent=-12, result_frac_bits=10,
+                                   final_rounding="rd")),
 }
 ALL_FLOAT = FLOAT_MODELS + list(CUSTOM)
-COMBOS = [("f16", "f16"), ("f16", "f32"), ("bf16", "f32"), ("bf16", "f16"), ("f32", "f32"), ("f32", "f16")]
+COMBOS = [("f16", "f16"), ("f16", "f32"), ("bf16", "f32"), ("bf16", "f16"), ("f32", "f32"), ("f32", "f16"),
+          ("e4m3", "f32"), ("e4m3", "f16"), ("e5m2", "f32"), ("e5m2", "f16")]
 
 
 def _model(name):
@@ -504,3 +522,31 @@ def test_mixed_signedness_8bit_products_are_exact():
         assert np.array_equal(reference_mma("exact", x, y, cc, "i32", saturate=True), want_c)
     with pytest.raises(ValueError, match="share a dtype"):
         mma("exact", a, b.astype(np.int32), c, "i32")
+
+
+@pytest.mark.parametrize("name", ["nvidia-ada", "nvidia-hopper", "nvidia-blackwell", "exact", "ieee-chain",
+                                  "fused-ezero-narrow"])
+@pytest.mark.parametrize("fa,fb", [("e4m3", "e5m2"), ("e5m2", "e4m3")])
+def test_mixed_fp8_kernel_matches_reference(name, fa, fb):
+    """e4m3 x e5m2 (PTX's and SPIR-V's mixed FP8): B read in its own format, the kernel's
+    narrower significand shifted up; kernel and reference agree, and a product is the exact
+    product of the two values."""
+    model = _model(name)
+    rng = _rng("mixed", name, fa, fb)
+    for rt in ("f32", "f16"):
+        for lo, hi, p in ((-3, 3, 0.0), (*RANGES[fa], 0.3)):
+            a = _gen(rng, fa, (2, 3, 32), lo, hi, p)
+            b = _gen(rng, fb, (2, 32, 3), lo, hi, p)
+            c = _gen(rng, rt, (2, 3, 3), -6, 6, p)
+            assert np.array_equal(_bits(mma(model, a, b, c, rt)), _bits(reference_mma(model, a, b, c, rt)))
+    one = np.zeros((1, 1, 32), DT[fa])
+    one[0, 0, 5] = 1.5
+    other = np.zeros((1, 32, 1), DT[fb])
+    other[0, 5, 0] = -0.375
+    assert float(mma("exact", one, other, np.zeros((1, 1, 1), np.float32), "f32")[0, 0, 0]) == -0.5625
+
+
+def test_mixed_operands_other_than_fp8_are_refused():
+    with pytest.raises(ValueError, match="share a dtype"):
+        mma("exact", np.zeros((1, 2, 2), np.float16), np.zeros((1, 2, 2), DT["e4m3"]),
+            np.zeros((1, 2, 2), np.float32), "f32")

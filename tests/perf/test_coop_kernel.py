@@ -634,6 +634,11 @@ SPIRV_CASES = [
         (0, 0): rng.integers(0, 2**32, 4 * 128, dtype=np.uint64).astype(np.uint32) & np.uint32(0xBFFFBFFF),
         (0, 1): rng.integers(0, 2**32, 4 * 128, dtype=np.uint64).astype(np.uint32) & np.uint32(0xBFFFBFFF),
         (0, 2): rng.standard_normal(4 * 256).astype(np.float32), (0, 3): 4 * 4 * 256}, (4, 1, 1), "declined"),
+    ("mma_fp8.spvasm", "nvidia-rtx4090", None, {}, lambda rng: {
+        **{(0, k): rng.integers(0, 256, 1024).astype(np.uint8) for k in (0, 1, 3, 4)},
+        (0, 2): rng.standard_normal(256).astype(np.float32), (0, 5): rng.standard_normal(256).astype(np.float16),
+        (0, 7): (rng.standard_normal(32) * 300).astype(np.float32), **{(0, k): 32 for k in (8, 9, 10, 11)}},
+     (1, 1, 1), "declined"),
     ("mma_f16_pairs.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _pairs(rng, 4 * 256), (0, 1): _pairs(rng, 4 * 256), (0, 2): rng.standard_normal(4 * 256).astype(np.float32),
         (0, 3): 4 * 4 * 256}, (4, 1, 1), "declined"),

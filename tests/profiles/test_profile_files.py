@@ -11,7 +11,7 @@ from emu.profiles import (EVIDENCE_LEVELS, KNOWN_MODELS, CoopConfig, LaneMap, Pr
                           list_profiles, load_profile, profile_for_adapter)
 
 SHIPPED = ["amd-cdna3", "amd-rdna3", "amd-rdna4", "apple-m1", "intel-xe-hpg", "intel-xe2", "lavapipe",
-           "nvidia-ampere", "nvidia-h200", "reference"]
+           "nvidia-ampere", "nvidia-b200", "nvidia-h200", "nvidia-rtx4090", "nvidia-rtx5090", "reference"]
 
 
 def test_list_profiles():
@@ -72,6 +72,31 @@ def test_h200_facts():
     assert all(d["ab_type"] == "f16" for d in wgpu) and len(wgpu) == 6
     text = p.describe_configs()
     assert "M=16 N=8  K=32  i8 x i8 + i32 -> i32" in text and "subgroup size 32" in text
+
+
+@pytest.mark.parametrize("name,model", [("nvidia-rtx4090", "nvidia-ada"), ("nvidia-rtx5090", "nvidia-rtx-blackwell"),
+                                        ("nvidia-b200", "nvidia-blackwell")])
+def test_fp8_profiles(name, model):
+    """Ada and Blackwell profiles: FP8 (e4m3, e5m2) at 16x16x32 and 16x8x32 into f16 and f32 under
+    MMA-Sim's model of the architecture, in Vulkan's names (VK_EXT_shader_float8), absent from the
+    WebGPU shapes (neither wgpu nor Dawn has an 8-bit float); each field's evidence said."""
+    p = load_profile(name)
+    for t in ("e4m3", "e5m2"):
+        for c in ("f16", "f32"):
+            for n in (16, 8):
+                cfg = p.find_config(16, n, 32, t, c)
+                assert cfg is not None and p.model_for(cfg) == model
+    f16 = p.find_config(16, 16, 16, "f16", "f32")
+    assert p.model_for(f16) == model
+    khr = p.props_vulkan()["VkCooperativeMatrixPropertiesKHR"]
+    text = json.dumps(p.props_vulkan())
+    assert "VK_COMPONENT_TYPE_FLOAT8_E4M3_EXT" in text and "VK_COMPONENT_TYPE_FLOAT8_E5M2_EXT" in text
+    assert len(khr) == len(p.configs) == 19
+    assert not any("e4m3" in json.dumps(d) or "e5m2" in json.dumps(d) for d in p.props_wgpu() + p.props_dawn())
+    assert p.evidence_for("numerics").level == "published" and "MMA-Sim" in p.evidence_for("numerics").text
+    assert p.evidence_for("configs").level == "assumption" and "e4m3" in p.evidence_for("configs").text
+    assert "16x16x32 e4m3 x e4m3 + f32 -> f32" in json.dumps(p.props_vulkan())
+    assert load_profile("nvidia-h200").find_config(16, 16, 32, "e4m3", "f32") is None  # its driver has no FP8
 
 
 def test_rdna3_and_lavapipe_props():

@@ -246,8 +246,10 @@ class ModuleInfo:
             t = {32: F32, 16: F16, 64: F64}.get(o[0])
             if t is None or len(o) > 1:
                 self.fail(i, f"{o[0]}-bit floats{' (' + o[1] + ')' if len(o) > 1 else ''} are not supported: "
-                             f"emu's IR has f16, bf16, f32, f64 and the 8- and 4-bit E4M3, E5M2 and E2M1",
-                          hint="use float (f32), double or float16_t")
+                             f"emu's IR has f16, bf16, f32, f64, the 8-bit floats of SPV_EXT_float8 (e4m3, e5m2) "
+                             f"and the FP4 of SPV_EXT_ocp_microscaling_types (e2m1)",
+                          hint="use float (f32), double, float16_t, bfloat16_t, floate4m3_t or floate5m2_t; "
+                               "FP6 (SPV_EXT_ocp_microscaling_types) has no matrix multiply-add in SPIR-V")
             return t
         if op == "OpTypeVector":
             elem = self.type(o[0], i)

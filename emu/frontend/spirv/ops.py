@@ -390,11 +390,17 @@ class OpLowering:
     def convert(self, i, src_kind: str, dst_kind: str | None):
         rt = self.rtype(i)
         a = self.val(i.ops[0], i)
+        sat = {}
+        if "SaturatedToLargestFloat8NormalConversionEXT" in self.info.decos.get(i.result, {}):
+            if scalar_of(rt).name not in ("e4m3", "e5m2"):
+                self.fail(i, f"SaturatedToLargestFloat8NormalConversionEXT on a conversion to {rt}: "
+                             f"it applies to conversions to e4m3 / e5m2 only (SPV_EXT_float8)")
+            sat = {"saturate": True}
         if isinstance(rt, CoopMatrixType) or isinstance(a.type, CoopMatrixType):
             if not (isinstance(rt, CoopMatrixType) and isinstance(a.type, CoopMatrixType)
                     and (rt.rows, rt.cols) == (a.type.rows, a.type.cols)):
                 self.fail(i, f"{i.opname} from {a.type} to {rt}: both must be matrices of one shape")
-            return self.b.op("coop_convert", [a], rt)
+            return self.b.op("coop_convert", [a], rt, **sat)
         if not isinstance(a.type, (ScalarType, VectorType)) or not isinstance(rt, (ScalarType, VectorType)) \
                 or width(a.type) != width(rt):
             self.fail(i, f"{i.opname} from {a.type} to {rt}: one number of components, scalars or vectors")
@@ -403,7 +409,7 @@ class OpLowering:
         dst = rt
         if dst_kind in ("S", "U") and scalar_of(rt).is_int:
             dst = with_scalar(rt, _partner(scalar_of(rt), dst_kind))
-        r = self.b.op("convert", [a], dst, native=True) if dst != a.type else a
+        r = self.b.op("convert", [a], dst, native=True, **sat) if dst != a.type else a
         return self.as_sign(r, "", rt) if r.type != rt else r
 
     def op_ConvertFToU(self, i):

@@ -17,7 +17,7 @@ from ...isa.types import (ArrayType, AtomicType, BOOL, CoopMatrixType, F16, I32,
                           PointerType, ScalarType, StructType, TupleType, Type, U32, U64, VOID, VectorType,
                           contains, contains_atomic, is_handle, scalar_of, width)
 from . import ast as A
-from .types import (ABSTRACT_FLOAT, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
+from .types import (ABSTRACT_FLOAT, FP8_SPELLING, MATRIX_ELEMS, MAT_RE, SHORTHANDS, HANDLE_TYPES, VEC_RE,
                     WGSL_SCALARS, can_convert, concrete)
 from .calls import CallLowering
 from .textures import IMPLICIT_LOD, texture_type
@@ -423,6 +423,7 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
                 self.err(te, f"'{name}' takes no template arguments")
             return r[1]
         if r is None:
+            self.refuse_fp8(te, name)
             self.err(te, f"unknown type '{name}'")
         self.err(te, f"'{name}' is not a type")
 
@@ -463,8 +464,18 @@ class Lowerer(StatementLowering, ExpressionLowering, CallLowering):
         role = {"left": "A", "right": "B", "result": "C"}[kind]
         return CoopMatrixType(rows, cols, elem, role)
 
+    def refuse_fp8(self, node, name: str):
+        """An 8-bit float spelling: WGSL has none (neither Tint nor naga ships one), so emu
+        accepts none, and says where FP8 does run."""
+        if FP8_SPELLING.match(name or ""):
+            self.err(node, f"'{name}': WGSL has no 8-bit float type (no WGSL implementation, Tint/Dawn or "
+                           f"naga/wgpu, spells e4m3 or e5m2 yet, and emu invents no spelling)",
+                     hint="write the kernel in GLSL (GL_EXT_float_e4m3, GL_EXT_float_e5m2) or SPIR-V "
+                          "(SPV_EXT_float8); `emu props NAME` lists the profiles' FP8 configurations")
+
     def matrix_elem(self, node) -> ScalarType:
         n = _name(node)
+        self.refuse_fp8(node, n)
         if n not in MATRIX_ELEMS:
             self.err(node, f"'{n}' cannot be a matrix element type",
                      hint="use one of f16, f32, i32, u32, i8, u8")

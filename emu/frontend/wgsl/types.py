@@ -81,4 +81,6 @@ VEC_RE = re.compile(r"vec([234])$")
 WGSL_SCALARS = {"bool": BOOL, "i32": I32, "u32": U32, "f32": F32, "f16": F16, "i64": I64, "u64": U64, "f64": F64}
 # Element types a cooperative matrix may have (bf16 only from front ends that can spell it).
 MATRIX_ELEMS = {"f16": F16, "f32": F32, "i32": I32, "u32": U32, "i8": I8, "u8": U8, "bf16": BF16}
+# names an 8-bit float would go by (f8, fp8, float8_e4m3fn, e5m2, bf8...): refused with the reason
+FP8_SPELLING = re.compile(r"^(?:f8|fp8|bf8|float8|e4m3|e5m2)|e4m3|e5m2", re.IGNORECASE)
 HANDLE_TYPES = ("texture_", "sampler")

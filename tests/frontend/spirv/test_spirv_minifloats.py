@@ -3,7 +3,8 @@ E5M2, SPV_EXT_ocp_microscaling_types' FP4 E2M1 and OpBitcastExtractEXT, read as 
 MXFP4 dequantization shaders read them) on the emulator: every byte code through each format,
 every nibble through E2M1, against ml_dtypes' decoding (the OCP formats: E4M3 without infinities,
 0x7F/0xFF NaN; E5M2 IEEE-like; E2M1 +-{0, 0.5, 1, 1.5, 2, 3, 4, 6}). lavapipe (Mesa 25.0.7) has
-neither extension: no device run. A conversion to one of them is refused with one message."""
+neither extension: no device run. Conversions to E4M3 and E5M2 round (or saturate) as
+SPV_EXT_float8 says; a conversion to E2M1 is refused with one message."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -65,13 +66,42 @@ def test_ir_text_names_the_small_floats(capsys):
     from emu.isa.textparser import parse_ir
     assert cli(["ir", str(Path(__file__).resolve().parents[3] / FILE)]) == 0
     text = capsys.readouterr().out
-    assert "vec4<f8e4m3>" in text and "vec4<f8e5m2>" in text and "vec4<f4e2m1>" in text
+    assert "vec4<e4m3>" in text and "vec4<e5m2>" in text and "vec4<e2m1>" in text
     assert print_module(parse_ir(text, "m.ir")) == text
 
 
-def test_a_conversion_to_a_small_float_is_refused_at_its_line():
-    src = SRC.replace("%s3 = OpFConvert %float %pick", "%s3x = OpFConvert %f8b %s1\n%s3 = OpFConvert %float %pick")
+def test_conversions_to_the_8_bit_floats_round_and_saturate_as_spv_ext_float8_says():
+    """Rows 0 and 1 go once more through the other 8-bit format: every E4M3 value converted to
+    E5M2 (round to nearest even, NaN stays NaN) and every E5M2 value to E4M3 with
+    SaturatedToLargestFloat8NormalConversionEXT (beyond 448, infinities included, -> +-448)."""
+    src = SRC.replace("               OpDecorate %gid BuiltIn GlobalInvocationId",
+                      "               OpDecorate %gid BuiltIn GlobalInvocationId\n"
+                      "               OpDecorate %x1 SaturatedToLargestFloat8NormalConversionEXT")
+    src = src.replace("               OpStore %o0 %r0", "%x0 = OpFConvert %v4f8b %r0\n%y0 = OpFConvert %v4float %x0\n"
+                                                      "               OpStore %o0 %y0")
+    src = src.replace("               OpStore %o1 %r1", "%x1 = OpFConvert %v4f8a %r1\n%y1 = OpFConvert %v4float %x1\n"
+                                                      "               OpStore %o1 %y1")
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "m.spvasm"))
+    out = dev.create_buffer(size=6 * N * 16)
+    dev.dispatch(pipe, {(0, 0): dev.create_buffer(words()), (0, 1): out}, (1, 1, 1))
+    got = out.read(np.float32).reshape(6, N, 4)[:2].reshape(2, 256)
+    b = words().view(np.uint8)
+    e4 = decode(b, ml_dtypes.float8_e4m3fn).astype(np.float64)
+    e5 = decode(b, ml_dtypes.float8_e5m2).astype(np.float64)
+    want = np.stack([e4.astype(ml_dtypes.float8_e5m2).astype(np.float32),
+                     np.clip(e5, -448, 448).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)])
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), np.argwhere(~same)[:8].tolist()
+    assert got[0, 0x7E] == 448.0 and got[0, 0x39] == 1.0 and got[0, 0x3B] == 1.5   # 1.125, 1.375: ties to even
+    assert np.isnan(got[0, [0x7F, 0xFF]]).all()
+    assert got[1, 0x7C] == 448.0 and got[1, 0xFC] == -448.0 and got[1, 0x7B] == 448.0   # +-inf, 57344 saturate
+    assert np.isnan(got[1, [0x7D, 0xFF]]).all() and got[1, 0x3C] == 1.0
+
+
+def test_a_conversion_to_the_4_bit_float_is_refused_at_its_line():
+    src = SRC.replace("%s3 = OpFConvert %float %pick", "%s3x = OpFConvert %f4 %s1\n%s3 = OpFConvert %float %pick")
     with pytest.raises(EmuError) as e:
         emu.Device().create_shader_module(src, "m.spvasm")
-    assert e.value.message.startswith("OpFConvert to f8e5m2: emu reads 8- and 4-bit floats")
+    assert e.value.message.startswith("OpFConvert to e2m1: emu reads 4-bit floats")
     assert e.value.loc.file == "m.spvasm" and "%s3x = OpFConvert" in src.splitlines()[e.value.loc.line - 1]
