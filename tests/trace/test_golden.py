@@ -14,7 +14,8 @@ def test_golden_traces_unchanged():
 
 
 def test_golden_files_are_small_and_valid():
-    files = [p for p in ROOT.rglob("*") if p.is_file()]
+    # the golden outputs, not the notes beside them (traces/hw/README.md grows with each recording)
+    files = [p for p in ROOT.rglob("*") if p.is_file() and p.suffix != ".md"]
     assert sum(p.stat().st_size for p in files) < 600 * 1024
     for p in ROOT.glob("*.jsonl"):
         assert validate_trace_file(p) == [], p
