@@ -496,6 +496,12 @@ class Pipeline:
         reads no buffer it writes), so the results are the same bits."""
         import time
         size = max(1, min(per_batch, tier.PROBE_LANES // wg_lanes))
+        if getattr(self._jit, "whole_batches", False):
+            # a kernel that may store to an element more than once per invocation: the rest it
+            # runs must start where one of the interpreter's own batches would (lockstep order
+            # within a batch differs from lane order only where two invocations store to one
+            # element, which that kernel checks in its own part)
+            size = per_batch
         first, spent = lo, 0.0
         try:
             while first < end:
