@@ -801,16 +801,18 @@ class _Gen:
 
     def _guards(self, body: list) -> list:
         """The body with each store's ##GUARD line made the owner check of a guarded buffer (none
-        elsewhere): the element's owner is the first invocation (flat index) that stored to it."""
+        elsewhere): the element's owner is the first invocation that stored to it, its flat index
+        plus one (0: none yet, so that the array is np.zeros: pages the kernel never touches cost
+        nothing, where a dispatch of 16 M elements would otherwise fill 128 MB first)."""
         out = []
         for line in body:
             if line.strip().startswith("##GUARD"):
                 ind = line[:len(line) - len(line.lstrip())]
                 _, k, idx = line.split()
                 if int(k) in self.guarded:
-                    me = f"np.int64(w) * {self.pipe.layout.wg_count} + local"
+                    me = f"np.int64(w) * {self.pipe.layout.wg_count} + local + 1"
                     out += [ind + f"_o = own{k}[{idx}]",
-                            ind + f"if _o >= 0 and _o != {me}:",
+                            ind + f"if _o != 0 and _o != {me}:",
                             ind + f"    err[0] = {ERR_COLLIDE}", ind + "    err[1] = w", ind + "    err[2] = local",
                             ind + "    return",
                             ind + f"own{k}[{idx}] = {me}"]
@@ -1040,7 +1042,7 @@ class Kernel:
         # run serially: rec False, one unused store address array per written buffer (rec a bool
         # from here, as from _parallel_run: one compiled run serves both)
         dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
-        owners = [np.full(int(args[2 * k + 1]), -1, np.int64) for k in self.guarded]
+        owners = [np.zeros(int(args[2 * k + 1]), np.int64) for k in self.guarded]
         if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
                                                    np.zeros(3, np.int64), False, *dummies, *owners, *args)):
             return 0
