@@ -973,8 +973,8 @@ def _load(source: str):
 def aliased(datas, stored) -> bool:
     """Whether a written buffer shares memory with another bound one (a buffer bound twice): the
     order of invocations (or subgroups) would show; the interpreter runs such dispatches."""
-    return any((stored[i] or stored[j]) and np.shares_memory(datas[i], datas[j])
-               for i in range(len(datas)) for j in range(i + 1, len(datas)))
+    return any(np.shares_memory(datas[i], datas[j])
+               for i in range(len(datas)) if stored[i] for j in range(len(datas)) if j != i)
 
 
 def first_use(kernel, warm) -> bool:
