@@ -183,3 +183,34 @@ def test_emu_run_of_a_larger_new_kernel_compiles_after_its_first_batch(tmp_path)
                for x in said), said
     a, b = (np.load(tmp_path / f"{f}.npy").astype(np.float64) for f in "ab")
     assert np.allclose(np.load(tmp_path / "c.npy"), a @ b, rtol=1e-4, atol=1e-3)
+
+
+LOOP_STORES = """
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>, @builtin(num_workgroups) nw : vec3<u32>) {
+  let n = nw.x * 64u;
+  for (var k = 0u; k < 2u; k++) {       // invocation i stores i and i + n: two elements each
+    o[gid.x + k * n] = x[gid.x] * 3u + k;
+  }
+}
+"""
+
+
+def test_a_kernel_that_stores_in_a_loop_takes_over_at_a_batch_boundary(cache, monkeypatch):
+    """Lane order equals lockstep for such a kernel only within the part it runs itself (it checks
+    that no two invocations store to one element there): the interpreted part before it must be
+    whole batches of the interpreter's own, not the tier's small first batch."""
+    monkeypatch.setattr(tier.Tier, "PROBE_LANES", 64)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 1e-9)
+    x = np.arange(64 * 16, dtype=np.uint32)
+    dev = emu.Device("reference")
+    dev.options.batch_lanes = 256                       # four workgroups a batch
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(LOOP_STORES, "t.wgsl"))
+    o = dev.create_buffer(size=8 * x.size)
+    dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): o}, (16, 1, 1))
+    np.testing.assert_array_equal(o.read(np.uint32), np.concatenate([x * 3, x * 3 + 1]))
+    pl = pipe.pipeline
+    assert pl._jit.guarded and pl._jit.mod is not None
+    assert pl.ran == {"interpreted": 4, "compiled": 12}
