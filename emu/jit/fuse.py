@@ -801,18 +801,19 @@ class _Gen:
 
     def _guards(self, body: list) -> list:
         """The body with each store's ##GUARD line made the owner check of a guarded buffer (none
-        elsewhere): the element's owner is the first invocation that stored to it, its flat index
-        plus one (0: none yet, so that the array is np.zeros: pages the kernel never touches cost
-        nothing, where a dispatch of 16 M elements would otherwise fill 128 MB first)."""
+        elsewhere): the element's owner is the first invocation that stored to it in this run,
+        `oep` (the run's epoch, shifted past the invocation bits) plus its flat index plus one.
+        A value below `oep` is an earlier run's, so the arrays are kept from run to run (Kernel.
+        owners): a dispatch of 16 M elements would otherwise fault in 128 MB of new pages."""
         out = []
         for line in body:
             if line.strip().startswith("##GUARD"):
                 ind = line[:len(line) - len(line.lstrip())]
                 _, k, idx = line.split()
                 if int(k) in self.guarded:
-                    me = f"np.int64(w) * {self.pipe.layout.wg_count} + local + 1"
+                    me = f"oep + np.int64(w) * {self.pipe.layout.wg_count} + local + 1"
                     out += [ind + f"_o = own{k}[{idx}]",
-                            ind + f"if _o != 0 and _o != {me}:",
+                            ind + f"if _o >= oep and _o != {me}:",
                             ind + f"    err[0] = {ERR_COLLIDE}", ind + "    err[1] = w", ind + "    err[2] = local",
                             ind + "    return",
                             ind + f"own{k}[{idx}] = {me}"]
@@ -847,6 +848,7 @@ class _Gen:
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
         sas = "".join(f", sa{k}" for k in stored) + "".join(f", own{k}" for k in self.guarded)
+        sas += ", oep" if self.guarded else ""
         tail = f"{sas}{', ' + bufs if bufs else ''}"
         nwg = self.pipe.layout.wg_count
         out = self.IMPORTS + ["", ""]
@@ -1042,12 +1044,14 @@ class Kernel:
         # run serially: rec False, one unused store address array per written buffer (rec a bool
         # from here, as from _parallel_run: one compiled run serves both)
         dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
-        owners = [np.zeros(int(args[2 * k + 1]), np.int64) for k in self.guarded]
+        gx, gy, gz = grid
+        lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
+        owners = self.owners([int(args[2 * k + 1]) for k in self.guarded], end * self.pipe.layout.wg_count)
+        if owners is None:
+            return lo
         if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
                                                    np.zeros(3, np.int64), False, *dummies, *owners, *args)):
             return 0
-        gx, gy, gz = grid
-        lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
         total = end - lo
         lanes = total * self.pipe.layout.wg_count
         jobs = int(getattr(self.pipe.opts, "jobs", 1) or 1)
@@ -1061,6 +1065,29 @@ class Kernel:
         if err[0] == ERR_COLLIDE:       # two invocations stored to one element: their order shows
             return lo
         return int(err[1])
+
+
+OWNER_BITS = 40            # an owner: (epoch << OWNER_BITS) + flat invocation index + 1
+
+
+def _owners(self, sizes: list, invocations: int):
+    """The guarded slots' owner arrays (at least `sizes` elements, kept from run to run) and this
+    run's epoch (shifted) as the last item; [] for a kernel without guarded slots, None where the
+    dispatch has too many invocations for the owner's bits (the interpreter runs it)."""
+    if not sizes:
+        return []
+    if invocations >= 1 << OWNER_BITS:
+        return None
+    arrays = getattr(self, "_owner_arrays", None) or [np.zeros(0, np.int64) for _ in sizes]
+    epoch = getattr(self, "_epoch", 0) + 1
+    if epoch >= 1 << (62 - OWNER_BITS):         # (every 4 M runs) start again from zeros
+        arrays, epoch = [np.zeros(0, np.int64) for _ in sizes], 1
+    arrays = [a if a.size >= n else np.zeros(max(n, 1), np.int64) for a, n in zip(arrays, sizes)]
+    self._owner_arrays, self._epoch = arrays, epoch
+    return arrays + [np.int64(epoch << OWNER_BITS)]
+
+
+Kernel.owners = _owners
 
 
 def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:

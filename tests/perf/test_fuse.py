@@ -594,3 +594,17 @@ def test_inverse_sqrt_on_nvidia_h200(monkeypatch):
     x[:12] = [0, 0x80000000, 1, 0x80000001, 0x3F800000, 0x40000000, 0x40800000, 0x7F800000, 0xFF800000,
               0x7FC00000, 0x7F7FFFFF, 0x00800000]
     same(NV_RSQ, [x.view(np.float32)], [4 * x.size], (x.size // 64, 1, 1), monkeypatch, profile="nvidia-h200")
+
+
+def test_owners_of_an_earlier_dispatch_do_not_count(monkeypatch):
+    """The owner arrays are kept from dispatch to dispatch (a new epoch each): the second dispatch
+    of a pipeline stores to the same elements as the first and still runs compiled."""
+    monkeypatch.setenv("EMU_JIT", "1")
+    x = np.arange(N, dtype=np.int32)
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(SWITCH_LOOP_STORES, "t.wgsl"))
+    bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(size=12 * N), (0, 2): dev.create_buffer(size=4 * N)}
+    for _ in range(3):
+        dev.dispatch(pipe, bufs, (N // 64, 1, 1))
+        assert pipe.pipeline.ran == {"interpreted": 0, "compiled": N // 64}
+    assert pipe.pipeline._jit._epoch == 3
