@@ -4,20 +4,24 @@ every invocation of a dispatch, lane after lane, with real per-lane branches and
 The interpreter (emu.scheduler) runs each IR instruction over all lanes of a batch in lockstep.
 Running each invocation to its end before the next starts gives the same memory only where no
 invocation can see another's writes in between. The compiler therefore takes an entry point only
-when, for every buffer it touches, it either only reads it, or writes it through one store
-instruction that runs at most once per invocation (not inside a loop) and never reads it. Then
-every read sees the memory as it was before the dispatch, and where two invocations store to one
-address the later (higher) one wins in both orders. At dispatch time the buffers must not
+when, for every buffer it touches, it either only reads it, or writes it and never reads it. Then
+every read sees the memory as it was before the dispatch. Where one store instruction runs at most
+once per invocation, the later (higher) invocation wins an address in both orders; a buffer stored
+more often (a store in a loop, as llama.cpp's element-wise shaders do, or several store
+instructions) keeps each element's owner in the run, and a second invocation storing to an element
+stops the kernel: the interpreter runs the dispatch (an earlier part it interpreted is whole
+batches of its own, Pipeline._interpret_first). At dispatch time the buffers must not
 overlap (the same buffer bound twice), or the interpreter runs instead.
 
-Covered: scalars bool / i32 / u32 / f32; the builtin input vectors through constant extracts;
+Covered: scalars bool / i32 / u32 / f32, and f16 held as its bits (loaded, stored, selected,
+converted to and from f32); the builtin input vectors through constant extracts;
 constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
 an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
 binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
-abs and fma) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
+abs and fma; inverseSqrt on nvidia-h200, through MUFU.RSQ's table) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
 of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y through MUFU.RCP,
 whose measured table the kernel takes as one more argument); if / loop / break / continue /
-break_if / return.
+break_if / return / switch (a one-shot loop).
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
