@@ -34,7 +34,7 @@ takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it).
 
-Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16,
+Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16 arithmetic,
 other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
