@@ -391,7 +391,7 @@ class Device:
             buffers, arrays = as_buffers(pipe.module, bindings)
             if 0 in groups:
                 return []
-            regions = bind(pipe.module, pipe.entry, buffers)
+            regions = bind(pipe.module, pipe.entry, buffers, pipe.used_globals)
             table = self._device_memory(pipe, buffers, regions)
             try:
                 with jit.notice.for_profile(self.profile.name):
@@ -410,8 +410,11 @@ class Device:
         (an AddressTable under DEVICE_MEMORY; a bound one shares its bytes there), else None."""
         from .isa.ops import OP
         from .memory.addresses import DEVICE_MEMORY, AddressTable
-        ops = {i.op: i for f in pipe.module.functions for i in f.walk()
-               if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor and "decode" in i.attrs)}
+        ops = getattr(pipe, "_address_ops", None)
+        if ops is None:                 # (once per pipeline: walking the IR costs ~1 ms a dispatch)
+            ops = pipe._address_ops = {i.op: i for f in pipe.module.functions for i in f.walk()
+                                       if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor
+                                                                     and "decode" in i.attrs)}
         if OP.coop_load_tensor in ops:
             # block loads hand their decode function the device addresses of the blocks: the
             # storage buffers bound get theirs
@@ -552,9 +555,12 @@ def _extent(t: Type) -> int:
     return t.size
 
 
-def bind(module: Module, entry: Function, bindings: dict) -> dict:
+def bind(module: Module, entry: Function, bindings: dict, used: list | None = None) -> dict:
+    """{(group, binding): Region} of `bindings` for the globals `entry` uses (`used`: those,
+    where the caller has them: the executor's pipeline keeps them, walking the IR per dispatch
+    costs ~1 ms)."""
     regions = {}
-    for g in used_globals(module, entry):
+    for g in (used if used is not None else used_globals(module, entry)):
         if g.space == "handle":
             # a combined image sampler's texture and sampler variables share the binding
             regions[(g.group, g.binding)] = combine(regions.get((g.group, g.binding)),

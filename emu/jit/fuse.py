@@ -4,20 +4,24 @@ every invocation of a dispatch, lane after lane, with real per-lane branches and
 The interpreter (emu.scheduler) runs each IR instruction over all lanes of a batch in lockstep.
 Running each invocation to its end before the next starts gives the same memory only where no
 invocation can see another's writes in between. The compiler therefore takes an entry point only
-when, for every buffer it touches, it either only reads it, or writes it through one store
-instruction that runs at most once per invocation (not inside a loop) and never reads it. Then
-every read sees the memory as it was before the dispatch, and where two invocations store to one
-address the later (higher) one wins in both orders. At dispatch time the buffers must not
+when, for every buffer it touches, it either only reads it, or writes it and never reads it. Then
+every read sees the memory as it was before the dispatch. Where one store instruction runs at most
+once per invocation, the later (higher) invocation wins an address in both orders; a buffer stored
+more often (a store in a loop, as llama.cpp's element-wise shaders do, or several store
+instructions) keeps each element's owner in the run, and a second invocation storing to an element
+stops the kernel: the interpreter runs the dispatch (an earlier part it interpreted is whole
+batches of its own, Pipeline._interpret_first). At dispatch time the buffers must not
 overlap (the same buffer bound twice), or the interpreter runs instead.
 
-Covered: scalars bool / i32 / u32 / f32; the builtin input vectors through constant extracts;
+Covered: scalars bool / i32 / u32 / f32, and f16 held as its bits (loaded, stored, selected,
+converted to and from f32); the builtin input vectors through constant extracts;
 constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
 an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
 binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
-abs and fma) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
+abs and fma; inverseSqrt on nvidia-h200, through MUFU.RSQ's table) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
 of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y through MUFU.RCP,
 whose measured table the kernel takes as one more argument); if / loop / break / continue /
-break_if / return.
+break_if / return / switch (a one-shot loop).
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
@@ -30,7 +34,7 @@ takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it).
 
-Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16,
+Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16 arithmetic,
 other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
@@ -69,10 +73,12 @@ from ..isa.types import ArrayType, ScalarType, StructType, VectorType
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 
-ERR_OOB, ERR_FALLBACK = 1, 2
+ERR_OOB, ERR_FALLBACK, ERR_COLLIDE = 1, 2, 3
 SCALAR_MODELS = ("ieee", "nvidia-sfu")      # the profiles' scalar arithmetic the generated code has
-_NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_"}
-_ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False"}
+# f16 is held as its bits (u16): loaded, stored, selected and converted to and from f32, no more
+_NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_", "f16": "np.uint16"}
+_ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False",
+         "f16": "np.uint16(0)"}
 _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
            "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 
@@ -80,7 +86,7 @@ _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_inde
 # Ops the fusion JIT declines (the interpreter runs pipelines that use them): _Gen.inst has a
 # rule for every other op; tests/isa/test_op_coverage.py checks that the two cover the op table.
 UNSUPPORTED_OPS = frozenset({
-    OP.atomic, OP.call, OP.construct, OP.insert, OP.subgroup, OP.switch, OP.swizzle, OP.undef,
+    OP.atomic, OP.call, OP.construct, OP.insert, OP.subgroup, OP.swizzle, OP.undef,
     OP.coop_convert, OP.coop_fill, OP.coop_length, OP.coop_load, OP.coop_mma, OP.coop_mul,
     OP.coop_scalar, OP.coop_store, OP.texture, OP.coop_reduce, OP.coop_load_tensor, OP.coop_store_tensor,
     OP.coop_per_element, OP.coop_coordinate, OP.address_ptr,
@@ -124,6 +130,7 @@ class _Gen:
         self.pipe = pipe
         self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
         self.rcp = False                # f32 / or % on nvidia-h200: the kernel takes MUFU.RCP's table
+        self.rsq = False                # inverseSqrt on nvidia-h200: MUFU.RSQ's table
         self.module = pipe.module
         self.entry: Function = pipe.entry
         self.lines: list[str] = []
@@ -135,6 +142,7 @@ class _Gen:
         self.inputs: set[str] = set()
         self.loop_depth = 0
         self.nloops = 0
+        self.sw_continued: set[int] = set()     # switches a `continue` leaves
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
         self.wg = any(i.op == OP.barrier for i in pipe.entry.walk()) or any(
@@ -158,7 +166,7 @@ class _Gen:
     def slot_elem(self, g, t, offset: int) -> ScalarType:
         """The element type of the array or scalar `t` at `offset` in buffer `g`, or Unsupported."""
         elem = t.elem if isinstance(t, ArrayType) else t
-        if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32"):
+        if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32", "f16"):
             raise Unsupported(f"buffer {g.name} of {t}")
         if isinstance(t, ArrayType) and t.stride != elem.size:
             raise Unsupported(f"buffer {g.name}: stride {t.stride}")
@@ -283,6 +291,7 @@ class _Gen:
                 self.wg_store(p[1], p[2], val, d)
             elif isinstance(p, tuple) and p[0] == "elem":
                 self.stores[p[1]].append(self.loop_depth)
+                self.emit(d, f"##GUARD {p[1]} {p[2]}")     # the store's owner check, where build() needs one
                 self.emit(d, f"b{p[1]}[{p[2]}] = {val}")
                 self.emit(d, "if rec:")
                 self.emit(d + 1, f"sa{p[1]}[(w - wbase) * {self.pipe.layout.wg_count} + local] = {p[2]}")
@@ -320,8 +329,8 @@ class _Gen:
         elif op == OP.bitcast:
             s, t = _scalar(a[0].type), _scalar(inst.type)
             x = self.v(a[0])
-            if "bool" in (s, t):
-                raise Unsupported("bitcast bool")
+            if "bool" in (s, t) or ("f16" in (s, t) and s != t):
+                raise Unsupported(f"bitcast {s} to {t}")
             if s == t:
                 e = x
             elif t == "f32":
@@ -343,17 +352,15 @@ class _Gen:
         elif op == OP.break_:
             if loop_ctx is None:
                 raise Unsupported("break outside a loop")
-            if isinstance(loop_ctx, tuple):             # a workgroup-mode loop: flag the lane
+            if isinstance(loop_ctx, tuple) and loop_ctx[0] == "wg":     # a workgroup-mode loop: flag the lane
                 self.emit(d, f"wbrk{loop_ctx[1]}[local] = True")
-            else:
+            elif not isinstance(loop_ctx, tuple):
                 self.emit(d, f"brk{loop_ctx} = True")
-            self.emit(d, "break")
+            self.emit(d, "break")                       # (a switch's: out of its one-shot loop)
         elif op == OP.continue_:
-            if loop_ctx is None:
-                raise Unsupported("continue outside a loop")
-            if isinstance(loop_ctx, tuple):
-                self.emit(d, f"wcnt{loop_ctx[1]}[local] = True")
-            self.emit(d, "break")                       # out of the one-shot body loop
+            self.continue_(loop_ctx, d)
+        elif op == OP.switch:
+            self.switch(inst, d, loop_ctx)
         elif op == OP.break_if:
             if isinstance(loop_ctx, tuple):
                 self.emit(d, f"wbrk{loop_ctx[1]}[local] = {self.v(a[0])}")
@@ -369,6 +376,51 @@ class _Gen:
             raise Unsupported("barrier inside divergent code")
         else:
             raise Unsupported(op)
+
+    def continue_(self, ctx, d: int):
+        """`continue` of the innermost loop from inside `ctx` (a loop, or a switch in one)."""
+        if ctx is None:
+            raise Unsupported("continue outside a loop")
+        if isinstance(ctx, tuple) and ctx[0] == "sw":   # leave the switch, then continue outside it
+            self.sw_continued.add(ctx[1])
+            self.emit(d, f"swc{ctx[1]} = True")
+        elif isinstance(ctx, tuple):
+            self.emit(d, f"wcnt{ctx[1]}[local] = True")
+        self.emit(d, "break")                           # out of the one-shot body (or switch) loop
+
+    def switch(self, inst: Inst, d: int, ctx):
+        """A switch as a one-shot loop that `break` leaves: the first case that lists the selector
+        (no fallthrough, as the IR's switch), else the default; a `continue` inside sets a flag
+        and continues the loop around it after the switch, a `return` leaves as everywhere."""
+        t = _scalar(inst.args[0].type)
+        if t not in ("i32", "u32"):
+            raise Unsupported(f"switch on {t}")
+        n = self.nloops
+        self.nloops += 1
+        sel = self.v(inst.args[0])
+        self.emit(d, f"swc{n} = False")
+        self.emit(d, "while True:                 # a switch; 'break' leaves it")
+        default, first = None, True
+        for block, selectors in zip(inst.blocks, inst.attrs["cases"]):
+            values = [s for s in selectors if s != "default"]
+            if len(values) < len(selectors):
+                default = block
+            if not values:
+                continue
+            cond = " or ".join(f"{sel} == {self.literal(t, v)}" for v in values)
+            self.emit(d + 1, f"{'if' if first else 'elif'} {cond}:")
+            self.block(block, d + 2, ("sw", n, ctx))
+            first = False
+        if default is not None:
+            if not first:
+                self.emit(d + 1, "else:")
+            self.block(default, d + (1 if first else 2), ("sw", n, ctx))
+        self.emit(d + 1, "break")
+        if n in self.sw_continued:
+            self.emit(d, f"if swc{n}:")
+            self.continue_(ctx, d + 1)
+        self.emit(d, "if ret:")
+        self.emit(d + 1, "break")
 
     def fail(self, d: int, code: int, lane: str = "local"):
         """Stop the whole kernel, saying where (the interpreter takes over from there)."""
@@ -567,6 +619,11 @@ class _Gen:
         t = _scalar(inst.type)
         xs = [self.v(x) for x in inst.args]
         tys = [_scalar(x.type) for x in inst.args]
+        if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t == "f16" and tys[2] == "bool":
+            e = f"{xs[1]} if {xs[2]} else {xs[0]}"
+            return f"rt.nv_canon_f16({e})" if self.nv else e     # (bits; canonical NaNs there)
+        if "f16" in tys + [t]:
+            raise Unsupported(f"builtin {fn} on f16")
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
             if self.nv and t == "f32":                  # the builtin canonicalizes NaNs there
                 return f"rt.nv_canon({xs[1]} if {xs[2]} else {xs[0]})"
@@ -583,6 +640,9 @@ class _Gen:
                 return xs[0] if t == "u32" else f"np.int32(abs(np.int64({xs[0]})))"
         if fn == "abs" and t == "f32" and len(xs) == 1:
             return f"rt.nv_abs({xs[0]})" if self.nv else f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
+        if fn == "inverseSqrt" and t == "f32" and len(xs) == 1 and self.nv:     # MUFU.RSQ: its table
+            self.rsq = True
+            return f"rt.nv_rsq({xs[0]}, rsq_tab)"
         if fn == "fma" and t == "f32" and len(xs) == 3 and tys == ["f32"] * 3:
             return f"rt.{'nv_fma' if self.nv else 'fma_f32'}({xs[0]}, {xs[1]}, {xs[2]})"
         raise Unsupported(f"builtin {fn} on {t}")
@@ -595,6 +655,8 @@ class _Gen:
             if not math.isfinite(f):
                 raise Unsupported("non-finite constant")
             return f"np.float32({f!r})"
+        if t == "f16":
+            return f"np.uint16({int(np.array(value, np.float16).view(np.uint16))})"
         v = int(value)
         if t == "u32":
             return f"np.uint32({v & 0xFFFFFFFF})"
@@ -621,6 +683,8 @@ class _Gen:
         raise Unsupported(f"{fn} on {t}")
 
     def binary(self, fn: str, t: str, x: str, y: str) -> str:
+        if t == "f16":
+            self._no(fn, t)
         cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
         if t == "bool":
             ops = {"and": "and", "or": "or", "xor": "!=", "ne": "!=", "eq": "=="}
@@ -658,6 +722,10 @@ class _Gen:
     def convert(self, x: str, s: str, t: str, native=False) -> str:
         if s == t:
             return x
+        if "f16" in (s, t):                           # only f16 <-> f32 (both rules: numerics.scalar's and nvidia's)
+            if {s, t} != {"f16", "f32"}:
+                raise Unsupported(f"conversion {s} to {t}")
+            return f"rt.{'nv_' if self.nv else ''}{s}_to_{t}({x})"
         if t == "bool":
             return f"({x} != 0)"
         if s == "bool":
@@ -735,6 +803,28 @@ class _Gen:
         out += ["        " + line for line in body]
         return out + ["                break", ""]
 
+    def _guards(self, body: list) -> list:
+        """The body with each store's ##GUARD line made the owner check of a guarded buffer (none
+        elsewhere): the element's owner is the first invocation that stored to it in this run,
+        `oep` (the run's epoch, shifted past the invocation bits) plus its flat index plus one.
+        A value below `oep` is an earlier run's, so the arrays are kept from run to run (Kernel.
+        owners): a dispatch of 16 M elements would otherwise fault in 128 MB of new pages."""
+        out = []
+        for line in body:
+            if line.strip().startswith("##GUARD"):
+                ind = line[:len(line) - len(line.lstrip())]
+                _, k, idx = line.split()
+                if int(k) in self.guarded:
+                    me = f"oep + np.int64(w) * {self.pipe.layout.wg_count} + local + 1"
+                    out += [ind + f"_o = own{k}[{idx}]",
+                            ind + f"if _o >= oep and _o != {me}:",
+                            ind + f"    err[0] = {ERR_COLLIDE}", ind + "    err[1] = w", ind + "    err[2] = local",
+                            ind + "    return",
+                            ind + f"own{k}[{idx}] = {me}"]
+                continue
+            out.append(line)
+        return out
+
     def build(self) -> str:
         fn = self.entry
         if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
@@ -749,12 +839,20 @@ class _Gen:
         body = self.lines[body_start:]
         del self.lines[body_start:]
         for k, st in self.stores.items():
-            if st and (self.loads[k] or len(st) > 1 or st[0] > 0):
-                raise Unsupported(f"buffer {self.buf_types[k].g.name}: a store other invocations could see")
-        bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp)
+            if st and self.loads[k]:
+                raise Unsupported(f"buffer {self.buf_types[k].g.name}: read and written (other invocations "
+                                  f"could see its stores)")
+        # a buffer stored more than once per invocation (a store in a loop, or several stores): lane
+        # order and lockstep agree unless two invocations store to one element; each element keeps
+        # its owner, and a second owner stops the kernel (the interpreter runs the dispatch)
+        self.guarded = [k for k, st in self.stores.items() if st and (len(st) > 1 or st[0] > 0)]
+        body = self._guards(body)
+        bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp
+                         + ["rsq_tab"] * self.rsq)
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
-        sas = "".join(f", sa{k}" for k in stored)
+        sas = "".join(f", sa{k}" for k in stored) + "".join(f", own{k}" for k in self.guarded)
+        sas += ", oep" if self.guarded else ""
         tail = f"{sas}{', ' + bufs if bufs else ''}"
         nwg = self.pipe.layout.wg_count
         out = self.IMPORTS + ["", ""]
@@ -881,8 +979,8 @@ def _load(source: str):
 def aliased(datas, stored) -> bool:
     """Whether a written buffer shares memory with another bound one (a buffer bound twice): the
     order of invocations (or subgroups) would show; the interpreter runs such dispatches."""
-    return any((stored[i] or stored[j]) and np.shares_memory(datas[i], datas[j])
-               for i in range(len(datas)) for j in range(i + 1, len(datas)))
+    return any(np.shares_memory(datas[i], datas[j])
+               for i in range(len(datas)) if stored[i] for j in range(len(datas)) if j != i)
 
 
 def first_use(kernel, warm) -> bool:
@@ -924,8 +1022,11 @@ class Kernel:
         self.slots = gen.buf_types
         self.stored = [bool(gen.stores[k]) for k in range(len(gen.buf_types))]
         self.stored_slots = gen.stored_slots
+        self.guarded = gen.guarded                  # slots whose elements keep their owner
+        self.whole_batches = bool(gen.guarded)      # (the executor: see Pipeline._interpret_first)
         self.has_loops = gen.nloops > 0
         self.rcp = gen.rcp
+        self.rsq = gen.rsq
         self.mod = None
 
     def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
@@ -935,35 +1036,62 @@ class Kernel:
         datas = []
         for s in self.slots:
             reg = regions.get((s.g.group, s.g.binding))
-            got = None if reg is None else s.view(reg, NP[s.elem.name])
+            got = None if reg is None else s.view(reg, np.uint16 if s.elem.name == "f16" else NP[s.elem.name])
             if got is None:
                 return 0
             args += [got[0], np.int64(got[1])]
             datas.append(got[0])
-        if self.rcp:
-            from ..numerics import sfu
-            args.append(sfu.table("rcp"))
+        from ..numerics import sfu
+        args += [sfu.table(t) for t, used in (("rcp", self.rcp), ("rsq", self.rsq)) if used]
         if any(self.stored) and aliased(datas, self.stored):
             return 0
         # run serially: rec False, one unused store address array per written buffer (rec a bool
         # from here, as from _parallel_run: one compiled run serves both)
         dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
-        if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
-                                                   np.zeros(3, np.int64), False, *dummies, *args)):
-            return 0
         gx, gy, gz = grid
         lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
+        owners = self.owners([int(args[2 * k + 1]) for k in self.guarded], end * self.pipe.layout.wg_count)
+        if owners is None:
+            return lo
+        if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
+                                                   np.zeros(3, np.int64), False, *dummies, *owners, *args)):
+            return 0
         total = end - lo
         lanes = total * self.pipe.layout.wg_count
         jobs = int(getattr(self.pipe.opts, "jobs", 1) or 1)
-        if jobs > 1 and self.has_loops and total >= 2 and lanes >= 4096:
+        if jobs > 1 and self.has_loops and not self.guarded and total >= 2 and lanes >= 4096:
             if self._parallel(lo, total, lanes, jobs, grid, args):
                 return None
         err = np.zeros(3, np.int64)
-        self.mod.run(lo, end, lo, gx, gy, gz, self.pipe.opts.max_steps, err, False, *dummies, *args)
+        self.mod.run(lo, end, lo, gx, gy, gz, self.pipe.opts.max_steps, err, False, *dummies, *owners, *args)
         if err[0] == 0:
             return None
+        if err[0] == ERR_COLLIDE:       # two invocations stored to one element: their order shows
+            return lo
         return int(err[1])
+
+
+OWNER_BITS = 40            # an owner: (epoch << OWNER_BITS) + flat invocation index + 1
+
+
+def _owners(self, sizes: list, invocations: int):
+    """The guarded slots' owner arrays (at least `sizes` elements, kept from run to run) and this
+    run's epoch (shifted) as the last item; [] for a kernel without guarded slots, None where the
+    dispatch has too many invocations for the owner's bits (the interpreter runs it)."""
+    if not sizes:
+        return []
+    if invocations >= 1 << OWNER_BITS:
+        return None
+    arrays = getattr(self, "_owner_arrays", None) or [np.zeros(0, np.int64) for _ in sizes]
+    epoch = getattr(self, "_epoch", 0) + 1
+    if epoch >= 1 << (62 - OWNER_BITS):         # (every 4 M runs) start again from zeros
+        arrays, epoch = [np.zeros(0, np.int64) for _ in sizes], 1
+    arrays = [a if a.size >= n else np.zeros(max(n, 1), np.int64) for a, n in zip(arrays, sizes)]
+    self._owner_arrays, self._epoch = arrays, epoch
+    return arrays + [np.int64(epoch << OWNER_BITS)]
+
+
+Kernel.owners = _owners
 
 
 def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:

@@ -12,8 +12,10 @@ it is compiled, so a dispatch costs at most about twice what the better choice w
 while a small dispatch of a new shader answers in milliseconds instead of seconds.
 
 The compile cost is learned: each compile of a kernel kind ('fusion' or 'cooperative') records its
-CPU seconds in the cache folder, and the median of the last few is the estimate (DEFAULT_S before
-any). A kernel already in the cache (machine code or numba's cache) is not pending: it loads in
+CPU seconds, and its seconds per line of generated source, in the cache folder; a kernel's estimate
+is the median of the last few per-line costs times its lines (numba's time grows with the source: a
+shader of llama.cpp's unrolled into 13,000 lines takes minutes, a 60-line one half a second), or
+before any, the median of the last few compiles (DEFAULT_S before any) scaled up past LARGE_LINES. A kernel already in the cache (machine code or numba's cache) is not pending: it loads in
 ~0.02-0.3 s and runs compiled as before.
 
 EMU_JIT=1 compiles every kernel the fast paths take at once (the tests that compare the compiled
@@ -33,6 +35,7 @@ DEFAULT_S = {"fusion": 1.5, "cooperative": 5.0}   # CPU seconds to compile, unti
 KEEP = 5                # compile times kept per kind
 LOAD_S = 0.1            # loading a compiled kernel from the cache: interpreting less is no rent
 PROBE_LANES = 4096      # the first interpreted batch, in lanes (whole workgroups)
+LARGE_LINES = 500       # without per-line samples, a kernel longer than this costs proportionally more
 
 
 def mode() -> str:
@@ -41,19 +44,28 @@ def mode() -> str:
     return {"0": "never", "1": "always"}.get(v, "auto")
 
 
-def compile_estimate(kind: str, cache: Path) -> float:
-    """CPU seconds one compile of a kernel of this kind is expected to take here (`cache`: the
-    JIT's cache folder, emu/jit/fuse.py's _cache_dir)."""
+def _samples(cache: Path, key: str) -> list[float]:
     try:
-        times = json.loads((cache / "tier" / "compile_times.json").read_text()).get(kind) or []
-        times = [float(t) for t in times if float(t) > 0]
+        times = json.loads((cache / "tier" / "compile_times.json").read_text()).get(key) or []
+        return [float(t) for t in times if float(t) > 0]
     except (OSError, ValueError, TypeError, AttributeError):
-        times = []
-    return statistics.median(times) if times else DEFAULT_S[kind]
+        return []
 
 
-def record_compile(kind: str, seconds: float, cache: Path) -> None:
-    """Keep the CPU seconds of a compile that just happened (the estimate's samples)."""
+def compile_estimate(kind: str, cache: Path, lines: int | None = None) -> float:
+    """CPU seconds one compile of a kernel of this kind (of `lines` lines of generated source, if
+    given) is expected to take here (`cache`: the JIT's cache folder, emu/jit/fuse.py's _cache_dir)."""
+    per_line = _samples(cache, f"{kind}/line")
+    if lines and per_line:
+        return statistics.median(per_line) * lines
+    times = _samples(cache, kind)
+    base = statistics.median(times) if times else DEFAULT_S[kind]
+    return base * max(1.0, (lines or 0) / LARGE_LINES)
+
+
+def record_compile(kind: str, seconds: float, cache: Path, lines: int | None = None) -> None:
+    """Keep the CPU seconds of a compile that just happened (the estimate's samples), and its
+    seconds per line of a kernel of `lines` lines."""
     path = cache / "tier" / "compile_times.json"
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -62,8 +74,11 @@ def record_compile(kind: str, seconds: float, cache: Path) -> None:
             data = data if isinstance(data, dict) else {}
         except (OSError, ValueError):
             data = {}
-        times = [t for t in data.get(kind, []) if isinstance(t, (int, float))][-(KEEP - 1):]
-        data[kind] = times + [round(seconds, 3)]
+        for key, value in ((kind, round(seconds, 3)),
+                           (f"{kind}/line", round(seconds / lines, 6) if lines else None)):
+            if value is not None:
+                times = [t for t in data.get(key, []) if isinstance(t, (int, float))][-(KEEP - 1):]
+                data[key] = times + [value]
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data))
         os.replace(tmp, path)
@@ -76,9 +91,9 @@ class Tier:
     interpreted seconds to the kernel's rent (kept across processes under its hash)."""
     PROBE_LANES = PROBE_LANES
 
-    def __init__(self, kind: str, key: str, what: str, cache: Path):
-        self.kind, self.key, self.what, self.cache = kind, key, what, cache
-        self.compile_s = compile_estimate(kind, cache)
+    def __init__(self, kind: str, key: str, what: str, cache: Path, lines: int | None = None):
+        self.kind, self.key, self.what, self.cache, self.lines = kind, key, what, cache, lines
+        self.compile_s = compile_estimate(kind, cache, lines)
         self.rent_file = cache / "tier" / f"{key}.rent"
         try:
             self.rent = float(self.rent_file.read_text())
@@ -132,7 +147,8 @@ def pending(kernel, kind: str, source_hash: str, cache: Path) -> Tier | None:
         return None
     entry = kernel.pipe.entry
     where = f" ({entry.loc.file})" if getattr(entry, "loc", None) is not None and entry.loc.file else ""
-    kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}", cache)
+    kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}", cache,
+                        kernel.source.count("\n") + 1)
     return kernel._tier
 
 
@@ -169,7 +185,7 @@ def timed_compile(kernel, kind: str, build) -> None:
     # a sample only where the kernel alone compiled: emu's own kernels compiled on the way (once
     # per machine and emu version) would make every later estimate too high
     if not any(_emus_own(e) for _, e in rec.buffer):
-        record_compile(kind, seconds, tier.cache)
+        record_compile(kind, seconds, tier.cache, tier.lines)
 
 
 def _emus_own(ev) -> bool:

@@ -225,6 +225,28 @@ def nv_rcp(x, tab):
 
 
 @njit(**_inl)
+def nv_rsq(x, tab):
+    """MUFU.RSQ as emu.numerics.sfu.rsq states it, then flushed and canonical (nvidia's
+    inverseSqrt); `tab`: sfu.table("rsq"), the measured 1/sqrt over [1, 4)."""
+    u = np.int64(f32_bits(x))
+    s, e_in, m = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
+    ue = e_in - 127
+    odd = ue & 1
+    t = np.int64(tab[m + (odd << 23)])
+    e = ((t >> 23) & 0xFF) - ((ue - odd) >> 1)
+    out = np.int64(0) if e <= 0 else (min(e, np.int64(254)) << 23) | (t & 0x7FFFFF)
+    if e_in == 0:
+        out = np.int64(0x7F800000)
+    if e_in == 255:
+        out = np.int64(0) if m == 0 else np.int64(0x7FFFFFFF)
+    if s == 1 and e_in != 0 and out != 0x7FFFFFFF:
+        out = np.int64(0x7FFFFFFF)
+    if s == 1 and e_in == 0:
+        out = np.int64(0xFF800000)
+    return nv_out(bits_f32(np.uint32(out)))
+
+
+@njit(**_inl)
 def nv_div(a, b, tab):
     """x / y = x * RCP(y) (emu.numerics.nvidia.binary)."""
     return nv_mul(a, nv_rcp(nv_ftz(b), tab))
@@ -242,3 +264,75 @@ def nv_rem(a, b, tab):
         sa = f32_bits(af) & np.uint32(0x80000000) if (af != 0 and af == af) else np.uint32(0)
         r = bits_f32((f32_bits(r) & np.uint32(0x7FFFFFFF)) | sa)
     return r
+
+
+# ---- f16, held as its bits (u16): only converted to and from f32 (loads, stores, conversions) ----
+
+@njit(**_inl)
+def f16_to_f32(h):
+    """f16 bits -> f32, exact; a NaN stays quiet with its sign and payload (rounding.widen_to_f32)."""
+    u = np.uint32(h)
+    s = (u & np.uint32(0x8000)) << np.uint32(16)
+    e = (u >> np.uint32(10)) & np.uint32(0x1F)
+    m = u & np.uint32(0x3FF)
+    if e == 0x1F:
+        if m == 0:
+            return bits_f32(s | np.uint32(0x7F800000))
+        return bits_f32(s | np.uint32(0x7FC00000) | (m << np.uint32(13)))
+    if e == 0:          # zero or subnormal: m * 2^-24, exact in f32
+        v = np.float32(m) * np.float32(5.9604644775390625e-08)
+        return bits_f32(s | f32_bits(v))
+    return bits_f32(s | ((e + np.uint32(112)) << np.uint32(23)) | (m << np.uint32(13)))
+
+
+@njit(**_inl)
+def nv_canon_f16(h):
+    """f16 bits with a NaN made the canonical 0x7FFF (nvidia.canon)."""
+    if (h & np.uint16(0x7C00)) == np.uint16(0x7C00) and (h & np.uint16(0x3FF)) != 0:
+        return np.uint16(0x7FFF)
+    return h
+
+
+@njit(**_inl)
+def nv_f16_to_f32(h):
+    """The H200's f16 -> f32: exact, every NaN the canonical 0x7FFFFFFF (nvidia.convert)."""
+    u = np.uint32(h)
+    if (u & np.uint32(0x7C00)) == np.uint32(0x7C00) and (u & np.uint32(0x3FF)) != 0:
+        return bits_f32(np.uint32(0x7FFFFFFF))
+    return f16_to_f32(h)
+
+
+@njit(**_inl)
+def _f32_to_f16(x, nan):
+    """f32 -> f16 bits, round to nearest even, infinity from 65520 on. A NaN: `nan` (the
+    canonical one) where >= 0, else sign, quiet bit and the top payload bits (rounding.f32_to_f16)."""
+    u = f32_bits(x)
+    s = np.uint16((u >> np.uint32(16)) & np.uint32(0x8000))
+    a = u & np.uint32(0x7FFFFFFF)
+    if a > np.uint32(0x7F800000):
+        if nan >= 0:
+            return np.uint16(nan)
+        return np.uint16(s | np.uint16(0x7E00) | np.uint16((u >> np.uint32(13)) & np.uint32(0x3FF)))
+    if a >= np.uint32(0x477FF000):
+        return np.uint16(s | np.uint16(0x7C00))
+    if a < np.uint32(0x38800000):   # below f16's smallest normal: a multiple of 2^-24, RNE
+        m = np.rint(np.float64(bits_f32(a)) * 16777216.0)
+        return np.uint16(s | np.uint16(np.int64(m)))
+    h = (((a >> np.uint32(23)) - np.uint32(112)) << np.uint32(10)) | ((a >> np.uint32(13)) & np.uint32(0x3FF))
+    rest = a & np.uint32(0x1FFF)
+    if rest > np.uint32(0x1000) or (rest == np.uint32(0x1000) and (h & np.uint32(1)) != 0):
+        h += np.uint32(1)
+    return np.uint16(s | np.uint16(h))
+
+
+@njit(**_inl)
+def f32_to_f16(x):
+    """f16(x) on an IEEE device (scalar.convert and convert_native): RNE, infinity past the range,
+    NaN payload kept."""
+    return _f32_to_f16(x, -1)
+
+
+@njit(**_inl)
+def nv_f32_to_f16(x):
+    """The H200's f32 -> f16 (nvidia.convert and convert_native): RNE, NaN -> 0x7FFF."""
+    return _f32_to_f16(x, 0x7FFF)

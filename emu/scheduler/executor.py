@@ -364,7 +364,8 @@ class Pipeline:
                 raise EmuError(f"no compute entry point named '{entry}' (the shader has: {names})",
                                hint="pass one of those names to --entry")
         _check_bindings(module, self.entry)
-        self.used_names = {g.name for g in used_globals(module, self.entry)}
+        self.used_globals = used_globals(module, self.entry)
+        self.used_names = {g.name for g in self.used_globals}
         self.overrides = resolve_overrides(module, overrides)
         self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
         self.nvals = module_value_count(module)
@@ -432,7 +433,9 @@ class Pipeline:
                             f"the device limit {name} is {lim[name]}", entry.loc,
                             hint="make the workgroup smaller")
         name = "max-compute-workgroup-storage-size"
-        used = workgroup_storage(self.module, entry)
+        if not hasattr(self, "_wg_storage"):     # (walks the IR: once per pipeline, not per dispatch)
+            self._wg_storage = workgroup_storage(self.module, entry)
+        used = self._wg_storage
         if used > lim[name]:
             raise HostError(f"'{entry.name}' uses {used} bytes of var<workgroup> memory (each variable "
                             f"rounded up to 16 bytes); the device limit {name} is {lim[name]}",
@@ -494,6 +497,12 @@ class Pipeline:
         reads no buffer it writes), so the results are the same bits."""
         import time
         size = max(1, min(per_batch, tier.PROBE_LANES // wg_lanes))
+        if getattr(self._jit, "whole_batches", False):
+            # a kernel that may store to an element more than once per invocation: the rest it
+            # runs must start where one of the interpreter's own batches would (lockstep order
+            # within a batch differs from lane order only where two invocations store to one
+            # element, which that kernel checks in its own part)
+            size = per_batch
         first, spent = lo, 0.0
         try:
             while first < end:

@@ -289,7 +289,8 @@ def vkCmdCopyBuffer(cb, src, dst, count, p_regions):
     def run():
         sb, db = s.bytes("vkCmdCopyBuffer", "srcBuffer"), d.bytes("vkCmdCopyBuffer", "dstBuffer")
         for so, do, n in regions:
-            db[do:do + n] = sb[so:so + n].copy()
+            src_bytes = sb[so:so + n]       # (a copy first only where the two ranges may overlap)
+            db[do:do + n] = src_bytes.copy() if np.may_share_memory(src_bytes, db[do:do + n]) else src_bytes
     c.record("vkCmdCopyBuffer", run)
 
 

@@ -469,3 +469,142 @@ def test_struct_buffers(monkeypatch):
                           rng.standard_normal(N - 3).astype(np.float32).view(np.uint32)])
     params = np.array([-3, N - 7, 0, 0], np.int32)
     same(STRUCT_BUFFERS, [inp, params], [4 * N], (N // 64, 1, 1), monkeypatch)
+
+
+# llama.cpp's element-wise shaders (ggml's Vulkan backend): a switch with only a default (a block
+# that `break` leaves), a loop of stores (each invocation stores num_iter elements), f16 buffers
+# converted to and from f32, inverseSqrt (rms_norm)
+SWITCH_LOOP_STORES = """
+@group(0) @binding(0) var<storage, read> x : array<i32>;
+@group(0) @binding(1) var<storage, read_write> o : array<i32>;
+@group(0) @binding(2) var<storage, read_write> p : array<i32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  let n = x[i];
+  var acc = 0;
+  for (var k = 0; k < 3; k++) {
+    switch (n & 7) {
+      case 0, 1: { acc = acc + 10; }
+      case 2: { if (k == 1) { continue; } acc = acc * 3; }
+      case 3: { if (k == 2) { break; } acc = acc - 7; }
+      case 5: { if (k == 1) { p[i] = -5; return; } acc = acc ^ n; }
+      default: { acc = acc + n; }
+    }
+    o[3u * i + u32(k)] = acc;       // a store in a loop: three elements per invocation
+  }
+  switch (n & 1) {
+    default: {
+      if (n < 0) { p[i] = acc; break; }
+      p[i] = acc + 1;               // a second store instruction into p
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("profile", ["nvidia-h200", "reference"])
+def test_switch_and_stores_in_a_loop(monkeypatch, profile):
+    rng = np.random.default_rng(11)
+    x = _edge(EDGE_I, np.int32, rng)
+    same(SWITCH_LOOP_STORES, [x], [12 * N, 4 * N], (N // 64, 1, 1), monkeypatch, profile=profile)
+
+
+OVERLAPPING_STORES = """
+@group(0) @binding(0) var<storage, read> x : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  for (var k = 0u; k < 2u; k++) {
+    o[(gid.x + k) % arrayLength(&o)] = x[gid.x] * 10u + k;
+  }
+}
+"""
+
+
+def test_stores_in_a_loop_that_overlap_go_to_the_interpreter(monkeypatch):
+    """Invocation i stores element i + 1 in its second iteration and i + 1 stores it in its first:
+    lockstep lets i's second store win, lane order i + 1's; the kernel sees the second owner and
+    the interpreter runs the dispatch (the same bits as the reference)."""
+    x = np.arange(N, dtype=np.uint32)
+    outs = []
+    for jit in (False, True):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        dev = emu.Device("reference")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(OVERLAPPING_STORES, "t.wgsl"))
+        o = dev.create_buffer(size=4 * N)
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): o}, (N // 64, 1, 1))
+        outs.append(o.read(np.uint32))
+        if jit:
+            assert pipe.pipeline._jit is not None and pipe.pipeline._jit.guarded
+            assert pipe.pipeline.ran == {"interpreted": N // 64, "compiled": 0}
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert outs[0][1] == 0 * 10 + 1             # lockstep: invocation 0's second store wins
+
+
+F16_CONVERSIONS = """
+enable f16;
+@group(0) @binding(0) var<storage, read> h : array<f16>;
+@group(0) @binding(1) var<storage, read> x : array<f32>;
+@group(0) @binding(2) var<storage, read_write> o32 : array<f32>;
+@group(0) @binding(3) var<storage, read_write> o16 : array<f16>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  let i = gid.x;
+  o32[i] = f32(h[i]);
+  var r = f16(x[i]);
+  if ((i & 7u) == 3u) { r = select(h[i], r, x[i] > 0.0); }
+  o16[i] = r;
+}
+"""
+
+
+@pytest.mark.parametrize("profile", ["nvidia-h200", "reference"])
+def test_f16_loads_stores_and_conversions(monkeypatch, profile):
+    """Every f16 bit pattern to f32, and f32 values around every f16 rounding boundary (ties
+    included), subnormals, overflow and NaNs with payloads to f16: the bits of emu.numerics."""
+    n = 1 << 16
+    h = np.arange(n, dtype=np.uint16)
+    rng = np.random.default_rng(5)
+    base = (rng.integers(0, 1 << 16, n).astype(np.uint32) << 13) + rng.choice(
+        np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32), n)
+    x = base + np.uint32(0x38000000) * (rng.random(n) < 0.5)        # the f16 range and beyond
+    x[:8] = [0x7FC00001, 0xFFA00000, 0x7F800000, 0x477FEFFF, 0x477FF000, 0x33000000, 0x33000001, 0x80000001]
+    outs = [run(F16_CONVERSIONS, [h.view(np.float16), x.view(np.float32)], [4 * n, 2 * n], (n // 64, 1, 1),
+                monkeypatch, jit, profile=profile) for jit in (False, True)]
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a, b)
+
+
+NV_RSQ = """
+@group(0) @binding(0) var<storage, read> x : array<f32>;
+@group(0) @binding(1) var<storage, read_write> o : array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  o[gid.x] = inverseSqrt(x[gid.x]);
+}
+"""
+
+
+def test_inverse_sqrt_on_nvidia_h200(monkeypatch):
+    """MUFU.RSQ's measured table, compiled: zeros, subnormals (flushed), negatives, NaNs, both
+    exponent parities and random bits."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 1 << 32, 1 << 14, dtype=np.uint64).astype(np.uint32)
+    x[:12] = [0, 0x80000000, 1, 0x80000001, 0x3F800000, 0x40000000, 0x40800000, 0x7F800000, 0xFF800000,
+              0x7FC00000, 0x7F7FFFFF, 0x00800000]
+    same(NV_RSQ, [x.view(np.float32)], [4 * x.size], (x.size // 64, 1, 1), monkeypatch, profile="nvidia-h200")
+
+
+def test_owners_of_an_earlier_dispatch_do_not_count(monkeypatch):
+    """The owner arrays are kept from dispatch to dispatch (a new epoch each): the second dispatch
+    of a pipeline stores to the same elements as the first and still runs compiled."""
+    monkeypatch.setenv("EMU_JIT", "1")
+    x = np.arange(N, dtype=np.int32)
+    dev = emu.Device("reference")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(SWITCH_LOOP_STORES, "t.wgsl"))
+    bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(size=12 * N), (0, 2): dev.create_buffer(size=4 * N)}
+    for _ in range(3):
+        dev.dispatch(pipe, bufs, (N // 64, 1, 1))
+        assert pipe.pipeline.ran == {"interpreted": 0, "compiled": N // 64}
+    assert pipe.pipeline._jit._epoch == 3
