@@ -604,6 +604,8 @@ SPIRV_CASES = [
         (0, 3): 3 * 64 * 4, (0, 4): 2 * 64 * 2}, (1, 1, 1), "declined"),
     ("aliased_bindings.comp", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "declined"),
+    ("alias_binding.comp", "lavapipe", None, {}, lambda rng: {
+        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 4 * 16 * 4}, (1, 1, 1), "declined"),
     ("minifloat.spvasm", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 6 * 64 * 16}, (1, 1, 1), "declined"),
     ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {
