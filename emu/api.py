@@ -587,6 +587,10 @@ def bind(module: Module, entry: Function, bindings: dict) -> dict:
             raise HostError(f"the buffer bound to '{g.name}' (@group({g.group}) @binding({g.binding})) "
                             f"has {buf.size} bytes; its type {g.type} needs at least {need}",
                             g.loc, hint="bind a larger buffer")
+        if key in regions:          # another view of the same buffer (SPIR-V's aliased descriptors)
+            if regions[key].access != g.access:
+                regions[key].access = "read_write"
+            continue
         regions[key] = Region(g.name, "buffer", 1, buf.size, data=_as_row(buf),
                               binding=key, access=g.access, space=g.space)
     return regions

@@ -59,7 +59,7 @@ MEMORY_CAP = 6 << 30          # a worker allocating more than this fails (counte
 from emu.cluster.jobs import bucket, compile_one, overrides_of, summary, tint_scope  # noqa: E402,F401
 
 
-def _worker(tasks, results, timeout):
+def _worker(tasks, results, timeout, job):
     import resource
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     sys.setrecursionlimit(20000)
@@ -69,12 +69,13 @@ def _worker(tasks, results, timeout):
             return
         i, path = item
         results.put((i, os.getpid(), "start", None))
-        results.put((i, os.getpid(), "done", compile_one(path, timeout)))
+        results.put((i, os.getpid(), "done", job(path, timeout)))
 
 
-def run_all(paths: list[str], jobs: int, timeout: float, progress: bool):
-    """Compile every path in `jobs` worker processes; a worker stuck past the limit (in C code,
-    where the alarm cannot reach) is killed and replaced."""
+def run_all(paths: list[str], jobs: int, timeout: float, progress: bool, job=compile_one):
+    """Compile every path (`job(path, timeout)`, the corpus job by default) in `jobs` worker
+    processes; a worker stuck past the limit (in C code, where the alarm cannot reach) is killed
+    and replaced."""
     ctx = mp.get_context("fork")
     tasks, results = ctx.Queue(), ctx.Queue()
     for item in enumerate(paths):
@@ -82,7 +83,7 @@ def run_all(paths: list[str], jobs: int, timeout: float, progress: bool):
     workers = {}
 
     def spawn():
-        p = ctx.Process(target=_worker, args=(tasks, results, timeout), daemon=True)
+        p = ctx.Process(target=_worker, args=(tasks, results, timeout, job), daemon=True)
         p.start()
         workers[p.pid] = [p, None, 0.0]
 

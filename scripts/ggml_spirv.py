@@ -16,10 +16,13 @@ last OpFunctionEnd closing it). Identical modules count once. Each module is run
 worker with a time limit (scripts/corpus.py's pool), with no specialization constants given (their
 defaults, as `emu ir` runs), and classed ok / rejected (one clean message; bucketed by it) / crash
 (any other exception) / timeout. A module is named by its offset in the library (0x...).
+--profile NAME also makes each module's compute pipeline on that device (bindings, the profile's
+cooperative-matrix shapes, the verifier), as a program's first dispatch would.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import pathlib
@@ -34,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 from corpus import run_all  # noqa: E402  (the corpus runner's worker pool)
 
-from emu.cluster.jobs import bucket, summary  # noqa: E402
+from emu.cluster.jobs import bucket, compile_one, summary  # noqa: E402
 
 LIB = ".hwtmp/ggml/root/usr/lib/x86_64-linux-gnu/ggml/backends0/libggml-vulkan.so"
 MAGIC = struct.pack("<I", 0x07230203)
@@ -101,6 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     ap.add_argument("--top", type=int, default=30, help="rejection buckets to print (default 30)")
     ap.add_argument("--save", help="also keep the modules in this folder (0xOFFSET.spv), e.g. for `emu ir`")
+    ap.add_argument("--profile", help="also make each module's compute pipeline on this device profile "
+                                      "(e.g. lavapipe): what a program's first dispatch needs beyond `emu ir`")
     args = ap.parse_args(argv)
     lib = pathlib.Path(args.library) if args.library else default_library()
     if not lib.is_file():
@@ -117,7 +122,8 @@ def main(argv=None) -> int:
             p.write_bytes(mod)
             paths.append(str(p))
         t0 = time.monotonic()
-        results = run_all(paths, args.jobs, args.timeout, progress=True)
+        job = functools.partial(compile_one, profile=args.profile)
+        results = run_all(paths, args.jobs, args.timeout, progress=True, job=job)
         wall = time.monotonic() - t0
     records = [{"job": pathlib.Path(p).name, **r} for p, r in zip(paths, results)]
     for p, r in zip(paths, records):
@@ -127,7 +133,8 @@ def main(argv=None) -> int:
         with open(args.jsonl, "w") as f:
             for r in records:
                 f.write(json.dumps({"module": r["job"], **{k: v for k, v in r.items() if k != "job"}}) + "\n")
-    print(summary("corpus", records, f"{len(modules)} distinct SPIR-V modules in {lib} in {wall:.0f} s",
+    what = f" and pipelines on {args.profile}" if args.profile else ""
+    print(summary("corpus", records, f"{len(modules)} distinct SPIR-V modules in {lib}{what} in {wall:.0f} s",
                   args.top))
     return 0
 

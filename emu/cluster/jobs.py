@@ -85,9 +85,10 @@ def _alarm(signum, frame):
     raise Timeout()
 
 
-def compile_one(path: str, timeout: float) -> dict:
+def compile_one(path: str, timeout: float, profile: str | None = None) -> dict:
     """The corpus job: compile one file, class the outcome (the time limit by SIGALRM: call it in
-    a process's main thread)."""
+    a process's main thread). With a `profile`, the file must also make a compute pipeline on
+    that device (its default override values), as a program's first dispatch needs."""
     from ..api import compile_for_ir
     from ..errors import EmuError, InternalError
     from ..isa.printer import print_module
@@ -104,6 +105,10 @@ def compile_one(path: str, timeout: float) -> dict:
             constants = overrides_of(src)
         module, _ = compile_for_ir(src, path, constants=constants)
         print_module(module)
+        if profile is not None:
+            from ..api import Device
+            dev = Device(profile)
+            dev.create_compute_pipeline(dev.create_shader_module(src, path), constants=constants)
         outcome = None
     except Timeout:
         outcome = "timeout"

@@ -130,6 +130,9 @@ class Module:
     # sampler globals that are the sampler half of a Vulkan combined image sampler: they share
     # their texture's (group, binding)
     combined_samplers: list[str] = field(default_factory=list)
+    # Vulkan lets the variables of one entry point share a descriptor binding (views of one buffer
+    # in several types: llama.cpp's A and A_PACKED16); WGSL does not. Set by the SPIR-V front end.
+    binding_aliases: bool = False
 
     def function(self, name: str) -> Function | None:
         return next((f for f in self.functions if f.name == name), None)

@@ -315,9 +315,7 @@ def _freeze(v):
 
 def _check_bindings(module: Module, entry) -> None:
     """One entry point may not use two variables at one @group @binding (other entry points may),
-    but for SPIR-V's buffers, which Vulkan lets alias one descriptor."""
-    from ..frontend import is_spirv_file
-    spirv = is_spirv_file(module.file)
+    but for buffers of one address space in a module that allows it (SPIR-V: views of one buffer)."""
     seen = {}
     for g in used_globals(module, entry):
         if g.group is None:
@@ -330,8 +328,8 @@ def _check_bindings(module: Module, entry) -> None:
         if other is not g and {g.name, other.name} & set(module.combined_samplers) and \
                 {type(g.type), type(other.type)} == {TextureType, SamplerType}:
             continue                # a combined image sampler's texture and sampler
-        if other is not g and g.space == other.space and g.space in ("storage", "uniform") and spirv:
-            continue                # Vulkan: variables may alias one descriptor (one buffer read as two types)
+        if other is not g and module.binding_aliases and g.space == other.space and g.space in ("storage", "uniform"):
+            continue                # two views of one buffer (Vulkan's aliased descriptors)
         if other is not g:
             raise EmuError(f"@group({g.group}) @binding({g.binding}) is used by both '{other.name}' and "
                            f"'{g.name}' in entry point '{entry.name}'", g.loc,

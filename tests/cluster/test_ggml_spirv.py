@@ -59,3 +59,12 @@ def test_the_script_skips_without_the_library(tmp_path, capsys):
 @pytest.mark.skipif(not ggml_spirv.default_library().is_file(), reason="scripts/ggml_vulkan.sh has not unpacked ggml")
 def test_the_library_holds_its_distinct_modules():
     assert len(ggml_spirv.extract(ggml_spirv.default_library().read_bytes())) == 1452
+
+
+def test_with_a_profile_the_job_also_makes_the_pipeline():
+    shaders = ROOT / "tests" / "shaders" / "spirv"
+    assert compile_one(str(shaders / "aliased_bindings.comp"), 60.0, profile="lavapipe")["class"] == "ok"
+    ir_only = compile_one(str(shaders / "mma_int8.comp"), 60.0)
+    on_lavapipe = compile_one(str(shaders / "mma_int8.comp"), 60.0, profile="lavapipe")
+    assert ir_only["class"] == "ok" and on_lavapipe["class"] == "rejected"
+    assert "'lavapipe' has no" in on_lavapipe["message"]

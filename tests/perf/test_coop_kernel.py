@@ -602,6 +602,8 @@ SPIRV_CASES = [
     ("mixed_dot.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 128), (0, 1): _h(rng, 128), (0, 2): rng.standard_normal(64).astype(np.float32),
         (0, 3): 3 * 64 * 4, (0, 4): 2 * 64 * 2}, (1, 1, 1), "declined"),
+    ("aliased_bindings.comp", "lavapipe", None, {}, lambda rng: {
+        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "declined"),
     ("minifloat.spvasm", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 6 * 64 * 16}, (1, 1, 1), "declined"),
     ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {

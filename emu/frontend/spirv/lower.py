@@ -445,6 +445,7 @@ def lower_module(info: ModuleInfo, file: str, constants: dict | None) -> Module:
     used = set()
     module.globals = list(info.globals.values())
     module.combined_samplers = [g.name for g in info.combined.values()]
+    module.binding_aliases = True
     fn_names: dict[int, str] = {}
     taken = set()
     entries = {fid: name for fid, name in info.entry_points}
