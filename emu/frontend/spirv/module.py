@@ -73,18 +73,6 @@ CAPABILITIES |= {
     # a decode function, which takes one (its vector form is optional: emu decodes each element)
     "PhysicalStorageBufferAddresses", "CooperativeMatrixBlockLoadsNV", "CooperativeMatrixDecodeVectorNV"}
 
-# capabilities of llama.cpp's shaders that emu does not model yet: what each is, and what to do
-NOT_YET = {
-    "Float8EXT": ("8-bit floats (SPV_EXT_float8: E4M3 and E5M2)",
-                  "emu's IR has f16, bf16, f32 and f64 floats; convert to f16 on the host"),
-    "Float8CooperativeMatrixEXT": ("cooperative matrices of 8-bit floats (SPV_EXT_float8)",
-                                   "use f16 or bf16 matrices"),
-    "Float4EXT": ("4-bit floats (SPV_EXT_float4: E2M1)",
-                  "emu's IR has f16, bf16, f32 and f64 floats; convert to f16 on the host"),
-    "DotProductFloat8AccFloat32VALVE": ("dot products of 8-bit floats (SPV_VALVE_mixed_float_dot_product)",
-                                        "use the f16 form (OpFDot2MixAcc32VALVE)"),
-}
-
 
 @dataclass
 class BuiltinVar:
@@ -130,11 +118,6 @@ class ModuleInfo:
         # every name of every capability declared (WorkgroupMemoryExplicitLayoutKHR changes variables)
         self.capabilities: set[str] = {n for x in insts if x.opname == "OpCapability" and x.ops
                                        for n in enum_names("Capability", x.ops[0])}
-        for x in insts:
-            if x.opname == "OpCapability" and x.ops and x.ops[0] in NOT_YET:
-                what, hint = NOT_YET[x.ops[0]]
-                self.current = x
-                self.fail(x, f"{what} are not supported by emu yet (capability {x.ops[0]})", hint=hint)
         self.modes: dict[int, dict[str, list]] = {}
         self.functions: dict[int, SpirvFunction] = {}
         self.structs: list[StructType] = []
