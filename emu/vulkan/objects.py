@@ -394,9 +394,12 @@ class DescriptorSet:
 @command
 def vkAllocateDescriptorSets(device, p_info, p_sets):
     i = p_info[0]
-    pool = get(i.descriptorPool, Pool, "vkAllocateDescriptorSets", "pAllocateInfo->descriptorPool")
     for k in range(i.descriptorSetCount):
-        layout = get(i.pSetLayouts[k], SetLayout, "vkAllocateDescriptorSets", f"pAllocateInfo->pSetLayouts[{k}]")
+        p_sets[k] = 0                  # on failure every element is VK_NULL_HANDLE (the spec's rule)
+    pool = get(i.descriptorPool, Pool, "vkAllocateDescriptorSets", "pAllocateInfo->descriptorPool")
+    layouts = [get(i.pSetLayouts[k], SetLayout, "vkAllocateDescriptorSets", f"pAllocateInfo->pSetLayouts[{k}]")
+               for k in range(i.descriptorSetCount)]
+    for k, layout in enumerate(layouts):
         s = DescriptorSet(layout, pool)
         pool.sets.append(s)
         p_sets[k] = new_handle(s)
@@ -408,6 +411,9 @@ def vkFreeDescriptorSets(device, pool, count, p_sets):
     for k in range(count):
         if p_sets[k]:
             s = get(p_sets[k], DescriptorSet, "vkFreeDescriptorSets", f"pDescriptorSets[{k}]")
+            if s.pool is not p:
+                raise VkError(f"pDescriptorSets[{k}] was not allocated from descriptorPool",
+                              vuid="VUID-vkFreeDescriptorSets-pDescriptorSets-parent")
             p.sets.remove(s)
             drop_handle(p_sets[k])
 
