@@ -23,6 +23,10 @@ class Device(Dispatchable):
         self.physical = physical
         self.profile = physical.profile
         self._emu: dict = {}                 # subgroup size -> emu.api.Device
+        from ..memory.addresses import AddressSpace
+        # device addresses are the allocations': a buffer's is its memory's plus its offset, so
+        # buffers of one allocation lie in one range, as on a GPU (guard gaps between allocations)
+        self.addresses = AddressSpace()
         self._make_handle()
         self.queue = Queue(self)
 
@@ -313,8 +317,11 @@ def vkBindBufferMemory2(device, count, p_infos):
 
 @command
 def vkGetBufferDeviceAddress(device, p_info):
+    dev = _dev(device, "vkGetBufferDeviceAddress")
     buf = get(p_info.buffer, Buffer, "vkGetBufferDeviceAddress", "pInfo->buffer")
-    return buf.memory.address + buf.offset if buf.memory else 0
+    if buf.memory is None:
+        raise VkError("the buffer has no memory bound", vuid="VUID-VkBufferDeviceAddressInfo-buffer-02600")
+    return dev.addresses.address(buf.memory) + buf.offset
 
 
 class BufferView:
