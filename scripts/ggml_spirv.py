@@ -18,6 +18,15 @@ defaults, as `emu ir` runs), and classed ok / rejected (one clean message; bucke
 (any other exception) / timeout. A module is named by its offset in the library (0x...).
 --profile NAME also makes each module's compute pipeline on that device (bindings, the profile's
 cooperative-matrix shapes, the verifier), as a program's first dispatch would.
+
+Measured on Debian's libggml0-backend-vulkan 0.27.0 (1,452 modules; 2026-12-07, 2 cores):
+  before 16-bit integers (the wheel's grammar): 371 ok, 1,081 rejected, 0 crashes, 0 timeouts
+  with 16-bit and 8-bit floats, MulExtended, the VALVE mixed dot product, the newest grammar:
+  1,193 ok, 259 rejected (146 DotProductInput4x8BitPacked, 77 PhysicalStorageBufferAddresses, 20
+  arrays sized by specialization constants, 7 SpecIds of two types, 6 GroupNonUniformClustered,
+  2 WorkgroupMemoryExplicitLayoutKHR, 1 OpGroupNonUniformBallotBitCount), 0 crashes, 0 timeouts;
+  --profile lavapipe: 1,017 pipelines (the other 176 of those ask for cooperative-matrix shapes
+  lavapipe has not).
 """
 from __future__ import annotations
 
