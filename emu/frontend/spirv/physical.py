@@ -22,6 +22,8 @@ _ACCESSES = ("OpLoad", "OpStore", "OpAtomicLoad", "OpAtomicStore", "OpAtomicExch
              "OpAtomicCompareExchange", "OpAtomicIIncrement", "OpAtomicIDecrement", "OpAtomicIAdd",
              "OpAtomicISub", "OpAtomicSMin", "OpAtomicUMin", "OpAtomicSMax", "OpAtomicUMax", "OpAtomicAnd",
              "OpAtomicOr", "OpAtomicXor", "OpAtomicFAddEXT", "OpAtomicFMinEXT", "OpAtomicFMaxEXT")
+_COOP_ACCESSES = ("OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR", "OpCooperativeMatrixLoadTensorNV",
+                  "OpCooperativeMatrixStoreTensorNV")
 
 
 class PhysicalLowering:
@@ -48,6 +50,10 @@ class PhysicalLowering:
                 and self.pointee_of(i.ops[0]) is not None:
             self.define(i.result, self.address_chain(i))
             return True
+        if op in _COOP_ACCESSES and self.pointee_of(i.ops[0]) is not None:
+            self.fail(i, f"{op} through a PhysicalStorageBuffer pointer is not supported: emu loads and stores "
+                         f"cooperative matrices through buffer variables",
+                      hint="bind the buffer to a descriptor and load from its array")
         if op in _ACCESSES and self.pointee_of(i.ops[0]) is not None:
             # the access itself through a real pointer: the instruction lowered as for any pointer
             ptr = self.address_pointer(i, i.ops[0])

@@ -119,3 +119,25 @@ def test_the_ir_converts_addresses_only_at_accesses():
     with pytest.raises(EmuError) as e:
         emit(module, "dawn")
     assert "WGSL has no pointers from device addresses" in e.value.message
+
+
+def test_a_cooperative_matrix_through_an_address_is_one_message():
+    src = """#version 450
+#extension GL_KHR_cooperative_matrix : enable
+#extension GL_KHR_memory_scope_semantics : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+#extension GL_EXT_buffer_reference : enable
+layout(local_size_x = 32) in;
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Halves { float16_t h[]; };
+layout(push_constant) uniform PC { Halves src; } pc;
+layout(binding = 0) buffer Out { float16_t o[]; };
+void main() {
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> m;
+    coopMatLoad(m, pc.src.h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(m, o, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+}
+"""
+    with pytest.raises(EmuError) as e:
+        emu.api.compile_wgsl(src, "coop_address.comp")
+    assert "OpCooperativeMatrixLoadKHR through a PhysicalStorageBuffer pointer is not supported" in e.value.message
+    assert e.value.loc is not None and e.value.loc.line == 12
