@@ -1,13 +1,17 @@
 """llama.cpp's test-backend-ops on emu's Vulkan ICD and on lavapipe, op by op, on this machine.
 
-    python -m bench.vulkan_icd [OP ...] [--timeout S] [--only emu|lavapipe] [--out bench/vulkan_icd.md]
+    python -m bench.vulkan_icd [OP ...] [--timeout S] [--only emu|lavapipe] [--family nv2|khr|scalar]
+                               [--params REGEX] [--out FILE]
 
 Each op runs `test-backend-ops test -b Vulkan0 -o OP` (Debian's ggml Vulkan backend, unpacked by
 scripts/ggml_vulkan.sh) as its own process: on emu (VK_DRIVER_FILES=$(emu vulkan-icd), the only
 Vulkan device) and on lavapipe (the system's drivers, GGML_VK_VISIBLE_DEVICES=0). The table gives
 per op and device: cases passed / failed / not supported, whether the run ended (a crash or the time
 limit stops it early), the wall time and the CPU time of the process (user + system: on a shared
-machine the fairer measure)."""
+machine the fairer measure). --family picks ggml's shader family (nv2: its default, NV cooperative
+matrix 2 where the device offers it; khr: GGML_VK_DISABLE_COOPMAT2=1; scalar: no cooperative
+matrices); a case the backend supports but the run did not reach (time limit, crash) is counted
+apart, from `test-backend-ops support`."""
 from __future__ import annotations
 
 import argparse
@@ -30,11 +34,25 @@ def _tbo() -> Path | None:
     return None
 
 
-def run_op(tbo: Path, op: str, env: dict, timeout: float) -> dict:
+FAMILIES = {"nv2": {}, "khr": {"GGML_VK_DISABLE_COOPMAT2": "1"},
+            "scalar": {"GGML_VK_DISABLE_COOPMAT2": "1", "GGML_VK_DISABLE_COOPMAT": "1"}}
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def supported(tbo: Path, op: str, env: dict, params: list) -> int:
+    """How many cases of OP the backend reports supported (test-backend-ops support)."""
+    r = subprocess.run([str(tbo), "support", "-b", "Vulkan0", "-o", op, *params], env=env, capture_output=True,
+                       text=True, errors="replace", timeout=600)
+    return sum(_ANSI.sub("", ln).rstrip().endswith(": SUPPORTED") for ln in r.stdout.splitlines()
+               if ln.strip().startswith(op + "("))
+
+
+def run_op(tbo: Path, op: str, env: dict, timeout: float, params: list = ()) -> dict:
+    n_supported = supported(tbo, op, env, list(params))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     try:
-        r = subprocess.run([str(tbo), "test", "-b", "Vulkan0", "-o", op], env=env, capture_output=True,
+        r = subprocess.run([str(tbo), "test", "-b", "Vulkan0", "-o", op, *params], env=env, capture_output=True,
                            text=True, errors="replace", timeout=timeout)
         out, rc = r.stdout + r.stderr, r.returncode
     except subprocess.TimeoutExpired as e:
@@ -48,8 +66,9 @@ def run_op(tbo: Path, op: str, env: dict, timeout: float) -> dict:
     fail = sum("FAIL" in ln for ln in lines)
     unsupported = sum("not supported" in ln for ln in lines)
     first_error = next((ln.strip() for ln in out.splitlines() if ln.startswith("emu vulkan:")), "")
+    first_fail = next((_ANSI.sub("", ln).strip() for ln in lines if "FAIL" in ln), "")
     return dict(op=op, ok=ok, fail=fail, unsupported=unsupported, ended=rc == 0, rc=rc, wall=wall, cpu=cpu,
-                first_error=first_error[:300])
+                not_reached=max(n_supported - ok - fail, 0), first_error=(first_error or first_fail)[:300])
 
 
 def main(argv=None) -> int:
@@ -57,6 +76,8 @@ def main(argv=None) -> int:
     ap.add_argument("ops", nargs="*", default=list(OPS))
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--only", choices=("emu", "lavapipe"))
+    ap.add_argument("--family", choices=tuple(FAMILIES), default="nv2", help="ggml's shader family")
+    ap.add_argument("--params", default=None, help="test-backend-ops -p: a regex over the cases' parameters")
     ap.add_argument("--out", default=None, help="write the markdown table here too")
     args = ap.parse_args(argv)
     tbo = _tbo()
@@ -67,21 +88,26 @@ def main(argv=None) -> int:
     devices = {"emu": dict(os.environ, VK_DRIVER_FILES=str(build()), GGML_VK_VISIBLE_DEVICES="0"),
                "lavapipe": dict(os.environ, GGML_VK_VISIBLE_DEVICES="0")}
     devices["lavapipe"].pop("VK_DRIVER_FILES", None)
+    for env in devices.values():
+        env.update(FAMILIES[args.family])
+    params = ["-p", args.params] if args.params else []
     rows = []
     for op in args.ops:
         for name, env in devices.items():
             if args.only and name != args.only:
                 continue
-            r = run_op(tbo, op, env, args.timeout)
+            r = run_op(tbo, op, env, args.timeout, params)
             r["device"] = name
             rows.append(r)
-            print(f"{op:10} {name:9} ok {r['ok']:4} fail {r['fail']:3} unsupported {r['unsupported']:4} "
+            print(f"{op:10} {name:9} {args.family:6} ok {r['ok']:4} fail {r['fail']:3} unsupported {r['unsupported']:4} "
+                  f"not reached {r['not_reached']:4} "
                   f"{'ended' if r['ended'] else 'stopped (' + str(r['rc']) + ')':16} wall {r['wall']:7.1f} s "
                   f"cpu {r['cpu']:7.1f} s {r['first_error'][:120]}", flush=True)
-    table = ["| op | device | passed | failed | not supported | run | wall s | CPU s | first ICD message |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    table = ["| op | device | family | passed | failed | not supported | not reached | run | wall s | CPU s | first message |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        table.append(f"| {r['op']} | {r['device']} | {r['ok']} | {r['fail']} | {r['unsupported']} | "
+        table.append(f"| {r['op']} | {r['device']} | {args.family} | {r['ok']} | {r['fail']} | {r['unsupported']} | "
+                     f"{r['not_reached']} | "
                      f"{'ended' if r['ended'] else 'stopped: ' + str(r['rc'])} | {r['wall']:.1f} | {r['cpu']:.1f} | "
                      f"{r['first_error'].replace('|', '/')[:160]} |")
     text = "\n".join(table) + "\n"

@@ -161,7 +161,7 @@ def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, co
     if is_spirv_file(file):
         # SPIR-V binary or assembly, or GLSL through glslang: the same IR
         from .frontend import spirv
-        return spirv.compile_source(source, file, constants=constants)
+        return spirv.compile_source(source, file, constants=constants, defer_unset=defer_unset)
     args = dict(strict=strict, constants=constants, defer_unset=defer_unset, const_eval=const_eval)
     if cache:
         from .jit.ircache import compile_cached

@@ -115,7 +115,8 @@ def place(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask
           small_stride_fails: bool = True) -> Placement:
     """Check the uniform offset and stride of a cooperative access and place it. A stride shorter
     than one row (column) fails; with `small_stride_fails=False` the placement is returned
-    marked not legal instead, for a caller that leaves the failure to the general path."""
+    marked not legal instead, for a caller that leaves the failure to the general path or whose
+    rows may overlap (a Vulkan load)."""
     arr = ptr.type
     if isinstance(arr, (ScalarType, VectorType)):
         arr = ArrayType(arr, None)         # a pointer to an element: the memory from there on
@@ -140,7 +141,7 @@ def place(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, mask
                 hint="rows (row_major) or columns (col_major) would overlap; pass the leading "
                      "dimension of the matrix in memory")
     base = pointer_base(ptr, ex.opts.subgroup_size, subgroups) + off * word   # (S,)
-    if not small.any():
+    if not small.any() or not small_stride_fails:
         aligned(ex, inst, ptr, t, layout, major, word, base, stride_bytes, subgroups)
     return Placement(t, layout, lm, base, stride_bytes, not small.any())
 

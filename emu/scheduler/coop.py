@@ -70,11 +70,20 @@ def _placed(ex, inst, ptr: Ptr, t: CoopMatrixType, offset, stride, subgroups, ma
     """Byte addresses (S, lanes, E) of a cooperative load or store, bounds applied and traced,
     and the lane map that placed them."""
     lm = lane_map(ex, t)
-    p = mcoop.place(ex, inst, ptr, t, offset, stride, subgroups, mask, lm)
+    p = mcoop.place(ex, inst, ptr, t, offset, stride, subgroups, mask, lm,
+                    small_stride_fails=not _rows_may_overlap(ex, inst))
     addr = mcoop.bounded(ex, inst, ptr, p, subgroups)
     if ex.opts.tracer is not None:
         ex.opts.tracer.access(ex, inst, subgroups, addr)
     return addr, lm
+
+
+def _rows_may_overlap(ex, inst) -> bool:
+    """Vulkan's OpCooperativeMatrixLoadKHR/NV take any stride: a shorter one than a row (column)
+    reads rows that overlap, and 0 repeats one row (ncnn loads a bias vector into every row so);
+    WGSL's subgroupMatrixLoad and every store need a whole row (rows stored over each other race)."""
+    from ..frontend import is_spirv_file
+    return inst.op == "coop_load" and is_spirv_file(ex.pipe.module.file)
 
 
 @handler("coop_load")

@@ -151,7 +151,7 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
     """{(set, binding): Region} over the bound sets' memory, and the write-backs of copies."""
     from ..isa.ir import PUSH_CONSTANTS
     from ..memory.memory import Region
-    regions, write_backs = {}, []
+    regions, write_backs, in_memory = {}, [], {}
     for g in pipe.used:
         key = (g.group, g.binding)
         if key == PUSH_CONSTANTS:
@@ -179,19 +179,48 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
         writable = g.space == "storage" and g.access != "read"
         if start % 16 == 0 and start + padded <= mem.data.size:
             row = mem.data[start:start + padded].reshape(1, -1)          # the memory itself
+            in_memory[key] = (mem, start, padded)
         else:
             row = np.zeros((1, padded), np.uint8)
             row[0, :rng] = data[off:off + rng]
             if writable:
                 write_backs.append((mem.data, start, row, rng))
         regions[key] = Region(g.name, "buffer", 1, rng, data=row, binding=key, access=g.access, space=g.space)
-    return regions, write_backs
+    return regions, write_backs, in_memory
+
+
+def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory: dict):
+    """For a shader that reaches memory by device address: the addressed allocations laid out
+    for the dispatch (emu.memory.addresses.AddressTable), each binding in one of them a view of
+    the table's copy, so both ways reach the same bytes; None for other shaders."""
+    from ..isa.ops import OP
+    from ..memory.addresses import DEVICE_MEMORY, AddressTable
+    from ..memory.memory import Region
+    module = pipe.emu.pipeline.module
+    ops = {i.op: i for f in module.functions for i in f.walk()
+           if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor and "decode" in i.attrs)}
+    if OP.coop_load_tensor in ops:
+        for key, (mem, _, _) in in_memory.items():     # block loads decode at the bound buffers' addresses
+            if regions[key].space == "storage":
+                dev.addresses.address(mem)
+    if not ops or not dev.addresses.has_addresses():
+        return None
+    table = AddressTable(dev.addresses.live())
+    regions[DEVICE_MEMORY] = table
+    for key, (mem, start, padded) in in_memory.items():
+        whole = table.view(mem)
+        if whole is not None and start + padded <= whole.shape[1]:
+            r = regions[key]
+            regions[key] = Region(r.name, "buffer", 1, r.nbytes, data=whole[:, start:start + padded],
+                                  binding=r.binding, access=r.access, space=r.space)
+    return table
 
 
 def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     if 0 in grid:
         return
-    regions, write_backs = _regions(c, pipe, call)
+    regions, write_backs, in_memory = _regions(c, pipe, call)
+    table = _device_memory(c.device, pipe, regions, in_memory)
     p = pipe.emu.pipeline
     files = {pipe.emu.module.file: pipe.emu.module.source}
     from ..errors import EmuError
@@ -207,6 +236,8 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
         if tracer is not None:
             tracer.end()
             p.opts.tracer = Untraced()
+        if table is not None:
+            table.write_back()
         for mem, start, row, n in write_backs:
             mem[start:start + n] = row[0, :n]
 

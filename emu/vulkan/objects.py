@@ -23,6 +23,10 @@ class Device(Dispatchable):
         self.physical = physical
         self.profile = physical.profile
         self._emu: dict = {}                 # subgroup size -> emu.api.Device
+        from ..memory.addresses import AddressSpace
+        # device addresses are the allocations': a buffer's is its memory's plus its offset, so
+        # buffers of one allocation lie in one range, as on a GPU (guard gaps between allocations)
+        self.addresses = AddressSpace()
         self._make_handle()
         self.queue = Queue(self)
 
@@ -313,8 +317,11 @@ def vkBindBufferMemory2(device, count, p_infos):
 
 @command
 def vkGetBufferDeviceAddress(device, p_info):
+    dev = _dev(device, "vkGetBufferDeviceAddress")
     buf = get(p_info.buffer, Buffer, "vkGetBufferDeviceAddress", "pInfo->buffer")
-    return buf.memory.address + buf.offset if buf.memory else 0
+    if buf.memory is None:
+        raise VkError("the buffer has no memory bound", vuid="VUID-VkBufferDeviceAddressInfo-buffer-02600")
+    return dev.addresses.address(buf.memory) + buf.offset
 
 
 class BufferView:
@@ -394,9 +401,12 @@ class DescriptorSet:
 @command
 def vkAllocateDescriptorSets(device, p_info, p_sets):
     i = p_info[0]
-    pool = get(i.descriptorPool, Pool, "vkAllocateDescriptorSets", "pAllocateInfo->descriptorPool")
     for k in range(i.descriptorSetCount):
-        layout = get(i.pSetLayouts[k], SetLayout, "vkAllocateDescriptorSets", f"pAllocateInfo->pSetLayouts[{k}]")
+        p_sets[k] = 0                  # on failure every element is VK_NULL_HANDLE (the spec's rule)
+    pool = get(i.descriptorPool, Pool, "vkAllocateDescriptorSets", "pAllocateInfo->descriptorPool")
+    layouts = [get(i.pSetLayouts[k], SetLayout, "vkAllocateDescriptorSets", f"pAllocateInfo->pSetLayouts[{k}]")
+               for k in range(i.descriptorSetCount)]
+    for k, layout in enumerate(layouts):
         s = DescriptorSet(layout, pool)
         pool.sets.append(s)
         p_sets[k] = new_handle(s)
@@ -408,6 +418,9 @@ def vkFreeDescriptorSets(device, pool, count, p_sets):
     for k in range(count):
         if p_sets[k]:
             s = get(p_sets[k], DescriptorSet, "vkFreeDescriptorSets", f"pDescriptorSets[{k}]")
+            if s.pool is not p:
+                raise VkError(f"pDescriptorSets[{k}] was not allocated from descriptorPool",
+                              vuid="VUID-vkFreeDescriptorSets-pDescriptorSets-parent")
             p.sets.remove(s)
             drop_handle(p_sets[k])
 

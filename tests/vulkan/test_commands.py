@@ -65,3 +65,15 @@ def test_invalid_use_is_one_message_then_the_code(manifest, scale_add):
         "pBufferInfo[0]: offset 256 + range 512 passes the buffer's 512 bytes",
         "emu vulkan: vkQueueSubmit [VUID-vkCmdDispatch-None-08114]: vkCmdDispatch: set 0 binding 1 ('Out') was "
         "never written (vkUpdateDescriptorSets) -> VK_ERROR_UNKNOWN"]
+
+
+def test_buffer_device_addresses_through_the_icd(manifest):
+    """tests/shaders/spirv/buffer_address.comp (buffers reached by addresses in push constants and
+    in a linked list, pointer arithmetic, an atomic through a reference) with emu's ICD as the
+    Vulkan device (the lavapipe profile): the scenario that tests/hw compares with lavapipe gives
+    emu's API's results, with the ICD's own addresses (vkGetBufferDeviceAddress)."""
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*", EMU_PROFILE="lavapipe")
+    test = "tests/hw/test_vulkan_breadth_lavapipe.py::test_buffer_device_addresses_match_lavapipe"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", test], env=env,
+                       capture_output=True, text=True, timeout=600, cwd=HERE.parents[1])
+    assert r.returncode == 0 and f"PASSED {test}" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]

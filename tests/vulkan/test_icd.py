@@ -47,10 +47,15 @@ def test_vulkaninfo_describes_the_device(manifest):
     names = re.findall(r"(VK_\w+)\s+: extension revision (\d+)", exts[2])
     assert ("VK_KHR_cooperative_matrix", "2") in names and ("VK_NV_cooperative_matrix2", "1") in names
     assert ("VK_KHR_shader_bfloat16", "1") in names
-    # the H200's driver does not report VK_EXT_shader_float8, and emu runs no 8-bit floats
+    # the H200's driver does not report VK_EXT_shader_float8 (emu's front end reads 8-bit floats)
     assert "VK_EXT_shader_float8" not in dict(names)
+    # what the SPIR-V front end now runs turns its feature on: 16-bit integers, integer dot
+    # products, buffer device addresses (ggml's shaders need all three)
+    assert {"VK_KHR_shader_integer_dot_product", "VK_KHR_buffer_device_address"} <= set(dict(names))
     assert re.search(r"subgroupSize\s+= 32", out) and re.search(r"minSubgroupSize\s+= 32", out)
     assert re.search(r"shaderFloat16\s+= true", out) and re.search(r"timelineSemaphore\s+= true", out)
+    for feature in ("shaderInt16", "shaderIntegerDotProduct", "bufferDeviceAddress"):
+        assert re.search(rf"\b{feature}\s+= true", out), feature
 
 
 def _glslang():

@@ -125,7 +125,7 @@ def spirv_binary(source, file: str) -> bytes:
     return compile_glsl(source, file)
 
 
-def compile_source(source, file: str = "<input>", *, constants: dict | None = None):
+def compile_source(source, file: str = "<input>", *, constants: dict | None = None, defer_unset: bool = False):
     """SPIR-V binary/assembly or GLSL -> (ir.Module, warnings). Raises EmuError."""
     from .grammar import decode
     from .lower import lower_module
@@ -139,7 +139,7 @@ def compile_source(source, file: str = "<input>", *, constants: dict | None = No
     locate = _locator(insts, file, asm_locs, low.endswith(GLSL_SUFFIXES))
     info = None
     try:
-        info = ModuleInfo(insts, file, locate, constants)
+        info = ModuleInfo(insts, file, locate, constants, defer_unset)
         module = lower_module(info, file, constants)
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         # the reader trusts what a valid module guarantees (ids of the right kinds, operand

@@ -440,6 +440,8 @@ def lower_module(info: ModuleInfo, file: str, constants: dict | None) -> Module:
     if info.needs_constants:
         # lowered for one pipeline's values: they become the defaults the pipeline resolves
         module.needs_constants = True
+        module.unset_overrides = list(info.unset_sizes)     # the pipeline's constants must set these
+        module.unset_sizes = list(info.unset_sizes)
         for o in module.overrides:
             o.default = info.host_value(o)
     used = set()

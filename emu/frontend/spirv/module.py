@@ -92,10 +92,15 @@ class SpirvFunction:
 class ModuleInfo:
     """Everything outside function bodies, read in one pass over the instructions."""
 
-    def __init__(self, insts: list[Instruction], file: str, locate, constants: dict | None = None):
+    def __init__(self, insts: list[Instruction], file: str, locate, constants: dict | None = None,
+                 defer_unset: bool = False):
         self.file, self.locate = file, locate
         self.constants = dict(constants or {})   # host values of spec constants (by name or SpecId)
         self.needs_constants = False             # a spec constant sizes a type: lowered per pipeline
+        # making a shader module (defer_unset): a size the defaults make invalid is the pipeline's
+        # to set (llama.cpp's defaults size some arrays 0); these spec constants must be given
+        self.defer_unset, self.unset_sizes = defer_unset, []
+        self._read: set[str] = set()             # the spec constants a size was computed from
         self.spec_defaults: dict[int, object] = {}
         self._evaluating: set[int] = set()
         self.names: dict[int, str] = {}
@@ -271,8 +276,12 @@ class ModuleInfo:
                 n = int(self.consts[o[1]][1])
             else:
                 # sized by a specialization constant: the module is lowered with the host's values
+                self._read = set()
                 n = self.spec_value(o[1], i)
                 self.needs_constants = True
+                if n < 1 and self.defer_unset:
+                    self.unset_sizes += sorted(self._read - set(self.unset_sizes))
+                    n = 1                   # a placeholder: each pipeline lowers it again with its values
             if n < 1:
                 how = "" if o[1] in self.consts else \
                     " from specialization constants (" + ("the values given" if self.constants else "their defaults") + ")"
@@ -347,6 +356,7 @@ class ModuleInfo:
             return int(self.consts[id_][1])
         if id_ in self.overrides:
             o = self.overrides[id_]
+            self._read.add(o.name)
             # unset, each declaration keeps its own default (glslang's local_size_x_id and a
             # constant_id const of the same id differ)
             v = self.host_value(o)

@@ -265,15 +265,41 @@ class OpLowering:
         return self.b.op("builtin", [a, b], self.rtype(i), fn="dot")
 
     def op_VectorTimesScalar(self, i):
-        v, s = self.val(i.ops[0], i), self.val(i.ops[1], i)
-        s = self.b.op("construct", [s], v.type)
-        return self.b.op("binary", [v, s], v.type, fn="mul")
+        return self.op_vector_scalar(self.val(i.ops[0], i), self.val(i.ops[1], i))
 
     def op_MatrixTimesScalar(self, i):
         m, s = self.val(i.ops[0], i), self.val(i.ops[1], i)
         if isinstance(m.type, CoopMatrixType) and s.type == m.type.elem:
             return self.b.op("coop_scalar", [m, s], m.type, fn="mul")
-        self.fail(i, "OpMatrixTimesScalar is supported for cooperative matrices only")
+        return self.b.op("construct", [self.op_vector_scalar(self._column(m, k), s) for k in range(m.type.cols)], m.type)
+
+    # plain matrices (OpTypeMatrix: columns of float vectors), as the WGSL front end lowers them:
+    # vector x matrix is one dot product a column; matrix x vector sums the columns scaled in order
+    def _column(self, m, k):
+        return self.b.op("extract", [m], m.type.column, path=[k])
+
+    def op_vector_scalar(self, v, s):
+        return self.b.op("binary", [v, self.b.op("construct", [s], v.type)], v.type, fn="mul")
+
+    def op_VectorTimesMatrix(self, i):
+        v, m = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        dots = [self.b.op("builtin", [v, self._column(m, k)], v.type.elem, fn="dot") for k in range(m.type.cols)]
+        return self.b.op("construct", dots, self.rtype(i))
+
+    def op_MatrixTimesVector(self, i):
+        return self._matrix_vector(self.val(i.ops[0], i), self.val(i.ops[1], i))
+
+    def _matrix_vector(self, m, v):
+        acc = None
+        for k in range(m.type.cols):
+            term = self.op_vector_scalar(self._column(m, k), self.b.op("extract", [v], v.type.elem, path=[k]))
+            acc = term if acc is None else self.b.op("binary", [acc, term], term.type, fn="add")
+        return acc
+
+    def op_MatrixTimesMatrix(self, i):
+        a, b = self.val(i.ops[0], i), self.val(i.ops[1], i)
+        return self.b.op("construct", [self._matrix_vector(a, self._column(b, j)) for j in range(b.type.cols)],
+                         self.rtype(i))
 
     def op_BitCount(self, i):
         return self.builtin(i, "countOneBits", "I", [i.ops[0]])
