@@ -125,3 +125,20 @@ def test_only_debug_lines_may_follow_a_blocks_terminator():
         compile_source(LINE_AFTER_RETURN.format(after="OpReturn"), "k.spvasm")
     assert "OpReturn is outside a block: after a block's terminator" in e.value.message
     assert e.value.loc is not None and e.value.loc.line == 11
+
+
+def test_a_later_debug_info_version_gives_its_lines():
+    """glslang 16.6 imports NonSemantic.Shader.DebugInfo.102 (not .100): its DebugLine still names
+    the line of the instruction after it."""
+    from emu.frontend.spirv import assemble, compile_source
+    asm = LINE_AFTER_RETURN.replace('%f = OpString "k.comp"\n', '%d = OpExtInstImport "NonSemantic.Shader.DebugInfo.100"\n'
+                                    '%f = OpString "k.comp"\n').replace(
+        "%fn = OpTypeFunction %void\n", "%fn = OpTypeFunction %void\n%uint = OpTypeInt 32 0\n%u7 = OpConstant %uint 7\n"
+        "%u0 = OpConstant %uint 0\n%src = OpExtInst %void %d DebugSource %f\n").replace(
+        "%l = OpLabel\n", "%l = OpLabel\n%line = OpExtInst %void %d DebugLine %src %u7 %u7 %u0 %u0\n")
+    data = assemble(asm.format(after="OpReturn"), "k.spvasm")
+    data = data.replace(b"DebugInfo.100", b"DebugInfo.102")
+    with pytest.raises(EmuError) as e:
+        compile_source(data.decode("utf-8", "surrogateescape"), "k.spv")
+    assert "OpReturn is outside a block" in e.value.message
+    assert (e.value.loc.file, e.value.loc.line) == ("k.comp", 7)
