@@ -20,21 +20,9 @@ T=$P/root/usr/libexec/x86_64-linux-gnu/llama.cpp-tests/test-backend-ops
 if [ -x "$P/test-backend-ops" ] && [ -f "$L/ggml/backends0/libggml-vulkan.so" ]; then
   echo "$P"; exit 0
 fi
-mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
-cat > "$P/apt/sources/sid.sources" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
-     -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
-apt-get "${APT[@]}" update -qq >&2 || { echo "ggml_vulkan.sh: apt-get update failed (no network to Debian?)" >&2; exit 1; }
-(cd "$P/debs" && apt-get "${APT[@]}" download llama.cpp-tests libllama0 libggml0 \
-  libggml0-backend-vulkan libvulkan1 libgomp1 libc6 libstdc++6 libgcc-s1 libssl3t64 >&2 2>/dev/null) \
-  || { echo "ggml_vulkan.sh: could not download the packages from sid" >&2; exit 1; }
-for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+. "$ROOT/scripts/sid_unpack.sh"
+sid_unpack "$P" ggml_vulkan.sh llama.cpp-tests libllama0 libggml0 \
+  libggml0-backend-vulkan libvulkan1 libgomp1 libc6 libstdc++6 libgcc-s1 libssl3t64 || exit 1
 # ggml looks for its backends in a compiled-in folder and beside the executable, which is the
 # dynamic loader here: link them there
 for f in "$L"/ggml/backends0/*.so; do ln -sf "ggml/backends0/$(basename "$f")" "$L/"; done

@@ -17,20 +17,8 @@ G=$P/root/usr/include/spirv/unified1/spirv.core.grammar.json
 if [ -x "$P/glslang" ] && [ -f "$G" ] && [ -x "$P/spirv-as" ] && "$P/glslang" --version >/dev/null 2>&1; then
   echo "$P/glslang"; exit 0
 fi
-mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
-cat > "$P/apt/sources/sid.sources" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
-     -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
-apt-get "${APT[@]}" update -qq >&2
-(cd "$P/debs" && apt-get "${APT[@]}" download glslang-tools spirv-tools spirv-headers libc6 libstdc++6 \
-  libgcc-s1 >&2 2>/dev/null)
-for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+. "$ROOT/scripts/sid_unpack.sh"
+sid_unpack "$P" glslang_nv2.sh glslang-tools spirv-tools spirv-headers libc6 libstdc++6 libgcc-s1 || exit 1
 L=$P/root/usr/lib/x86_64-linux-gnu
 for t in glslang spirv-as spirv-val spirv-dis; do
   cat > "$P/$t" <<RUN

@@ -11,18 +11,6 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 P=$(mkdir -p "${1:-$ROOT/.hwtmp/vkxml}" && cd "${1:-$ROOT/.hwtmp/vkxml}" && pwd)
 X=$P/root/usr/share/vulkan/registry/vk.xml
 if [ -f "$X" ]; then echo "$X"; exit 0; fi
-mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
-cat > "$P/apt/sources/sid.sources" <<SRC
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: sid
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
-     -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
-apt-get "${APT[@]}" update -qq >&2 || { echo "vk_xml.sh: apt-get update failed (no network to Debian?)" >&2; exit 1; }
-(cd "$P/debs" && apt-get "${APT[@]}" download libvulkan-dev >&2 2>/dev/null) \
-  || { echo "vk_xml.sh: could not download libvulkan-dev from sid" >&2; exit 1; }
-for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+. "$ROOT/scripts/sid_unpack.sh"
+sid_unpack "$P" vk_xml.sh libvulkan-dev || exit 1
 echo "$X"
