@@ -276,7 +276,8 @@ OVERRIDES = {"consts_overrides.wgsl": {"COUNT": 8}}       # overrides without a 
 PROFILES = {"nv2_tensor.spvasm": "nvidia-h200", "nv2_elementwise.spvasm": "nvidia-h200",
             "nv2_2x2.spvasm": "nvidia-h200", "gemm_flexible.comp": "nvidia-h200",
             "ext_maint1.spvasm": "nvidia-h200", "ext_maint1_nv2.spvasm": "nvidia-h200",
-            "nv2_lanes_probe.spvasm": "nvidia-h200", "nv2_element_write.spvasm": "nvidia-h200"}
+            "nv2_lanes_probe.spvasm": "nvidia-h200", "nv2_element_write.spvasm": "nvidia-h200",
+            "nv2_decode.spvasm": "nvidia-h200"}
 
 
 @pytest.mark.parametrize("path", _project_shaders(), ids=lambda p: str(p.relative_to(ROOT)))

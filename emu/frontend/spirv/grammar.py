@@ -27,6 +27,19 @@ _FILES = ("spirv.core.grammar.json", "extinst.glsl.std.450.grammar.json",
 SHIPPED = Path(__file__).resolve().parent / "khronos"     # emu's own copy (see its __init__.py)
 _EXT_FILES = {"GLSL.std.450": "extinst.glsl.std.450.grammar.json",
               "NonSemantic.Shader.DebugInfo.100": "extinst.nonsemantic.shader.debuginfo.100.grammar.json"}
+_DEBUGINFO = "NonSemantic.Shader.DebugInfo."
+_DEBUGINFO_NEWEST = "extinst.nonsemantic.shader.debuginfo.grammar.json"
+
+
+def _ext_file(set_name: str) -> str | None:
+    """The grammar file of an ext-inst set. Later NonSemantic.Shader.DebugInfo versions (glslang 16
+    imports .102) extend .100: the unversioned newest grammar where it is there, else .100's."""
+    if set_name in _EXT_FILES:
+        return _EXT_FILES[set_name]
+    if set_name.startswith(_DEBUGINFO):
+        newest = _DEBUGINFO_NEWEST if (grammar_dir() / _DEBUGINFO_NEWEST).is_file() else None
+        return newest or _EXT_FILES[_DEBUGINFO + "100"]
+    return None
 
 
 def _grammar_dirs() -> list[Path]:
@@ -83,7 +96,7 @@ def _value(v) -> int:
 
 @lru_cache(maxsize=None)
 def load(name: str = "core") -> Grammar:
-    file = _FILES[0] if name == "core" else _EXT_FILES[name]
+    file = _FILES[0] if name == "core" else _ext_file(name)
     doc = json.loads((grammar_dir() / file).read_text())
     g = Grammar({}, {})
     for ins in doc["instructions"]:
@@ -294,7 +307,7 @@ def decode(data: bytes, file: str) -> tuple[list[Instruction], dict]:
 
 def _ext_operands(set_name, ops, ids, r: _Words, what):
     """OpExtInst: replace the instruction number by its name where the set's grammar is known."""
-    if set_name in _EXT_FILES:
+    if _ext_file(set_name):
         g = load(set_name)
         ins = g.instructions.get(ops[1])
         if ins is None:

@@ -32,6 +32,9 @@ BUILTINS = {"GlobalInvocationId": "global_invocation_id", "LocalInvocationId": "
 ROLES = {0: "A", 1: "B", 2: "C"}     # MatrixAKHR, MatrixBKHR, MatrixAccumulatorKHR
 SUBGROUP_SCOPE = 3
 WORKGROUP_SCOPE = 2
+# the instructions that end a block (SPIR-V 2.2.5); only debug lines may follow up to the next OpLabel
+TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
+               "OpUnreachable", "OpTerminateInvocation"}
 CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess",
                 "StoragePushConstant8", "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess",
                 "StoragePushConstant16", "GroupNonUniform", "GroupNonUniformVote",
@@ -147,6 +150,13 @@ class ModuleInfo:
                     fn.order.append(label)
                 elif label is not None:
                     fn.blocks[label].append(i)
+                    if op in TERMINATORS:
+                        label = None
+                elif not self.debug_line(i):
+                    # glslang 13 puts an OpLine between a block's terminator and OpFunctionEnd (valid);
+                    # anything else outside a block is a malformed module
+                    self.fail(i, f"{op} is outside a block: after a block's terminator or before the "
+                                 "function's first OpLabel", hint="the SPIR-V module is malformed: check it with spirv-val")
                 continue
             if op == "OpFunction":
                 fn, label = SpirvFunction(i), None
@@ -204,6 +214,11 @@ class ModuleInfo:
         self.globals[key] = g
 
     # -- messages -------------------------------------------------------------------------------
+    def debug_line(self, i: Instruction) -> bool:
+        """OpLine, OpNoLine or a NonSemantic extended instruction (debug info, no effect)."""
+        return i.opname in ("OpLine", "OpNoLine") or \
+            (i.opname == "OpExtInst" and self.ext_sets.get(i.ops[0], "").startswith("NonSemantic."))
+
     def loc(self, i: Instruction) -> Loc | None:
         return self.locate(i)
 

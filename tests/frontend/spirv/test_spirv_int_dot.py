@@ -11,7 +11,8 @@ import numpy as np
 
 import emu
 
-FILE = "tests/shaders/spirv/int_dot.comp"
+# int_dot.comp's SPIR-V twin: the wheel's glslang (13.1.1) refuses GL_EXT_integer_dot_product
+FILE = "tests/shaders/spirv/int_dot.spvasm"
 SRC = (Path(__file__).resolve().parents[3] / FILE).read_text()
 
 

@@ -80,3 +80,65 @@ def test_an_empty_array_from_spec_constants_says_so():
     with pytest.raises(EmuError) as e:
         dev.create_compute_pipeline(mod, constants={"0": 8, "1": 0})
     assert "an array of length 0 from specialization constants (the values given)" in e.value.message
+
+
+def test_glslang_13s_line_after_the_return_is_read(monkeypatch):
+    """The wheel's glslang (13.1.1, used where EMU_GLSLANG is unset) puts an OpLine between main's
+    OpReturn and OpFunctionEnd, outside any block: valid SPIR-V, which ended main's last block in
+    that OpLine (so "OpReturn is not supported")."""
+    import struct
+    from emu.frontend.spirv import compile_glsl
+    monkeypatch.delenv("EMU_GLSLANG", raising=False)
+    data = compile_glsl(SRC, FILE)
+    words = struct.unpack(f"<{len(data) // 4}I", data)
+    ops, i = [], 5
+    while i < len(words):
+        ops.append(words[i] & 0xFFFF)
+        i += words[i] >> 16
+    assert ops[ops.index(253) + 1] == 8, "this glslang puts no OpLine after OpReturn"   # OpReturn, OpLine
+    assert _run({})[:3].tolist() == [[1024, 256, 1, 2], [1024, 256, 1, 2], [0, 0, 0, 0]]
+    got = _run({"0": 16, "1": 1})
+    assert got[:32, 0].tolist() == [16] * 32 and got[:32, 3].tolist() == [16] * 32
+
+
+LINE_AFTER_RETURN = """OpCapability Shader
+%f = OpString "k.comp"
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+{after}
+OpFunctionEnd
+"""
+
+
+def test_only_debug_lines_may_follow_a_blocks_terminator():
+    from emu.frontend.spirv import compile_source
+    from emu.isa.printer import print_module
+    module, _ = compile_source(LINE_AFTER_RETURN.format(after="OpLine %f 3 0"), "k.spvasm")
+    assert print_module(module, locs=False).count("return") == 1
+    with pytest.raises(EmuError) as e:
+        compile_source(LINE_AFTER_RETURN.format(after="OpReturn"), "k.spvasm")
+    assert "OpReturn is outside a block: after a block's terminator" in e.value.message
+    assert e.value.loc is not None and e.value.loc.line == 11
+
+
+def test_a_later_debug_info_version_gives_its_lines():
+    """glslang 16.6 imports NonSemantic.Shader.DebugInfo.102 (not .100): its DebugLine still names
+    the line of the instruction after it."""
+    from emu.frontend.spirv import assemble, compile_source
+    asm = LINE_AFTER_RETURN.replace('%f = OpString "k.comp"\n', '%d = OpExtInstImport "NonSemantic.Shader.DebugInfo.100"\n'
+                                    '%f = OpString "k.comp"\n').replace(
+        "%fn = OpTypeFunction %void\n", "%fn = OpTypeFunction %void\n%uint = OpTypeInt 32 0\n%u7 = OpConstant %uint 7\n"
+        "%u0 = OpConstant %uint 0\n%src = OpExtInst %void %d DebugSource %f\n").replace(
+        "%l = OpLabel\n", "%l = OpLabel\n%line = OpExtInst %void %d DebugLine %src %u7 %u7 %u0 %u0\n")
+    data = assemble(asm.format(after="OpReturn"), "k.spvasm")
+    data = data.replace(b"DebugInfo.100", b"DebugInfo.102")
+    with pytest.raises(EmuError) as e:
+        compile_source(data.decode("utf-8", "surrogateescape"), "k.spv")
+    assert "OpReturn is outside a block" in e.value.message
+    assert (e.value.loc.file, e.value.loc.line) == ("k.comp", 7)
