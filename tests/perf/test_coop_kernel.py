@@ -340,13 +340,16 @@ def run(monkeypatch, jit, profile, sg, src, consts, make, grid, file="case.wgsl"
     dev = emu.Device(profile, subgroup_size=sg, jobs=2, max_steps=20000)
     mod = dev.create_shader_module(src, file)
     pipe = dev.create_compute_pipeline(mod, constants=consts)
+    made, addressed = make(np.random.default_rng(7)), {}
+    if callable(made):      # buffers reached by device address: the case makes them on this device
+        made, addressed = made(dev)
     bufs = {key: dev.create_buffer(v) if isinstance(v, np.ndarray) else dev.create_buffer(size=v)
-            for key, v in make(np.random.default_rng(7)).items()}
+            for key, v in made.items()}
     try:
         warned = [str(w) for w in dev.dispatch(pipe, bufs, grid)]
     except EmuError as e:
         warned = ["error: " + str(e)]
-    return pipe.pipeline, warned, {k: b.read(np.uint8).copy() for k, b in bufs.items()}
+    return pipe.pipeline, warned, {k: b.read(np.uint8).copy() for k, b in (bufs | addressed).items()}
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
@@ -557,6 +560,39 @@ def _i64(rng, n):
     return rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
 
 
+def _addressed(rng):
+    """buffer_address.comp's scenario (tests/frontend/spirv/test_spirv_buffer_address.py): the
+    buffers it reaches by the addresses in its push constants, made on the run's device and
+    compared by name; six list nodes, the last one's next address 0."""
+    def on(dev):
+        bufs = {n: dev.create_buffer(size=s) for n, s in {"src": 64 * 16, "dst": 64 * 16, "nodes": 8 * 16,
+                                                          "counter": 8}.items()}
+        addr = {n: dev.buffer_device_address(b) for n, b in bufs.items()}
+        bufs["src"].write(rng.normal(0, 1, (64, 4)).astype(np.float32).tobytes())
+        bufs["nodes"].write(b"".join(struct.pack("<IIQ", 10 + k, 0, addr["nodes"] + 16 * (k + 1) if k < 5 else 0)
+                                     for k in range(8)))
+        push = struct.pack("<4Q", addr["src"], addr["dst"], addr["nodes"], addr["counter"])
+        return _push(push, {(0, 0): 64 * 16}), bufs
+    return on
+
+
+def _int_dot(rng):
+    """64 uvec4 words, some accumulators next to the saturation bounds (as test_spirv_int_dot.py)."""
+    w = rng.integers(0, 1 << 32, (64, 4), dtype=np.uint64).astype(np.uint32)
+    w[:16, 2] = 0x7FFFFFFF - rng.integers(0, 40000, 16)
+    w[16:32, 2] = 0x80000000 + rng.integers(0, 40000, 16)
+    w[:32, 3] = 0xFFFFFFFF - rng.integers(0, 80000, 32)
+    return {(0, 0): w, (0, 1): 64 * 16 * 4}
+
+
+def _q8_blocks(rng):
+    """12 rows of 8 blocks: four int8 quants and an f16 scale in 8 bytes (as test_spirv_nv2_decode.py)."""
+    raw = np.zeros((96, 8), np.uint8)
+    raw[:, :4] = rng.integers(-128, 128, (96, 4)).astype(np.int8).view(np.uint8)
+    raw[:, 4:6] = rng.uniform(-2, 2, 96).astype(np.float16).view(np.uint8).reshape(96, 2)
+    return {(0, 0): raw, (0, 1): 16 * 32 * 2}
+
+
 # (file, profile, subgroup size, constants, bindings, grid, expected way)
 SPIRV_CASES = [
     ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
@@ -672,6 +708,19 @@ SPIRV_CASES = [
                            (0, 1): rng.standard_normal(24 * 36 - 50).astype(np.float32), (0, 2): 4 * 40 * 36,
                            (0, 3): np.array([0.75, 0], np.float32).view(np.uint32) | np.array([0, 3], np.uint32)}),
      (3, 3, 1), "fused"),
+    ("buffer_address.comp", "reference", None, {}, _addressed, (1, 1, 1), "declined"),
+    ("coop_element_ptr.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.uniform(-4, 4, 512).astype(np.float32), (0, 1): 256 * 4}, (1, 1, 1), "declined"),
+    ("int_dot.spvasm", "reference", None, {}, _int_dot, (1, 1, 1), "declined"),
+    ("nv2_decode.spvasm", "nvidia-h200", None, {}, _q8_blocks, (1, 1, 1), "declined"),
+    # ClampToEdge (2) for the rows outside the tensor
+    ("nv2_decode.spvasm#clamp-to-edge", "nvidia-h200", None, {"0": 2}, _q8_blocks, (1, 1, 1), "declined"),
+    ("spec_id_twins.comp", "reference", None, {"0": 8, "1": 3}, lambda rng: {(0, 0): 4 * 4 * 64}, (2, 1, 1), "declined"),
+    ("subgroup_clustered_ballot.comp", "lavapipe", 8, {}, lambda rng: {
+        (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 128 * 32}, (2, 1, 1), "declined"),
+    ("workgroup_alias.comp", "reference", None, {}, lambda rng: {
+        (0, 0): rng.normal(0, 1, 192).astype(np.float32), (0, 1): 192 * 16}, (3, 1, 1), "declined"),
+    ("pointer_after_loop.spvasm", "reference", None, {}, lambda rng: {(0, 0): 32}, (1, 1, 1), "fused"),
     ("reduce_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): np.concatenate([np.array([8 * 256 - 100, 0, 0, 0], np.uint32),
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),
