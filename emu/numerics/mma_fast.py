@@ -683,9 +683,8 @@ def matrix_mma(model, a, b, c, result_type: str, tiles=None):
     (emu demo's check) compiles no second kernel. tiles: mma_tile.tiles, or the same machine code
     loaded without numba (emu demo: a warm run then loads nothing through numba)."""
     from . import mma as nmma
-    is_int, fin, fc = nmma._check(a, b, c, result_type, False)
-    prm = None if is_int else nmma.pack_rule(nmma.get_model(model).rule(nmma.FORMATS[fin],
-                                                                        nmma.FORMATS[fc], result_type))
+    is_int, fin, fc, fin_b = nmma._check(a, b, c, result_type, False)
+    prm = None if is_int else nmma.pack_rule(nmma._rule(model, fin, fc, result_type, fin_b))
     if prm is None or not applies(prm):
         return None
     out = np.empty(np.shape(c), np.uint32)
