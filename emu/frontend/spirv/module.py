@@ -77,6 +77,18 @@ CAPABILITIES |= {
     "PhysicalStorageBufferAddresses", "CooperativeMatrixBlockLoadsNV", "CooperativeMatrixDecodeVectorNV"}
 
 
+def _holds_void(t) -> bool:
+    """Whether void stands somewhere inside a variable's type (an invalid module: an array or a
+    struct member of OpTypeVoid), which no layout can place."""
+    if t == VOID:
+        return True
+    if isinstance(t, ArrayType):
+        return _holds_void(t.elem)
+    if isinstance(t, StructType):
+        return any(_holds_void(m.type) for m in t.members)
+    return False
+
+
 @dataclass
 class BuiltinVar:
     """An Input variable decorated BuiltIn: loads read the invocation's builtin value."""
@@ -571,7 +583,7 @@ class ModuleInfo:
         space = SPACES.get(sc)
         if space is None or sc == "Function":
             self.fail(i, f"variables in the {sc} storage class are not supported")
-        if pointee is None or isinstance(pointee, tuple):
+        if pointee is None or isinstance(pointee, tuple) or _holds_void(pointee):
             self.fail(i, "the variable's type is not a data type")
         block_decos = self.decos.get(i.type_id and self.defs[i.type_id].ops[1], {})
         if sc == "Uniform" and "BufferBlock" in block_decos:

@@ -176,3 +176,29 @@ def test_malformed_composites_and_builtin_shapes_are_one_message(inst, message):
         dev.create_compute_pipeline(dev.create_shader_module(FOUND_64.format(inst), "found.spvasm"))
     assert e.value.message == message
     assert (e.value.loc.file, e.value.loc.line) == ("found.spvasm", 15)
+
+
+def test_a_workgroup_array_of_void_is_one_message():
+    # found by fuzzing (a mutant whose workgroup array's element type became OpTypeVoid): it ended in
+    # a TypeError from the layout ("void has no host-shareable alignment")
+    src = """OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%uint_4 = OpConstant %uint 4
+%arr = OpTypeArray %void %uint_4
+%ptr = OpTypePointer Workgroup %arr
+%tile = OpVariable %ptr Workgroup
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"""
+    with pytest.raises(EmuError) as e:
+        dev = emu.Device("nvidia-h200")
+        dev.create_compute_pipeline(dev.create_shader_module(src, "voidarr.spvasm"))
+    assert "not a data type" in e.value.message
+    assert e.value.loc is not None and (e.value.loc.file, e.value.loc.line) == ("voidarr.spvasm", 11)
