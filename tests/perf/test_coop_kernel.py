@@ -642,6 +642,10 @@ SPIRV_CASES = [
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "declined"),
     ("alias_binding.comp", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 4 * 16 * 4}, (1, 1, 1), "declined"),
+    ("ncnn_idioms.comp", "nvidia-h200", None, {"0": 4}, lambda rng: {
+        (0, 0): np.concatenate([rng.uniform(-2, 2, 16).astype(np.float16).view(np.uint8),
+                                rng.integers(-4, 5, 32).astype(np.float32).view(np.uint8)]),
+        (0, 1): 16 * 16 * 2 + 32 * 16 + 32 * 4}, (1, 1, 1), "declined"),
     ("minifloat.spvasm", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 6 * 64 * 16}, (1, 1, 1), "declined"),
     ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {
