@@ -5,14 +5,10 @@ import sys
 
 import numpy as np
 import vulkan as vk
+from vkdevice import open_device
 
 code = open(sys.argv[1], "rb").read()
-inst = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=vk.VkApplicationInfo(
-    apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))), None)
-pd = vk.vkEnumeratePhysicalDevices(inst)[0]
-q = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0])
-dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(queueCreateInfoCount=1, pQueueCreateInfos=[q]), None)
-queue = vk.vkGetDeviceQueue(dev, 0, 0)
+inst, pd, dev, queue = open_device()
 N, SIZE = 100, 4096
 mem = vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(allocationSize=3 * SIZE, memoryTypeIndex=0), None)
 usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT

@@ -4,14 +4,10 @@ a descriptor never written; prints what each call returned. scale_add.spv is arg
 import sys
 
 import vulkan as vk
+from vkdevice import open_device
 
 code = open(sys.argv[1], "rb").read()
-inst = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=vk.VkApplicationInfo(
-    apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))), None)
-pd = vk.vkEnumeratePhysicalDevices(inst)[0]
-q = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0])
-dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(queueCreateInfoCount=1, pQueueCreateInfos=[q]), None)
-queue = vk.vkGetDeviceQueue(dev, 0, 0)
+inst, pd, dev, queue = open_device()
 
 
 def attempt(what, fn, *args):

@@ -2,13 +2,10 @@
 with emu's ICD as the device): copy, update and fill (in a secondary command buffer), events,
 timestamps, vkQueueSubmit2 signalling a timeline semaphore, a fence; prints what it sees."""
 import struct, numpy as np, vulkan as vk
-inst = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=vk.VkApplicationInfo(apiVersion=vk.VK_MAKE_VERSION(1, 3, 0))), None)
-pd = vk.vkEnumeratePhysicalDevices(inst)[0]
-q = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=0, queueCount=1, pQueuePriorities=[1.0])
+from vkdevice import open_device
 f12 = vk.VkPhysicalDeviceVulkan12Features(timelineSemaphore=vk.VK_TRUE)
 f13 = vk.VkPhysicalDeviceVulkan13Features(synchronization2=vk.VK_TRUE, pNext=f12)
-dev = vk.vkCreateDevice(pd, vk.VkDeviceCreateInfo(pNext=f13, queueCreateInfoCount=1, pQueueCreateInfos=[q]), None)
-queue = vk.vkGetDeviceQueue(dev, 0, 0)
+inst, pd, dev, queue = open_device(f13)
 N = 256
 mem = vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(allocationSize=4 * 4096, memoryTypeIndex=0), None)
 bufs = []
