@@ -7,6 +7,7 @@
               [--format text|svg|html|json] [-o FILE]
     emu lanes --diff P1 P2 --config ... --role ...
     emu explain run.jsonl [--op SEQ] --element ROW,COL [--format text|json]
+    emu explain run.jsonl --op SEQ|--value ID [--lane L]     (a scalar value: its compiler decision)
 """
 from __future__ import annotations
 
@@ -113,11 +114,20 @@ def register(sub, device_args) -> None:
     lp.add_argument("-o", "--output", metavar="FILE", default=None, help="write here instead of stdout")
     lp.set_defaults(func=cmd_lanes)
 
-    ep = sub.add_parser("explain", help="explain one output element of a traced multiply-add")
+    ep = sub.add_parser("explain", help="explain one output element of a traced multiply-add, or how the "
+                                        "device's compilers rounded a traced scalar value")
     ep.add_argument("trace", help="a JSON-lines trace written by `emu run --trace`")
     ep.add_argument("--op", type=int, default=None, metavar="SEQ",
-                    help="the event's seq (default: the last multiply-add in the trace)")
-    which = ep.add_mutually_exclusive_group(required=True)
+                    help="the event's seq (default: the last multiply-add in the trace); a scalar event "
+                         "(traced with --trace-ops other) is explained without --element: the compiler "
+                         "decision that rounded it (`emu ir --profile P` marks them `contracted = ...`)")
+    ep.add_argument("--value", type=int, default=None, metavar="ID",
+                    help="the first event of IR value %%ID (as `emu ir --profile P` numbers them) instead "
+                         "of --op")
+    ep.add_argument("--lane", type=int, default=None, metavar="L",
+                    help="with a scalar event: the invocation (local_invocation_index) to explain "
+                         "(default: the first traced one)")
+    which = ep.add_mutually_exclusive_group()
     which.add_argument("--output", metavar="ROW,COL",
                        help="an element of the output: ROW,COL of the matrix a cooperative store wrote, as a "
                             "row-major matrix of the store's stride per row (column-major for a column-major "
@@ -173,6 +183,12 @@ def cmd_lanes(args, sources) -> int:
 
 def cmd_explain(args, sources) -> int:
     from .explain import Trace, explain_event, explain_output, pick_event, render
+    if args.value is not None and args.op is not None:
+        raise UsageError("give --op SEQ or --value ID, not both")
+    if args.output is None and args.element is None or args.value is not None:
+        return _explain_scalar(args)
+    if args.lane is not None:
+        raise UsageError("--lane goes with a scalar event (--op SEQ or --value ID without --element)")
     if args.output is not None:
         if args.op is not None:
             raise UsageError("--op picks a multiply-add for --element; --output finds the one that made "
@@ -190,4 +206,26 @@ def cmd_explain(args, sources) -> int:
         trace = Trace.load(args.trace)
         x = explain_event(trace, pick_event(trace, args.op), *at)
     sys.stdout.write(render(x, args.format))
+    return 0
+
+
+def _explain_scalar(args) -> int:
+    from . import explain_scalar
+    from .explain import Trace, pick_event
+    if args.output is not None or args.element is not None:
+        raise UsageError("--value picks a scalar value: drop --output/--element (they pick a "
+                         "multiply-add's element)")
+    if args.op is None and args.value is None:
+        raise UsageError("say what to explain: --element ROW,COL (a multiply-add's tile), --output ROW,COL, "
+                         "or --op SEQ / --value ID (a scalar value)")
+    trace = Trace.load(args.trace)
+    if args.value is not None:
+        event = next((e for e in trace.events if e.get("id") == args.value), None)
+        if event is None:
+            raise HostError(f"the trace '{trace.name}' has no event of value %{args.value}",
+                            hint="trace it: --trace-ops other (scalar arithmetic) or its op name; "
+                                 "`emu ir --profile P SHADER` numbers the values")
+    else:
+        event = pick_event(trace, args.op)
+    sys.stdout.write(explain_scalar.render(explain_scalar.explain_scalar(trace, event, args.lane), args.format))
     return 0

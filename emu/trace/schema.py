@@ -138,7 +138,7 @@ def _plain_fragments(frags) -> bool:
 
 
 def _plain_lanes(lanes) -> bool:
-    """True only where the event's `lanes` property holds: a list of {lane[, offsets][, value]}."""
+    """True only where the event's `lanes` property holds: a list of {lane[, offsets][, value][, args]}."""
     if type(lanes) is not list:
         return False
     for entry in lanes:
@@ -148,6 +148,9 @@ def _plain_lanes(lanes) -> bool:
                                    or not all(type(o) is int for o in entry["offsets"])):
             return False
         if "value" in entry and not (type(entry["value"]) is list or _number_or_special(entry["value"])):
+            return False
+        if "args" in entry and not (type(entry["args"]) is list and
+                                    all(type(v) is list or _number_or_special(v) for v in entry["args"])):
             return False
     return True
 

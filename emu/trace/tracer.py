@@ -325,6 +325,18 @@ def open_sink(path, format: str = "jsonl"):
     raise HostError(f"unknown trace format {format!r}", hint="use jsonl or perfetto")
 
 
+def compiler_stack(profile, file) -> dict | None:
+    """The header's `compiler`: the stack of compilers the shader went through to the profile's
+    device (emu/isa/compiler.py's stack_for), None where nothing contracts."""
+    from ..frontend import is_spirv_file
+    from ..isa.compiler import stack_for
+    st = stack_for(profile, is_spirv_file(file or ""))
+    if st is None:
+        return None
+    return {"translator": st.translator, "driver": "nvidia" if st.nvidia else "generic",
+            "fused_types": [str(t) for t in st.types], "divide_as_rcp": st.divide}
+
+
 # ---------------------------------------------------------------------------------- tracer
 
 class Tracer:
@@ -369,6 +381,8 @@ class Tracer:
                        "sha256": hashlib.sha256(source.encode("utf-8")).hexdigest() if source is not None else None},
             "overrides": {k: fmt.json_value(v) for k, v in sorted(pipe.overrides.items())},
             "selection": self.sel.describe(),
+            "scalar": prof.scalar,
+            "compiler": compiler_stack(prof, file or pipe.module.file),
         }
         if self.sink is None and self.path is not None:
             self.sink = open_sink(self.path, self.format)
@@ -646,6 +660,10 @@ class Tracer:
         scalar = isinstance(vtype, (ScalarType, VectorType)) and isinstance(value, np.ndarray)
         if scalar:
             tname = vtype.name if isinstance(vtype, ScalarType) else vtype.elem.name
+        # the compiler model's decision that formed this instruction (emu/isa/compiler.py): its
+        # operands' values go with it, so that `emu explain` can redo the rounding from the trace
+        decision = inst.attrs.get("contracted") if scalar else None
+        operands = [(vals[a.id], _elem_name(a.type)) for a in inst.args] if decision is not None else ()
         offs = None
         if ptr is not None:
             offs = np.broadcast_to(np.asarray(ptr.offset, np.int64), (batch.lanes,))
@@ -662,6 +680,11 @@ class Tracer:
                 rec["size"] = int(getattr(ptr.type, "size", 0) or 0)
             if vtype is not None:
                 rec["type"] = str(vtype)
+            if scalar and "fn" in inst.attrs:
+                rec["attrs"] = {"fn": inst.attrs["fn"]}
+            if decision is not None:
+                rec["decision"] = decision
+                rec["args"] = [a.id for a in inst.args]
             if ptr is not None or scalar:
                 lanes = np.flatnonzero(sel[w]).tolist()
                 g = [w * wl + l for l in lanes]
@@ -673,8 +696,17 @@ class Tracer:
                     vs = fmt.value_list(np.asarray(value)[g], tname)
                     for e, v in zip(entries, vs):
                         e["value"] = v
+                if operands:
+                    per_arg = [fmt.value_list(np.broadcast_to(v, (batch.lanes,) + np.shape(v)[1:])[g], t)
+                               for v, t in operands]
+                    for e, *vs in zip(entries, *per_arg):
+                        e["args"] = vs
                 rec["lanes"] = entries
             self.sink.write(rec)
+
+
+def _elem_name(t) -> str:
+    return t.name if isinstance(t, ScalarType) else t.elem.name
 
 
 def _cell_type():

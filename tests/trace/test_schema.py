@@ -117,6 +117,9 @@ def test_bulk_check_agrees_with_jsonschema_on_every_mutant():
             shape = ("fragments" in r, "operands" in r, "lanes" in r, "offsets" in str(r.get("fragments", "")))
             picks.setdefault(shape, r)
     assert len(picks) >= 3                  # a multiply-add, a cooperative load, a workgroup memory op
+    from .test_decisions import _run
+    _, scalar = _run("contract.wgsl", "nvidia-h200")
+    picks["decision"] = next(r for r in scalar if r.get("decision"))      # lanes with operand values
     n = 0
     for ev in picks.values():
         ev = _small(ev)
@@ -138,7 +141,7 @@ def test_bulk_check_is_written_for_these_definitions():
     used["event.fragments"] = schema.DEFS["event"]["properties"]["fragments"]
     used["operand.fragments"] = schema.DEFS["operand"]["properties"]["fragments"]
     digest = hashlib.sha256(json.dumps(used, sort_keys=True).encode()).hexdigest()[:16]
-    assert digest == "db063ccfcc9fd24f"
+    assert digest == "c75d06022e5541ab"
 
 
 def test_generated_traces_take_the_bulk_path():

@@ -1,0 +1,245 @@
+"""`emu explain TRACE --op SEQ [--lane L]` of a scalar value: which of the device compilers'
+decisions rounded it (emu/isa/compiler.py's `contracted`, recorded in the trace as the event's
+`decision`), with the measurement that pins it, and the rounding redone from the trace's operand
+values: the value as the decision computes it (a fused multiply-add rounded once, RCP(y) for a
+division, one RSQ) beside the value without it (the product rounded first, a square root then a
+division), and the bits the run produced.
+"""
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+
+from ..errors import HostError
+from ..numerics import mma_ref as _ref
+from ..numerics.dtypes import FLOATS, NP
+
+# decision -> (the operation the instruction became, what that does to the rounding); the
+# measurement that pins each is emu.isa.compiler.DECISIONS
+RULES = {
+    "fma": ("fma", "a * b + c rounded once: the add's product fused into one fused multiply-add"),
+    "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
+                            "with the add and rounded once (RCP(y) is rounded on its own)"),
+    "fma-constant-factor": ("fma", "(k * x) * y + c as fma(k, x * y, c): the constant kept as the fused "
+                                   "multiply-add's factor, x * y rounded first"),
+    "unroll": ("fma", "a cooperative matrix element's v[i] + c in a loop the driver unrolls: "
+                      "fma(x[i], y[i], c), rounded once per element"),
+    "rsqrt": ("inverseSqrt", "1 / sqrt(x) as one reciprocal square root (MUFU.RSQ), not a square root "
+                             "then a division"),
+    "expand": ("mul", "smoothstep(e0, e1, x) as the driver's own arithmetic; this is its last product "
+                      "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),
+    "factor": ("mul", "a * c + b * c as (a + b) * c: the sum rounded, then the product (two roundings "
+                      "where the source has three)"),
+    "rounded-after-division": ("sub", "c - x * y kept as two roundings (the product rounded first, not "
+                                      "fused) where a division of the same two values comes before it"),
+}
+_ALTERNATIVE = {"fma": "rounded twice (the product {0} * {1} rounded first, then the add)",
+                "inverseSqrt": "as written (sqrt({0}) rounded, then 1 / that)"}
+_NAMES = {"fma": ("a", "b", "c"), "inverseSqrt": ("x",), "mul": ("a", "b"), "sub": ("a", "b")}
+
+
+def _model(header: dict):
+    """(binary, call) of the trace's scalar model (the header's `scalar`; older traces: the profile's)."""
+    scalar = header.get("scalar")
+    if scalar is None:
+        try:
+            from ..profiles import load_profile
+            scalar = load_profile(header.get("profile", "reference")).scalar
+        except Exception:                       # a profile file not here: IEEE arithmetic
+            scalar = "ieee"
+    if scalar == "nvidia-sfu":
+        from ..numerics import nvidia
+        return nvidia.binary, nvidia.call
+    from ..numerics import builtins, scalar as ieee
+    return ieee.binary, builtins.call
+
+
+def elem_type(type_text: str) -> str:
+    """'f32' of 'f32' or 'vec4<f32>'."""
+    return type_text[type_text.index("<") + 1:-1] if "<" in type_text else type_text
+
+
+def _array(v, ty: str) -> np.ndarray:
+    wide = np.array([float(x) if isinstance(x, str) else x for x in np.ravel(np.array(v, dtype=object))],
+                    dtype=np.float64)
+    return wide.astype(NP[ty])
+
+
+def _bits(x: np.ndarray, ty: str) -> list[str]:
+    from . import fmt
+    return fmt.bits_list(np.atleast_1d(x), ty)
+
+
+def _values(x: np.ndarray, ty: str) -> list:
+    from . import fmt
+    return fmt.value_list(np.atleast_1d(x), ty)
+
+
+def _exact(a, m, c) -> str | None:
+    """a * m + c exactly, as a hex float (None where an operand is not finite)."""
+    if not all(np.isfinite(float(v)) for v in (a, m, c)):
+        return None
+    q = Fraction(float(a)) * Fraction(float(m)) + Fraction(float(c))
+    den = q.denominator
+    return _ref.dyadic_hex(q < 0, abs(q.numerator), -(den.bit_length() - 1))
+
+
+def pick_lane(event: dict, lane: int | None) -> dict:
+    entries = event.get("lanes") or []
+    if not entries:
+        raise HostError(f"event {event['seq']} holds no lane's values",
+                        hint="trace the invocation (drop --trace-lanes, or include its lane)")
+    if lane is None:
+        return entries[0]
+    for e in entries:
+        if e["lane"] == lane:
+            return e
+    have = ", ".join(str(e["lane"]) for e in entries[:8]) + (", ..." if len(entries) > 8 else "")
+    raise HostError(f"event {event['seq']} holds no values of lane {lane} (it has lanes {have})",
+                    hint="pick a lane the event ran on (its mask), or trace that lane (--trace-lanes)")
+
+
+def explain_scalar(trace, event: dict, lane: int | None = None) -> dict:
+    """Everything about one invocation's value of a traced scalar instruction, as JSON-able data."""
+    if event.get("scope") != "workgroup" or "type" not in event:
+        raise HostError(f"event {event['seq']} ({event['op']}) is not a scalar value",
+                        hint="pick a workgroup-scope event with a value (trace scalar arithmetic with "
+                             "--trace-ops other); a multiply-add's element takes --element ROW,COL")
+    entry = pick_lane(event, lane)
+    if "value" not in entry:
+        raise HostError(f"event {event['seq']} ({event['op']}) computes no number to explain",
+                        hint="pick an arithmetic event (binary, builtin, unary, ...)")
+    header = trace.header if trace is not None else {}
+    ty = elem_type(event["type"])
+    name = event.get("decision")
+    out = {
+        "trace": trace.name if trace is not None else None,
+        "event": {k: event.get(k) for k in ("seq", "op", "id", "loc", "workgroup", "type")},
+        "fn": (event.get("attrs") or {}).get("fn"),
+        "lane": entry["lane"], "profile": header.get("profile"), "scalar": header.get("scalar"),
+        "compiler": header.get("compiler"), "decision": None,
+        "emulated": {"bits": _bits(_array(entry["value"], ty), ty) if ty in FLOATS else None,
+                     "value": entry["value"]},
+    }
+    if name is None:
+        return out
+    from ..isa.compiler import DECISIONS
+    form, rule = RULES.get(name, (None, "a decision of emu's compiler model (emu ir --profile P shows it)"))
+    out["decision"] = {"name": name, "form": form, "rule": rule,
+                       "evidence": DECISIONS.get(name, "not named in emu.isa.compiler.DECISIONS")}
+    args = entry.get("args")
+    if args is None or ty not in FLOATS:
+        return out
+    ops = [_array(v, ty) for v in args]
+    out["operands"] = [{"id": i, "bits": _bits(v, ty), "value": _values(v, ty)}
+                       for i, v in zip(event.get("args") or [None] * len(ops), ops)]
+    binary, call = _model(header)
+    with np.errstate(all="ignore"):
+        if form == "fma" and len(ops) == 3:
+            done = call("fma", ty, *ops)
+            other = binary("add", ty, binary("mul", ty, ops[0], ops[1]), ops[2])
+            n = max(len(v) for v in ops)
+            a, m, c = (np.broadcast_to(v, (n,)) for v in ops)
+            out["exact"] = [_exact(a[k], m[k], c[k]) for k in range(n)]
+        elif form == "inverseSqrt" and len(ops) == 1:
+            done = call("inverseSqrt", ty, ops[0])
+            other = binary("div", ty, np.ones_like(ops[0]), call("sqrt", ty, ops[0]))
+        elif form in ("mul", "sub") and len(ops) == 2:
+            done, other = binary(form, ty, *ops), None
+        else:
+            return out
+    emulated = _array(entry["value"], ty)
+    out["decided"] = {"bits": _bits(done, ty), "value": _values(done, ty)}
+    if other is not None:
+        what = _ALTERNATIVE[form].format(*_operand_names(name, form))
+        out["without"] = {"what": what, "bits": _bits(other, ty), "value": _values(other, ty)}
+    out["reproduces"] = _same(done, emulated, ty)
+    return out
+
+
+def _operand_names(name: str, form: str | None) -> tuple:
+    return ("x", "RCP(y)", "c") if name == "fma-division" else _NAMES.get(form, ("a", "b", "c"))
+
+
+def _same(x, y, ty) -> bool:
+    """Same value (NaNs alike: the trace keeps a NaN's value, not its bits)."""
+    x, y = np.atleast_1d(x).astype(np.float64), np.atleast_1d(y).astype(np.float64)
+    return bool(np.all((x == y) & (np.signbit(x) == np.signbit(y)) | (np.isnan(x) & np.isnan(y))))
+
+
+# ------------------------------------------------------------------------------- rendering
+
+def _stack(compiler: dict | None, profile, scalar) -> str:
+    if compiler is None:
+        return f"profile {profile}: its compilers contract nothing"
+    path = {"tint": "Tint (Dawn), then ", "naga": "naga (wgpu), then "}.get(compiler["translator"], "")
+    driver = "the NVIDIA driver" if compiler["driver"] == "nvidia" else "the driver (fused multiply-adds only)"
+    rcp = "; f32 x / y as x * RCP(y)" if compiler["divide_as_rcp"] else ""
+    return (f"profile {profile}: {path}{driver}; {' and '.join(compiler['fused_types'])} multiply-adds fuse"
+            f"{rcp}; scalar arithmetic '{scalar}'")
+
+
+def render_text(x: dict) -> str:
+    ev = x["event"]
+    wg = ", ".join(map(str, ev["workgroup"]))
+    out = [f"{ev['op']} %{ev['id']} : {ev['type']} at {ev['loc']} (event {ev['seq']}, workgroup ({wg}), "
+           f"lane {x['lane']})",
+           _stack(x.get("compiler"), x.get("profile"), x.get("scalar"))]
+    d = x["decision"]
+    if d is None:
+        fn = x.get("fn") or ev["op"]
+        how = (" (x * RCP(y): the reciprocal, then the product, rounded)"
+               if fn == "div" and x.get("scalar") == "nvidia-sfu" and elem_type(ev["type"]) == "f32" else "")
+        out.append(f"no compiler decision: {fn} as written, by the scalar model '{x.get('scalar')}'{how}")
+        out.append(f"  value  {_cells(x['emulated'])}")
+        return "\n".join(out) + "\n"
+    out.append(f"decision {d['name']}: {d['rule']}")
+    out.append(f"  pinned by: {d['evidence']}")
+    ops = x.get("operands")
+    names = _operand_names(d["name"], d["form"])
+    if ops:
+        form = f"{d['form']}(" + ", ".join(f"%{o['id']}" for o in ops) + ")"
+        out.append(f"  %{ev['id']} = {form}")
+        for nm, o in zip(names, ops):
+            out.append(f"  {nm + ' = %' + str(o['id']):<14} {_cells(o)}")
+    for k, ex in enumerate(x.get("exact") or []):
+        if ex is not None:
+            out.append(f"  exact {names[0]} * {names[1]} + {names[2]}{_comp(k, x)}  {ex}")
+    if "decided" in x:
+        out.append(f"  {d['name'] + ' result':<24} {_cells(x['decided'])}")
+        w = x.get("without")
+        if w is not None:
+            diff = [a != b for a, b in zip(x["decided"]["bits"], w["bits"])]
+            say = ("differs here: the decision changed this value" if any(diff) else
+                   "the same bits here: the decision did not change this value")
+            out.append(f"  {w['what']}")
+            out.append(f"  {'':<24} {_cells(w)}  ({say})")
+        out.append(f"  {'emulated %' + str(ev['id']):<24} {_cells(x['emulated'])}  "
+                   + ("(same: reproduced)" if x["reproduces"] else "(DIFFERENT: not reproduced)"))
+    else:
+        out.append(f"  value  {_cells(x['emulated'])}")
+    return "\n".join(out) + "\n"
+
+
+def _comp(k, x) -> str:
+    return f" [{k}]" if len(x.get("exact") or []) > 1 else ""
+
+
+def _cells(v: dict) -> str:
+    vals = v["value"] if isinstance(v["value"], list) else [v["value"]]
+    bits = v.get("bits") or [None] * len(vals)
+    # (a NaN's bits are not in the trace, only that it is one)
+    return "  ".join(f"{b} {_num(val)}" if b is not None and val != "nan" else _num(val)
+                     for b, val in zip(bits, vals))
+
+
+def _num(v) -> str:
+    return v if isinstance(v, str) else repr(v)
+
+
+def render(x: dict, format: str = "text") -> str:
+    if format == "json":
+        return json.dumps(x, indent=1) + "\n"
+    return render_text(x)
