@@ -18,6 +18,13 @@ shader of llama.cpp's unrolled into 13,000 lines takes minutes, a 60-line one ha
 before any, the median of the last few compiles (DEFAULT_S before any) scaled up past LARGE_LINES. A kernel already in the cache (machine code or numba's cache) is not pending: it loads in
 ~0.02-0.3 s and runs compiled as before.
 
+A kernel's rent is a small file in the cache folder, tier/HASH.rent. It is removed when the kernel
+is compiled (from then on it loads from the cache and pays no rent), and at most KEEP_RENTS are
+kept: writing a new one removes the least recently written beyond that (kernels interpreted once
+and never again, such as every edit of a shader), and leftover temporary files of processes that
+died while writing. A kernel whose rent was dropped starts again from zero, which at worst
+interprets it once more for up to its compile time.
+
 EMU_JIT=1 compiles every kernel the fast paths take at once (the tests that compare the compiled
 path with the interpreter), EMU_JIT=0 never compiles; unset or `auto`, this module decides.
 The results are the same bits either way: the compiled kernels are exact against the reference
@@ -36,6 +43,8 @@ KEEP = 5                # compile times kept per kind
 LOAD_S = 0.1            # loading a compiled kernel from the cache: interpreting less is no rent
 PROBE_LANES = 4096      # the first interpreted batch, in lanes (whole workgroups)
 LARGE_LINES = 500       # without per-line samples, a kernel longer than this costs proportionally more
+KEEP_RENTS = 256        # rent files kept in tier/ (one per kernel interpreted and not compiled yet)
+STALE_TMP_S = 3600      # a temporary file this old was left by a process that died while writing
 
 
 def mode() -> str:
@@ -127,11 +136,47 @@ class Tier:
         self.rent += add
         try:
             self.rent_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            new = not self.rent_file.exists()
             tmp = self.rent_file.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(f"{self.rent:.4f}")
             os.replace(tmp, self.rent_file)
         except OSError:
+            return
+        if new:
+            prune_rents(self.rent_file.parent)
+
+    def paid(self) -> None:
+        """The kernel is compiled (and kept in the cache): its rent is no longer needed."""
+        try:
+            self.rent_file.unlink(missing_ok=True)
+        except OSError:
             pass
+
+
+def prune_rents(folder: Path, keep: int = KEEP_RENTS) -> int:
+    """Remove all but the `keep` most recently written rent files of `folder` (and temporary files
+    older than STALE_TMP_S); returns how many went. Called when a new rent file is written, so
+    the folder holds at most `keep` of them."""
+    def mtime(p):
+        try:
+            return p.stat().st_mtime
+        except OSError:             # removed meanwhile (another process pruning)
+            return None
+    try:
+        rents = [(t, p) for p in folder.glob("*.rent") if (t := mtime(p)) is not None]
+        now = time.time()
+        stale = [p for p in folder.glob("*.tmp") if (t := mtime(p)) is not None and now - t > STALE_TMP_S]
+    except OSError:
+        return 0
+    rents.sort(key=lambda tp: tp[0], reverse=True)
+    gone = 0
+    for p in [p for _, p in rents[keep:]] + stale:
+        try:
+            p.unlink()
+            gone += 1
+        except OSError:
+            pass
+    return gone
 
 
 def pending(kernel, kind: str, source_hash: str, cache: Path) -> Tier | None:
@@ -182,6 +227,7 @@ def timed_compile(kernel, kind: str, build) -> None:
         build()
     seconds = time.process_time() - t0
     kernel._tier = None
+    tier.paid()
     # a sample only where the kernel alone compiled: emu's own kernels compiled on the way (once
     # per machine and emu version) would make every later estimate too high
     if not any(_emus_own(e) for _, e in rec.buffer):

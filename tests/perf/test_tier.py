@@ -214,3 +214,43 @@ def test_a_kernel_that_stores_in_a_loop_takes_over_at_a_batch_boundary(cache, mo
     pl = pipe.pipeline
     assert pl._jit.guarded and pl._jit.mod is not None
     assert pl.ran == {"interpreted": 4, "compiled": 12}
+
+
+def test_rent_files_are_bounded_and_dropped_once_compiled(cache, monkeypatch):
+    """tier/ keeps at most KEEP_RENTS rent files: a new one removes the least recently written
+    beyond that (and temporary files left by dead writers); a kernel's own goes when it is compiled."""
+    import os
+    folder = cache / "tier"
+    folder.mkdir(parents=True)
+    now = time.time()
+    for i in range(tier.KEEP_RENTS + 40):             # kernels interpreted once, long ago, oldest first
+        p = folder / f"old{i:04d}.rent"
+        p.write_text("0.5000")
+        os.utime(p, (now - 10_000 + i, now - 10_000 + i))
+    stale, fresh = folder / "old0000.123.tmp", folder / "x.456.tmp"
+    stale.write_text("0.1")
+    os.utime(stale, (now - 2 * tier.STALE_TMP_S,) * 2)
+    fresh.write_text("0.1")                            # a process writing right now: left alone
+    t = tier.Tier("fusion", "newkernel", "the fusion kernel of 'main'", cache)
+    t.ran(tier.LOAD_S + 0.25)
+    rents = sorted(p.name for p in folder.glob("*.rent"))
+    assert len(rents) == tier.KEEP_RENTS
+    assert "newkernel.rent" in rents and "old0000.rent" not in rents
+    assert min(r for r in rents if r.startswith("old")) == "old0041.rent"      # the 41 oldest went (40 over, plus room for the new one)
+    assert not stale.exists() and fresh.exists()
+    assert float((folder / "newkernel.rent").read_text()) == pytest.approx(0.25)
+    t.ran(tier.LOAD_S + 0.5)                           # rewriting an existing one prunes nothing
+    assert len(list(folder.glob("*.rent"))) == tier.KEEP_RENTS
+    t.paid()
+    assert not (folder / "newkernel.rent").exists()
+
+
+def test_a_compile_removes_the_kernel_s_rent(cache, monkeypatch):
+    monkeypatch.setattr(tier, "LOAD_S", 0.0)
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 1000.0)
+    _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert len(list((cache / "tier").glob("*.rent"))) == 1
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 0.0)
+    _, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert pl.ran == {"interpreted": 0, "compiled": 16}
+    assert list((cache / "tier").glob("*.rent")) == []
