@@ -5,7 +5,7 @@ import pickle
 import pytest
 
 from emu.frontend.wgsl.errors import Diagnostic, SourceSpan, WgslError, format_diagnostic
-from emu.frontend.wgsl.parser import MAX_NESTING, parse
+from emu.frontend.wgsl.parser import MAX_BRACES, MAX_NESTING, TINT_PARSE_DEPTH, parse
 
 
 def error_of(src, file="e.wgsl"):
@@ -160,11 +160,63 @@ def test_lexical_errors(src, line, col, message):
 def test_nesting_limit_is_an_error_not_a_crash():
     deep = "(" * (MAX_NESTING + 10) + "1" + ")" * (MAX_NESTING + 10)
     e = error_of(f"const x = {deep};")
-    assert e.message == f"nesting deeper than {MAX_NESTING} levels"
-    ok = "(" * 100 + "1" + ")" * 100
+    assert e.message == f"expressions nested deeper than {MAX_NESTING} levels"
+    ok = "(" * (MAX_NESTING - 1) + "1" + ")" * (MAX_NESTING - 1)      # the expression itself is a level
     parse(f"const x = {ok};")
     blocks = fn("{" * 200 + "}" * 200)
-    assert error_of(blocks).message == f"nesting deeper than {MAX_NESTING} levels"
+    e = error_of(blocks)
+    assert e.message == (f"statements nested deeper than {MAX_BRACES} levels of braces, WGSL's limit "
+                         f"(Tint and naga reject it too)")
+    assert (e.line, e.col) == (2, MAX_BRACES)           # the 128th '{' (the function's is the first)
+
+
+def braces(n: int, inner: str) -> str:
+    """A function of `n` nested brace levels, its own included, with `inner` in the innermost."""
+    return ("fn g(a: i32) -> i32 { return a; }\nfn f() {\nvar x = 1;\n" + "{" * (n - 1) + inner
+            + "}" * (n - 1) + "\n}\n")
+
+
+@pytest.mark.parametrize("inner,tint_stops", [
+    # WGSL's limits section guarantees 127 levels of brace-enclosed statements and sets none on
+    # expressions; Tint's parser counts both (blocks, the statement, each (), argument list, [],
+    # template list and unary operator) and stops before a level past 128
+    ("x = x + 1;", False),                       # Tint: 127 braces + the statement = 128
+    ("x = -x;", True),                           # the unary operator would be 129
+    ("x = g(x);", True),                         # the argument list
+    ("x = (x);", True),
+    ("var v: array<i32, 2>;", True),             # the template list
+    ("let y = x; x++;", False),
+    ("x = " + "(" * 100 + "x" + ")" * 100 + ";", True),     # emu parses it (it was 'too deep' before)
+])
+def test_wgsl_s_127_braces_parse_whatever_their_statements(inner, tint_stops):
+    tree = parse(braces(MAX_BRACES, inner), "b.wgsl")
+    assert (tree.tint_too_deep is not None) == tint_stops
+    error_of(braces(MAX_BRACES + 1, inner))
+
+
+def test_tint_s_parse_depth_is_counted_as_tint_counts_it():
+    # 126 braces: one level to spare, so a paren or a call parses in Tint, two do not
+    assert parse(braces(MAX_BRACES - 1, "x = (x);")).tint_too_deep is None
+    assert parse(braces(MAX_BRACES - 1, "x = g(x);")).tint_too_deep is None
+    deeper = parse(braces(MAX_BRACES - 1, "x = g((x));"), "b.wgsl").tint_too_deep
+    assert (deeper.line, deeper.col) == (4, MAX_BRACES - 2 + len("x = g((") + 1)   # at the second '('
+    # an if's condition is parsed at the block's level (Tint leaves the statement's level first)
+    assert parse(braces(MAX_BRACES - 1, "if (x > 0) { x = 1; }")).tint_too_deep is None
+    # expressions alone, at module scope: Tint's declaration level, then 127 parentheses
+    assert parse("const c = " + "(" * (TINT_PARSE_DEPTH - 1) + "1" + ")" * (TINT_PARSE_DEPTH - 1) + ";"
+                 ).tint_too_deep is None
+    assert parse("const c = " + "(" * TINT_PARSE_DEPTH + "1" + ")" * TINT_PARSE_DEPTH + ";").tint_too_deep
+
+
+def test_tint_s_parse_depth_is_a_warning_naming_tint():
+    from emu.api import compile_wgsl
+    src = ("@group(0) @binding(0) var<storage, read_write> o: array<i32>;\n@compute @workgroup_size(1)\n"
+           "fn main() {\nvar x = 1;\n" + "{" * (MAX_BRACES - 1) + "x = -x;" + "}" * (MAX_BRACES - 1)
+           + "\no[0] = x;\n}\n")
+    _, warnings = compile_wgsl(src, "deep.wgsl")
+    assert [w.message for w in warnings] == [
+        "maximum parser recursive depth reached: Tint (Dawn, Chrome) rejects this shader"]
+    assert "128 levels" in warnings[0].hint
 
 
 # ---------------------------------------------------------------------------------------------

@@ -45,6 +45,15 @@ def compile_source(source: str, file: str = "<input>", *, strict: bool = False,
         _uniformity_warnings(module, matrix, _matrix_uniformity_severity(tree))
         lw.warnings.extend(uniformity_findings(tree, matrix=not matrix))
         lw.warnings.extend(matrix)
+        if tree.tint_too_deep is not None:
+            from .parser import TINT_PARSE_DEPTH
+            lw.warnings.append(EmuError(
+                "maximum parser recursive depth reached: Tint (Dawn, Chrome) rejects this shader",
+                tree.tint_too_deep, severity="warning",
+                hint=f"Tint's parser allows {TINT_PARSE_DEPTH} levels of blocks, statements, parentheses, "
+                     f"argument lists, indices, template lists and unary operators together (WGSL sets no "
+                     f"limit but 127 levels of braces): compute inner parts into 'let' values, or move "
+                     f"inner blocks into a function"))
     except RecursionError:
         raise EmuError("the shader is nested too deeply to compile", None,
                        hint="split deeply nested expressions, types or calls into smaller parts") from None

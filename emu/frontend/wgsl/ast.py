@@ -547,6 +547,8 @@ class Module(Node):
     decls: list[GlobalDecl] = field(default_factory=list)
     file: str = field(default="<input>", compare=False)
     source: str = field(default="", compare=False, repr=False)
+    # where Tint's parser would stop at its recursion limit (emu parses on: WGSL sets none there)
+    tint_too_deep: Optional[SourceSpan] = field(default=None, compare=False, repr=False)
 
     @property
     def enabled(self) -> list[str]:

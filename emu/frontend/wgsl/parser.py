@@ -26,9 +26,19 @@ from .errors import SourceSpan, WgslError
 from .lexer import EOF, FLOAT, IDENT, INT, KEYWORD, SYM, TEMPLATE_END, TEMPLATE_START, Token, tokenize
 from ...errors import note_location
 
-__all__ = ["parse", "parse_expression", "Parser", "MAX_NESTING"]
+__all__ = ["parse", "parse_expression", "Parser", "MAX_NESTING", "MAX_BRACES", "TINT_PARSE_DEPTH"]
 
-MAX_NESTING = 127  # nested expressions (each (), [], call, template list, unary op) and blocks, together
+# Nesting limits. WGSL's (its "Limits" section) is on brace-enclosed statements only: a function
+# may nest them 127 deep (Tint's resolver and naga reject deeper). WGSL sets no limit on expression
+# nesting; emu's own, MAX_NESTING, only keeps the parser's recursion bounded, and counts
+# expressions apart from the braces around them, so that a shader at WGSL's 127 braces still holds
+# expressions. Tint's parser counts differently: blocks, statements, parentheses, argument lists,
+# indices, template lists and unary operators together, at most TINT_PARSE_DEPTH (its
+# kMaxParseDepth, "maximum parser recursive depth reached"); emu tracks that count too and warns
+# where Tint would stop (Parser.tint_enter).
+MAX_BRACES = 127
+MAX_NESTING = 255
+TINT_PARSE_DEPTH = 128
 MAX_CHAIN = 255    # binary operators in one chain (a + b + ... is a tree this deep)
 
 _MUL = frozenset(("*", "/", "%"))
@@ -45,20 +55,27 @@ _GLOBAL_KINDS = "'var', 'const', 'override', 'alias', 'struct', 'fn' or 'const_a
 
 def parse(source: str, file: str = "<input>") -> ast.Module:
     """Parse a WGSL module. Raises WgslError (file:line:col, message, hint) on bad syntax."""
+    import sys
     parser = Parser(source, file)
+    limit = sys.getrecursionlimit()
+    # each level of nesting takes a few frames: MAX_BRACES blocks around MAX_NESTING expressions
+    # take ~1,500 (Python's default limit is 1,000)
+    sys.setrecursionlimit(max(limit, 10_000))
     try:
         return parser.parse_module()
     except RecursionError:
         raise parser.error(
             "the shader is nested too deeply to parse",
             parser.tok.span,
-            f"keep nesting below {MAX_NESTING} levels",
+            f"keep expressions below {MAX_NESTING} levels and blocks below {MAX_BRACES}",
         ) from None
     except WgslError:
         raise
     except Exception as e:
         note_location(e, parser.tok.span)
         raise
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def parse_expression(source: str, file: str = "<input>") -> ast.Expr:
@@ -76,7 +93,10 @@ class Parser:
         self.file = file
         self.toks: list[Token] = tokenize(source, file)
         self.i = 0
-        self.depth = 0
+        self.depth = 0          # expressions (and unary operators) nested here
+        self.braces = 0         # brace-enclosed blocks nested in the function
+        self.tint = 0           # Tint's parse depth (its sync sites; see tint_enter)
+        self.tint_too_deep: Optional[SourceSpan] = None    # where Tint's parser would stop
         # Where the last templated identifier used as a value ended (token index), for the hint
         # about 'a<b, c>d' having been read as a template list.
         self._tmpl_end_at = -1
@@ -121,16 +141,44 @@ class Parser:
         return SourceSpan(self.file, start.line, start.col, end.line, end.end_col)
 
     def enter(self) -> None:
+        """One level deeper into an expression (emu's MAX_NESTING)."""
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise self.error(
-                f"nesting deeper than {MAX_NESTING} levels",
+                f"expressions nested deeper than {MAX_NESTING} levels",
                 self.tok.span,
-                "split the expression or block into smaller parts",
+                "split the expression: compute inner parts into 'let' values first",
             )
 
     def leave(self) -> None:
         self.depth -= 1
+
+    def enter_block(self, lb: Token) -> None:
+        """Into a block opened by the '{' `lb` (WGSL's limit on brace-enclosed statements)."""
+        self.braces += 1
+        if self.braces > MAX_BRACES:
+            raise self.error(
+                f"statements nested deeper than {MAX_BRACES} levels of braces, WGSL's limit "
+                f"(Tint and naga reject it too)",
+                lb.span,
+                "move the inner blocks into a function of their own",
+            )
+        self.tint_enter()
+
+    def leave_block(self) -> None:
+        self.braces -= 1
+        self.tint_leave()
+
+    def tint_enter(self) -> None:
+        """One of Tint's parser's sync levels (wgsl/reader/parser: a block, a statement other than a
+        block one, a for-loop header, a parenthesized expression, an argument list, an index, a
+        template list, a unary operator): Tint refuses to enter one at TINT_PARSE_DEPTH."""
+        if self.tint >= TINT_PARSE_DEPTH and self.tint_too_deep is None:
+            self.tint_too_deep = self.tok.span
+        self.tint += 1
+
+    def tint_leave(self) -> None:
+        self.tint -= 1
 
     # ------------------------------------------------------------------ errors
 
@@ -219,7 +267,8 @@ class Parser:
             decls.append(self.parse_global_decl())
         end = self.tok
         span = SourceSpan(self.file, start.line, start.col, end.line, end.col)
-        return ast.Module(directives, decls, file=self.file, source=self.source, span=span)
+        return ast.Module(directives, decls, file=self.file, source=self.source, span=span,
+                          tint_too_deep=self.tint_too_deep)
 
     def parse_directive(self):
         start = self.advance()
@@ -248,6 +297,15 @@ class Parser:
         return severity, rule
 
     def parse_global_decl(self):
+        t = self.tok
+        if t.kind == KEYWORD and t.text in ("fn", "struct") or t.is_sym("@"):
+            return self._global_decl()
+        self.tint_enter()           # Tint parses a value declaration inside a sync level
+        d = self._global_decl()
+        self.tint_leave()
+        return d
+
+    def _global_decl(self):
         start = self.tok
         attrs = self.parse_attributes()
         t = self.tok
@@ -422,6 +480,7 @@ class Parser:
         lt = self.advance()
         if self.tok.kind == TEMPLATE_END:
             raise self.error("empty template list", lt.span.to(self.tok.span), "remove '<>' or fill it in")
+        self.tint_enter()
         args = []
         while True:
             if self.at("_"):
@@ -438,6 +497,7 @@ class Parser:
         if self.tok.kind != TEMPLATE_END:
             self.unexpected("',' or '>' in template list")
         self.advance()
+        self.tint_leave()
         return args
 
     # ------------------------------------------------------------------ statements
@@ -454,7 +514,7 @@ class Parser:
         if not self.at("{"):
             self.unexpected("'{'")
         self.advance()
-        self.enter()
+        self.enter_block(lb)
         body = []
         while not self.at("}"):
             if self.tok.kind == EOF:
@@ -466,15 +526,27 @@ class Parser:
             if s is not None:
                 body.append(s)
         self.advance()
-        self.leave()
+        self.leave_block()
         return ast.CompoundStmt(body, attrs or [], span=self.span_from(start))
 
     def parse_statement(self) -> Optional[ast.Stmt]:
         t = self.tok
+        if t.is_sym(";"):
+            self.advance()
+            return None
+        # Tint tries a non-block statement first, inside one of its sync levels: at its limit no
+        # statement at all parses; a block statement then leaves that level before its '{'
+        self.tint_enter()
+        if t.is_sym("{") or t.is_sym("@") or t.kind == KEYWORD and t.text in ("if", "switch", "loop", "for", "while"):
+            self.tint_leave()
+            return self._statement()
+        s = self._statement()
+        self.tint_leave()
+        return s
+
+    def _statement(self) -> Optional[ast.Stmt]:
+        t = self.tok
         if t.kind == SYM:
-            if t.text == ";":
-                self.advance()
-                return None
             if t.text == "{":
                 return self.parse_compound()
             if t.text == "@":
@@ -636,7 +708,7 @@ class Parser:
         if not self.at("{"):
             self.unexpected("'{' to open the switch body")
         lb = self.advance()
-        self.enter()
+        self.enter_block(lb)
         clauses = []
         while not self.at("}"):
             ct = self.tok
@@ -669,7 +741,7 @@ class Parser:
         if not clauses:
             raise self.error("a switch needs at least one clause", lb.span, "add 'default: {}'")
         self.advance()
-        self.leave()
+        self.leave_block()
         return ast.SwitchStmt(selector, clauses, attrs, body_attrs, span=self.span_from(start))
 
     def parse_loop(self, attrs, start: Token) -> ast.LoopStmt:
@@ -678,7 +750,7 @@ class Parser:
         if not self.at("{"):
             self.unexpected("'{' after 'loop'")
         lb = self.advance()
-        self.enter()
+        self.enter_block(lb)
         body: list = []
         continuing = None
         while not self.at("}"):
@@ -699,7 +771,7 @@ class Parser:
             if s is not None:
                 body.append(s)
         self.advance()
-        self.leave()
+        self.leave_block()
         return ast.LoopStmt(body, continuing, attrs, body_attrs, span=self.span_from(start))
 
     def parse_continuing(self) -> ast.ContinuingStmt:
@@ -707,8 +779,7 @@ class Parser:
         attrs = self.parse_attributes()
         if not self.at("{"):
             self.unexpected("'{' after 'continuing'")
-        self.advance()
-        self.enter()
+        self.enter_block(self.advance())
         body: list = []
         break_if = None
         while not self.at("}"):
@@ -717,7 +788,9 @@ class Parser:
             if self.at_kw("break") and self.peek().is_kw("if"):
                 b = self.advance()
                 self.advance()
+                self.tint_enter()           # (as a statement)
                 cond = self.parse_expression()
+                self.tint_leave()
                 self.expect_semicolon("'break if' condition")
                 break_if = ast.BreakIfStmt(cond, span=self.span_from(b))
                 if not self.at("}"):
@@ -730,13 +803,13 @@ class Parser:
             if s is not None:
                 body.append(s)
         self.advance()
-        self.leave()
+        self.leave_block()
         return ast.ContinuingStmt(body, break_if, attrs, span=self.span_from(start))
 
     def parse_for(self, attrs, start: Token) -> ast.ForStmt:
         self.expect_kw("for")
         self.expect("(", "after 'for'", "write 'for (init; condition; update) { ... }'")
-        self.enter()
+        self.tint_enter()
         init = None
         if not self.at(";"):
             it = self.tok
@@ -762,7 +835,7 @@ class Parser:
         if not self.at(")"):
             self.unexpected("')' to close the for-loop header")
         self.advance()
-        self.leave()
+        self.tint_leave()
         if not self.at_block():
             self.unexpected("'{' after the for-loop header", "WGSL requires braces: 'for (...) { ... }'")
         body = self.parse_compound()
@@ -910,7 +983,9 @@ class Parser:
             if t.text in _UNARY:
                 self.advance()
                 self.enter()
+                self.tint_enter()
                 operand = self.parse_unary()
+                self.tint_leave()
                 self.leave()
                 return ast.UnaryExpr(t.text, operand, span=self.span_from(t))
             if t.text == "--":      # not a token an expression can start with: two negations
@@ -934,7 +1009,9 @@ class Parser:
                 return e
             if t.text == "[":
                 self.advance()
+                self.tint_enter()
                 index = self.parse_expression()
+                self.tint_leave()
                 self.expect("]", "to close the index")
                 e = ast.IndexExpr(e, index, span=self.span_from(start))
             elif t.text == ".":
@@ -974,13 +1051,16 @@ class Parser:
             raise self.error(f"expected an expression, found keyword '{t.text}'", t.span, self._template_hint())
         if t.is_sym("("):
             self.advance()
+            self.tint_enter()
             inner = self.parse_expression()
+            self.tint_leave()
             self.expect(")", "to close the parenthesis")
             return ast.ParenExpr(inner, span=self.span_from(t))
         self.unexpected("an expression")
 
     def parse_call_args(self, name: str) -> list[ast.Expr]:
         self.advance()
+        self.tint_enter()
         args = []
         while not self.at(")"):
             args.append(self.parse_expression())
@@ -988,6 +1068,7 @@ class Parser:
                 if not self.at(")"):
                     self.unexpected(f"',' or ')' in the arguments of '{name}'")
         self.advance()
+        self.tint_leave()
         return args
 
 
