@@ -103,6 +103,15 @@ def pick_lane(event: dict, lane: int | None) -> dict:
 
 def explain_scalar(trace, event: dict, lane: int | None = None) -> dict:
     """Everything about one invocation's value of a traced scalar instruction, as JSON-able data."""
+    try:
+        return _explain(trace, event, lane)
+    except (ValueError, TypeError, KeyError, IndexError):
+        # a trace that passed the schema but whose values do not fit its types (edited by hand)
+        raise HostError(f"event {event.get('seq')}'s values do not fit its type {event.get('type')!r} "
+                        f"and operands", hint="the trace is damaged: regenerate it with `emu run --trace`") from None
+
+
+def _explain(trace, event: dict, lane: int | None) -> dict:
     if event.get("scope") != "workgroup" or "type" not in event:
         raise HostError(f"event {event['seq']} ({event['op']}) is not a scalar value",
                         hint="pick a workgroup-scope event with a value (trace scalar arithmetic with "

@@ -113,8 +113,28 @@ def full_trace() -> str:
     return "\n".join(json.dumps(r) for r in tr.records) + "\n"
 
 
+def decision_trace() -> str:
+    """A trace of tests/trace/shaders/contract.wgsl's scalar arithmetic on nvidia-h200: events
+    with compiler decisions and their operands (what `emu explain --op SEQ` reads)."""
+    import json
+
+    import emu
+    from emu.trace.select import Selection
+    from emu.trace.tracer import MemorySink, Tracer
+    tr = Tracer(sink=MemorySink(), selection=Selection.parse(ops="other"))
+    dev = emu.Device("nvidia-h200", tracer=tr)
+    mod = dev.create_shader_module((ROOT / "tests" / "trace" / "shaders" / "contract.wgsl").read_text(),
+                                   "contract.wgsl")
+    x, y, z = (np.array(v, np.float32) for v in ([1.5, -2.0, 3.0, 0.1], [7.0, 0.5, 11.0, 3.0], [0.25, 1.0, -1.0, 2.0]))
+    bufs = {(0, 0): dev.create_buffer(x), (0, 1): dev.create_buffer(y), (0, 2): dev.create_buffer(z),
+            (0, 3): dev.create_buffer(size=64)}
+    dev.dispatch(dev.create_compute_pipeline(mod), bufs, (1, 1, 1))
+    tr.end()
+    return "\n".join(json.dumps(r) for r in tr.records) + "\n"
+
+
 def traces() -> list[str]:
-    return [full_trace()] + [f.read_text() for f in sorted(ROOT.glob("traces/*.jsonl"))]
+    return [full_trace(), decision_trace()] + [f.read_text() for f in sorted(ROOT.glob("traces/*.jsonl"))]
 
 
 def corpus(tint: str | None) -> dict[str, list]:

@@ -108,7 +108,9 @@ def npy(data: bytes) -> str:
 
 
 def trace(text: str) -> str:
-    """Read a trace mutant the way `emu explain` does and explain element (0, 0) and (1, 2)."""
+    """Read a trace mutant the way `emu explain` does and explain element (0, 0) and (1, 2), or
+    (a trace of scalar arithmetic) the compiler decisions of its first events that carry one."""
+    from emu.trace import explain_scalar
     from emu.trace.explain import Trace, explain_event, pick_event, render
     fd, path = tempfile.mkstemp(suffix=".jsonl", prefix="emu-fuzz-")
     try:
@@ -116,6 +118,14 @@ def trace(text: str) -> str:
             f.write(text)
         try:
             t = Trace.load(path)
+            decided = [e for e in t.events if "decision" in e][:3]
+            for ev in decided:
+                for lane in (None, 1):
+                    x = explain_scalar.explain_scalar(t, ev, lane)
+                    explain_scalar.render(x, "text")
+                    explain_scalar.render(x, "json")
+            if decided and not t.mma_events():
+                return "ok"
             ev = pick_event(t, None)
             for row, col in ((0, 0), (1, 2)):
                 render(explain_event(t, ev, row, col), "text")

@@ -53,12 +53,14 @@ def test_every_seed_shader_compiles_and_round_trips():
 
 # ----------------------------------------------------------------- traces, malformed every way
 
-def _trace_records():
-    return [json.loads(line) for line in _corpus()["trace"][0].splitlines()]
+def _trace_records(which: int = 0):
+    """The records of the full GEMM trace (0) or of the scalar decisions' trace (1)."""
+    return [json.loads(line) for line in _corpus()["trace"][which].splitlines()]
 
 
 def test_the_full_trace_explains():
     assert check("trace", _corpus()["trace"][0]) == "ok"
+    assert check("trace", _corpus()["trace"][1]) == "ok"
 
 
 def _paths(value, path=()):
@@ -72,10 +74,10 @@ def _paths(value, path=()):
         yield from _paths(value[0], path + (0,))
 
 
-def _malformed():
-    recs = _trace_records()
-    last = max(i for i, r in enumerate(recs) if r.get("op") in ("coop_mma", "coop_mul"))
-    for where in (0, last, len(recs) - 1):            # the header, the multiply-add, the summary
+def _malformed(which: int = 0):
+    recs = _trace_records(which)
+    last = max(i for i, r in enumerate(recs) if r.get("op") in ("coop_mma", "coop_mul") or "decision" in r)
+    for where in (0, last, len(recs) - 1):    # the header, the multiply-add (or decision), the summary
         for path in _paths(recs[where]):
             for bad in ("delete", "x", -1, 10 ** 9, 1.5, None, True, [], {}):
                 out = copy.deepcopy(recs)
@@ -118,14 +120,16 @@ def test_trace_bits_wider_than_the_element():
             explain_event(t, pick_event(t, None), 0, 0)
 
 
-def test_every_malformed_trace_is_one_message():
+@pytest.mark.parametrize("which", [0, 1])
+def test_every_malformed_trace_is_one_message(which):
     results = {"ok": 0, "error": 0}
-    for name, text in _malformed():
+    for name, text in _malformed(which):
         try:
             results[check("trace", text)] += 1
         except AssertionError as e:
             raise AssertionError(f"malformation {name}: {e}") from None
-    assert results["error"] > 500          # most malformations are refused, each with one message
+    # most malformations are refused, each with one message (the scalar trace's events are smaller)
+    assert results["error"] > (500, 300)[which], results
 
 
 # ----------------------------------------------------------------- crashes the long runs found
