@@ -217,15 +217,15 @@ def render_text(x: dict) -> str:
         if ex is not None:
             out.append(f"  exact {names[0]} * {names[1]} + {names[2]}{_comp(k, x)}  {ex}")
     if "decided" in x:
-        out.append(f"  {d['name'] + ' result':<24} {_cells(x['decided'])}")
+        out.append(f"  {d['name'] + ' result':<30} {_cells(x['decided'])}")
         w = x.get("without")
         if w is not None:
             diff = [a != b for a, b in zip(x["decided"]["bits"], w["bits"])]
             say = ("differs here: the decision changed this value" if any(diff) else
                    "the same bits here: the decision did not change this value")
             out.append(f"  {w['what']}")
-            out.append(f"  {'':<24} {_cells(w)}  ({say})")
-        out.append(f"  {'emulated %' + str(ev['id']):<24} {_cells(x['emulated'])}  "
+            out.append(f"  {'':<30} {_cells(w)}  ({say})")
+        out.append(f"  {'emulated %' + str(ev['id']):<30} {_cells(x['emulated'])}  "
                    + ("(same: reproduced)" if x["reproduces"] else "(DIFFERENT: not reproduced)"))
     else:
         out.append(f"  value  {_cells(x['emulated'])}")

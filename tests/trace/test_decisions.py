@@ -31,7 +31,7 @@ A = 1 + 2.0 ** -12
 X = np.array([A, 1.5, 3.0, 0.1], np.float32)
 Y = np.array([A, 7.0, 11.0, 3.0], np.float32)
 Z = np.array([-(1 + 2.0 ** -11), 0.25, -1.0, 2.0], np.float32)
-ARITH = ("add", "div", "fma", "inverseSqrt", "sqrt")
+ARITH = ("add", "sub", "div", "fma", "inverseSqrt", "sqrt")
 
 
 def _run(shader: str, profile: str):
@@ -40,7 +40,7 @@ def _run(shader: str, profile: str):
     dev = emu.Device(profile, tracer=tr)
     mod = dev.create_shader_module((HERE / "shaders" / shader).read_text(), shader)
     bufs = {(0, 0): dev.create_buffer(X), (0, 1): dev.create_buffer(Y), (0, 2): dev.create_buffer(Z),
-            (0, 3): dev.create_buffer(size=64)}
+            (0, 3): dev.create_buffer(size=80)}
     dev.dispatch(dev.create_compute_pipeline(mod), bufs, (1, 1, 1))
     tr.end()
     return bufs[(0, 3)].read(np.float32), tr.records
@@ -51,7 +51,8 @@ def _arith(records):
             and (r.get("decision") or (r.get("attrs") or {}).get("fn") in ARITH)]
 
 
-CASES = [(s, p) for s in ("contract.wgsl", "contract.comp") for p in ("nvidia-h200", "reference")]
+CASES = [(s, p) for s in ("contract.wgsl", "contract.comp") for p in ("nvidia-h200", "reference")] + \
+    [("contract_more.wgsl", "nvidia-h200")]
 
 
 @pytest.mark.parametrize("shader,profile", CASES)
@@ -102,6 +103,24 @@ def test_each_decision_is_explained_with_the_bits_the_run_wrote(shader):
     x = explain_scalar.explain_scalar(trace, decided["fma-division"], 1)
     rcp = sfu.rcp(np.array([7.0], np.float32)).view(np.uint32)[0]
     assert x["operands"][1]["bits"] == [f"0x{int(rcp):08x}"]
+
+
+def test_the_other_decisions_are_explained_and_reproduced():
+    """expand, factor, fma-constant-factor and rounded-after-division (contract_more.wgsl): each
+    named with its evidence, its value redone from the trace's operands as the decision computes it."""
+    out, recs = _run("contract_more.wgsl", "nvidia-h200")
+    trace = Trace(recs, "contract_more.wgsl")
+    decided = {e["decision"]: e for e in recs if e.get("decision")}
+    assert sorted(decided) == ["expand", "factor", "fma-constant-factor", "rounded-after-division"]
+    stored = {"factor": 4, "fma-constant-factor": 8, "rounded-after-division": 16, "expand": 0}
+    for name, e in decided.items():
+        for lane in range(4):
+            x = explain_scalar.explain_scalar(trace, e, lane)
+            assert x["decision"]["evidence"] == DECISIONS[name] and x["reproduces"], (name, lane)
+            at = stored[name] + lane
+            assert x["decided"]["bits"] == [f"0x{int(out[at:at + 1].view(np.uint32)[0]):08x}"], (name, lane)
+    text = explain_scalar.render_text(explain_scalar.explain_scalar(trace, decided["factor"], 0))
+    assert "decision factor: a * c + b * c as (a + b) * c" in text and "%" in text
 
 
 def test_no_contraction_profile_has_no_decision():
