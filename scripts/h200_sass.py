@@ -70,7 +70,10 @@ def main(argv) -> int:
             feat = vk.ffi.new("VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR*")
             feat.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR
             feat.pipelineExecutableInfo = 1
-            feat.pNext = kw.get("pNext") or vk.ffi.NULL
+            nxt = kw.get("pNext")
+            if nxt is not None and vk.ffi.typeof(nxt).kind == "struct":
+                nxt = vk.ffi.addressof(nxt)
+            feat.pNext = nxt if nxt is not None else vk.ffi.NULL
             keep.append(feat)
             kw.update(ppEnabledExtensionNames=names, enabledExtensionCount=len(names), pNext=feat)
             return orig(**kw)
