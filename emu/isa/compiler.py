@@ -26,19 +26,22 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
-                           fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1 and x + 0
-                                         are x (no NaN, infinity or signed-zero cases kept)
+                           fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
+                                         (a - x) + x are x or a (no NaN, infinity or signed-zero
+                                         cases kept)
                            f16-round-trip  f32(f16(x)) of an f32 x is x
                            square        a * (a * y) is (a * a) * y
                            rsqrt         f32 1 / sqrt(x) is one RSQ
                            expand        smoothstep as the driver's arithmetic, its last product
                                          open to the add around it (f16: (t * t) * ((3 - t) - t))
-                           f16-constant-division  f16 (x + k) / c is fma(x, 1/c, k * (1/c))
+                           f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
+                                         fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c
                            fma           an add or subtract of a product whose users are all adds
                                          or subtracts fuses (into each); of two products the left
-                                         operand; x / y + z is fma(x, RCP(y), z) where the
-                                         division has no other use
+                                         operand (f16: a multiply before a division); x / y + z is
+                                         fma(x, RCP(y), z) where the division has no other use
+                                         (f32 and f16)
 
 Each rewritten instruction carries `contracted`, the decision that formed it (or, for
 `rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
@@ -64,7 +67,8 @@ DECISIONS = {
     "fma": "an add or subtract of a product rounds once where every user of the product is such an add "
            "(fused into each; a multiply or store beside it keeps it rounded); of two products the left: "
            "tests/data/hw/h200/randprog_fit.npz (fitted), builtins.npz mul_add*",
-    "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz)",
+    "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
+                    "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * y + c is fma(k, x * y, c): GELU's 0.044715 * v * v + 1 "
                            "(traces/hw/README.md, builtins)",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
@@ -82,9 +86,11 @@ DECISIONS = {
               "(builtins.npz through Dawn, fit seeds 753 and 445)",
     "fold": "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
             "the sign rule gives -0, 35 of 35), seed 1069 (2.628 / tanh(t4 / t4) is one constant, 128 of 128), "
-            "seed 129 (t * (t * 1.0) fuses t * t into the add around it)",
+            "seed 129 (t * (t * 1.0) fuses t * t into the add around it), seed 425 (((x3 - x2) - x2) + x2 is x3 - x2, "
+            "128 of 128)",
     "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths",
-    "f16-constant-division": "f16 (x + k) / c is fma(x, r, k * r), r the driver's f16 1/c: randprog_fit.npz seeds 753, 445 "
+    "f16-constant-division": "f16 v / c is v * r, r the f16 nearest 1/c folded by the compiler: randprog_fit.npz seed 513 "
+                             "(128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
                              "(128 of 128; the driver's code of seed 1: HFMA2.SAT x, 0.33325, 0.33325)",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
@@ -559,12 +565,17 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
     return count
 
 
+# the types whose x / y is x * RCP(y) and fuses as a product; f16's RCP is MUFU.RCP.F16: f16
+# t6 / t4 + m is fma(t6, RCP(t4), m) (randprog_fit.npz seed 425, 128 of 128; rounded first: 92)
+_DIVIDES = (F32, F16)
+
+
 def _product(v, defs, divide: bool, t):
     """The multiply (or f32 division, x * RCP(y)) that computes v, if it may fuse."""
     d = defs.get(v.id)
     if d is None or d.op != "binary" or d.attrs.get("exact") or d.type != t:
         return None
-    if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F32):
+    if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) in _DIVIDES):
         return d
     return None
 
@@ -610,6 +621,8 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
             choices.append((p, side, True))
     if not choices:
         return None
+    if scalar_of(t) == F16:
+        choices = _f16_multiply_first(choices)
     p, side, negated = choices[0]
     c = inst.args[1 - side]
     a, m = _factors(p, inst.loc, b, pre)
@@ -629,6 +642,13 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
         a = neg(a)
     inst.op, inst.args, inst.attrs = "builtin", [a, m, c], {"fn": "fma", "contracted": decision}
     return pre + [inst]
+
+
+def _f16_multiply_first(choices: list) -> list:
+    """Of an f16 division (x * RCP(y)) and a multiply both added, the multiply fuses, wherever it
+    stands: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a product (randprog_fit.npz seed
+    1067, both paths)."""
+    return sorted(choices, key=lambda c: c[0].attrs["fn"] == "div")
 
 
 def _factors(p: Inst, loc, b: Builder, pre: list):
@@ -800,28 +820,35 @@ def _is_mul(i: Inst) -> bool:
 # -- driver: f16 division by a constant ------------------------------------------------------------
 
 def distribute_f16_constant_division(module: Module) -> int:
-    """f16 `(x + k) / c` (or `x - k`; k and c constants, the sum used only there) is
-    fma(x, r, k * r) with r = 1 / c as the driver rounds it (f16 of the f32 RCP): the constant
-    reciprocal is distributed over the sum. Measured: Tint's f16 smoothstep(-1, 2, x),
-    (x - -1) / 3, rounds as fma(x, r, r) (randprog fit seeds 753 and 445 through Dawn, 128 of 128;
-    (x + 1) rounded first: 114 and 113)."""
+    """f16 `v / c` (c a constant) is v * r with r the f16 nearest 1 / c, folded when the driver
+    compiles (not the run time's MUFU.RCP, which rounds toward zero); where v = x + k or x - k (k a
+    constant, v used only there) the reciprocal is distributed: fma(x, r, k * r). Measured: x1 /
+    0.3h (fit seed 513, both paths: 128 of 128; RCP toward zero: 23); Tint's f16 smoothstep(-1, 2,
+    x), (x - -1) / 3, rounds as fma(x, r, r) (fit seeds 753 and 445 through Dawn, 128 of 128; (x +
+    1) rounded first: 114 and 113), as in the driver's code of seed 1 (HFMA2.SAT x, 0.33325,
+    0.33325)."""
     return _rewrite_each(module, _distribute_division)
 
 
 def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
     if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F16 or inst.attrs.get("exact"):
         return False
-    s, c = (defs.get(v.id) for v in inst.args)
-    if s is None or c is None or c.op != "const" or s.op != "binary" or s.attrs["fn"] not in ("add", "sub") \
-            or s.attrs.get("exact") or uses[s.result.id] != 1:
-        return False
-    kd = defs.get(s.args[1].id)
-    if kd is None or kd.op != "const":
+    c = _const_value(defs.get(inst.args[1].id))
+    if c is None or c == 0.0:
         return False
     op = _emitter(inst, b, out)
-    r = op("binary", [op("const", [], value=1.0), inst.args[1]], fn="div")
-    k = s.args[1] if s.attrs["fn"] == "add" else op("unary", [s.args[1]], fn="neg")
-    inst.op, inst.args = "builtin", [s.args[0], r, op("binary", [k, r], fn="mul", exact=True)]
+    with np.errstate(over="ignore"):
+        r = float(np.float16(np.float32(1.0) / np.float32(c)))
+    if not np.isfinite(r):                   # 1/c beyond f16: left to the run time
+        return False
+    s = defs.get(inst.args[0].id)
+    k = _const_value(defs.get(s.args[1].id)) if s is not None and s.op == "binary" and s.attrs["fn"] in ("add", "sub") \
+        and not s.attrs.get("exact") and uses[s.result.id] == 1 else None
+    if k is None:
+        inst.args, inst.attrs = [inst.args[0], op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
+        return True
+    kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
+    inst.op, inst.args = "builtin", [s.args[0], op("const", [], value=r), op("const", [], value=kr)]
     inst.attrs = {"fn": "fma", "contracted": "f16-constant-division"}
     return True
 
@@ -831,7 +858,7 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
-    are x. Runs after value numbering: two loads of one element are one x."""
+    are x, (a - y) + y and (a + y) - y are a. Runs after value numbering: two loads of one element are one x."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     mapping, count = {}, 0
 
@@ -860,12 +887,35 @@ def fold_identities(module: Module) -> int:
                 mapping[inst.result.id] = x
             elif (fn == "mul" and is_const(x, 1.0)) or (fn == "add" and is_const(x, 0.0)):
                 mapping[inst.result.id] = y
+            elif fn in ("add", "sub") and _cancels(x, y, fn, defs, value) is not None:
+                mapping[inst.result.id] = _cancels(x, y, fn, defs, value)
             else:
                 continue
             count += 1
     _replace_uses(module, mapping)
     _remove_dead(module)
     return count
+
+
+def _cancels(x: Value, y: Value, fn: str, defs, value):
+    """a for (a - y) + y, y + (a - y) and (a + y) - y (or (y + a) - y)."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(a) for a in d.args]
+    if fn == "add":
+        for left, right in ((x, y), (y, x)):
+            p = parts(left, "sub")
+            if p and p[1].id == right.id:
+                return p[0]
+        return None
+    p = parts(x, "add")
+    if p and p[1].id == y.id:
+        return p[0]
+    if p and p[0].id == y.id:
+        return p[1]
+    return None
 
 
 def _splat(t, v: float):

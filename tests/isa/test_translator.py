@@ -42,12 +42,16 @@ def fit():
 
 
 @pytest.mark.parametrize("path,seed,out", [("dawn", 753, None), ("dawn", 445, None), ("vulkan", 753, None),
-                                           ("vulkan", 445, None), ("dawn", 1069, 0), ("vulkan", 1069, 0),
-                                           ("dawn", 93, None), ("vulkan", 93, None)])
+                                           ("vulkan", 445, None),
+                                           ("dawn", 93, None), ("vulkan", 93, None), ("dawn", 513, 1),
+                                           ("vulkan", 513, 1), ("dawn", 49, None), ("vulkan", 49, None),
+                                           ("dawn", 1069, None), ("vulkan", 1069, None), ("dawn", 425, None),
+                                           ("vulkan", 425, None)])
 def test_f16_programs_replay_the_h200(fit, path, seed, out):
     """f16 smoothstep through Tint's polyfill (dawn) and through the driver's own lowering
-    (vulkan), the repeated factor of (t3 * x2) * t3 (seed 1069's output 0; its output 1, 2.628 /
-    tanh(t4 / t4), is not reproduced yet), and f32(f16(x)) as x: bit for bit."""
+    (vulkan), the repeated factor of (t3 * x2) * t3 (seed 1069), f32(f16(x)) as x (93), x1 / 0.3h
+    as x1 times the f16 nearest 1 / 0.3h (513's output 1), (a * (x3 - x3)) * t5 as +0 (49),
+    ((x3 - x2) - x2) + x2 as x3 - x2 and f16 t6 / t4 + m as fma(t6, RCP(t4), m) (425): bit for bit."""
     prog = randprog.generate(seed)
     got, gpu = (a.reshape(-1, prog.n_outputs) for a in (randprog.run_emu(prog, path), fit[(path, seed)]))
     if out is not None:
