@@ -751,7 +751,7 @@ def _const_value(d):
 
 
 def _tint_fold_sub(a: float, b: float, t) -> float:
-    import numpy as np
+    """a - b as Tint folds it: in f32, an f16 result then rounded toward zero (emu.numerics.tint)."""
     r = np.float32(np.float32(a) - np.float32(b))
     if t == F16:
         from ..numerics.tint import quantize_f16
