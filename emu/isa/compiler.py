@@ -7,10 +7,15 @@ into an add (one rounding instead of two), divides as x * RCP(y), or turns 1 / s
 Which products fuse is not a property of the source text but of what the driver sees after its
 earlier passes, so this module runs those passes, in the driver's order, over the IR:
 
-  translator (WGSL only)   tint / naga: no pass of its own yet. Measured: the GPU gives the same
-                           bits for a WGSL random program through Dawn and its GLSL twin through
-                           Vulkan on 1,013 of 1,175 programs; 133 of the 162 that differ are f16
-                           (not modelled: emu runs both through the same driver passes)
+  translator (WGSL only)   tint          smoothstep written as arithmetic (Tint's SPIR-V has no
+                                         SmoothStep): t = clamp((x - e0) / (e1 - e0), 0, 1),
+                                         t * (t * (3 - 2 * t)); everything else that touches
+                                         floats maps one to one (NMin/NMax/NClamp for min/max/
+                                         clamp, which the driver treats as FMin...). Read in
+                                         Tint's SPIR-V of the random programs, captured on
+                                         lavapipe (scripts/translator_spirv.py).
+                           naga          no pass: its SPIR-V keeps GLSL.std.450 SmoothStep and
+                                         FMin/FMax/FClamp, like glslang's.
   driver (nvidia)          unroll        loops over a cooperative matrix's elements, where each
                                          element's update then fuses (runs first: it matches the
                                          front end's loop shape)
@@ -21,14 +26,22 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
+                           fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
+                                         (a - x) + x are x or a (no NaN, infinity or signed-zero
+                                         cases kept)
+                           f16-round-trip  f32(f16(x)) of an f32 x is x
+                           square        a * (a * y) is (a * a) * y
                            rsqrt         f32 1 / sqrt(x) is one RSQ
                            expand        smoothstep as the driver's arithmetic, its last product
-                                         open to the add around it
+                                         open to the add around it (f16: (t * t) * ((3 - t) - t))
+                           f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
+                                         fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c
                            fma           an add or subtract of a product whose users are all adds
                                          or subtracts fuses (into each); of two products the left
-                                         operand; x / y + z is fma(x, RCP(y), z) where the
-                                         division has no other use
+                                         operand (f16: a multiply before a division); x / y + z is
+                                         fma(x, RCP(y), z) where the division has no other use
+                                         (f32 and f16)
 
 Each rewritten instruction carries `contracted`, the decision that formed it (or, for
 `rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
@@ -37,6 +50,8 @@ Each rewritten instruction carries `contracted`, the decision that formed it (or
 from __future__ import annotations
 
 from collections import Counter
+
+import numpy as np
 from dataclasses import dataclass
 
 from .ir import Block, Builder, Function, Inst, Module, Value
@@ -52,7 +67,8 @@ DECISIONS = {
     "fma": "an add or subtract of a product rounds once where every user of the product is such an add "
            "(fused into each; a multiply or store beside it keeps it rounded); of two products the left: "
            "tests/data/hw/h200/randprog_fit.npz (fitted), builtins.npz mul_add*",
-    "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz)",
+    "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
+                    "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * y + c is fma(k, x * y, c): GELU's 0.044715 * v * v + 1 "
                            "(traces/hw/README.md, builtins)",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
@@ -61,7 +77,21 @@ DECISIONS = {
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
     "expand": "smoothstep's last product fuses with the add around it: randprog fit seeds "
-              "(tests/data/hw/h200/randprog_fit.npz), 1 more program of 200",
+              "(tests/data/hw/h200/randprog_fit.npz), 1 more program of 200; f16 (t * t) * ((3 - t) - t): "
+              "the driver's code of fit seed 1 (Vulkan), seeds 753 and 445 128 of 128",
+    "tint-smoothstep": "Tint's SPIR-V of smoothstep is t * (t * (3 - 2t)) of t = clamp((x - e0) / (e1 - e0)) "
+                       "(tests/data/tint/randprog_*.spvasm); through the driver: tests/data/hw/h200/randprog_fit.npz seeds 753, "
+                       "445 through Dawn, 128 of 128 each",
+    "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
+              "(builtins.npz through Dawn, fit seeds 753 and 445)",
+    "fold": "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
+            "the sign rule gives -0, 35 of 35), seed 1069 (2.628 / tanh(t4 / t4) is one constant, 128 of 128), "
+            "seed 129 (t * (t * 1.0) fuses t * t into the add around it), seed 425 (((x3 - x2) - x2) + x2 is x3 - x2, "
+            "128 of 128)",
+    "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths",
+    "f16-constant-division": "f16 v / c is v * r, r the f16 nearest 1/c folded by the compiler: randprog_fit.npz seed 513 "
+                             "(128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
+                             "(128 of 128; the driver's code of seed 1: HFMA2.SAT x, 0.33325, 0.33325)",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
 }
@@ -94,6 +124,8 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
     if stack is None:
         return {}
     done = {}
+    if stack.translator == "tint":
+        done["tint-smoothstep"] = tint_smoothstep(module)
     if stack.nvidia:
         # unroll's matcher reads the loop as the front end wrote it (the update's loads and store
         # of the matrix variable), so it runs first; what it forms is what unrolling, promotion
@@ -103,8 +135,12 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["inline"] = inline_calls(module)
         done["promote"] = promote_variables(module)
         done["number"] = number_values(module)
+        done["fold"] = fold_identities(module)
+        done["f16-round-trip"] = drop_f16_round_trips(module)
+        done["square"] = square_products(module)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
+        done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
                            after_division=stack.nvidia)
@@ -375,19 +411,46 @@ def reciprocal_sqrt(module: Module) -> int:
 
 # -- expand ----------------------------------------------------------------------------------------
 
+def _emitter(inst: Inst, b: Builder, into: list):
+    """op(name, args, **attrs): a new instruction of inst's type and location, appended to into."""
+    def op(name, args, **attrs):
+        i = Inst(name, list(args), inst.type, attrs, [], inst.loc, b.value(inst.type))
+        into.append(i)
+        return i.result
+    return op
+
+
+def _span(e0: Value, e1: Value, defs, op, fold) -> Value:
+    """e1 - e0, folded by fold(k1, k0) where both are constants (as the compiler does)."""
+    k0, k1 = (_const_value(defs.get(v.id)) for v in (e0, e1))
+    if k0 is not None and k1 is not None:
+        return op("const", [], value=_splat(e0.type, fold(k1, k0)))
+    return op("binary", [e1, e0], fn="sub")
+
+
 def expand_builtins(module: Module, types) -> int:
     """smoothstep(e0, e1, x) as the driver's own arithmetic (emu.numerics.nvidia's sequence:
     t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3)), so that its last product
     meets the add around it in fma formation."""
+    def pick(inst):
+        return inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
+            and not hasattr(inst.type, "n")
+    return _expand_each(module, pick, lambda inst, b, defs: _smoothstep_f16(inst, b, defs) if inst.type == F16
+                        else _smoothstep(inst, b))
+
+
+def _expand_each(module: Module, pick, expand) -> int:
+    """Each instruction that pick() chooses becomes expand(inst, builder, defs): a list of
+    instructions that ends with inst, rewritten."""
     b = Builder(_next_id(module))
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count = 0
     for f in module.functions:
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
-                if inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
-                        and not hasattr(inst.type, "n"):
-                    out += _smoothstep(inst, b)
+                if pick(inst):
+                    out += expand(inst, b, defs)
                     count += 1
                 else:
                     out.append(inst)
@@ -397,18 +460,31 @@ def expand_builtins(module: Module, types) -> int:
 
 def _smoothstep(inst: Inst, b: Builder) -> list:
     e0, e1, x = inst.args
-    t, loc, new = inst.type, inst.loc, []
-
-    def op(name, args, **attrs):
-        i = Inst(name, list(args), t, attrs, [], loc, b.value(t))
-        new.append(i)
-        return i.result
+    t, new = inst.type, []
+    op = _emitter(inst, b, new)
     one, zero = op("const", [], value=1.0), op("const", [], value=0.0)
     two, three = op("const", [], value=-2.0), op("const", [], value=3.0)
     scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
     v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
     v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
     poly = op("builtin", [two, v, three], fn="fma")
+    inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
+    return new + [inst]
+
+
+def _smoothstep_f16(inst: Inst, b: Builder, defs) -> list:
+    """f16 smoothstep (GLSL.std.450 SmoothStep) as the driver compiles it: t = clamp((x - e0) /
+    (e1 - e0), 0, 1) (e1 - e0 folded where both are constants), then (t * t) * ((3 - t) - t),
+    3 - 2t as two subtractions. Read in the driver's code of randprog seed 1 (HADD2 -t + 3, HADD2
+    - t, HMUL2 t * t, then the product); measured: fit seeds 753 and 445 through Vulkan, 128 of 128
+    each (fma(-2, t, 3) instead: 94 of 128)."""
+    e0, e1, x = inst.args
+    t, new = inst.type, []
+    op = _emitter(inst, b, new)
+    span = _span(e0, e1, defs, op, lambda a, c: float(np.float16(a) - np.float16(c)))
+    v = op("binary", [op("binary", [x, e0], fn="sub"), span], fn="div")
+    v = op("builtin", [v, op("const", [], value=0.0), op("const", [], value=1.0)], fn="clamp")
+    poly = op("binary", [op("binary", [op("const", [], value=3.0), v], fn="sub"), v], fn="sub")
     inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
     return new + [inst]
 
@@ -489,12 +565,17 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
     return count
 
 
+# the types whose x / y is x * RCP(y) and fuses as a product; f16's RCP is MUFU.RCP.F16: f16
+# t6 / t4 + m is fma(t6, RCP(t4), m) (randprog_fit.npz seed 425, 128 of 128; rounded first: 92)
+_DIVIDES = (F32, F16)
+
+
 def _product(v, defs, divide: bool, t):
     """The multiply (or f32 division, x * RCP(y)) that computes v, if it may fuse."""
     d = defs.get(v.id)
     if d is None or d.op != "binary" or d.attrs.get("exact") or d.type != t:
         return None
-    if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F32):
+    if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) in _DIVIDES):
         return d
     return None
 
@@ -540,6 +621,8 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
             choices.append((p, side, True))
     if not choices:
         return None
+    if scalar_of(t) == F16:
+        choices = _f16_multiply_first(choices)
     p, side, negated = choices[0]
     c = inst.args[1 - side]
     a, m = _factors(p, inst.loc, b, pre)
@@ -559,6 +642,13 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
         a = neg(a)
     inst.op, inst.args, inst.attrs = "builtin", [a, m, c], {"fn": "fma", "contracted": decision}
     return pre + [inst]
+
+
+def _f16_multiply_first(choices: list) -> list:
+    """Of an f16 division (x * RCP(y)) and a multiply both added, the multiply fuses, wherever it
+    stands: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a product (randprog_fit.npz seed
+    1067, both paths)."""
+    return sorted(choices, key=lambda c: c[0].attrs["fn"] == "div")
 
 
 def _factors(p: Inst, loc, b: Builder, pre: list):
@@ -592,3 +682,241 @@ def _after_its_division(inst: Inst, before, defs) -> bool:
         return False
     return any(d.op == "binary" and d.attrs["fn"] == "div" and d.type == F32 and
                [a.id for a in d.args] == [a.id for a in p.args] for d in before)
+
+
+# -- f16 (the driver's decisions that only half precision meets) -------------------------------------
+
+def drop_f16_round_trips(module: Module) -> int:
+    """`f32(f16(x))` of an f32 x is x: the driver drops a narrowing conversion whose only use
+    widens it back (measured: f32(f16(load)) stores the load's unrounded bits)."""
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    mapping = {}
+    for f in module.functions:
+        for inst in f.walk():
+            if inst.op != "convert" or not inst.args:
+                continue
+            inner = defs.get(inst.args[0].id)
+            if inner is None or inner.op != "convert" or not inner.args:
+                continue
+            if _float_scalar(inst.type) == F32 and _float_scalar(inner.type) == F16 \
+                    and inner.args[0].type == inst.type:
+                mapping[inst.result.id] = inner.args[0]
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return len(mapping)
+
+
+def _float_scalar(t):
+    try:
+        return scalar_of(t)
+    except TypeError:
+        return None
+
+
+# -- translator: tint ------------------------------------------------------------------------------
+
+def tint_smoothstep(module: Module) -> int:
+    """smoothstep(e0, e1, x) as Tint writes it into SPIR-V (no GLSL.std.450 SmoothStep):
+    t = clamp((x - e0) / (e1 - e0), 0, 1) (e1 - e0 folded where both are constants);
+    t * (t * (3 - 2 * t)). Seen in Tint's SPIR-V of the random programs and of f32, f16 and vector
+    probes (scripts/translator_spirv.py); naga keeps SmoothStep."""
+    return _expand_each(module, lambda inst: inst.op == "builtin" and inst.attrs["fn"] == "smoothstep"
+                        and _float_scalar(inst.type) in (F32, F16), _tint_smoothstep)
+
+
+def _tint_smoothstep(inst: Inst, b: Builder, defs) -> list:
+    e0, e1, x = inst.args
+    t, new = inst.type, []
+    op = _emitter(inst, b, new)
+
+    def const(v):
+        return op("const", [], value=_splat(t, v))
+    # Tint's const-evaluation, in the type's precision
+    span = _span(e0, e1, defs, op, lambda a, c: _tint_fold_sub(a, c, _float_scalar(t)))
+    v = op("binary", [op("binary", [x, e0], fn="sub"), span], fn="div")
+    v = op("builtin", [v, const(0.0), const(1.0)], fn="clamp")
+    poly = op("binary", [const(3.0), op("binary", [const(2.0), v], fn="mul")], fn="sub")
+    inst.op, inst.args, inst.attrs = "binary", [v, op("binary", [v, poly], fn="mul")], {"fn": "mul", "contracted": "tint-smoothstep"}
+    return new + [inst]
+
+
+def _const_value(d):
+    """The scalar value of a constant (a vector's, where all its components are equal)."""
+    if d is None or d.op != "const":
+        return None
+    v = d.attrs.get("value")
+    if isinstance(v, (list, tuple)) and v and all(w == v[0] for w in v):
+        v = v[0]
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _tint_fold_sub(a: float, b: float, t) -> float:
+    """a - b as Tint folds it: in f32, an f16 result then rounded toward zero (emu.numerics.tint)."""
+    r = np.float32(np.float32(a) - np.float32(b))
+    if t == F16:
+        from ..numerics.tint import quantize_f16
+        return float(quantize_f16(r))
+    return float(r)
+
+
+# -- driver: products with a repeated factor -------------------------------------------------------
+
+def square_products(module: Module) -> int:
+    """`a * (a * y)` (any operand order; y not a constant; a * y used only there) is
+    `(a * a) * y`: the driver multiplies the repeated factor first. Measured: Tint's smoothstep
+    t * (t * p) rounds as (t * t) * p (builtins.npz f32/f16 smoothstep through Dawn; randprog fit
+    seeds 753 and 445, 128 of 128); f16 (t3 * x2) * t3 as (t3 * t3) * x2 (fit seed 1069, 128 of
+    128, once `fold` has made t4 / t4 one). Not where y is a constant (t * (t * 1.0): the driver
+    folds the 1.0 and fuses t * t, fit seed 129) nor where a * y has another use (f32 x2 * t5 of
+    t5 = x3 * x2, t5 stored: fit seed 572)."""
+    return _rewrite_each(module, _square)
+
+
+def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if not _is_mul(inst):
+        return False
+    for side in (0, 1):
+        a, inner = inst.args[side], defs.get(inst.args[1 - side].id)
+        if inner is None or not _is_mul(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
+            continue
+        ids = [w.id for w in inner.args]
+        if a.id not in ids or ids[0] == ids[1]:
+            continue
+        y = inner.args[1 - ids.index(a.id)]
+        yd = defs.get(y.id)
+        if yd is not None and yd.op == "const":      # x * 1.0 and the like: folded first
+            continue
+        sq = Inst("binary", [a, a], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
+        out.append(sq)
+        inst.args = [sq.result, y]
+        inst.attrs = dict(inst.attrs, contracted="square")
+        return True
+    return False
+
+
+def _rewrite_each(module: Module, rewrite) -> int:
+    """rewrite(inst, out, uses, defs, builder) over every instruction, block by block: it appends
+    what it makes before inst to out and says whether it changed inst. Dead values go after."""
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                count += bool(rewrite(inst, out, uses, defs, b))
+                out.append(inst)
+            blk.insts[:] = out
+    _remove_dead(module)
+    return count
+
+
+def _is_mul(i: Inst) -> bool:
+    return i.op == "binary" and i.attrs["fn"] == "mul" and not i.attrs.get("exact") \
+        and _float_scalar(i.type) in (F32, F16)
+
+
+# -- driver: f16 division by a constant ------------------------------------------------------------
+
+def distribute_f16_constant_division(module: Module) -> int:
+    """f16 `v / c` (c a constant) is v * r with r the f16 nearest 1 / c, folded when the driver
+    compiles (not the run time's MUFU.RCP, which rounds toward zero); where v = x + k or x - k (k a
+    constant, v used only there) the reciprocal is distributed: fma(x, r, k * r). Measured: x1 /
+    0.3h (fit seed 513, both paths: 128 of 128; RCP toward zero: 23); Tint's f16 smoothstep(-1, 2,
+    x), (x - -1) / 3, rounds as fma(x, r, r) (fit seeds 753 and 445 through Dawn, 128 of 128; (x +
+    1) rounded first: 114 and 113), as in the driver's code of seed 1 (HFMA2.SAT x, 0.33325,
+    0.33325)."""
+    return _rewrite_each(module, _distribute_division)
+
+
+def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F16 or inst.attrs.get("exact"):
+        return False
+    c = _const_value(defs.get(inst.args[1].id))
+    if c is None or c == 0.0:
+        return False
+    op = _emitter(inst, b, out)
+    with np.errstate(over="ignore"):
+        r = float(np.float16(np.float32(1.0) / np.float32(c)))
+    if not np.isfinite(r):                   # 1/c beyond f16: left to the run time
+        return False
+    s = defs.get(inst.args[0].id)
+    k = _const_value(defs.get(s.args[1].id)) if s is not None and s.op == "binary" and s.attrs["fn"] in ("add", "sub") \
+        and not s.attrs.get("exact") and uses[s.result.id] == 1 else None
+    if k is None:
+        inst.args, inst.attrs = [inst.args[0], op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
+        return True
+    kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
+    inst.op, inst.args = "builtin", [s.args[0], op("const", [], value=r), op("const", [], value=kr)]
+    inst.attrs = {"fn": "fma", "contracted": "f16-constant-division"}
+    return True
+
+
+# -- driver: algebraic identities ------------------------------------------------------------------
+
+def fold_identities(module: Module) -> int:
+    """Float identities the driver applies whatever the operands hold (no NaN, infinity or
+    signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
+    are x, (a - y) + y and (a + y) - y are a. Runs after value numbering: two loads of one element are one x."""
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    mapping, count = {}, 0
+
+    def value(v):
+        while v.id in mapping:
+            v = mapping[v.id]
+        return v
+
+    def is_const(v, k):
+        d = defs.get(v.id)
+        return _const_value(d) == k and d.op == "const"
+    for f in module.functions:
+        for inst in f.walk():
+            if inst.op != "binary" or inst.attrs.get("exact") or _float_scalar(inst.type) not in (F32, F16) \
+                    or len(inst.args) != 2:
+                continue
+            x, y = (value(a) for a in inst.args)
+            if x.type != inst.type or y.type != inst.type:
+                continue
+            fn = inst.attrs["fn"]
+            if (fn == "sub" and x.id == y.id) or (fn == "mul" and (is_const(x, 0.0) or is_const(y, 0.0))):
+                inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 0.0), "contracted": "fold"}
+            elif fn == "div" and x.id == y.id:
+                inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 1.0), "contracted": "fold"}
+            elif (fn in ("mul", "div") and is_const(y, 1.0)) or (fn in ("add", "sub") and is_const(y, 0.0)):
+                mapping[inst.result.id] = x
+            elif (fn == "mul" and is_const(x, 1.0)) or (fn == "add" and is_const(x, 0.0)):
+                mapping[inst.result.id] = y
+            elif fn in ("add", "sub") and _cancels(x, y, fn, defs, value) is not None:
+                mapping[inst.result.id] = _cancels(x, y, fn, defs, value)
+            else:
+                continue
+            count += 1
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return count
+
+
+def _cancels(x: Value, y: Value, fn: str, defs, value):
+    """a for (a - y) + y, y + (a - y) and (a + y) - y (or (y + a) - y)."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(a) for a in d.args]
+    if fn == "add":
+        for left, right in ((x, y), (y, x)):
+            p = parts(left, "sub")
+            if p and p[1].id == right.id:
+                return p[0]
+        return None
+    p = parts(x, "add")
+    if p and p[1].id == y.id:
+        return p[0]
+    if p and p[0].id == y.id:
+        return p[1]
+    return None
+
+
+def _splat(t, v: float):
+    return [v] * t.n if hasattr(t, "n") else v

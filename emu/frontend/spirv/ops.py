@@ -51,6 +51,9 @@ GLSL = {
     "FMin": ("min", "F"), "UMin": ("min", "U"), "SMin": ("min", "S"),
     "FMax": ("max", "F"), "UMax": ("max", "U"), "SMax": ("max", "S"),
     "FClamp": ("clamp", "F"), "UClamp": ("clamp", "U"), "SClamp": ("clamp", "S"),
+    # the NaN-avoiding forms (Tint writes them): emu's float min/max are minimumNumber/maximumNumber
+    # (a NaN operand gives the other), which is what these require
+    "NMin": ("min", "F"), "NMax": ("max", "F"), "NClamp": ("clamp", "F"),
     "FMix": ("mix", "F"), "Step": ("step", "F"), "SmoothStep": ("smoothstep", "F"), "Fma": ("fma", "F"),
     "Ldexp": ("ldexp", "F"), "Length": ("length", "F"), "Distance": ("distance", "F"),
     "Cross": ("cross", "F"), "Normalize": ("normalize", "F"), "FaceForward": ("faceForward", "F"),
