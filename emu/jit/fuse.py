@@ -23,7 +23,7 @@ the scalar ops applied per component); function `var`s and var<private> globals 
 pointers); buffers that are an array of scalars (runtime-sized or not), a scalar, a struct's
 members, or an array of vectors, arrays or structs (each scalar type inside a view of its own,
 indexed by element); array_length; unary, binary, select, convert, bitcast and builtins (select,
-integer and f32 min / max / clamp, abs, f32 fma and dot; on nvidia-h200 inverseSqrt, exp, exp2,
+integer and f32 min / max / clamp, abs, f32 floor / ceil / round / trunc, fma and dot; on nvidia-h200 inverseSqrt, exp, exp2,
 log, log2, pow, sin, cos, tan through MUFU's measured tables) with the rules of emu.numerics (see
 numerics/scalar_compiled.py), on nvidia-h200 those of emu.numerics.nvidia (f32 flushing and
 canonical NaNs; its f32 x / y and x % y through MUFU.RCP, whose measured table the kernel takes as
@@ -642,6 +642,32 @@ class _Gen:
             out.append(self.vals[res.id])
         self.vals[inst.result.id] = ("vec", out)
 
+    def repack(self, inst: Inst, d: int):
+        """A bitcast between vectors (or a vector and a scalar) of different component counts: the
+        same bytes, little-endian, through one 64-bit integer per result component."""
+        src, dst = inst.args[0].type, inst.type
+        sc = src.elem if isinstance(src, VectorType) else src
+        dc = dst.elem if isinstance(dst, VectorType) else dst
+        if src.size != dst.size or src.size > 4 or any(x.name not in _NPX or x.name == "bool" for x in (sc, dc)):
+            raise Unsupported(f"bitcast {src} to {dst}")
+        v = self.val(inst.args[0])
+        comps = v[1] if isinstance(v, tuple) else [v]
+
+        def bits(x, ty):            # a component's bits as a non-negative int64
+            raw = f"rt.f32_bits({x})" if ty.name == "f32" else x
+            return f"(np.int64({raw}) & {(1 << 8 * ty.size) - 1})"
+
+        word = " | ".join(f"({bits(x, sc)} << {8 * sc.size * i})" for i, x in enumerate(comps))
+        n = dst.n if isinstance(dst, VectorType) else 1
+        out = []
+        for k in range(n):
+            part = f"((({word}) >> {8 * dc.size * k}) & {(1 << 8 * dc.size) - 1})"
+            name = self.lane_var(f"v{inst.result.id}_{k}", dc)
+            e = f"rt.bits_f32(np.uint32({part}))" if dc.name == "f32" else f"{_NPX[dc.name]}({part})"
+            self.emit(d, f"{name} = {e}")
+            out.append(name)
+        self.vals[inst.result.id] = ("vec", out) if isinstance(dst, VectorType) else out[0]
+
     def take(self, value, t, path, inst):
         for step in path:
             if step < 0 or not (isinstance(value, tuple) and value[0] == "vec"):
@@ -665,9 +691,12 @@ class _Gen:
         if op in (OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin) and isinstance(t, VectorType):
             if op == OP.builtin and not all(isinstance(x.type, (VectorType, ScalarType)) for x in a):
                 raise Unsupported(f"builtin {inst.attrs['fn']} on {t}")
-            if op == OP.bitcast and not isinstance(a[0].type, VectorType):
-                raise Unsupported(f"bitcast {a[0].type} to {t}")
-            self.elementwise(inst, d, loop_ctx)
+            if op == OP.bitcast and not (isinstance(a[0].type, VectorType) and a[0].type.n == t.n):
+                self.repack(inst, d)
+            else:
+                self.elementwise(inst, d, loop_ctx)
+        elif op == OP.bitcast and isinstance(a[0].type, VectorType):
+            self.repack(inst, d)
         elif op == OP.builtin and inst.attrs["fn"] in ("any", "all") and isinstance(a[0].type, VectorType):
             join = " or " if inst.attrs["fn"] == "any" else " and "
             name = self.lane_var(f"v{r.id}", t)
@@ -1203,6 +1232,9 @@ class _Gen:
                 return f"{canon}(rt.fminmax_f32(rt.fminmax_f32({xs[0]}, {xs[1]}, True), {xs[2]}, False))"
             if len(xs) == 2:
                 return f"{canon}(rt.fminmax_f32({xs[0]}, {xs[1]}, {fn == 'max'}))"
+        if fn in ("floor", "ceil", "round", "trunc") and t == "f32" and tys == [t]:     # exact
+            e = f"np.float32(np.{'rint' if fn == 'round' else fn}({xs[0]}))"
+            return f"rt.nv_canon({e})" if self.nv else e
         if fn == "abs" and t == "f32" and len(xs) == 1:
             return f"rt.nv_abs({xs[0]})" if self.nv else f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
         if fn == "inverseSqrt" and t == "f32" and len(xs) == 1 and self.nv:     # MUFU.RSQ: its table

@@ -749,7 +749,7 @@ SPIRV_CASES = [
     ("private_calls_blocks.comp", "nvidia-h200", None, {}, _blocks, (2, 1, 1), "fused"),
     ("private_calls_blocks.comp#reference", "reference", None, {}, _blocks, (2, 1, 1), "fused"),
     ("transcendental.comp", "nvidia-h200", None, {}, lambda rng: {
-        (0, 0): _specials(rng, 512), (0, 1): _specials(rng, 512), (0, 2): 8 * 512 * 4}, (8, 1, 1), "fused"),
+        (0, 0): _specials(rng, 512), (0, 1): _specials(rng, 512), (0, 2): 12 * 512 * 4}, (8, 1, 1), "fused"),
     ("transpose_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 1 << 20, 4 * 64).astype(np.uint32), (0, 1): 4 * 64 * 4}, (4, 1, 1), "fused"),
     # a default-only switch around barriers, a private array, -inf: one empty row, one short

@@ -11,9 +11,9 @@
 // whole into a function variable and passed by pointer, private arrays indexed per invocation
 // (dynamic indices, one out of range on purpose for lanes >= 60), functions with a return value
 // and pointer parameters, vector arithmetic, constants and swizzles, 8- and 16-bit integer
-// arithmetic (wrapping, shifts, division), 64-bit integer arithmetic and umulExtended, dot, a private
-// global array with an initializer, an infinite constant, a vec4 stored whole. One invocation per
-// output.
+// arithmetic (wrapping, shifts, division), 64-bit integer arithmetic and umulExtended, dot, a
+// private global array with an initializer, an infinite constant, bitcasts between vector
+// widths, a vec4 stored whole. One invocation per output.
 layout(local_size_x = 32) in;
 struct block { float16_t d; int8_t qs[6]; };
 struct params { uint n; float scale; int bias[2]; uint16_t mask; };
@@ -60,6 +60,9 @@ void main() {
     uint64_t w = uint64_t(hi) * 0x9E3779B97F4A7C15ul - int64_t(lo);
     w ^= w >> 29;
     float best = max(-1.0 / 0.0, picked);
+    i8vec4 q4 = unpack8(int(m) ^ int(w));                  // bitcasts between widths
+    int packed = pack32(q4 * i8vec4(int8_t(1), int8_t(-2), int8_t(3), int8_t(4)));
+    u16vec2 h2 = unpack16(uint(packed) + uint(w >> 32));
     halves[i] = uint16_t(m + uint(w) + primes[(i + 1u) & 3u] * primes[i & 3u]) ^ uint16_t(0x5A5A)
-                ^ uint16_t(isinf(best) ? 1u : 0u);
+                ^ uint16_t(isinf(best) ? 1u : 0u) ^ h2.x ^ (h2.y << 3);
 }
