@@ -761,6 +761,9 @@ class _Gen:
         for leaf in self.leaves(node):
             _, name = leaf
             dt, size, zero = self.privs[name]
+            if self.local_leaf(name):
+                self.emit(d, f"{name} = {zero}")
+                continue
             where = "" if not self.wg else f"local * {size}:(local + 1) * {size}"
             self.emit(d, f"{name}[{where or ':'}] = {zero}")
         if inst.args:
@@ -788,7 +791,7 @@ class _Gen:
         element per place the enclosing arrays give it), ("struct", [members]), ("arr", count, element)."""
         if isinstance(t, ScalarType):
             ty = _scalar(t)
-            self.privs[base] = (_NPX[ty], size, "False" if ty == "bool" else "0")
+            self.privs[base] = (_NPX[ty], size, _ZERO[ty])
             return ("leaf", base)
         if isinstance(t, StructType):
             return ("struct", [self.priv_node(f"{base}_{i}", m.type, size) for i, m in enumerate(t.members)])
@@ -803,8 +806,14 @@ class _Gen:
         kids = node[1] if node[0] == "struct" else [node[2]]
         return [x for k in kids for x in self.leaves(k)]
 
+    def local_leaf(self, name: str) -> bool:
+        """A scalar leaf outside any array, one invocation at a time: a plain local, no array."""
+        return not self.wg and self.privs[name][1] == 1
+
     def leaf_ref(self, node, idx: str) -> str:
         name = node[1]
+        if self.local_leaf(name):
+            return name
         if self.wg:
             return f"{name}[local * {self.privs[name][1]} + {idx}]"
         return f"{name}[{idx}]"
@@ -1476,7 +1485,8 @@ class _Gen:
         out = self.IMPORTS + ["", ""]
         params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}"
         lanes = nwg if self.wg else 1           # private storage: per invocation of a workgroup
-        privs = [f"{k} = np.zeros({size * lanes}, {dt})" for k, (dt, size, _) in sorted(self.privs.items())]
+        privs = [f"{k} = np.zeros({size * lanes}, {dt})" for k, (dt, size, _) in sorted(self.privs.items())
+                 if not self.local_leaf(k)]
         if not self.wg:
             return "\n".join(out + self.driver(params, body, privs, unit=("local", nwg, (), "invocation")))
         decl = privs + [f"{k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
