@@ -78,3 +78,23 @@ def test_f32_min_max_compiled_same_bits(fn):
     a = np.concatenate([x, np.repeat(pairs, pairs.size)])
     b = np.concatenate([y, np.tile(pairs, pairs.size)])
     _same(_minmax(a, b, fn == "max"), builtins.call(fn, "f32", a, b))
+
+
+def test_tables_kept_on_disk_and_checked(tmp_path, monkeypatch):
+    """sfu.table keeps a rebuilt table in EMU_SFU_CACHE; a kept file whose CRC is not the measured
+    table's (damaged, or planted) is rebuilt, not used."""
+    monkeypatch.setenv("EMU_SFU_CACHE", str(tmp_path))
+    sfu.table.cache_clear()
+    try:
+        fresh = sfu.table("rcp").copy()
+        (kept,) = tmp_path.glob("rcp-*.npy")
+        sfu.table.cache_clear()
+        assert np.array_equal(sfu.table("rcp"), fresh)          # loaded from the file
+        bad = np.load(kept)
+        bad[12345] ^= 1
+        np.save(kept, bad)
+        sfu.table.cache_clear()
+        assert np.array_equal(sfu.table("rcp"), fresh)          # damaged: rebuilt
+        assert np.array_equal(np.load(kept), fresh)             # and kept again
+    finally:
+        sfu.table.cache_clear()
