@@ -556,8 +556,8 @@ class _CoopGen(_Gen):
         body = self.lines
         if self.ncoop == 0:
             raise Unsupported("no cooperative ops (the fusion JIT's case)")
-        if self.rcp or self.rsq:
-            raise Unsupported("f32 division or inverseSqrt on this profile (MUFU.RCP's, RSQ's table)")
+        if self.rcp or self.rsq or self.tabs:
+            raise Unsupported("f32 division, inverseSqrt or a transcendental on this profile (MUFU's tables)")
         for k in range(len(self.buf_types)):
             if self.stores[k] and self.loads[k]:
                 raise Unsupported(f"buffer {self.buf_types[k].g.name}: read and written")

@@ -13,15 +13,22 @@ stops the kernel: the interpreter runs the dispatch (an earlier part it interpre
 batches of its own, Pipeline._interpret_first). At dispatch time the buffers must not
 overlap (the same buffer bound twice), or the interpreter runs instead.
 
-Covered: scalars bool / i32 / u32 / f32, and f16 held as its bits (loaded, stored, selected,
-converted to and from f32); the builtin input vectors through constant extracts;
-constants and overrides (baked into the kernel); function `var`s of scalar type; buffers that are
-an array of scalars (runtime-sized or not) or a scalar, indexed once; array_length; unary,
-binary, select, convert, bitcast and a few builtins (select, integer min / max / clamp / abs, f32
-abs and fma; inverseSqrt on nvidia-h200, through MUFU.RSQ's table) with the rules of emu.numerics (see numerics/scalar_compiled.py), on nvidia-h200 those
-of emu.numerics.nvidia (f32 flushing and canonical NaNs; its f32 x / y and x % y through MUFU.RCP,
-whose measured table the kernel takes as one more argument); if / loop / break / continue /
-break_if / return / switch (a one-shot loop).
+Covered: scalars bool / i8..i64 / u8..u64 / f32 (64-bit integers without division or float
+conversion), and f16 held as its bits (loaded, stored, selected, converted to and from f32); the
+builtin input vectors; constants and overrides (baked into the kernel); vectors, arrays and
+structs held in registers as their scalars (construct, extract, insert, swizzle, constants, and
+the scalar ops applied per component); function `var`s and var<private> globals of any such type
+(aggregates in arrays of their scalar leaves, indexed with each index checked); calls, inlined
+(a `return` leaves a one-shot loop around the callee's body; pointer parameters are the caller's
+pointers); buffers that are an array of scalars (runtime-sized or not), a scalar, a struct's
+members, or an array of vectors, arrays or structs (each scalar type inside a view of its own,
+indexed by element); array_length; unary, binary, select, convert, bitcast and builtins (select,
+integer and f32 min / max / clamp, abs, f32 floor / ceil / round / trunc, fma and dot; on nvidia-h200 inverseSqrt, exp, exp2,
+log, log2, pow, sin, cos, tan through MUFU's measured tables) with the rules of emu.numerics (see
+numerics/scalar_compiled.py), on nvidia-h200 those of emu.numerics.nvidia (f32 flushing and
+canonical NaNs; its f32 x / y and x % y through MUFU.RCP, whose measured table the kernel takes as
+one more argument, as every table it reads); if / loop / break / continue / break_if / return /
+switch (a one-shot loop).
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
 hold a barrier run for the whole workgroup at once (their conditions must be the same in every
@@ -32,10 +39,12 @@ across a branch or loop that holds a barrier is one the interpreter reports): la
 lockstep agree exactly when there is no such conflict, and where there is one the interpreter
 takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
-differs between them, also hands over (the interpreter then reports it).
+differs between them, also hands over (the interpreter then reports it). Workgroup arrays may be
+arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
+one-shot loop that the whole workgroup must leave together.
 
-Anything else (subgroup and cooperative ops, atomics, calls, structs, vectors in registers, f16 arithmetic,
-other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
+Anything else (subgroup and cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
+builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
 the dispatch is run again serially, which is exact since the kernel reads only buffers it never
@@ -67,7 +76,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..isa.ir import Block, Function, Inst
+from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
 from ..isa.types import ArrayType, ScalarType, StructType, VectorType
 
@@ -79,6 +88,15 @@ SCALAR_MODELS = ("ieee", "nvidia-sfu")      # the profiles' scalar arithmetic th
 _NP = {"i32": "np.int32", "u32": "np.uint32", "f32": "np.float32", "bool": "np.bool_", "f16": "np.uint16"}
 _ZERO = {"i32": "np.int32(0)", "u32": "np.uint32(0)", "f32": "np.float32(0.0)", "bool": "False",
          "f16": "np.uint16(0)"}
+# 8- and 16-bit integers: values of their own numpy type, arithmetic through int64 wrapped back
+# (emu.numerics.scalar's rules); _NP itself stays the cooperative kernel's (it moves these as bits)
+_NARROW = {"i8": "np.int8", "u8": "np.uint8", "i16": "np.int16", "u16": "np.uint16"}
+# 64-bit integers: their arithmetic on uint64 (which wraps), no division or float conversion
+_WIDE = {"i64": "np.int64", "u64": "np.uint64"}
+_NPX = {**_NP, **_NARROW, **_WIDE}
+_ZERO.update({t: f"{c}(0)" for t, c in {**_NARROW, **_WIDE}.items()})
+_WIDTH = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
+MAX_LEAVES = 256            # scalars of one aggregate value held in registers (more: the interpreter)
 _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_index", "workgroup_id",
            "num_workgroups", "subgroup_invocation_id", "subgroup_size", "subgroup_id", "num_subgroups")
 
@@ -120,9 +138,41 @@ class Slot(NamedTuple):
 
 
 def _scalar(t) -> str:
-    if isinstance(t, ScalarType) and t.name in _NP:
+    if isinstance(t, ScalarType) and t.name in _NPX:
         return t.name
     raise Unsupported(f"type {t}")
+
+
+def _parts(t) -> list:
+    """The component types of an aggregate held in registers (vector, array, struct), in order."""
+    if isinstance(t, VectorType):
+        return [t.elem] * t.n
+    if isinstance(t, ArrayType) and t.count is not None:
+        return [t.elem] * t.count
+    if isinstance(t, StructType):
+        return [m.type for m in t.members]
+    raise Unsupported(f"type {t}")
+
+
+def _count_leaves(t) -> int:
+    return 1 if isinstance(t, ScalarType) else sum(_count_leaves(x) for x in _parts(t))
+
+
+_EX2, _LG2 = "rt.nv_ex2({}, ex2_tab)", "rt.nv_lg2({}, lg2_tab, lg2_neg1_tab)"
+_SIN, _COS = "rt.nv_sincos({}, 0, sin_tab)", "rt.nv_sincos({}, 8388608, sin_tab)"
+_L2E, _LN2 = "np.float32(1.4426950408889634)", "np.float32(0.6931471805599453)"
+# nvidia-h200's f32 transcendentals: the MUFU sequences of emu.numerics.nvidia._F32 (its result
+# flushed and canonical, as nvidia.call does), and the tables each reads
+_NV_SFU = {
+    "exp2": (_EX2.format("{0}"), ("ex2",)),
+    "exp": (_EX2.format(f"rt.nv_mul({{0}}, {_L2E})"), ("ex2",)),
+    "log2": (_LG2.format("{0}"), ("lg2", "lg2_neg1")),
+    "log": (f"rt.nv_mul({_LG2.format('{0}')}, {_LN2})", ("lg2", "lg2_neg1")),
+    "pow": (_EX2.format(f"rt.nv_mul({{1}}, {_LG2.format('{0}')})"), ("ex2", "lg2", "lg2_neg1")),
+    "sin": (_SIN.format("{0}"), ("sin",)),
+    "cos": (_COS.format("{0}"), ("sin",)),
+    "tan": (f"rt.nv_mul({_SIN.format('{0}')}, rt.nv_rcp({_COS.format('{0}')}, rcp_tab))", ("sin", "rcp")),
+}
 
 
 class _Gen:
@@ -131,6 +181,7 @@ class _Gen:
         self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
         self.rcp = False                # f32 / or % on nvidia-h200: the kernel takes MUFU.RCP's table
         self.rsq = False                # inverseSqrt on nvidia-h200: MUFU.RSQ's table
+        self.tabs: list[str] = []       # the other MUFU tables the kernel reads (emu.numerics.sfu)
         self.module = pipe.module
         self.entry: Function = pipe.entry
         self.lines: list[str] = []
@@ -151,7 +202,14 @@ class _Gen:
         self.decls: dict[str, str] = {}         # per-lane arrays (workgroup mode): name -> dtype
         self.wmem: dict[int, tuple] = {}        # workgroup variable's slot -> (dtype, count)
         self.wslots: dict[str, int] = {}        # workgroup variable name -> slot
+        self.wtypes: dict[int, object] = {}     # workgroup variable's slot -> its type (arrays of arrays)
         self.steps = "stp[local]" if self.wg else "steps"
+        self.privs: dict[str, tuple] = {}       # private (function) storage: leaf -> (dtype, size, zero)
+        self.ret_flag = "ret"                   # what `return` sets: the entry's flag, or an inlined call's
+        self.ret_val = None                     # an inlined call's result names
+        self.inlining: list[str] = []           # the functions being inlined (no recursion)
+        self.fake_id = 1 << 40                  # ids of the per-component instructions of vector ops
+        self.private_globals: dict = {}         # var<private> (SPIR-V's Private): name -> its storage
 
     # -- helpers --------------------------------------------------------------------------
     def emit(self, depth: int, text: str):
@@ -166,7 +224,7 @@ class _Gen:
     def slot_elem(self, g, t, offset: int) -> ScalarType:
         """The element type of the array or scalar `t` at `offset` in buffer `g`, or Unsupported."""
         elem = t.elem if isinstance(t, ArrayType) else t
-        if not isinstance(elem, ScalarType) or elem.name not in ("i32", "u32", "f32", "f16"):
+        if not isinstance(elem, ScalarType) or elem.name not in _NPX or elem.name == "bool":
             raise Unsupported(f"buffer {g.name} of {t}")
         if isinstance(t, ArrayType) and t.stride != elem.size:
             raise Unsupported(f"buffer {g.name}: stride {t.stride}")
@@ -194,8 +252,130 @@ class _Gen:
             raise Unsupported(f"global {g.name} in {g.space}")
         if isinstance(t, StructType):
             return ("struct", g, t, offset)
+        if isinstance(t, ArrayType) and not isinstance(t.elem, ScalarType):
+            return ("aarr", g, t, offset)
+        if isinstance(t, VectorType):           # a vector member: its components are scalars of the struct
+            return ("vecb", g, t, offset)
         k = self.buffer(g, t, offset)
         return ("arr", k) if isinstance(t, ArrayType) else ("elem", k, "0")
+
+    def leaf_slot(self, g, arr, offset: int, leaf) -> int:
+        """The slot of the scalars of type `leaf` inside the elements of `arr` (an array of vectors,
+        arrays or structs at byte `offset` of buffer g): a view of the binding as `leaf`'s type,
+        whose count is the array's element count."""
+        ty = _scalar(leaf)
+        if ty == "bool" or arr.stride % leaf.size or offset % leaf.size:
+            raise Unsupported(f"buffer {g.name} of {arr}")
+        key = (g.name, offset, ty)
+        k = self.bufs.get(key)
+        if k is None:
+            k = self.bufs[key] = len(self.buf_types)
+            self.buf_types.append(Slot(g, arr, leaf, offset))
+            self.loads[k] = 0
+            self.stores[k] = []
+        return k
+
+    def element_access(self, inst: Inst, base, d: int):
+        """A pointer into an element of a buffer's array of aggregates: ("bp", g, array, offset,
+        outer index, type reached, byte offset in the element, [(index, stride)]), or, at a scalar,
+        ("elem", slot, index)."""
+        r = inst.result
+        dyn = iter(inst.args[1:])
+        path = list(inst.attrs["path"])
+        if base[0] == "aarr":
+            _, g, arr, off = base
+            k0 = self.leaf_slot(g, arr, off, self.first_leaf(arr.elem))
+            step = path.pop(0)
+            if step >= 0:
+                if arr.count is not None and step >= arr.count:
+                    raise Unsupported("constant index out of range")
+                self.emit(d, f"if {step} >= n{k0}:")
+                self.fail(d + 1, ERR_FALLBACK)
+                outer = str(step)
+            else:
+                outer = self.lane_var(f"i{r.id}", None)
+                self.emit(d, f"{outer} = np.int64({self.v(next(dyn))})")
+                self.emit(d, f"if {outer} < 0 or {outer} >= n{k0}:")
+                self.fail(d + 1, ERR_OOB)
+            base = ("bp", g, arr, off, outer, arr.elem, 0, ())
+        _, g, arr, off, outer, t, inner, terms = base
+        terms = list(terms)
+        for j, step in enumerate(path):
+            if isinstance(t, StructType):
+                inner += t.offsets[step]
+                t = t.members[step].type
+                continue
+            if isinstance(t, VectorType):
+                count, stride, elem = t.n, t.elem.size, t.elem
+            elif isinstance(t, ArrayType) and t.count is not None:
+                count, stride, elem = t.count, t.stride, t.elem
+            else:
+                raise Unsupported(f"access into {t}")
+            if step >= 0:
+                if step >= count:
+                    raise Unsupported("constant index out of range")
+                inner += step * stride
+            else:
+                iv = self.lane_var(f"i{r.id}_{j}", None)
+                self.emit(d, f"{iv} = np.int64({self.v(next(dyn))})")
+                self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
+                self.fail(d + 1, ERR_OOB)
+                terms.append((iv, stride))
+            t = elem
+        p = ("bp", g, arr, off, outer, t, inner, tuple(terms))
+        if isinstance(t, ScalarType):
+            p = self.leaf_elem(p, d, f"e{r.id}")
+        self.vals[r.id] = p
+
+    @staticmethod
+    def first_leaf(t):
+        while not isinstance(t, ScalarType):
+            t = t.members[0].type if isinstance(t, StructType) else t.elem
+        return t
+
+    def leaf_elem(self, p, d: int, name: str):
+        """("elem", slot, index) of the scalar a "bp" pointer reaches (its index in a lane variable)."""
+        _, g, arr, off, outer, t, inner, terms = p
+        k = self.leaf_slot(g, arr, off, t)
+        size = t.size
+        if inner % size or any(st % size for _, st in terms):
+            raise Unsupported(f"buffer {g.name}: a {t} at an offset not a multiple of its size")
+        idx = " + ".join([f"np.int64({outer}) * {arr.stride // size}", str(inner // size)]
+                         + [f"{iv} * {st // size}" for iv, st in terms])
+        name = self.lane_var(name, None)
+        self.emit(d, f"{name} = {idx}")
+        return ("elem", k, name)
+
+    def bp_parts(self, p, t, d: int, name: str):
+        """The pointers to the scalars of the aggregate a "bp" pointer reaches, nested as its value."""
+        _, g, arr, off, outer, _t, inner, terms = p
+        if isinstance(t, ScalarType):
+            return self.leaf_elem(p, d, name)
+        if isinstance(t, StructType):
+            offs = [t.offsets[i] for i in range(len(t.members))]
+        elif isinstance(t, VectorType):
+            offs = [i * t.elem.size for i in range(t.n)]
+        elif isinstance(t, ArrayType) and t.count is not None:
+            offs = [i * t.stride for i in range(t.count)]
+        else:
+            raise Unsupported(f"a load of {t}")
+        return ("vec", [self.bp_parts(("bp", g, arr, off, outer, x, inner + o, terms), x, d, f"{name}_{i}")
+                        for i, (x, o) in enumerate(zip(_parts(t), offs))])
+
+    def buf_write(self, p, value, d: int):
+        """Store an aggregate value through nested scalar pointers (bp_parts)."""
+        if isinstance(p, tuple) and p[0] == "vec":
+            for x, y in zip(p[1], value[1]):
+                self.buf_write(x, y, d)
+            return
+        self.store_elem(p, value, d)
+
+    def store_elem(self, p, val: str, d: int):
+        self.stores[p[1]].append(self.loop_depth)
+        self.emit(d, f"##GUARD {p[1]} {p[2]}")     # the store's owner check, where build() needs one
+        self.emit(d, f"b{p[1]}[{p[2]}] = {val}")
+        self.emit(d, "if rec:")
+        self.emit(d + 1, f"sa{p[1]}[(w - wbase) * {self.pipe.layout.wg_count} + local] = {p[2]}")
 
     # -- code ----------------------------------------------------------------------------
     def block(self, block: Block, depth: int, loop_ctx):
@@ -206,6 +386,10 @@ class _Gen:
             self.inst(inst, depth, loop_ctx)
 
     def inst(self, inst: Inst, d: int, loop_ctx):
+        if inst.result is None or inst.result.id < 1 << 40:
+            self.at = inst                      # (the instruction a decline names)
+        if self.aggregate(inst, d, loop_ctx):
+            return
         op = inst.op
         r = inst.result
         name = self.lane_var(f"v{r.id}", inst.type) if r is not None else None
@@ -223,14 +407,22 @@ class _Gen:
         elif op == OP.global_ and self.module.global_(inst.attrs["name"]).space == "workgroup":
             g = self.module.global_(inst.attrs["name"])
             t = g.type
-            elem = t.elem if isinstance(t, ArrayType) else t
-            if not self.wg or _scalar(elem) == "bool" or (isinstance(t, ArrayType) and t.count is None):
+            elem, total = t, 1          # arrays of arrays (and vectors): one flat array, row-major
+            while isinstance(elem, (ArrayType, VectorType)):
+                n = elem.n if isinstance(elem, VectorType) else elem.count
+                if n is None:
+                    raise Unsupported(f"workgroup variable {g.name} of {t}")
+                elem, total = elem.elem, total * n
+            if not self.wg or _scalar(elem) == "bool":
                 raise Unsupported(f"workgroup variable {g.name} of {t}")
             # generated code names a workgroup variable by its slot, never by its WGSL name: Python
             # folds identifiers to NFKC, so `fi` and U+FB01 would become one variable
             slot = self.wslots.setdefault(g.name, len(self.wslots))
-            self.wmem[slot] = (_NP[_scalar(elem)], t.count if isinstance(t, ArrayType) else 1)
+            self.wtypes[slot] = t
+            self.wmem[slot] = (_NPX[_scalar(elem)], total)
             self.vals[r.id] = ("warr", slot) if isinstance(t, ArrayType) else ("welem", slot, "np.int64(0)")
+        elif op == OP.global_ and inst.attrs["name"] in self.private_globals:
+            self.vals[r.id] = ("pv", self.private_globals[inst.attrs["name"]], "0")
         elif op == OP.global_:
             g = self.module.global_(inst.attrs["name"])
             self.vals[r.id] = self.buffer_ptr(g, g.type)
@@ -244,13 +436,25 @@ class _Gen:
         elif op == OP.access:
             base = self.vals.get(a[0].id)
             path = inst.attrs["path"]
-            if isinstance(base, tuple) and base[0] == "warr" and len(path) == 1:
+            if isinstance(base, tuple) and base[0] == "warr":
                 self.wg_access(inst, base[1], d)
                 return
-            while isinstance(base, tuple) and base[0] == "struct" and path:    # members: constant steps
+            if isinstance(base, tuple) and base[0] in ("aarr", "bp"):
+                self.element_access(inst, base, d)
+                return
+            while isinstance(base, tuple) and base[0] in ("struct", "vecb") and path:    # constant steps
                 _, g, st, off = base
-                base = self.buffer_ptr(g, st.members[path[0]].type, off + st.offsets[path[0]])
+                if base[0] == "vecb":
+                    if not 0 <= path[0] < st.n:
+                        raise Unsupported("a dynamic index into a vector of a buffer")
+                    base = self.buffer_ptr(g, st.elem, off + path[0] * st.elem.size)
+                else:
+                    base = self.buffer_ptr(g, st.members[path[0]].type, off + st.offsets[path[0]])
                 path = path[1:]
+            if isinstance(base, tuple) and base[0] == "aarr" and path:
+                self.element_access(Inst(op, a[:1] + a[len(a) - sum(1 for x in path if x < 0):], inst.type,
+                                         {"path": path}, [], inst.loc, r), base, d)
+                return
             if not path:
                 self.vals[r.id] = base
                 return
@@ -290,11 +494,7 @@ class _Gen:
             elif isinstance(p, tuple) and p[0] == "welem":
                 self.wg_store(p[1], p[2], val, d)
             elif isinstance(p, tuple) and p[0] == "elem":
-                self.stores[p[1]].append(self.loop_depth)
-                self.emit(d, f"##GUARD {p[1]} {p[2]}")     # the store's owner check, where build() needs one
-                self.emit(d, f"b{p[1]}[{p[2]}] = {val}")
-                self.emit(d, "if rec:")
-                self.emit(d + 1, f"sa{p[1]}[(w - wbase) * {self.pipe.layout.wg_count} + local] = {p[2]}")
+                self.store_elem(p, val, d)
             else:
                 raise Unsupported("store")
         elif op == OP.array_length:
@@ -303,12 +503,6 @@ class _Gen:
                 raise Unsupported("array_length")
             self.emit(d, f"{name} = np.uint32(n{p[1]})")
             self.vals[r.id] = name
-        elif op == OP.extract:
-            src = self.vals.get(a[0].id)
-            path = inst.attrs["path"]
-            if not (isinstance(src, tuple) and src[0] == "vec") or len(path) != 1 or path[0] < 0:
-                raise Unsupported("extract")
-            self.vals[r.id] = src[1][path[0]]
         elif op == OP.unary:
             self.emit(d, f"{name} = {self.unary(inst.attrs['fn'], _scalar(a[0].type), self.v(a[0]))}")
             self.vals[r.id] = name
@@ -329,7 +523,7 @@ class _Gen:
         elif op == OP.bitcast:
             s, t = _scalar(a[0].type), _scalar(inst.type)
             x = self.v(a[0])
-            if "bool" in (s, t) or ("f16" in (s, t) and s != t):
+            if "bool" in (s, t) or a[0].type.size != inst.type.size:
                 raise Unsupported(f"bitcast {s} to {t}")
             if s == t:
                 e = x
@@ -338,7 +532,7 @@ class _Gen:
             elif s == "f32":
                 e = f"rt.f32_bits({x})" if t == "u32" else f"np.int32(rt.f32_bits({x}))"
             else:
-                e = f"{_NP[t]}({x})"
+                e = f"{_NPX[t]}({x})"
             self.emit(d, f"{name} = {e}")
             self.vals[r.id] = name
         elif op == OP.if_:
@@ -369,13 +563,359 @@ class _Gen:
                 self.emit(d + 1, "break")
         elif op == OP.return_:
             if a:
-                raise Unsupported("return with a value")
-            self.emit(d, "ret = True")
+                if self.ret_val is None:
+                    raise Unsupported("return with a value")
+                self.assign(d, self.ret_val, self.val(a[0]))
+            self.emit(d, f"{self.ret_flag} = True")
             self.emit(d, "break")
         elif op == OP.barrier:
             raise Unsupported("barrier inside divergent code")
         else:
             raise Unsupported(op)
+
+    # -- aggregates in registers: a vector, array or struct value is ("vec", [its components]),
+    # each a scalar's name or an aggregate again; private (function) variables of such types live
+    # in arrays of their scalar leaves ("pv" pointers); calls are inlined
+    def val(self, value):
+        """A value: a scalar's expression, or an aggregate's ("vec", [...])."""
+        e = self.vals.get(value.id)
+        if isinstance(e, str) or (isinstance(e, tuple) and e[0] == "vec"):
+            return e
+        raise Unsupported(f"value %{value.id} of {value.type}")
+
+    def fresh(self, base: str, t):
+        """Names (lane variables) to hold a value of type t."""
+        if isinstance(t, ScalarType):
+            return self.lane_var(base, t) if _scalar(t) else base
+        if _count_leaves(t) > MAX_LEAVES:
+            raise Unsupported(f"a value of {t} in registers")
+        return ("vec", [self.fresh(f"{base}_{i}", x) for i, x in enumerate(_parts(t))])
+
+    def assign(self, d: int, target, value):
+        if isinstance(target, str):
+            if not isinstance(value, str):
+                raise Unsupported("an aggregate where a scalar was expected")
+            self.emit(d, f"{target} = {value}")
+            return
+        if not (isinstance(value, tuple) and value[0] == "vec" and len(value[1]) == len(target[1])):
+            raise Unsupported("an aggregate of another shape")
+        for x, y in zip(target[1], value[1]):
+            self.assign(d, x, y)
+
+    def constant(self, t, value):
+        if isinstance(t, ScalarType):
+            return self.literal(_scalar(t), value)
+        return ("vec", [self.constant(x, v) for x, v in zip(_parts(t), value, strict=True)])
+
+    def zero(self, t):
+        if isinstance(t, ScalarType):
+            return _ZERO[_scalar(t)]
+        return ("vec", [self.zero(x) for x in _parts(t)])
+
+    def bind(self, r, t, value, d: int):
+        """Give the result `r` the value (copied into its own names: a later store to what it
+        was read from must not change it)."""
+        target = self.fresh(f"v{r.id}", t)
+        self.assign(d, target, value)
+        self.vals[r.id] = target
+
+    def component(self, value, i: int, t):
+        """Component i of a vector operand of type t (a scalar operand: itself, a splat)."""
+        if isinstance(t, VectorType):
+            return value[1][i]
+        return value
+
+    def elementwise(self, inst: Inst, d: int, loop_ctx):
+        """A vector op as one scalar op per component (the scalar rules of each)."""
+        n = inst.type.n
+        out = []
+        for i in range(n):
+            args = []
+            for x in inst.args:
+                self.fake_id += 1
+                v = Value(self.fake_id, x.type.elem if isinstance(x.type, VectorType) else x.type)
+                self.vals[v.id] = self.component(self.val(x), i, x.type)
+                args.append(v)
+            self.fake_id += 1
+            res = Value(self.fake_id, inst.type.elem)
+            self.inst(Inst(inst.op, args, inst.type.elem, inst.attrs, [], inst.loc, res), d, loop_ctx)
+            out.append(self.vals[res.id])
+        self.vals[inst.result.id] = ("vec", out)
+
+    def repack(self, inst: Inst, d: int):
+        """A bitcast between vectors (or a vector and a scalar) of different component counts: the
+        same bytes, little-endian, through one 64-bit integer per result component."""
+        src, dst = inst.args[0].type, inst.type
+        sc = src.elem if isinstance(src, VectorType) else src
+        dc = dst.elem if isinstance(dst, VectorType) else dst
+        if src.size != dst.size or src.size > 4 or any(x.name not in _NPX or x.name == "bool" for x in (sc, dc)):
+            raise Unsupported(f"bitcast {src} to {dst}")
+        v = self.val(inst.args[0])
+        comps = v[1] if isinstance(v, tuple) else [v]
+
+        def bits(x, ty):            # a component's bits as a non-negative int64
+            raw = f"rt.f32_bits({x})" if ty.name == "f32" else x
+            return f"(np.int64({raw}) & {(1 << 8 * ty.size) - 1})"
+
+        word = " | ".join(f"({bits(x, sc)} << {8 * sc.size * i})" for i, x in enumerate(comps))
+        n = dst.n if isinstance(dst, VectorType) else 1
+        out = []
+        for k in range(n):
+            part = f"((({word}) >> {8 * dc.size * k}) & {(1 << 8 * dc.size) - 1})"
+            name = self.lane_var(f"v{inst.result.id}_{k}", dc)
+            e = f"rt.bits_f32(np.uint32({part}))" if dc.name == "f32" else f"{_NPX[dc.name]}({part})"
+            self.emit(d, f"{name} = {e}")
+            out.append(name)
+        self.vals[inst.result.id] = ("vec", out) if isinstance(dst, VectorType) else out[0]
+
+    def take(self, value, t, path, inst):
+        for step in path:
+            if step < 0 or not (isinstance(value, tuple) and value[0] == "vec"):
+                raise Unsupported(f"{inst.op} with a dynamic index")
+            value, t = value[1][step], _parts(t)[step]
+        return value, t
+
+    def put(self, value, t, path, new):
+        if not path:
+            return new
+        step = path[0]
+        if step < 0:
+            raise Unsupported("insert with a dynamic index")
+        items = list(value[1])
+        items[step] = self.put(items[step], _parts(t)[step], path[1:], new)
+        return ("vec", items)
+
+    def aggregate(self, inst: Inst, d: int, loop_ctx) -> bool:
+        """The ops on aggregates, private variables of aggregate type and calls; False for the rest."""
+        op, r, a, t = inst.op, inst.result, inst.args, inst.type
+        if op in (OP.unary, OP.binary, OP.select, OP.convert, OP.bitcast, OP.builtin) and isinstance(t, VectorType):
+            if op == OP.builtin and not all(isinstance(x.type, (VectorType, ScalarType)) for x in a):
+                raise Unsupported(f"builtin {inst.attrs['fn']} on {t}")
+            if op == OP.bitcast and not (isinstance(a[0].type, VectorType) and a[0].type.n == t.n):
+                self.repack(inst, d)
+            else:
+                self.elementwise(inst, d, loop_ctx)
+        elif op == OP.bitcast and isinstance(a[0].type, VectorType):
+            self.repack(inst, d)
+        elif op == OP.builtin and inst.attrs["fn"] in ("any", "all") and isinstance(a[0].type, VectorType):
+            join = " or " if inst.attrs["fn"] == "any" else " and "
+            name = self.lane_var(f"v{r.id}", t)
+            self.emit(d, f"{name} = {join.join(f'({c})' for c in self.val(a[0])[1])}")
+            self.vals[r.id] = name
+        elif op == OP.construct:
+            vals = [self.val(x) for x in a]
+            if isinstance(t, VectorType):
+                comps = []
+                for x, v in zip(a, vals):
+                    comps += v[1] if isinstance(x.type, VectorType) else [v]
+                comps = comps * t.n if len(comps) == 1 else comps
+            elif isinstance(t, (ArrayType, StructType)):
+                comps = vals
+            else:
+                raise Unsupported(f"construct {t}")
+            if len(comps) != len(_parts(t)):
+                raise Unsupported(f"construct {t}")
+            self.vals[r.id] = ("vec", comps)
+        elif op == OP.extract:
+            src = self.vals.get(a[0].id)
+            if not (isinstance(src, tuple) and src[0] == "vec"):
+                raise Unsupported("extract")
+            self.vals[r.id] = self.take(src, a[0].type, inst.attrs["path"], inst)[0]
+        elif op == OP.insert:
+            self.vals[r.id] = self.put(self.val(a[0]), a[0].type, list(inst.attrs["path"]), self.val(a[1]))
+        elif op == OP.swizzle:
+            src = self.val(a[0])
+            self.vals[r.id] = ("vec", [src[1][c] for c in inst.attrs["components"]])
+        elif op == OP.undef:
+            self.bind(r, t, self.zero(t), d)
+        elif op == OP.const and not isinstance(t, ScalarType):
+            self.bind(r, t, self.constant(t, inst.attrs["value"]), d)
+        elif op == OP.var and not isinstance(t.pointee, ScalarType):
+            self.private_var(inst, d)
+        elif op == OP.access and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "pv":
+            self.private_access(inst, d)
+        elif op == OP.load and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "pv":
+            _, node, idx = self.vals[a[0].id]
+            self.bind(r, t, self.priv_read(node, idx, t), d)
+        elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "pv":
+            _, node, idx = self.vals[a[0].id]
+            self.priv_write(d, node, idx, self.val(a[1]))
+        elif op == OP.load and not isinstance(t, ScalarType):
+            self.fake_id += 1
+            self.bind(r, t, self.buf_read(self.vals.get(a[0].id), t, d), d)
+        elif op == OP.store and not isinstance(a[1].type, ScalarType):
+            p = self.vals.get(a[0].id)
+            if not (isinstance(p, tuple) and p[0] == "bp"):
+                raise Unsupported(f"a store of {a[1].type}")
+            self.fake_id += 1
+            self.buf_write(self.bp_parts(p, a[1].type, d, f"e{self.fake_id}"), self.val(a[1]), d)
+        elif op == OP.call:
+            self.call(inst, d)
+        else:
+            return False
+        return True
+
+    def private_var(self, inst: Inst, d: int):
+        r, t = inst.result, inst.type.pointee
+        node = self.priv_node(f"pm{r.id}", t, 1)
+        for leaf in self.leaves(node):
+            _, name = leaf
+            dt, size, zero = self.privs[name]
+            if self.local_leaf(name):
+                self.emit(d, f"{name} = {zero}")
+                continue
+            where = "" if not self.wg else f"local * {size}:(local + 1) * {size}"
+            self.emit(d, f"{name}[{where or ':'}] = {zero}")
+        if inst.args:
+            self.priv_write(d, node, "0", self.val(inst.args[0]))
+        self.vals[r.id] = ("pv", node, "0")
+
+    def private_init(self):
+        """var<private> globals the module's functions use: their storage, set at the start of
+        each invocation to their initializer or zero (as the executor does)."""
+        used = {i.attrs["name"] for f in self.module.functions for i in f.walk() if i.op == OP.global_}
+        gs = [g for g in self.module.globals if g.space == "private" and g.name in used]
+        if not gs:
+            return
+        d = 2
+        if self.wg:
+            self.emit(0, f"for local in range({self.pipe.layout.wg_count}):")
+            d = 1
+        for j, g in enumerate(gs):
+            node = self.private_globals[g.name] = self.priv_node(f"pg{j}", g.type, 1)
+            value = self.zero(g.type) if g.init is None else self.constant(g.type, g.init)
+            self.priv_write(d, node, "0", value)
+
+    def priv_node(self, base: str, t, size: int):
+        """The storage of a private variable of type t: ("leaf", array name) for a scalar (one array
+        element per place the enclosing arrays give it), ("struct", [members]), ("arr", count, element)."""
+        if isinstance(t, ScalarType):
+            ty = _scalar(t)
+            self.privs[base] = (_NPX[ty], size, _ZERO[ty])
+            return ("leaf", base)
+        if isinstance(t, StructType):
+            return ("struct", [self.priv_node(f"{base}_{i}", m.type, size) for i, m in enumerate(t.members)])
+        count = len(_parts(t))
+        if size * count > 1 << 16:
+            raise Unsupported(f"a private variable of {t}")
+        return ("arr", count, self.priv_node(base, _parts(t)[0], size * count))
+
+    def leaves(self, node):
+        if node[0] == "leaf":
+            return [node]
+        kids = node[1] if node[0] == "struct" else [node[2]]
+        return [x for k in kids for x in self.leaves(k)]
+
+    def local_leaf(self, name: str) -> bool:
+        """A scalar leaf outside any array, one invocation at a time: a plain local, no array."""
+        return not self.wg and self.privs[name][1] == 1
+
+    def leaf_ref(self, node, idx: str) -> str:
+        name = node[1]
+        if self.local_leaf(name):
+            return name
+        if self.wg:
+            return f"{name}[local * {self.privs[name][1]} + {idx}]"
+        return f"{name}[{idx}]"
+
+    def private_access(self, inst: Inst, d: int):
+        _, node, idx = self.vals[inst.args[0].id]
+        dyn = iter(inst.args[1:])
+        for j, step in enumerate(inst.attrs["path"]):
+            if node[0] == "struct":
+                node = node[1][step]
+                continue
+            if node[0] != "arr":
+                raise Unsupported("access into a scalar")
+            count = node[1]
+            if step >= 0:
+                if step >= count:
+                    raise Unsupported("constant index out of range")
+                ix = str(step)
+            else:
+                ix = self.lane_var(f"i{inst.result.id}_{j}", None)
+                self.emit(d, f"{ix} = np.int64({self.v(next(dyn))})")
+                self.emit(d, f"if {ix} < 0 or {ix} >= {count}:")
+                self.fail(d + 1, ERR_OOB)
+            idx = ix if idx == "0" else f"({idx}) * {count} + {ix}"
+            node = node[2]
+        self.vals[inst.result.id] = ("pv", node, idx)
+
+    def priv_read(self, node, idx: str, t):
+        if node[0] == "leaf":
+            return self.leaf_ref(node, idx)
+        if node[0] == "struct":
+            return ("vec", [self.priv_read(k, idx, m.type) for k, m in zip(node[1], t.members)])
+        return ("vec", [self.priv_read(node[2], str(i) if idx == "0" else f"({idx}) * {node[1]} + {i}", x)
+                        for i, x in enumerate(_parts(t))])
+
+    def priv_write(self, d: int, node, idx: str, value):
+        if node[0] == "leaf":
+            if not isinstance(value, str):
+                raise Unsupported("an aggregate stored to a scalar")
+            self.emit(d, f"{self.leaf_ref(node, idx)} = {value}")
+            return
+        kids = node[1] if node[0] == "struct" else [node[2]] * node[1]
+        if not (isinstance(value, tuple) and value[0] == "vec" and len(value[1]) == len(kids)):
+            raise Unsupported("a store of another shape")
+        for i, (k, v) in enumerate(zip(kids, value[1])):
+            sub = idx if node[0] == "struct" else (str(i) if idx == "0" else f"({idx}) * {node[1]} + {i}")
+            self.priv_write(d, k, sub, v)
+
+    def buf_read(self, p, t, d: int):
+        """An aggregate loaded from a buffer: its scalars one by one."""
+        if isinstance(p, tuple) and p[0] == "struct":
+            _, g, st, off = p
+            return ("vec", [self.buf_read(self.buffer_ptr(g, m.type, off + st.offsets[i]), m.type, d)
+                            for i, m in enumerate(st.members)])
+        if isinstance(p, tuple) and p[0] == "bp":
+            return self.buf_read(self.bp_parts(p, t, d, f"e{self.fake_id}"), t, d)
+        if isinstance(p, tuple) and p[0] == "vecb":
+            _, g, vt, off = p
+            return ("vec", [self.buf_read(self.buffer_ptr(g, vt.elem, off + i * vt.elem.size), vt.elem, d)
+                            for i in range(vt.n)])
+        if isinstance(p, tuple) and p[0] == "vec":
+            return ("vec", [self.buf_read(x, y, d) for x, y in zip(p[1], _parts(t))])
+        if isinstance(p, tuple) and p[0] == "elem":
+            self.loads[p[1]] += 1
+            return f"b{p[1]}[{p[2]}]"
+        if isinstance(p, tuple) and p[0] == "arr" and isinstance(t, ArrayType) and t.count is not None:
+            k = p[1]
+            self.emit(d, f"if {t.count - 1} >= n{k}:")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.loads[k] += 1
+            return ("vec", [f"b{k}[{i}]" for i in range(t.count)])
+        raise Unsupported(f"a load of {t}")
+
+    def call(self, inst: Inst, d: int):
+        """The callee's body in place: its parameters are the arguments (values or pointers), a
+        `return` leaves the one-shot loop around it."""
+        fn = self.module.function(inst.attrs["callee"])
+        if fn.name in self.inlining or len(self.inlining) > 16:
+            raise Unsupported("a recursive call")
+        for p, x in zip(fn.params, inst.args):
+            if x.id not in self.vals:
+                raise Unsupported("call")
+            self.vals[p.id] = self.vals[x.id]
+        n = self.nloops
+        self.nloops += 1
+        saved = self.ret_flag, self.ret_val
+        self.ret_flag = f"cr{n}"
+        self.ret_val = None
+        if inst.result is not None:
+            self.ret_val = self.fresh(f"v{inst.result.id}", fn.ret)
+            self.assign(d, self.ret_val, self.zero(fn.ret))
+        self.inlining.append(fn.name)
+        self.emit(d, f"cr{n} = False")
+        self.emit(d, "while True:                 # an inlined call; 'return' leaves it")
+        self.block(fn.body, d + 1, None)
+        self.emit(d + 1, "break")
+        self.inlining.pop()
+        if inst.result is not None:
+            self.emit(d, f"if not cr{n}:              # the end of a function that returns a value")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.vals[inst.result.id] = self.ret_val
+        self.ret_flag, self.ret_val = saved
 
     def continue_(self, ctx, d: int):
         """`continue` of the innermost loop from inside `ctx` (a loop, or a switch in one)."""
@@ -419,7 +959,7 @@ class _Gen:
         if n in self.sw_continued:
             self.emit(d, f"if swc{n}:")
             self.continue_(ctx, d + 1)
-        self.emit(d, "if ret:")
+        self.emit(d, f"if {self.ret_flag}:")
         self.emit(d + 1, "break")
 
     def fail(self, d: int, code: int, lane: str = "local"):
@@ -433,27 +973,49 @@ class _Gen:
         """A value's name: a local, or in workgroup mode its element of a per-lane array."""
         if not self.wg:
             return name
-        if t is not None and not (isinstance(t, ScalarType) and t.name in _NP):
+        if t is not None and not (isinstance(t, ScalarType) and t.name in _NPX):
             return name                     # a pointer or vector: never held as a value here
-        self.decls[name] = "np.int64" if t is None else _NP[t.name]
+        self.decls[name] = "np.int64" if t is None else _NPX[t.name]
         return f"{name}[local]"
 
     # -- workgroup memory: every access checks that no other invocation touched the element
     # since the last barrier (the code between barriers runs invocation after invocation, which
     # matches lockstep only without such conflicts); a conflict hands over to the interpreter
     def wg_access(self, inst: Inst, g: int, d: int):
+        """An element of workgroup array g: each index checked against its dimension, then the
+        flat (row-major) index."""
         r = inst.result
         path = inst.attrs["path"]
-        count = self.wmem[g][1]
-        if path[0] >= 0:
-            if path[0] >= count:
-                raise Unsupported("constant index out of range")
-            self.vals[r.id] = ("welem", g, f"np.int64({path[0]})")
+        t = self.wtypes.get(g, ArrayType(None, self.wmem[g][1]))
+        dyn = iter(inst.args[1:])
+        flat = []
+        for j, step in enumerate(path):
+            if not isinstance(t, (ArrayType, VectorType)):
+                raise Unsupported("access into workgroup memory")
+            count = t.n if isinstance(t, VectorType) else t.count
+            t = t.elem
+            inner = 1
+            x = t
+            while isinstance(x, (ArrayType, VectorType)):
+                inner, x = inner * (x.n if isinstance(x, VectorType) else x.count), x.elem
+            if step >= 0:
+                if step >= count:
+                    raise Unsupported("constant index out of range")
+                flat.append(f"{step * inner}")
+                continue
+            iv = self.lane_var(f"i{r.id}" + (f"_{j}" if j else ""), None)
+            self.emit(d, f"{iv} = np.int64({self.v(next(dyn))})")
+            self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
+            self.fail(d + 1, ERR_OOB)
+            flat.append(iv if inner == 1 else f"{iv} * {inner}")
+        if isinstance(t, (ArrayType, VectorType)):
+            raise Unsupported("a pointer to part of a workgroup array")
+        if all(x.isdigit() for x in flat):
+            self.vals[r.id] = ("welem", g, f"np.int64({sum(int(x) for x in flat)})")
             return
         iv = self.lane_var(f"i{r.id}", None)
-        self.emit(d, f"{iv} = np.int64({self.v(inst.args[1])})")
-        self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
-        self.fail(d + 1, ERR_OOB)
+        if len(flat) > 1 or flat[0] != iv:
+            self.emit(d, f"{iv} = {' + '.join(flat)}")
         self.vals[r.id] = ("welem", g, iv)
 
     def wg_load(self, g: int, idx: str, name: str, d: int):
@@ -501,6 +1063,8 @@ class _Gen:
                     self.wg_if(inst, d, wloop, in_body)
                 elif inst.op == OP.loop:
                     self.wg_loop(inst, d)
+                elif inst.op == OP.switch:
+                    self.wg_switch(inst, d)
                 else:
                     raise Unsupported(f"barrier inside {inst.op}")
             else:
@@ -565,6 +1129,28 @@ class _Gen:
             self.emit(d, "elif _nl > 0:")
             self.wg_block(inst.blocks[1], d + 1, wloop, in_body)
 
+    def wg_switch(self, inst: Inst, d: int):
+        """A switch with only a default around a barrier (glslang's block that `break` leaves):
+        run once, as a loop body whose `break` every live invocation must agree on."""
+        if inst.attrs["cases"] != [["default"]]:
+            raise Unsupported("barrier inside a switch with cases")
+
+        def continues(block):
+            return any(i.op == OP.continue_ or (i.op != OP.loop and any(continues(b) for b in i.blocks))
+                       for i in block.insts)
+        if continues(inst.blocks[0]):
+            raise Unsupported("continue inside a switch around a barrier")
+        n = self.nloops
+        self.nloops += 1
+        self.decls[f"wbrk{n}"] = "np.bool_"
+        self.decls[f"wcnt{n}"] = "np.bool_"
+        self.emit(d, f"wbrk{n}[:] = False")
+        self.emit(d, f"wcnt{n}[:] = False")
+        self.emit(d, f"wexit{n} = False")
+        self.emit(d, "while True:                     # the switch; a uniform 'break' leaves it")
+        self.wg_block(inst.blocks[0], d + 1, n, True)
+        self.emit(d + 1, "break")
+
     def wg_loop(self, inst: Inst, d: int):
         n = self.nloops
         self.nloops += 1
@@ -604,12 +1190,12 @@ class _Gen:
         self.emit(d + 1, "while True:                 # the body; 'continue' leaves it")
         self.block(body, d + 2, n)
         self.emit(d + 2, "break")
-        self.emit(d + 1, f"if brk{n} or ret:")
+        self.emit(d + 1, f"if brk{n} or {self.ret_flag}:")
         self.emit(d + 2, "break")
         # the continuing block: its break_if leaves the outer loop directly
         for i in cont.insts:
             self.inst(i, d + 1, None)
-        self.emit(d, "if ret:                         # a return inside the loop")
+        self.emit(d, f"if {self.ret_flag}:             # a return inside the loop")
         self.emit(d + 1, "break")
         self.loop_depth -= 1
 
@@ -617,6 +1203,17 @@ class _Gen:
         """The few numeric builtins with one obvious per-lane form (emu.numerics.builtins)."""
         fn = inst.attrs["fn"]
         t = _scalar(inst.type)
+        if fn == "dot" and t == "f32" and len(inst.args) == 2 and all(
+                isinstance(x.type, VectorType) for x in inst.args):
+            a, b = (self.val(x)[1] for x in inst.args)
+            if not self.nv:     # builtins._dot: the products summed in float64 from +0, one rounding
+                return "np.float32(" + " + ".join(["0.0"] + [f"np.float64({x}) * np.float64({y})"
+                                                             for x, y in zip(a, b)]) + ")"
+            # the driver's order (emu.numerics.nvidia._dot): y * y' first, then fma x, z, w
+            e = f"rt.nv_mul({a[1]}, {b[1]})"
+            for k in (0,) + tuple(range(2, len(a))):
+                e = f"rt.nv_fma({a[k]}, {b[k]}, {e})"
+            return e
         xs = [self.v(x) for x in inst.args]
         tys = [_scalar(x.type) for x in inst.args]
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t == "f16" and tys[2] == "bool":
@@ -628,8 +1225,8 @@ class _Gen:
             if self.nv and t == "f32":                  # the builtin canonicalizes NaNs there
                 return f"rt.nv_canon({xs[1]} if {xs[2]} else {xs[0]})"
             return f"{xs[1]} if {xs[2]} else {xs[0]}"
-        if t in ("i32", "u32") and all(ty == t for ty in tys):
-            c = _NP[t]
+        if t in _WIDTH and all(ty == t for ty in tys):
+            c = _NPX[t]
             if fn == "min" and len(xs) == 2:
                 return f"{c}(min({xs[0]}, {xs[1]}))"
             if fn == "max" and len(xs) == 2:
@@ -637,12 +1234,28 @@ class _Gen:
             if fn == "clamp" and len(xs) == 3:
                 return f"{c}(min(max({xs[0]}, {xs[1]}), {xs[2]}))"
             if fn == "abs" and len(xs) == 1:
-                return xs[0] if t == "u32" else f"np.int32(abs(np.int64({xs[0]})))"
+                return xs[0] if t[0] == "u" else f"{c}(abs(np.int64({xs[0]})))"
+        if fn in ("min", "max", "clamp") and t == "f32" and tys == [t] * len(xs):
+            canon = "rt.nv_canon" if self.nv else ""    # (nvidia: FMNMX, not flushed; NaNs canonical)
+            if fn == "clamp" and len(xs) == 3:
+                return f"{canon}(rt.fminmax_f32(rt.fminmax_f32({xs[0]}, {xs[1]}, True), {xs[2]}, False))"
+            if len(xs) == 2:
+                return f"{canon}(rt.fminmax_f32({xs[0]}, {xs[1]}, {fn == 'max'}))"
+        if fn in ("floor", "ceil", "round", "trunc") and t == "f32" and tys == [t]:     # exact
+            e = f"np.float32(np.{'rint' if fn == 'round' else fn}({xs[0]}))"
+            return f"rt.nv_canon({e})" if self.nv else e
         if fn == "abs" and t == "f32" and len(xs) == 1:
             return f"rt.nv_abs({xs[0]})" if self.nv else f"rt.bits_f32(rt.f32_bits({xs[0]}) & np.uint32(0x7FFFFFFF))"
         if fn == "inverseSqrt" and t == "f32" and len(xs) == 1 and self.nv:     # MUFU.RSQ: its table
             self.rsq = True
             return f"rt.nv_rsq({xs[0]}, rsq_tab)"
+        if self.nv and t == "f32" and tys == [t] * len(xs) and fn in _NV_SFU:     # emu.numerics.nvidia._F32
+            for tab in _NV_SFU[fn][1]:
+                if tab == "rcp":
+                    self.rcp = True
+                elif tab not in self.tabs:
+                    self.tabs.append(tab)
+            return "rt.nv_out(" + _NV_SFU[fn][0].format(*xs) + ")"
         if fn == "fma" and t == "f32" and len(xs) == 3 and tys == ["f32"] * 3:
             return f"rt.{'nv_fma' if self.nv else 'fma_f32'}({xs[0]}, {xs[1]}, {xs[2]})"
         raise Unsupported(f"builtin {fn} on {t}")
@@ -652,15 +1265,15 @@ class _Gen:
             return "True" if value else "False"
         if t == "f32":
             f = float(np.float32(value))
-            if not math.isfinite(f):
-                raise Unsupported("non-finite constant")
+            if not math.isfinite(f):                    # infinities and NaNs by their bits
+                return f"rt.bits_f32(np.uint32({int(np.array(value, np.float32).view(np.uint32))}))"
             return f"np.float32({f!r})"
         if t == "f16":
             return f"np.uint16({int(np.array(value, np.float16).view(np.uint16))})"
         v = int(value)
-        if t == "u32":
-            return f"np.uint32({v & 0xFFFFFFFF})"
-        return f"np.int32({v})"
+        if t[0] == "u":
+            return f"{_NPX[t]}({v & ((1 << _WIDTH[t]) - 1)})"
+        return f"{_NPX[t]}({v})"
 
     def input(self, name: str, t):
         if name not in _INPUTS:
@@ -671,6 +1284,11 @@ class _Gen:
         return f"in_{name}"
 
     def unary(self, fn: str, t: str, x: str) -> str:
+        if t in _WIDE and fn in ("neg", "not"):
+            e = f"np.uint64(0) - np.uint64({x})" if fn == "neg" else f"~np.uint64({x})"
+            return f"{_WIDE[t]}({e})"
+        if t in _NARROW and fn in ("neg", "not"):
+            return f"{_NARROW[t]}({'-' if fn == 'neg' else '~'}np.int64({x}))"
         if fn == "neg":
             return {"i32": f"np.int32(-np.int64({x}))", "u32": f"np.uint32(-np.int64({x}))",
                     "f32": f"rt.{'nv_neg' if self.nv else 'neg_f32'}({x})"}.get(t) or self._no(fn, t)
@@ -707,16 +1325,22 @@ class _Gen:
             if fn == "rem":
                 return f"np.float32(np.fmod({x}, {y}))"
             self._no(fn, t)
-        c = _NP[t]
+        c = _NPX[t]
         ops = {"add": "+", "sub": "-", "mul": "*", "and": "&", "or": "|", "xor": "^"}
+        if t in _WIDE:
+            if fn in ops:
+                return f"{c}(np.uint64({x}) {ops[fn]} np.uint64({y}))"
+            if fn == "shl":
+                return f"{c}(np.uint64({x}) << np.uint64(np.int64({y}) & 63))"
+            if fn == "shr":                             # arithmetic for i64, logical for u64
+                return f"{c}({c}({x}) >> {c}(np.int64({y}) & 63))"
+            self._no(fn, t)
         if fn in ops:
             return f"{c}(np.int64({x}) {ops[fn]} np.int64({y}))"
-        if fn in ("div", "rem"):
-            return f"rt.{fn}_{t}({x}, {y})"
-        if fn == "shl":
-            return f"{c}(np.int64({x}) << (np.int64({y}) & 31))"
-        if fn == "shr":
-            return f"{c}(np.int64({x}) >> (np.int64({y}) & 31))"
+        if fn in ("div", "rem"):                        # (int64 holds every narrow quotient)
+            return f"rt.{fn}_{t}({x}, {y})" if t in ("i32", "u32") else f"{c}(rt._{fn}(np.int64({x}), np.int64({y})))"
+        if fn in ("shl", "shr"):                        # the amount modulo the width
+            return f"{c}(np.int64({x}) {'<<' if fn == 'shl' else '>>'} (np.int64({y}) & {_WIDTH[t] - 1}))"
         self._no(fn, t)
 
     def convert(self, x: str, s: str, t: str, native=False) -> str:
@@ -729,14 +1353,16 @@ class _Gen:
         if t == "bool":
             return f"({x} != 0)"
         if s == "bool":
-            return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NP[t]}(1 if {x} else 0)")
+            return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NPX[t]}(1 if {x} else 0)")
+        if (s in ("f32", "f16") and t in {**_NARROW, **_WIDE}) or (s in _WIDE and t == "f32"):
+            raise Unsupported(f"conversion {s} to {t}")
         if s == "f32" and self.nv and native:         # SPIR-V's: saturating, NaN -> 0
             return f"rt.nv_native_f32_to_{t}({x})"
         if s == "f32":
             return f"rt.nv_f32_to_i32({x})" if self.nv and t == "i32" else f"rt.f32_to_{t}({x})"
         if t == "f32":
             return f"np.float32({x})"
-        return f"{_NP[t]}(np.int64({x}))"            # i32 <-> u32: the bits
+        return f"{_NPX[t]}(np.int64({x}))"            # i32 <-> u32: the bits
 
     def prelude(self) -> tuple[list, list]:
         """The lines that set the builtin inputs the code reads: (per workgroup, per invocation),
@@ -832,6 +1458,7 @@ class _Gen:
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
         body_start = len(self.lines)
+        self.private_init()
         if self.wg:
             self.wg_block(fn.body, 0, None, False)
         else:
@@ -848,7 +1475,7 @@ class _Gen:
         self.guarded = [k for k, st in self.stores.items() if st and (len(st) > 1 or st[0] > 0)]
         body = self._guards(body)
         bufs = ", ".join([f"b{k}, n{k}" for k in range(len(self.buf_types))] + ["rcp_tab"] * self.rcp
-                         + ["rsq_tab"] * self.rsq)
+                         + ["rsq_tab"] * self.rsq + [f"{t}_tab" for t in self.tabs])
         stored = [k for k in range(len(self.buf_types)) if self.stores[k]]
         self.stored_slots = stored
         sas = "".join(f", sa{k}" for k in stored) + "".join(f", own{k}" for k in self.guarded)
@@ -857,9 +1484,12 @@ class _Gen:
         nwg = self.pipe.layout.wg_count
         out = self.IMPORTS + ["", ""]
         params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}"
+        lanes = nwg if self.wg else 1           # private storage: per invocation of a workgroup
+        privs = [f"{k} = np.zeros({size * lanes}, {dt})" for k, (dt, size, _) in sorted(self.privs.items())
+                 if not self.local_leaf(k)]
         if not self.wg:
-            return "\n".join(out + self.driver(params, body, unit=("local", nwg, (), "invocation")))
-        decl = [f"{k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
+            return "\n".join(out + self.driver(params, body, privs, unit=("local", nwg, (), "invocation")))
+        decl = privs + [f"{k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
         decl += [f"retd = np.zeros({nwg}, np.bool_)", f"stp = np.zeros({nwg}, np.int64)"]
         for g, (t, cnt) in self.wmem.items():
             decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
@@ -976,11 +1606,14 @@ def _load(source: str):
     return mod
 
 
-def aliased(datas, stored) -> bool:
+def aliased(datas, stored, owners=None) -> bool:
     """Whether a written buffer shares memory with another bound one (a buffer bound twice): the
-    order of invocations (or subgroups) would show; the interpreter runs such dispatches."""
+    order of invocations (or subgroups) would show; the interpreter runs such dispatches. Views of
+    one variable (`owners`: each view's; the scalars of different types in its structs) are not
+    that: its members never overlap."""
     return any(np.shares_memory(datas[i], datas[j])
-               for i in range(len(datas)) if stored[i] for j in range(len(datas)) if j != i)
+               for i in range(len(datas)) if stored[i] for j in range(len(datas))
+               if j != i and (owners is None or owners[i] is not owners[j]))
 
 
 def first_use(kernel, warm) -> bool:
@@ -1027,6 +1660,7 @@ class Kernel:
         self.has_loops = gen.nloops > 0
         self.rcp = gen.rcp
         self.rsq = gen.rsq
+        self.tabs = gen.tabs
         self.mod = None
 
     def run(self, grid, regions: dict, workgroups: tuple[int, int] | None = None):
@@ -1043,14 +1677,15 @@ class Kernel:
             datas.append(got[0])
         from ..numerics import sfu
         args += [sfu.table(t) for t, used in (("rcp", self.rcp), ("rsq", self.rsq)) if used]
-        if any(self.stored) and aliased(datas, self.stored):
+        args += [sfu.table(t) for t in self.tabs]
+        if any(self.stored) and aliased(datas, self.stored, [s.g for s in self.slots]):
             return 0
         # run serially: rec False, one unused store address array per written buffer (rec a bool
         # from here, as from _parallel_run: one compiled run serves both)
         dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
         gx, gy, gz = grid
         lo, end = workgroups if workgroups is not None else (0, gx * gy * gz)
-        owners = self.owners([int(args[2 * k + 1]) for k in self.guarded], end * self.pipe.layout.wg_count)
+        owners = self.owners([args[2 * k].size for k in self.guarded], end * self.pipe.layout.wg_count)
         if owners is None:
             return lo
         if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
@@ -1114,7 +1749,7 @@ def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:
     if errs[:, 0].any():
         return False
     for sa, k in zip(sas, self.stored_slots):
-        if rt.collides(sa, int(args[2 * k + 1])):
+        if rt.collides(sa, args[2 * k].size):
             return False
     return True
 
@@ -1128,16 +1763,19 @@ def compile_pipeline(pipe) -> Kernel | None:
         return None
     if getattr(pipe.profile, "scalar", "ieee") not in SCALAR_MODELS:
         return None         # a scalar model the generated code does not know: the interpreter
+    gen = None
     try:
         gen = _Gen(pipe)
         source = gen.build()
     except Unsupported as e:
-        declined(pipe, "the fusion JIT", e)
+        declined(pipe, "the fusion JIT", e, getattr(gen, "at", None))
         return None
     return Kernel(pipe, gen, source)
 
 
-def declined(pipe, who: str, why) -> None:
-    """With EMU_JIT_WHY=1, say on stderr why a compiled path left an entry point to the interpreter."""
+def declined(pipe, who: str, why, at=None) -> None:
+    """With EMU_JIT_WHY=1, say on stderr why a compiled path left an entry point to the interpreter
+    (`at`: the instruction it stopped at, named with its source location)."""
     if os.environ.get("EMU_JIT_WHY", "0") != "0":
-        print(f"emu JIT: {pipe.entry.name}: {who} declined it: {why}", file=sys.stderr)
+        where = f" (at {at.op}{f', {at.loc}' if at.loc is not None else ''})" if at is not None else ""
+        print(f"emu JIT: {pipe.entry.name}: {who} declined it: {why}{where}", file=sys.stderr)

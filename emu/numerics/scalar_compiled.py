@@ -119,6 +119,24 @@ def f32_to_u32(x):
 
 
 @njit(**_inl)
+def fminmax_f32(a, b, is_max):
+    """WGSL/GLSL f32 max (is_max) or min as builtins.py's _minmax: a NaN operand is ignored (two
+    NaNs: the first), -0 < +0."""
+    if a != a:
+        return a if b != b else b
+    if b != b:
+        return a
+    if a == 0 and b == 0:
+        sa = (f32_bits(a) >> np.uint32(31)) != 0
+        sb = (f32_bits(b) >> np.uint32(31)) != 0
+        neg = (sa and sb) if is_max else (sa or sb)
+        return bits_f32(np.uint32(0x80000000) if neg else np.uint32(0))
+    if is_max:
+        return a if a > b else b
+    return a if a < b else b
+
+
+@njit(**_inl)
 def neg_f32(x):
     return bits_f32(f32_bits(x) ^ np.uint32(0x80000000))
 
@@ -244,6 +262,84 @@ def nv_rsq(x, tab):
     if s == 1 and e_in == 0:
         out = np.int64(0xFF800000)
     return nv_out(bits_f32(np.uint32(out)))
+
+
+@njit(**_inl)
+def _bits_rz32(v):
+    """f32 bits of the float64 v rounded toward zero (sfu._rz32)."""
+    r = np.float32(v)
+    b = np.int64(f32_bits(r))
+    if abs(np.float64(r)) > abs(v):
+        b -= 1                              # one step toward zero (an infinity: the largest finite)
+    return b
+
+
+@njit(**_inl)
+def nv_ex2(x, tab):
+    """MUFU.EX2 as emu.numerics.sfu.ex2 states it; `tab`: sfu.table("ex2")."""
+    u = np.int64(f32_bits(x))
+    s, e_in, m = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
+    if e_in == 255:
+        out = np.int64(0x7FFFFFFF) if m != 0 else (np.int64(0) if s == 1 else np.int64(0x7F800000))
+    elif e_in - 127 > 8:
+        out = np.int64(0) if s == 1 else np.int64(0x7F800000)
+    else:
+        shift = e_in - 127
+        a = np.int64(0)
+        if e_in != 0:
+            mant = m | (1 << 23)
+            a = mant << shift if shift >= 0 else mant >> min(-shift, np.int64(63))
+        ip, fr = a >> 23, a & 0x7FFFFF
+        e, k = ip, fr
+        if s == 1:
+            e = -ip if fr == 0 else -ip - 1
+            k = 0x7FFFFF - fr if fr != 0 else fr
+        eb = e + 127
+        out = np.int64(0x7F800000) if eb >= 255 else (np.int64(0) if eb <= 0 else (eb << 23) | np.int64(tab[k]))
+    return bits_f32(np.uint32(out))
+
+
+@njit(**_inl)
+def nv_lg2(x, tab, tab_neg1):
+    """MUFU.LG2 as emu.numerics.sfu.lg2 states it; sfu.table("lg2") and ("lg2_neg1")."""
+    u = np.int64(f32_bits(x))
+    s, e_in, m = u >> 31, (u >> 23) & 0xFF, u & 0x7FFFFF
+    e = np.float64(e_in - 127)
+    p = np.float64(bits_f32(np.uint32(tab[m])))
+    if e >= 0:
+        out = _bits_rz32(e + p)
+    else:
+        a = -e - p
+        r = _bits_rz32(a)
+        if np.float64(bits_f32(np.uint32(r))) == a and r != 0:
+            r -= 1
+        out = r ^ np.int64(0x80000000)              # -r
+    if e_in - 127 == -1 and tab_neg1[m] != np.uint32(0xFFFFFFFF):
+        out = np.int64(tab_neg1[m])
+    if e_in == 0:
+        out = np.int64(0xFF800000)
+    if e_in == 255:
+        out = np.int64(0x7F800000) if m == 0 else np.int64(0x7FFFFFFF)
+    if s == 1 and e_in != 0:
+        out = np.int64(0x7FFFFFFF)
+    return bits_f32(np.uint32(out))
+
+
+@njit(**_inl)
+def nv_sincos(x, quarter, tab):
+    """MUFU.SIN (quarter 0) or COS (quarter 2^23) of x, after the driver's FMUL.RZ by 1/(2 pi)
+    (emu.numerics.sfu._sincos); `tab`: sfu.table("sin")."""
+    u = np.int64(f32_bits(x))
+    s, e_in = u >> 31, (u >> 23) & 0xFF
+    ax = np.float64(0.0) if e_in == 0 else abs(np.float64(x))
+    r = np.float64(bits_f32(np.uint32(_bits_rz32(ax * np.float64(np.float32(0.15915493667125701904))))))
+    if not np.isfinite(r):
+        return bits_f32(np.uint32(0x7FFFFFFF))
+    q = (np.int64(np.floor((r - np.floor(r)) * (1 << 25))) + quarter) % (1 << 25)
+    out = np.int64(tab[q])
+    if quarter == 0:
+        out ^= s << 31
+    return bits_f32(np.uint32(out))
 
 
 @njit(**_inl)

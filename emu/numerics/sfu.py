@@ -96,13 +96,46 @@ def _stored(z, key: str) -> np.ndarray:
     return np.load(io.BytesIO(lzma.decompress(z[key].tobytes())))
 
 
+def _cache_file(name: str, crc: int) -> str | None:
+    """Where the rebuilt table is kept between processes (EMU_SFU_CACHE, else ~/.cache/emu/sfu; a
+    private folder, as the JIT's): rebuilding the sine table alone takes seconds of float64 sin over
+    2^25 cells, which every process that ran a kernel calling sin() paid again."""
+    d = os.environ.get("EMU_SFU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "emu", "sfu")
+    try:
+        os.makedirs(d, mode=0o700, exist_ok=True)
+        st = os.stat(d)
+        if st.st_uid != os.getuid() or st.st_mode & 0o022:
+            return None
+    except OSError:
+        return None
+    return os.path.join(d, f"{name}-{crc:08x}.npy")
+
+
+def _cached(path: str, crc: int):
+    """The kept table if it is there and its CRC is the measured one's, else None."""
+    try:
+        bits = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, TypeError):
+        return None
+    if bits.dtype != np.uint32 or bits.ndim != 1 or zlib.crc32(memoryview(bits)) != crc:
+        return None
+    bits.setflags(write=False)
+    return bits
+
+
 @lru_cache(maxsize=None)
 def table(name: str) -> np.ndarray:
-    """A measured table (uint32 bits; UNKNOWN where no input reaches), rebuilt and CRC-checked."""
+    """A measured table (uint32 bits; UNKNOWN where no input reaches), rebuilt and CRC-checked
+    (then kept on disk: _cache_file)."""
     if not os.path.exists(_DATA):
         raise FileNotFoundError(f"{_DATA}: the measured special-function tables are missing (reinstall emu)")
     with np.load(_DATA) as z:
-        d, gaps, dv, crc = (_stored(z, f"{name}/{k}") for k in ("d", "xi", "xv", "crc"))
+        crc = int(_stored(z, f"{name}/crc"))
+        path = _cache_file(name, crc)
+        kept = _cached(path, crc) if path else None
+        if kept is not None:
+            return kept
+        d, gaps, dv = (_stored(z, f"{name}/{k}") for k in ("d", "xi", "xv"))
     ref = table_reference(name).astype(np.int64)
     bits = (ref + d).astype(np.uint32)
     bits[d == -127] = UNKNOWN
@@ -111,6 +144,13 @@ def table(name: str) -> np.ndarray:
     if zlib.crc32(bits.tobytes()) != int(crc):
         raise RuntimeError(f"{_DATA}: table {name} does not rebuild to the measured values (CRC); "
                            f"this numpy's float64 {name} differs from the one it was stored against")
+    if path:
+        try:
+            tmp = f"{path}.{os.getpid()}.tmp.npy"
+            np.save(tmp, bits, allow_pickle=False)
+            os.replace(tmp, path)
+        except OSError:         # a read-only home: rebuilt again next time
+            pass
     bits.setflags(write=False)
     return bits
 

@@ -524,8 +524,9 @@ def test_stamp_covers_what_generated_kernels_call():
 # against interpreted as the WGSL cases above; 'fused': taken by the fusion JIT (emu/jit/fuse.py).
 # The JIT sees only the IR, so a SPIR-V kernel goes the way its WGSL twin would: Block-decorated
 # structs are buffers whose members it indexes; workgroup memory around cooperative ops goes to its
-# workgroup mode; subgroup operations and vectors in registers leave a kernel to the interpreter
-# whatever its front end.
+# workgroup mode; vectors, structs and arrays in registers and private memory, calls (inlined) and
+# 8/16/64-bit integers compile; subgroup operations leave a kernel to the interpreter whatever its
+# front end.
 SPIRV = ROOT / "tests" / "shaders" / "spirv"
 
 
@@ -593,6 +594,25 @@ def _q8_blocks(rng):
     return {(0, 0): raw, (0, 1): 16 * 32 * 2}
 
 
+def _specials(rng, n):
+    """n f32: zeros, subnormals, infinities, NaNs, 1, -1 and values from 1e-30 to 1e30 of both signs."""
+    special = np.array([0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
+                        0xFFC00001, 0x3F800000, 0xBF800000, 0x42B17218, 0xC2B17218, 0x40490FDB], np.uint32)
+    v = (rng.standard_normal(n) * 10.0 ** rng.integers(-30, 31, n)).astype(np.float32)
+    v = np.where(rng.random(n) < 0.5, rng.uniform(-8, 8, n).astype(np.float32), v).astype(np.float32)
+    v[:special.size] = special.view(np.float32)
+    return v
+
+
+def _blocks(rng):
+    """private_calls_blocks.comp's inputs: 64 blocks (an f16 scale, six int8 quants), 64 vec2."""
+    raw = np.zeros((64, 8), np.uint8)
+    raw[:, :2] = rng.uniform(-2, 2, 64).astype(np.float16).view(np.uint8).reshape(64, 2)
+    raw[:, 2:] = rng.integers(-128, 128, (64, 6)).astype(np.int8).view(np.uint8)
+    return _push(struct.pack("<If2iH2x", 64, 0.75, -3, 1234, 0xF0F3), {
+        (0, 0): raw, (0, 1): rng.standard_normal(128).astype(np.float32), (0, 2): 64 * 16, (0, 3): 64 * 2})
+
+
 # (file, profile, subgroup size, constants, bindings, grid, expected way)
 SPIRV_CASES = [
     ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
@@ -611,7 +631,7 @@ SPIRV_CASES = [
      (4, 1, 1), "fused"),
     ("div_add.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, k): rng.standard_normal(4 * 256).astype(np.float32) for k in range(3)} | {(0, 3): 4 * 4 * 256},
-     (4, 1, 1), "declined"),
+     (4, 1, 1), "fused"),
     ("ext_maint1.spvasm", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): np.full(7 * 256, -7, np.float32), (0, 3): 32 * 8 * 8},
      (1, 1, 1), "declined"),
@@ -634,14 +654,14 @@ SPIRV_CASES = [
      (1, 1, 1), "declined"),
     ("mul_extended.comp", "nvidia-h200", None, {}, lambda rng: _push(struct.pack("<III", 7, 2454267027, 3), {
         (0, 0): rng.integers(0, 2 ** 32, 64).astype(np.uint32), (0, 1): rng.integers(0, 2 ** 32, 64).astype(np.uint32),
-        (0, 2): 10 * 64 * 4}), (1, 1, 1), "declined"),
+        (0, 2): 10 * 64 * 4}), (1, 1, 1), "fused"),
     ("mixed_dot.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 128), (0, 1): _h(rng, 128), (0, 2): rng.standard_normal(64).astype(np.float32),
         (0, 3): 3 * 64 * 4, (0, 4): 2 * 64 * 2}, (1, 1, 1), "declined"),
     ("aliased_bindings.comp", "lavapipe", None, {}, lambda rng: {
-        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "declined"),
+        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "fused"),
     ("alias_binding.comp", "lavapipe", None, {}, lambda rng: {
-        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 4 * 16 * 4}, (1, 1, 1), "declined"),
+        (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 4 * 16 * 4}, (1, 1, 1), "fused"),
     ("ncnn_idioms.comp", "nvidia-h200", None, {"0": 4}, lambda rng: {
         (0, 0): np.concatenate([rng.uniform(-2, 2, 16).astype(np.float16).view(np.uint8),
                                 rng.integers(-4, 5, 32).astype(np.float32).view(np.uint8)]),
@@ -650,7 +670,7 @@ SPIRV_CASES = [
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 6 * 64 * 16}, (1, 1, 1), "declined"),
     ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 64, 64, dtype=np.uint64), (0, 1): rng.integers(0, 2 ** 64, 64, dtype=np.uint64),
-        (0, 2): 9 * 64 * 8}, (1, 1, 1), "declined"),
+        (0, 2): 9 * 64 * 8}, (1, 1, 1), "fused"),
     # A and B staged through shared memory between barrier()s (workgroup mode)
     ("gemm_tiled_khr.comp", "nvidia-h200", None, {"0": 64, "1": 96, "2": 64}, lambda rng: {
         (0, 0): _h(rng, 64 * 64), (0, 1): _h(rng, 64 * 96), (0, 2): 4 * 64 * 96}, (3, 2, 1), "compiled"),
@@ -719,12 +739,23 @@ SPIRV_CASES = [
     ("nv2_decode.spvasm", "nvidia-h200", None, {}, _q8_blocks, (1, 1, 1), "declined"),
     # ClampToEdge (2) for the rows outside the tensor
     ("nv2_decode.spvasm#clamp-to-edge", "nvidia-h200", None, {"0": 2}, _q8_blocks, (1, 1, 1), "declined"),
-    ("spec_id_twins.comp", "reference", None, {"0": 8, "1": 3}, lambda rng: {(0, 0): 4 * 4 * 64}, (2, 1, 1), "declined"),
+    ("spec_id_twins.comp", "reference", None, {"0": 8, "1": 3}, lambda rng: {(0, 0): 4 * 4 * 64}, (2, 1, 1), "fused"),
     ("subgroup_clustered_ballot.comp", "lavapipe", 8, {}, lambda rng: {
         (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 128 * 32}, (2, 1, 1), "declined"),
     ("workgroup_alias.comp", "reference", None, {}, lambda rng: {
         (0, 0): rng.normal(0, 1, 192).astype(np.float32), (0, 1): 192 * 16}, (3, 1, 1), "declined"),
     ("pointer_after_loop.spvasm", "reference", None, {}, lambda rng: {(0, 0): 32}, (1, 1, 1), "fused"),
+    # private arrays and structs, inlined calls, vectors, arrays of block structs, 8/16-bit integers
+    ("private_calls_blocks.comp", "nvidia-h200", None, {}, _blocks, (2, 1, 1), "fused"),
+    ("private_calls_blocks.comp#reference", "reference", None, {}, _blocks, (2, 1, 1), "fused"),
+    ("transcendental.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _specials(rng, 512), (0, 1): _specials(rng, 512), (0, 2): 12 * 512 * 4}, (8, 1, 1), "fused"),
+    ("transpose_shared.comp", "reference", None, {}, lambda rng: {
+        (0, 0): rng.integers(0, 1 << 20, 4 * 64).astype(np.uint32), (0, 1): 4 * 64 * 4}, (4, 1, 1), "fused"),
+    # a default-only switch around barriers, a private array, -inf: one empty row, one short
+    ("softmax_switch.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.standard_normal(4 * 128).astype(np.float32), (0, 1): np.array([128, 0, 77, 128], np.uint32),
+        (0, 2): 4 * 128 * 4}, (4, 1, 1), "fused"),
     ("reduce_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): np.concatenate([np.array([8 * 256 - 100, 0, 0, 0], np.uint32),
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),
