@@ -11,7 +11,7 @@ from ...isa.types import (BOOL, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, 
                           with_scalar)
 from ...isa.ir import Value
 from .grammar import Instruction, aliases, load
-from .module import SUBGROUP_SCOPE, BuiltinVar, is_physical
+from .module import SUBGROUP_SCOPE, WORKGROUP_SCOPE, BuiltinVar, is_physical
 from ...isa.types import VOID, TupleType
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
@@ -685,6 +685,15 @@ class OpLowering:
 
     # -- synchronisation, atomics, subgroups ----------------------------------------------------
     def op_ControlBarrier(self, i):
+        execution = self.scope(i, i.ops[0])
+        if execution == SUBGROUP_SCOPE:
+            # only the invocations of one subgroup wait for each other (llama.cpp's mul_mm stages a
+            # partial tile through shared memory so, in a branch that differs between subgroups)
+            self.b.emit("barrier", kind="subgroup")
+            return
+        if execution != WORKGROUP_SCOPE:
+            self.fail(i, f"OpControlBarrier with execution scope {execution}: Vulkan allows Workgroup (2) "
+                         f"and Subgroup (3) only", hint="use gl_ScopeWorkgroup or gl_ScopeSubgroup")
         sem = self.info.consts.get(i.ops[2], (None, 0))[1]
         # UniformMemory (0x40) alone: storage; WorkgroupMemory (0x100) or no memory: workgroup
         kind = "storage" if sem & 0x40 and not sem & 0x100 else "workgroup"

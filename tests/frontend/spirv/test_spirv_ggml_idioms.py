@@ -54,3 +54,32 @@ def test_coop_matrix_elements_through_pointers():
             r, c = lm.coords[lane, k]
             want[r, c] += k
     assert y.reshape(16, 16).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("taken", [0, 1])
+def test_subgroup_scope_control_barrier_in_a_branch_of_one_subgroup(taken):
+    """controlBarrier(gl_ScopeSubgroup, ...) (OpControlBarrier with execution scope Subgroup) waits
+    for the subgroup only: a branch that one subgroup of the workgroup takes and the other skips is
+    well defined (llama.cpp's mul_mm staging a partial tile), and the shared-memory value another
+    lane of the subgroup stored before it is seen after it."""
+    from emu.isa.ir import PUSH_CONSTANTS
+    src = (SHADER.parent / "subgroup_barrier_branch.comp").read_text()
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="subgroup_barrier_branch.comp"))
+    out = dev.create_buffer(size=64 * 4)
+    dev.dispatch(pipe, {(0, 0): out, PUSH_CONSTANTS: dev.create_buffer(np.array([taken], np.uint32))}, 1)
+    want = [1000 + i for i in range(64)]
+    for l in range(32):
+        want[32 * taken + l] = (32 * taken + 31 - l) * 3 + 1
+    assert out.read(np.uint32).tolist() == want
+
+
+def test_workgroup_scope_control_barrier_in_such_a_branch_is_still_an_error():
+    src = (SHADER.parent / "subgroup_barrier_branch.comp").read_text().replace(
+        "controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup", "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup")
+    from emu.isa.ir import PUSH_CONSTANTS
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="subgroup_barrier_branch.comp"))
+    with pytest.raises(EmuError, match=r"workgroupBarrier reached by only some invocations of a workgroup"):
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256),
+                            PUSH_CONSTANTS: dev.create_buffer(np.array([0], np.uint32))}, 1)
