@@ -299,7 +299,8 @@ def _fill_properties(pd, p) -> None:
         maxDescriptorSetSampledImages=0, maxDescriptorSetStorageImages=0, maxDescriptorSetInputAttachments=0,
         maxComputeSharedMemorySize=lim["max-compute-workgroup-storage-size"],
         maxComputeWorkGroupInvocations=lim["max-compute-invocations-per-workgroup"],
-        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
+        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet
+        maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
         maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=64,
         minTexelBufferOffsetAlignment=16, minUniformBufferOffsetAlignment=64, minStorageBufferOffsetAlignment=16,
         timestampComputeAndGraphics=1, timestampPeriod=1.0, maxClipDistances=0, maxCullDistances=0,
