@@ -56,6 +56,18 @@ def test_vulkaninfo_describes_the_device(manifest):
     assert re.search(r"shaderFloat16\s+= true", out) and re.search(r"timelineSemaphore\s+= true", out)
     for feature in ("shaderInt16", "shaderIntegerDotProduct", "bufferDeviceAddress"):
         assert re.search(rf"\b{feature}\s+= true", out), feature
+    # the compute limits and fast integer dot products NVIDIA's driver reports (recorded on an H100,
+    # the same GH100 chip and driver: tests/data/hw/h100/vulkaninfo_580.159.04.json.gz)
+    import gzip
+    import json
+    rec = json.load(gzip.open(ROOT / "tests/data/hw/h100/vulkaninfo_580.159.04.json.gz"))["capabilities"]["device"]
+    limits = rec["properties"]["VkPhysicalDeviceProperties"]["limits"]
+    assert limits["maxComputeSharedMemorySize"] == 49152
+    assert re.search(r"maxComputeSharedMemorySize\s+= 49152\n", out)
+    dot = rec["properties"]["VkPhysicalDeviceShaderIntegerDotProductProperties"]
+    assert sum(dot.values()) == 6
+    for name, fast in dot.items():
+        assert re.search(rf"\b{name}\s+= {'true' if fast else 'false'}\n", out), name
 
 
 def _glslang():
