@@ -608,9 +608,12 @@ class OpLowering:
                 path.append(k)
                 t = t.members[k].type
                 continue
-            if c is not None and not isinstance(t, CoopMatrixType):
+            if c is not None and not isinstance(t, CoopMatrixType) and _within(t, int(c[1])):
                 path.append(int(c[1]))
             else:
+                # a constant index past the end (an array that specialization made shorter, the
+                # access in code these constants never run: llama.cpp's flash attention) is an
+                # index like any other, checked where it runs
                 path.append(-1)
                 idx = self.val(x, i)
                 if not isinstance(idx.type, ScalarType) or not idx.type.is_int or idx.type.bits != 32:
@@ -1102,6 +1105,13 @@ class OpLowering:
 # the ops whose pointer operand (the first) coop_pointer reads as (array, offset)
 COOP_POINTER_OPS = frozenset({"OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR",
                               "OpCooperativeMatrixLoadTensorNV", "OpCooperativeMatrixStoreTensorNV"})
+
+
+def _within(t, k: int) -> bool:
+    """Whether constant index k names a component of composite t (a runtime array: any k >= 0)."""
+    n = t.count if isinstance(t, ArrayType) else t.n if isinstance(t, VectorType) else \
+        t.cols if isinstance(t, MatrixType) else None
+    return k >= 0 and (n is None or k < n)
 
 
 class _CoopChain:

@@ -83,3 +83,18 @@ def test_workgroup_scope_control_barrier_in_such_a_branch_is_still_an_error():
     with pytest.raises(EmuError, match=r"workgroupBarrier reached by only some invocations of a workgroup"):
         dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256),
                             PUSH_CONSTANTS: dev.create_buffer(np.array([0], np.uint32))}, 1)
+
+
+@pytest.mark.parametrize("n, total", [(8, 0 + 3 + 6 + 9 + 100 + 15 + 18 + 21), (4, 0 + 3 + 6 + 9), (2, 3)])
+def test_constant_index_past_a_specialized_array_in_code_that_never_runs(n, total):
+    """OpAccessChain with a constant index past the end of an array that specialization made
+    shorter, in a branch the same constant turns off: the pipeline is valid (llama.cpp's KHR-coopmat
+    flash attention with q4_0..q8_0 K failed vkCreateComputePipelines with "index 4 is out of range
+    for array<i32, 2>")."""
+    src = (SHADER.parent / "spec_short_array.comp").read_text()
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="spec_short_array.comp"),
+                                       constants={"0": n})
+    out = dev.create_buffer(size=16)
+    dev.dispatch(pipe, {(0, 0): out}, 1)
+    assert out.read(np.int32)[0] == total
