@@ -359,11 +359,16 @@ def number_values(module: Module) -> int:
     def walk(blk: Block, seen: dict, mem: _Memory):
         for inst in blk.insts:
             if inst.blocks:
+                writes = [i for i in inst.walk() if i.op in _WRITES]
+                if inst.op == "loop":
+                    # a write anywhere in the loop reaches its next iteration's loads, those before
+                    # it in the body too: none of them is the value of a load before the loop
+                    for i in writes:
+                        mem.write(i)
                 for sub in inst.blocks:
                     walk(sub, dict(seen), mem)
-                for i in inst.walk():
-                    if i.op in _WRITES:
-                        mem.write(i)
+                for i in writes:
+                    mem.write(i)
                 continue
             if inst.op in _WRITES:
                 mem.write(inst)

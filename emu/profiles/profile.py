@@ -194,8 +194,9 @@ class Profile:
     # unmeasured (element access to one is refused)
     flexible_layout_nv: str = ""
     # what the real device reports through Vulkan (device_id, device_name, driver_version,
-    # api_version, extensions {name: spec version}): emu's Vulkan ICD reports the same where emu
-    # runs it; {} where unrecorded
+    # api_version, extensions {name: spec version}, limits {VkPhysicalDeviceLimits member: value},
+    # integer_dot_product [the integerDotProduct*Accelerated properties that are true]): emu's
+    # Vulkan ICD reports the same where emu runs it; {} where unrecorded
     vulkan: Mapping[str, Any] = field(default_factory=dict)
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
@@ -755,8 +756,19 @@ def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
 
 
 def _parse_vulkan(ctx: _Ctx, raw) -> dict:
-    ctx.keys(raw, "vulkan", (), ("device_id", "device_name", "driver_version", "api_version", "extensions"))
+    ctx.keys(raw, "vulkan", (), ("device_id", "device_name", "driver_version", "api_version", "extensions",
+                                 "limits", "integer_dot_product"))
     out = dict(raw)
+    lim = out.get("limits", {})
+    if not isinstance(lim, dict) or not all(
+            isinstance(v, int) or (isinstance(v, list) and all(isinstance(x, int) for x in v)) for v in lim.values()):
+        ctx.fail("vulkan.limits", "expected {VkPhysicalDeviceLimits member: number or list of numbers}",
+                 'write e.g. {"maxComputeSharedMemorySize": 49152}')
+    dot = out.get("integer_dot_product", [])
+    if not isinstance(dot, list) or not all(isinstance(n, str) and n.startswith("integerDotProduct")
+                                            and n.endswith("Accelerated") for n in dot):
+        ctx.fail("vulkan.integer_dot_product", "expected the names of the integerDotProduct*Accelerated "
+                 "properties the device reports true", 'write e.g. ["integerDotProduct4x8BitPackedSignedAccelerated"]')
     if "device_id" in out:
         try:
             out["device_id"] = _as_int(out["device_id"])

@@ -45,8 +45,16 @@ class Device(Dispatchable):
                 tracer = Untraced()
             d = self._emu[sg] = EmuDevice(self.profile, subgroup_size=sg, hints="cli", tracer=tracer,
                                           bounds=os.environ.get("EMU_VK_BOUNDS", "webgpu"),
-                                          max_steps=int(steps) if steps and steps.isdigit() else None)
+                                          max_steps=int(steps) if steps and steps.isdigit() else ICD_MAX_STEPS)
         return d
+
+
+# A GPU runs a loop until it ends; a program has no --max-steps to give. The ICD stops an
+# invocation after 10^9 steps (instructions of its loops' iterations), about half a second of one
+# warp issuing at the H200's clock, far past any kernel of a real program (llama.cpp's scalar flash
+# attention with 256-wide heads over 1,024 keys passes emu run's 10^6), while a loop that never
+# ends still ends in one message. EMU_VK_MAX_STEPS sets another.
+ICD_MAX_STEPS = 10 ** 9
 
 
 class Untraced:

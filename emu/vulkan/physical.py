@@ -97,10 +97,36 @@ class PhysicalDevice(Dispatchable):
         from ..profiles import load_profile
         self.instance = instance
         self.profile_name = os.environ.get("EMU_PROFILE") or DEFAULT_PROFILE
-        self.profile = load_profile(self.profile_name)
+        self.profile = vulkan_profile(load_profile(self.profile_name))
         self.features = device_features(self.profile)
         self.extensions = device_extensions(self.profile, self.features)
         self._make_handle()
+
+
+# VkPhysicalDeviceLimits member recorded on the real device -> the limit emu's executor checks
+# (WebGPU's name): the GPU's Vulkan driver allows more than the profile's WebGPU limits (48 KiB of
+# workgroup memory on Hopper, not 32), and a shader the device accepts must run
+EXECUTOR_LIMITS = {"maxComputeSharedMemorySize": "max-compute-workgroup-storage-size",
+                   "maxComputeWorkGroupInvocations": "max-compute-invocations-per-workgroup"}
+# recorded limits reported as they are (emu honours any value of them)
+REPORTED_LIMITS = ("maxPushConstantsSize", "minStorageBufferOffsetAlignment", "minUniformBufferOffsetAlignment")
+
+
+def vulkan_profile(profile):
+    """The profile with its Vulkan device's recorded compute limits (profile.vulkan.limits) as the
+    limits the executor checks, so that what the ICD reports is what it runs."""
+    import dataclasses
+    from types import MappingProxyType
+    rec = profile.vulkan.get("limits", {})
+    lim = dict(profile.limits)
+    for vk_name, name in EXECUTOR_LIMITS.items():
+        if vk_name in rec:
+            lim[name] = rec[vk_name]
+    for axis, n in zip("xyz", rec.get("maxComputeWorkGroupSize", ())):
+        lim[f"max-compute-workgroup-size-{axis}"] = n
+    if lim == dict(profile.limits):
+        return profile
+    return dataclasses.replace(profile, limits=MappingProxyType(lim), _cache={})
 
 
 def _capabilities() -> set:
@@ -299,12 +325,15 @@ def _fill_properties(pd, p) -> None:
         maxDescriptorSetSampledImages=0, maxDescriptorSetStorageImages=0, maxDescriptorSetInputAttachments=0,
         maxComputeSharedMemorySize=lim["max-compute-workgroup-storage-size"],
         maxComputeWorkGroupInvocations=lim["max-compute-invocations-per-workgroup"],
-        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
+        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet
+        maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
         maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=64,
         minTexelBufferOffsetAlignment=16, minUniformBufferOffsetAlignment=64, minStorageBufferOffsetAlignment=16,
         timestampComputeAndGraphics=1, timestampPeriod=1.0, maxClipDistances=0, maxCullDistances=0,
         discreteQueuePriorities=2, strictLines=0, standardSampleLocations=0,
         optimalBufferCopyOffsetAlignment=1, optimalBufferCopyRowPitchAlignment=1, nonCoherentAtomSize=64)
+    recorded = prof.vulkan.get("limits", {})
+    values.update({k: recorded[k] for k in REPORTED_LIMITS if k in recorded})
     for k, v in values.items():
         setattr(L, k, v)
     L.maxComputeWorkGroupCount = [wg, wg, wg]
@@ -366,7 +395,9 @@ def vkGetPhysicalDeviceProperties2(physical, p_props):
                 s.storageTexelBufferOffsetAlignmentBytes = 16
                 s.uniformTexelBufferOffsetAlignmentBytes = 16
                 s.maxInlineUniformBlockSize = 0
-        elif name == "VkPhysicalDeviceMaintenance4Properties":
+        if name in ("VkPhysicalDeviceVulkan13Properties", "VkPhysicalDeviceShaderIntegerDotProductProperties"):
+            _fill_integer_dot(pd, s)
+        if name == "VkPhysicalDeviceMaintenance4Properties":
             s.maxBufferSize = MAX_ALLOCATION
         elif name == "VkPhysicalDeviceMaintenance3Properties":
             s.maxPerSetDescriptors = 1048576
@@ -392,6 +423,17 @@ def vkGetPhysicalDeviceProperties2(physical, p_props):
             ffi.memmove(s.deviceUUID, _uuid(f"emu device {prof.name}"), 16)
             ffi.memmove(s.driverUUID, _uuid(f"emu {__version__}"), 16)
             s.deviceLUIDValid = 0
+
+
+def _fill_integer_dot(pd, s) -> None:
+    """Which integer dot products the device runs fast: the recorded *Accelerated properties
+    (profile.vulkan.integer_dot_product; llama.cpp picks its integer-dot shaders on them), where
+    emu runs the dot-product instructions at all."""
+    fast = set(pd.profile.vulkan.get("integer_dot_product", ())) \
+        if "shaderIntegerDotProduct" in pd.features else set()
+    for field, _ in ffi.typeof(s).item.fields:
+        if field.startswith("integerDotProduct"):
+            setattr(s, field, 1 if field in fast else 0)
 
 
 def _fill_vulkan12(s) -> None:

@@ -169,3 +169,18 @@ void main() {
 def test_every_decision_names_its_evidence():
     for name, why in DECISIONS.items():
         assert why and ("npz" in why or "README" in why or "llama" in why or "random" in why), name
+
+
+def test_a_load_in_a_loop_is_not_the_value_of_one_before_it_when_the_loop_writes_the_variable():
+    """Value numbering across a loop (llama.cpp's bf16 mul_mat_vec, whose sums came out doubled):
+    the inner loop's body loads `i` before storing `i + 1`; from its second iteration on that load
+    reads the store, so it is not the load of `i` in the outer loop's condition. Same values as
+    the reference profile, which runs no compiler model."""
+    from emu.isa.ir import PUSH_CONSTANTS
+    src = (ROOT / "tests" / "shaders" / "spirv" / "loop_carried_load.comp").read_text()
+    for profile in ("reference", "nvidia-h200"):
+        dev = emu.Device(profile)
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "loop_carried_load.comp"))
+        o = dev.create_buffer(size=8 * 4)
+        dev.dispatch(pipe, {(0, 0): o, PUSH_CONSTANTS: dev.create_buffer(np.array([6, 1], np.uint32))}, 1)
+        assert o.read(np.uint32).tolist() == [1, 5, 9, 13, 17, 21, 0, 0], profile

@@ -56,6 +56,18 @@ def test_vulkaninfo_describes_the_device(manifest):
     assert re.search(r"shaderFloat16\s+= true", out) and re.search(r"timelineSemaphore\s+= true", out)
     for feature in ("shaderInt16", "shaderIntegerDotProduct", "bufferDeviceAddress"):
         assert re.search(rf"\b{feature}\s+= true", out), feature
+    # the compute limits and fast integer dot products NVIDIA's driver reports (recorded on an H100,
+    # the same GH100 chip and driver: tests/data/hw/h100/vulkaninfo_580.159.04.json.gz)
+    import gzip
+    import json
+    rec = json.load(gzip.open(ROOT / "tests/data/hw/h100/vulkaninfo_580.159.04.json.gz"))["capabilities"]["device"]
+    limits = rec["properties"]["VkPhysicalDeviceProperties"]["limits"]
+    assert limits["maxComputeSharedMemorySize"] == 49152
+    assert re.search(r"maxComputeSharedMemorySize\s+= 49152\n", out)
+    dot = rec["properties"]["VkPhysicalDeviceShaderIntegerDotProductProperties"]
+    assert sum(dot.values()) == 6
+    for name, fast in dot.items():
+        assert re.search(rf"\b{name}\s+= {'true' if fast else 'false'}\n", out), name
 
 
 def _glslang():
@@ -176,6 +188,27 @@ def test_strict_bounds_lose_the_device_with_one_message(client, manifest, oob_sh
                           "vkQueueSubmit(queue, 1, &submit, fence) failed: -4"]
     assert r.returncode == 1
 
+
+
+def test_a_long_loop_runs_to_its_end(client, manifest):
+    """A program cannot pass --max-steps: an invocation whose loop takes 1.7 million steps (past
+    `emu run`'s limit of 10^6, as llama.cpp's flash attention over 1,024 keys does) runs to its
+    end on the device; EMU_VK_MAX_STEPS still stops it where a person asks."""
+    src = (DATA / "scale_add.comp").read_text().replace(
+        "if (i < pc.n) b[i] = a[i] * pc.scale + SHIFT;",
+        "uint t = 0u;\n    for (uint k = 0u; k < 100000u; k++) t += k & 1u;\n"
+        "    if (i < pc.n) b[i] = a[i] * pc.scale + SHIFT + t - 50000u;")
+    (client / "long_loop.comp").write_text(src)
+    subprocess.run([_glslang(), "-V", str(client / "long_loop.comp"), "-o", str(client / "long_loop.spv")],
+                   check=True, capture_output=True)
+    r = subprocess.run([str(client / "icd_client"), str(client / "long_loop.spv"), "64"], env=_env(manifest),
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["device: emu 0.1.0 (nvidia-h200: NVIDIA H200)", "ok 64"]
+    r = subprocess.run([str(client / "icd_client"), str(client / "long_loop.spv"), "64"],
+                       env=_env(manifest, EMU_VK_MAX_STEPS="100000"), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 1
+    assert "error: the step limit (100000 steps per invocation) was reached in this loop by 64 invocations" in r.stderr
 
 def test_reloaded_and_called_from_several_threads(client, manifest):
     """Instances made and destroyed three times (the loader unloads the driver and loads it again),

@@ -11,7 +11,7 @@ from ...isa.types import (BOOL, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, 
                           with_scalar)
 from ...isa.ir import Value
 from .grammar import Instruction, aliases, load
-from .module import SUBGROUP_SCOPE, BuiltinVar, is_physical
+from .module import SUBGROUP_SCOPE, WORKGROUP_SCOPE, BuiltinVar, is_physical
 from ...isa.types import VOID, TupleType
 
 # opcode -> (IR binary fn, operand signedness: I any integer (the result's), U, S, F float, B bool)
@@ -611,9 +611,12 @@ class OpLowering:
                 path.append(k)
                 t = t.members[k].type
                 continue
-            if c is not None and not isinstance(t, CoopMatrixType):
+            if c is not None and not isinstance(t, CoopMatrixType) and _within(t, int(c[1])):
                 path.append(int(c[1]))
             else:
+                # a constant index past the end (an array that specialization made shorter, the
+                # access in code these constants never run: llama.cpp's flash attention) is an
+                # index like any other, checked where it runs
                 path.append(-1)
                 idx = self.val(x, i)
                 if not isinstance(idx.type, ScalarType) or not idx.type.is_int or idx.type.bits != 32:
@@ -688,6 +691,15 @@ class OpLowering:
 
     # -- synchronisation, atomics, subgroups ----------------------------------------------------
     def op_ControlBarrier(self, i):
+        execution = self.scope(i, i.ops[0])
+        if execution == SUBGROUP_SCOPE:
+            # only the invocations of one subgroup wait for each other (llama.cpp's mul_mm stages a
+            # partial tile through shared memory so, in a branch that differs between subgroups)
+            self.b.emit("barrier", kind="subgroup")
+            return
+        if execution != WORKGROUP_SCOPE:
+            self.fail(i, f"OpControlBarrier with execution scope {execution}: Vulkan allows Workgroup (2) "
+                         f"and Subgroup (3) only", hint="use gl_ScopeWorkgroup or gl_ScopeSubgroup")
         sem = self.info.consts.get(i.ops[2], (None, 0))[1]
         # UniformMemory (0x40) alone: storage; WorkgroupMemory (0x100) or no memory: workgroup
         kind = "storage" if sem & 0x40 and not sem & 0x100 else "workgroup"
@@ -1096,6 +1108,13 @@ class OpLowering:
 # the ops whose pointer operand (the first) coop_pointer reads as (array, offset)
 COOP_POINTER_OPS = frozenset({"OpCooperativeMatrixLoadKHR", "OpCooperativeMatrixStoreKHR",
                               "OpCooperativeMatrixLoadTensorNV", "OpCooperativeMatrixStoreTensorNV"})
+
+
+def _within(t, k: int) -> bool:
+    """Whether constant index k names a component of composite t (a runtime array: any k >= 0)."""
+    n = t.count if isinstance(t, ArrayType) else t.n if isinstance(t, VectorType) else \
+        t.cols if isinstance(t, MatrixType) else None
+    return k >= 0 and (n is None or k < n)
 
 
 class _CoopChain:

@@ -54,3 +54,47 @@ def test_coop_matrix_elements_through_pointers():
             r, c = lm.coords[lane, k]
             want[r, c] += k
     assert y.reshape(16, 16).tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("taken", [0, 1])
+def test_subgroup_scope_control_barrier_in_a_branch_of_one_subgroup(taken):
+    """controlBarrier(gl_ScopeSubgroup, ...) (OpControlBarrier with execution scope Subgroup) waits
+    for the subgroup only: a branch that one subgroup of the workgroup takes and the other skips is
+    well defined (llama.cpp's mul_mm staging a partial tile), and the shared-memory value another
+    lane of the subgroup stored before it is seen after it."""
+    from emu.isa.ir import PUSH_CONSTANTS
+    src = (SHADER.parent / "subgroup_barrier_branch.comp").read_text()
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="subgroup_barrier_branch.comp"))
+    out = dev.create_buffer(size=64 * 4)
+    dev.dispatch(pipe, {(0, 0): out, PUSH_CONSTANTS: dev.create_buffer(np.array([taken], np.uint32))}, 1)
+    want = [1000 + i for i in range(64)]
+    for l in range(32):
+        want[32 * taken + l] = (32 * taken + 31 - l) * 3 + 1
+    assert out.read(np.uint32).tolist() == want
+
+
+def test_workgroup_scope_control_barrier_in_such_a_branch_is_still_an_error():
+    src = (SHADER.parent / "subgroup_barrier_branch.comp").read_text().replace(
+        "controlBarrier(gl_ScopeSubgroup, gl_ScopeSubgroup", "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup")
+    from emu.isa.ir import PUSH_CONSTANTS
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="subgroup_barrier_branch.comp"))
+    with pytest.raises(EmuError, match=r"workgroupBarrier reached by only some invocations of a workgroup"):
+        dev.dispatch(pipe, {(0, 0): dev.create_buffer(size=256),
+                            PUSH_CONSTANTS: dev.create_buffer(np.array([0], np.uint32))}, 1)
+
+
+@pytest.mark.parametrize("n, total", [(8, 0 + 3 + 6 + 9 + 100 + 15 + 18 + 21), (4, 0 + 3 + 6 + 9), (2, 3)])
+def test_constant_index_past_a_specialized_array_in_code_that_never_runs(n, total):
+    """OpAccessChain with a constant index past the end of an array that specialization made
+    shorter, in a branch the same constant turns off: the pipeline is valid (llama.cpp's KHR-coopmat
+    flash attention with q4_0..q8_0 K failed vkCreateComputePipelines with "index 4 is out of range
+    for array<i32, 2>")."""
+    src = (SHADER.parent / "spec_short_array.comp").read_text()
+    dev = emu.Device(profile="nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, file="spec_short_array.comp"),
+                                       constants={"0": n})
+    out = dev.create_buffer(size=16)
+    dev.dispatch(pipe, {(0, 0): out}, 1)
+    assert out.read(np.int32)[0] == total
