@@ -21,14 +21,17 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
+                           algebra       x - x is +0, +0 * x is +0
                            rsqrt         f32 1 / sqrt(x) is one RSQ
                            expand        smoothstep as the driver's arithmetic, its last product
-                                         open to the add around it
+                                         open to the add around it; constant edges folded into
+                                         one fma, x * k - e0 * k
                            factor        a * c + b * c is (a + b) * c
                            fma           an add or subtract of a product whose users are all adds
                                          or subtracts fuses (into each); of two products the left
                                          operand; x / y + z is fma(x, RCP(y), z) where the
-                                         division has no other use
+                                         division has no other use; f32(a * b) of f16 values
+                                         fuses into its first add or subtract only
 
 Each rewritten instruction carries `contracted`, the decision that formed it (or, for
 `rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
@@ -57,11 +60,24 @@ DECISIONS = {
                            "(traces/hw/README.md, builtins)",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
                               "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
+    "algebra": "x - x is +0 and so is +0 * x: the random 'func' programs' h(a, a) with (a - b) * b, "
+               "+0 for every one of 128 invocations where IEEE gives -0 for negative a "
+               "(tests/data/hw/h200/randprog_fit.npz vulkan seed 3)",
+    "fma-widened": "f32(a * b) of f16 a and b fuses into its first add or subtract (in program order; not "
+                   "x - x), as fma(f32(a), f32(b), c), ahead of a product on the other side; its later users "
+                   "read the f16-rounded product: randprog fit, the f32 family's f16 round trips "
+                   "`cN = float(cM * cM)` (tests/data/hw/h200/randprog_fit.npz vulkan seeds 0: t6 + c5 fused, "
+                   "2.521 + c5 and t3 - c5 after it rounded; 28, 64, 172, 292: (x2 * x4) - c7 fuses c7; "
+                   "308: c9 - c9 is 0), 128 of 128 each; 52 further fit seeds with the pattern checked after",
     "rsqrt": "f32 1.0 / sqrt(x) is one MUFU.RSQ: llama.cpp's rms_norm",
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
     "expand": "smoothstep's last product fuses with the add around it: randprog fit seeds "
               "(tests/data/hw/h200/randprog_fit.npz), 1 more program of 200",
+    "expand-constant-edges": "smoothstep with constant edges folds them: t = clamp(fma(x, k, -e0 * k), 0, 1), "
+                             "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
+                             "128 of 128 only so ((x - e0) * k differs by an ulp on 4-10); variable edges keep "
+                             "(x - e0) * RCP(e1 - e0) (builtins.npz smoothstep)",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
 }
@@ -74,6 +90,7 @@ class Stack:
     types: tuple                    # the float types whose multiply-adds fuse
     divide: bool                    # f32 x / y is x * RCP(y) (and fuses as a product)
     nvidia: bool                    # the NVIDIA driver's passes (inline ... unroll); else fma only
+    fma: bool = True                # form fused multiply-adds (off: the IR fma formation sees)
 
 
 TRANSLATORS = ("tint", "naga")
@@ -103,9 +120,12 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["inline"] = inline_calls(module)
         done["promote"] = promote_variables(module)
         done["number"] = number_values(module)
+        done["algebra"] = fold_algebra(module, stack.types)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
         done["factor"] = factor_products(module, stack.types)
+    if not stack.fma:
+        return done
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
                            after_division=stack.nvidia)
     return done
@@ -353,6 +373,29 @@ def number_values(module: Module) -> int:
     return len(mapping)
 
 
+# -- algebra ---------------------------------------------------------------------------------------
+
+def fold_algebra(module: Module, types) -> int:
+    """x - x is +0 and +0 * x (either side) is +0, whatever x holds (its sign, infinities and
+    NaN ignored), after value numbering made equal values one (DECISIONS['algebra'])."""
+    count = 0
+    for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        for inst in f.walk():
+            if inst.op != "binary" or inst.attrs.get("exact") or not _fusable_type(inst.type, types) \
+                    or hasattr(inst.type, "n"):
+                continue
+            fn, (x, y) = inst.attrs["fn"], inst.args
+            zero = fn == "sub" and x.id == y.id
+            zero = zero or (fn == "mul" and any(_const_value(v, defs) == 0.0 and
+                                                 str(defs[v.id].attrs["value"])[0] != "-" for v in (x, y)))
+            if zero:
+                inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
+                count += 1
+    _remove_dead(module)
+    return count
+
+
 # -- rsqrt -----------------------------------------------------------------------------------------
 
 def reciprocal_sqrt(module: Module) -> int:
@@ -378,16 +421,18 @@ def reciprocal_sqrt(module: Module) -> int:
 def expand_builtins(module: Module, types) -> int:
     """smoothstep(e0, e1, x) as the driver's own arithmetic (emu.numerics.nvidia's sequence:
     t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3)), so that its last product
-    meets the add around it in fma formation."""
+    meets the add around it in fma formation. With constant edges the driver folds them:
+    t = clamp(fma(x, k, -e0 * k), 0, 1), k = RCP(e1 - e0) (DECISIONS['expand-constant-edges'])."""
     b = Builder(_next_id(module))
     count = 0
     for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
                 if inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
                         and not hasattr(inst.type, "n"):
-                    out += _smoothstep(inst, b)
+                    out += _smoothstep(inst, b, defs)
                     count += 1
                 else:
                     out.append(inst)
@@ -395,7 +440,15 @@ def expand_builtins(module: Module, types) -> int:
     return count
 
 
-def _smoothstep(inst: Inst, b: Builder) -> list:
+def _const_value(v: Value, defs):
+    d = defs.get(v.id)
+    if d is not None and d.op == "const" and isinstance(d.attrs.get("value"), (int, float)) \
+            and not isinstance(d.attrs.get("value"), bool):
+        return d.attrs["value"]
+    return None
+
+
+def _smoothstep(inst: Inst, b: Builder, defs) -> list:
     e0, e1, x = inst.args
     t, loc, new = inst.type, inst.loc, []
 
@@ -405,8 +458,17 @@ def _smoothstep(inst: Inst, b: Builder) -> list:
         return i.result
     one, zero = op("const", [], value=1.0), op("const", [], value=0.0)
     two, three = op("const", [], value=-2.0), op("const", [], value=3.0)
-    scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
-    v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
+    k0, k1 = _const_value(e0, defs), _const_value(e1, defs)
+    if k0 is not None and k1 is not None:
+        from ..numerics import nvidia
+        ty = scalar_of(t).name
+        k = nvidia.binary("div", ty, 1.0, nvidia.binary("sub", ty, k1, k0))
+        c = nvidia.unary("neg", ty, nvidia.binary("mul", ty, k0, k))
+        v = op("builtin", [x, op("const", [], value=float(k)), op("const", [], value=float(c))], fn="fma",
+               contracted="expand-constant-edges")
+    else:
+        scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
+        v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
     v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
     poly = op("builtin", [two, v, three], fn="fma")
     inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
@@ -468,6 +530,8 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
         for i in f.walk():
             for a in i.args:
                 by.setdefault(a.id, []).append(i)
+        first_user = {k: next((u for u in v if u.op == "binary" and u.attrs["fn"] in ("add", "sub")), None)
+                      for k, v in by.items()}
         only_adds = {k: all(u.op == "binary" and u.attrs["fn"] in ("add", "sub") and not u.attrs.get("exact")
                          for u in v) for k, v in by.items()}
         for blk in _blocks(f.body):
@@ -478,7 +542,7 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
                     inst.attrs["contracted"] = "rounded-after-division"
                     out.append(inst)
                     continue
-                new = _fuse(inst, defs, uses, only_adds, b, types, divide, constant_factor)
+                new = _fuse(inst, defs, uses, only_adds, first_user, b, types, divide, constant_factor)
                 if new is None:
                     out.append(inst)
                     continue
@@ -499,6 +563,18 @@ def _product(v, defs, divide: bool, t):
     return None
 
 
+def _widened_product(v, defs, t):
+    """f32(a * b) of an f16 product: the driver fuses the product through the widening, as
+    fma(f32(a), f32(b), c) (DECISIONS['fma-widened'])."""
+    d = defs.get(v.id)
+    if d is None or d.op != "convert" or d.type != t or scalar_of(t) != F32:
+        return None
+    m = defs.get(d.args[0].id)
+    if m is None or m.op != "binary" or m.attrs["fn"] != "mul" or m.attrs.get("exact") or m.type != F16:
+        return None
+    return d
+
+
 def _negated_product(v, defs, divide, t):
     d = defs.get(v.id)
     if d is not None and d.op == "unary" and d.attrs["fn"] == "neg" and not d.attrs.get("exact") and d.type == t:
@@ -514,7 +590,7 @@ def _may_fuse(p: Inst, uses, only_adds: dict) -> bool:
     return only_adds.get(p.result.id, False)
 
 
-def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, constant_factor: bool):
+def _fuse(inst: Inst, defs, uses, only_adds, first_user, b: Builder, types, divide: bool, constant_factor: bool):
     if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
             or not _fusable_type(inst.type, types):
         return None
@@ -531,6 +607,10 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
     # of two products the add's left operand is fused, the right one rounded
     choices = []
     for side, v in ((0, x), (1, y)):
+        p = _widened_product(v, defs, t)
+        if p is not None and first_user.get(p.result.id) is inst and not (fn == "sub" and x is y):
+            choices.append((p, side, False))
+    for side, v in ((0, x), (1, y)):
         p = _product(v, defs, divide, t)
         if p is not None and _may_fuse(p, uses, only_adds):
             choices.append((p, side, False))
@@ -542,12 +622,12 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
         return None
     p, side, negated = choices[0]
     c = inst.args[1 - side]
-    a, m = _factors(p, inst.loc, b, pre)
+    a, m = _factors(p, inst.loc, b, pre, defs)
     subtract_product = negated != (fn == "sub" and side == 1)
     if fn == "sub" and side == 0:
         c = neg(c)
-    decision = "fma-division" if p.attrs["fn"] == "div" else "fma"
-    if constant_factor and not subtract_product and p.attrs["fn"] == "mul":
+    decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
+    if constant_factor and not subtract_product and p.attrs.get("fn") == "mul":
         kx = _constant_times(a, defs, uses)
         if kx is not None and kx[0].type == kx[1].type == m.type == t:     # (k * x) * m + c
             k, xx = kx
@@ -561,8 +641,13 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
     return pre + [inst]
 
 
-def _factors(p: Inst, loc, b: Builder, pre: list):
-    """(a, m) with a * m the product p computes: x / y is x * (1 / y), 1 / y the RCP."""
+def _factors(p: Inst, loc, b: Builder, pre: list, defs=None):
+    """(a, m) with a * m the product p computes: x / y is x * (1 / y), 1 / y the RCP; f32(x * y)
+    of f16 x, y is f32(x) * f32(y)."""
+    if p.op == "convert":
+        wide = [Inst("convert", [v], p.type, dict(p.attrs), [], loc, b.value(p.type)) for v in defs[p.args[0].id].args]
+        pre += wide
+        return wide[0].result, wide[1].result
     if p.attrs["fn"] == "mul":
         return p.args[0], p.args[1]
     x, y = p.args

@@ -169,3 +169,63 @@ void main() {
 def test_every_decision_names_its_evidence():
     for name, why in DECISIONS.items():
         assert why and ("npz" in why or "README" in why or "llama" in why or "random" in why), name
+
+
+GLSL_HEAD = """#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer O { float o[]; };
+"""
+
+
+def test_widened_f16_product_fuses_into_its_first_add_only():
+    """h = 1 + 2^-10 (an f16): h * h = 1 + 2^-9 + 2^-20 exactly, 1 + 2^-9 in f16. Fused into
+    -(1 + 2^-9) it leaves 2^-20; the f16-rounded product leaves 0 (randprog fit, DECISIONS['fma-widened'])."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t h = float16_t(o[0]);
+  float w = float(h * h);
+  float c = o[1];
+  o[2] = w + c;             // the first add of w: fma(float(h), float(h), c)
+  o[3] = w + c;             // numbered as the same add
+  o[4] = c - (-w);          // a later user: the rounded product
+  o[5] = w - w;             // x - x never fuses
+}"""
+    out = _run(glsl, [1 + 2.0 ** -10, -(1 + 2.0 ** -9), 0, 0, 0, 0], file="w.comp")
+    assert out[2] == 2.0 ** -20 and out[3] == 2.0 ** -20 and out[4] == 0 and out[5] == 0
+    _, text = _ir(glsl, file="w.comp")
+    assert text.count('contracted = "fma-widened"') == 1
+
+
+def test_smoothstep_with_constant_edges_folds_them_into_one_fma():
+    """smoothstep(-1, 2, x): t = fma(x, k, k), k = RCP(3) (randprog fit seeds 48, 104); variable
+    edges keep (x - e0) * RCP(e1 - e0)."""
+    from emu.numerics import nvidia, sfu
+    glsl = GLSL_HEAD + """void main() {
+  o[1] = smoothstep(-1.0, 2.0, o[0]);
+  o[2] = smoothstep(o[3], o[4], o[0]);
+}"""
+    x = np.float32(0.2)
+    out = _run(glsl, [x, 0, 0, -1.0, 2.0], file="s.comp")
+    k = sfu.rcp(np.float32(3))
+    t = [nvidia._fma(x, k, k), nvidia.binary("mul", "f32", nvidia.binary("sub", "f32", x, np.float32(-1)), k)]
+    assert t[0] != t[1]
+    want = [nvidia.binary("mul", "f32", nvidia.binary("mul", "f32", v, v), nvidia._fma(np.float32(-2), v, np.float32(3)))
+            for v in t]
+    assert out[1] == want[0] and out[2] == want[1]
+    _, text = _ir(glsl, file="s.comp")
+    assert text.count('contracted = "expand-constant-edges"') == 1
+
+
+def test_x_minus_x_and_zero_times_x_are_plus_zero():
+    """The random 'func' programs' h(a, a) = (a - b) * b: +0 on the H200 for every a, where IEEE
+    gives -0 for a negative a (randprog fit seed 3, DECISIONS['algebra'])."""
+    glsl = GLSL_HEAD + """float h(float a, float b) { return (a - b) * b; }
+void main() {
+  float a = o[0];
+  o[1] = h(a, a);
+  o[2] = 0.0 * a;
+}"""
+    out = _run(glsl, [-1.5, 7, 7], file="a.comp")
+    assert out.view(np.uint32)[1:].tolist() == [0, 0]
+    done, _ = _ir(glsl, file="a.comp")
+    assert done["algebra"] == 3          # a - a, then 0 * a, and 0.0 * a
