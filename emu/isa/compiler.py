@@ -15,15 +15,18 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          element's update then fuses (runs first: it matches the
                                          front end's loop shape)
                            inline        calls whose callee returns once, at its end
+                           unroll-f16    counted loops that update an f16 variable
                            promote       function variables kept in registers: a load of a value
                                          stored before it (nothing between that could write it)
                                          is that value
+                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
-                           algebra       x - x is +0, +0 * x is +0
+                           algebra       x - x is +0, +0 * x is +0, constant factors of a
+                                         product multiplied together
                            rsqrt         f32 1 / sqrt(x) is one RSQ
-                           expand        smoothstep as the driver's arithmetic, its last product
+                           expand        smoothstep and mix as the driver's arithmetic, its last product
                                          open to the add around it; constant edges folded into
                                          one fma, x * k - e0 * k
                            factor        a * c + b * c is (a + b) * c
@@ -62,7 +65,21 @@ DECISIONS = {
                               "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
     "algebra": "x - x is +0 and so is +0 * x: the random 'func' programs' h(a, a) with (a - b) * b, "
                "+0 for every one of 128 invocations where IEEE gives -0 for negative a "
-               "(tests/data/hw/h200/randprog_fit.npz vulkan seed 3)",
+               "(tests/data/hw/h200/randprog_fit.npz vulkan seed 3); (k1 / y) * k2 is RCP(y) * (k1 * k2) "
+               "and (k1 * x) * k2 is x * (k1 * k2): fit seed 212's SASS (FFMA R10, -2.3936539, |x2| for "
+               "|x2| - (3.0 / x1) * 0.7978846; 128 of 128 only so)",
+    "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
+                  ".hwtmp/sass, has no loop)",
+    "pair-f16": "an unrolled f16 sum of 4 or more products runs as HFMA2 halves: p0, p1 rounded (HFMA2.MMA "
+                "x, y, -RZ), even products fused into one half, odd into the other, HADD2 of the halves, a last "
+                "odd product fused after (SASS of randprog_fit.npz seeds 18, 26); 3 products stay one chain (seed 66); "
+                "fit loop family 221 -> 245 of 294",
+    "fma-division-f16": "f16 x / k, k a constant, fuses like a product (x * RCP(k)): the sumsq loops' "
+                        "acc / 5.0hf + 1e-5hf is one HFMA2 (SASS of randprog_fit.npz seed 18); a divisor that is not a "
+                        "constant does not (fit seeds 129, 1067, 1075 regress when it does)",
+    "expand-mix": "scalar mix(a, b, t) is fma(t, b - a, a) in the IR, so its subtract is open to fma "
+                  "formation: randprog_fit.npz seed 8's SASS (FADD -t4, c5*c5 unrounded: the widened product's first "
+                  "subtract is mix's), 128 of 128",
     "fma-widened": "f32(a * b) of f16 a and b fuses into its first add or subtract (in program order; not "
                    "x - x), as fma(f32(a), f32(b), c), ahead of a product on the other side; its later users "
                    "read the f16-rounded product: randprog fit, the f32 family's f16 round trips "
@@ -118,7 +135,9 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         from .unroll import contract_element_loops
         done["unroll"] = contract_element_loops(module, stack.types, stack.divide)
         done["inline"] = inline_calls(module)
+        done["unroll-f16"] = unroll_f16_reductions(module)
         done["promote"] = promote_variables(module)
+        done["pair-f16"] = pair_f16_reductions(module)
         done["number"] = number_values(module)
         done["algebra"] = fold_algebra(module, stack.types)
         done["rsqrt"] = reciprocal_sqrt(module)
@@ -238,6 +257,153 @@ def _copy_body(fn: Function, args, b: Builder):
     body = copy(fn.body).insts
     ret = body.pop()
     return body, (ret.args[0] if ret.args else None)
+
+
+# -- unroll-f16, pair-f16 ----------------------------------------------------------------------------
+
+def _counted_loop(loop: Inst, before: list):
+    """(counter var id, trip count, the counter's load in the body, the body after its exit test)
+    of `for (k = 0; k < N; k++)` with a constant N and nothing else leaving the loop; else None."""
+    if loop.op != "loop" or len(loop.blocks) != 2:
+        return None
+    body, cont = loop.blocks[0].insts, loop.blocks[1].insts
+    head = [i for i in body[:8] if i.op != "const"][:4]          # the exit test, constants aside
+    if len(head) < 4 or [i.op for i in head] != ["load", "binary", "unary", "if"] or head[1].attrs["fn"] != "lt":
+        return None
+    k, lt, negate, test = head
+    var = k.args[0].id
+    defs = {i.result.id: i for i in before + body if i.result is not None}
+    n = _const_value(lt.args[1], defs)
+    exit_block = test.blocks[0].insts if test.blocks else []
+    if lt.args[0] is not k.result or negate.args[0] is not lt.result or test.args[0] is not negate.result \
+            or not isinstance(n, int) or not 1 <= n <= 16 or [i.op for i in exit_block] != ["break"] \
+            or any(b.insts for b in test.blocks[1:]):
+        return None
+    start = next((i for i in reversed(before) if i.op == "store" and i.args[0].id == var), None)
+    if start is None or defs.get(start.args[1].id) is None or _const_value(start.args[1], defs) != 0:
+        return None
+    rest = [i for i in body if not any(i is h for h in head)]
+    for i in (j for r in rest for j in r.walk()):
+        if i.op in ("break", "continue", "return") or (i.op == "store" and i.args[0].id == var):
+            return None
+    steps = [i.op for i in cont]
+    if not cont or cont[-1].op != "store" or cont[-1].args[0].id != var or "loop" in steps or "if" in steps:
+        return None
+    cdefs = {i.result.id: i for i in cont if i.result is not None}
+    step = cdefs.get(cont[-1].args[1].id)                  # k + 1 (the 1 maybe a bitcast of an i32)
+    one = [cdefs.get(a.id) for a in step.args] if step is not None and step.op == "binary" \
+        and step.attrs["fn"] == "add" else []
+    one = [d.args[0] if d is not None and d.op == "bitcast" else (d.result if d is not None else None) for d in one]
+    if len(one) != 2 or not any(v is not None and _const_value(v, {**defs, **cdefs}) == 1 for v in one) \
+            or not any(d is not None and d.op == "load" and d.args[0].id == var for d in
+                       (cdefs.get(a.id) for a in step.args)):
+        return None
+    return var, n, k, rest
+
+
+def unroll_f16_reductions(module: Module) -> int:
+    """A counted loop (constant trip count, at most 16) that stores an f16 function variable is
+    unrolled: the driver unrolls it, then pairs its f16 sums into HFMA2 halves (pair-f16)."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            k = 0
+            while k < len(blk.insts):
+                loop = blk.insts[k]
+                shape = _counted_loop(loop, blk.insts[:k])
+                if shape is None or not any(i.op == "store" and i.args[1].type == F16 for i in loop.walk()):
+                    k += 1
+                    continue
+                var, n, kload, rest = shape
+                reads = [kload] + [i for r in rest for i in r.walk() if i.op == "load" and i.args[0].id == var]
+                copies = []
+                for j in range(n):
+                    jc = Inst("const", [], kload.type, {"value": j}, [], kload.loc, b.value(kload.type))
+                    copies.append(jc)
+                    copies += _copy_insts(rest, {r.result.id: jc.result for r in reads}, b)
+                blk.insts[k:k + 1] = copies
+                k += len(copies)
+                count += 1
+    return count
+
+
+def _copy_insts(insts, vals: dict, b: Builder) -> list:
+    """Copies of insts with fresh values for what they define (and vals's substitutions)."""
+    inside = {j.result.id for i in insts for j in i.walk() if j.result is not None}
+
+    def val(v):
+        if v.id not in vals and v.id not in inside:
+            return v
+        if v.id not in vals:
+            vals[v.id] = b.value(v.type, v.name)
+        return vals[v.id]
+
+    def copy(i):
+        return Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs),
+                    [Block(copies(blk.insts)) for blk in i.blocks], i.loc,
+                    val(i.result) if i.result is not None else None)
+
+    def copies(block):                       # what vals substitutes is not computed again
+        return [copy(i) for i in block if i.result is None or i.result.id not in vals]
+    return copies(insts)
+
+
+def pair_f16_reductions(module: Module) -> int:
+    """An f16 sum of products from zero, s = ((0 + p0) + p1) + ... + p(n-1) (an unrolled loop),
+    of four products or more runs as the driver's HFMA2: even products in one half, odd in the other (p0 and p1
+    rounded, each later pair fused into its half), the halves added, then a last odd product
+    fused: fma(a(n-1), b(n-1), h0 + h1) (DECISIONS['pair-f16'])."""
+    count = 0
+    for f in module.functions:
+        uses = Counter(a.id for i in f.walk() for a in i.args)
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        b = Builder(_next_id(module))
+        for blk in _blocks(f.body):
+            chains, link = [], {}
+            for inst in blk.insts:
+                if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.type != F16 or inst.attrs.get("exact"):
+                    continue
+                x, y = inst.args
+                prod = _product(y, defs, False, F16)
+                if prod is None or uses[y.id] != 1:
+                    continue
+                if x.id in link and uses[x.id] == 1:
+                    chain = link.pop(x.id)
+                elif _const_value(x, defs) == 0.0:
+                    chain = []
+                    chains.append(chain)
+                else:
+                    continue
+                chain.append((inst, prod))
+                link[inst.result.id] = chain
+            for chain in chains:
+                if len(chain) >= 4:             # three products stay one chain (fit seed 66's SASS)
+                    _pair(chain, blk, b)
+                    count += 1
+    _remove_dead(module)
+    return count
+
+
+def _pair(chain, blk: Block, b: Builder) -> None:
+    last, n = chain[-1][0], len(chain)
+    halves, new = [chain[0][1].result, chain[1][1].result], []
+
+    def emit(op, args, attrs):
+        i = Inst(op, args, F16, dict(attrs, contracted="pair-f16"), [], last.loc, b.value(F16))
+        new.append(i)
+        return i.result
+    for j in range(2, n - n % 2):
+        p = chain[j][1]
+        halves[j % 2] = emit("builtin", [p.args[0], p.args[1], halves[j % 2]], {"fn": "fma"})
+    total = emit("binary", halves, {"fn": "add", "exact": True})
+    if n % 2:
+        p = chain[-1][1]
+        emit("builtin", [p.args[0], p.args[1], total], {"fn": "fma"})
+    final = new.pop()
+    last.op, last.args, last.attrs = final.op, final.args, final.attrs
+    k = blk.insts.index(last)
+    blk.insts[k:k] = new
 
 
 # -- promote ---------------------------------------------------------------------------------------
@@ -379,6 +545,8 @@ def fold_algebra(module: Module, types) -> int:
     """x - x is +0 and +0 * x (either side) is +0, whatever x holds (its sign, infinities and
     NaN ignored), after value numbering made equal values one (DECISIONS['algebra'])."""
     count = 0
+    b = Builder(_next_id(module))
+    b.pending = []                              # (instruction, what goes before it)
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
         for inst in f.walk():
@@ -392,8 +560,45 @@ def fold_algebra(module: Module, types) -> int:
             if zero:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
                 count += 1
+            elif fn == "mul":
+                count += _fold_constant_factors(inst, defs, b)
+        for blk in _blocks(f.body):
+            for inst, new in [(i, n) for i, n in b.pending if any(i is j for j in blk.insts)]:
+                k = next(n for n, j in enumerate(blk.insts) if j is inst)
+                blk.insts.insert(k, new)
+        b.pending = []
     _remove_dead(module)
     return count
+
+
+def _fold_constant_factors(inst: Inst, defs, b: Builder) -> int:
+    """(k1 * x) * k2 -> x * (k1 * k2) and (k1 / y) * k2 -> RCP(y) * (k1 * k2), the constants
+    multiplied (rounded) on the host; the inner product stays for its other users."""
+    x, y = inst.args
+    k2, v = (_const_value(x, defs), y) if _const_value(x, defs) is not None else (_const_value(y, defs), x)
+    d = defs.get(v.id)
+    if k2 is None or d is None or d.op != "binary" or d.attrs.get("exact") or d.type != inst.type \
+            or d.attrs["fn"] not in ("mul", "div"):
+        return 0
+    from ..numerics import nvidia
+    ty = scalar_of(inst.type).name
+    k1 = _const_value(d.args[0], defs)
+    if d.attrs["fn"] == "mul" and k1 is None:
+        k1, other = _const_value(d.args[1], defs), d.args[0]
+    else:
+        other = d.args[1]
+    if k1 is None or (d.attrs["fn"] == "div" and scalar_of(inst.type) != F32):
+        return 0
+    k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", ty, k1, k2))}, [], inst.loc, b.value(inst.type))
+    new = [k]
+    if d.attrs["fn"] == "div":
+        one = Inst("const", [], inst.type, {"value": 1.0}, [], inst.loc, b.value(inst.type))
+        rcp = Inst("binary", [one.result, other], inst.type, {"fn": "div"}, [], inst.loc, b.value(inst.type))
+        new += [one, rcp]
+        other = rcp.result
+    inst.args, inst.attrs = [other, k.result], {"fn": "mul", "contracted": "algebra"}
+    b.pending.extend((inst, i) for i in new)
+    return 1
 
 
 # -- rsqrt -----------------------------------------------------------------------------------------
@@ -433,6 +638,13 @@ def expand_builtins(module: Module, types) -> int:
                 if inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
                         and not hasattr(inst.type, "n"):
                     out += _smoothstep(inst, b, defs)
+                    count += 1
+                elif inst.op == "builtin" and inst.attrs["fn"] == "mix" and _fusable_type(inst.type, types) \
+                        and not hasattr(inst.type, "n") and all(a.type == inst.type for a in inst.args):
+                    a, bb, t = inst.args              # fma(t, b - a, a): its subtract open to fma formation
+                    d = Inst("binary", [bb, a], inst.type, {"fn": "sub"}, [], inst.loc, b.value(inst.type))
+                    inst.args, inst.attrs = [t, d.result, a], {"fn": "fma", "contracted": "expand"}
+                    out += [d, inst]
                     count += 1
                 else:
                     out.append(inst)
@@ -559,6 +771,8 @@ def _product(v, defs, divide: bool, t):
     if d is None or d.op != "binary" or d.attrs.get("exact") or d.type != t:
         return None
     if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F32):
+        return d
+    if divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F16 and _const_value(d.args[1], defs) is not None:
         return d
     return None
 

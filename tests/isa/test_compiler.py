@@ -229,3 +229,33 @@ void main() {
     assert out.view(np.uint32)[1:].tolist() == [0, 0]
     done, _ = _ir(glsl, file="a.comp")
     assert done["algebra"] == 3          # a - a, then 0 * a, and 0.0 * a
+
+
+def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
+    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
+    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
+    DECISIONS['pair-f16'])."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t acc = 0.0hf;
+  for (uint k = 0u; k < 5u; k++) {
+    acc = acc + float16_t(o[k]) * float16_t(o[(k + 1u) % 5u]);
+  }
+  o[5] = float(acc);
+}"""
+    rng = np.random.default_rng(4)
+    vals = rng.uniform(-4, 4, (64, 5)).astype(np.float16)
+
+    def hfma(x, y, z):
+        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
+    a = [vals[:, k] for k in range(5)]
+    b = [vals[:, (k + 1) % 5] for k in range(5)]
+    h0, h1 = hfma(a[0], b[0], np.float16(0)), hfma(a[1], b[1], np.float16(0))
+    h0, h1 = hfma(a[2], b[2], h0), hfma(a[3], b[3], h1)
+    want = hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
+    chain = np.zeros(64, np.float16)
+    for k in range(5):
+        chain = hfma(a[k], b[k], chain)
+    got = np.array([_run(glsl, list(v.astype(np.float32)) + [0], file="p.comp")[5] for v in vals], np.float16)
+    assert (got == want).all() and (got != chain).any()
+    done, text = _ir(glsl, file="p.comp")
+    assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
