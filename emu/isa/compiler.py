@@ -244,17 +244,7 @@ def inline_calls(module: Module) -> int:
 
 
 def _copy_body(fn: Function, args, b: Builder):
-    vals = {p.id: a for p, a in zip(fn.params, args)}
-
-    def val(v):
-        if v.id not in vals:
-            vals[v.id] = b.value(v.type, v.name)
-        return vals[v.id]
-
-    def copy(blk):
-        return Block([Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs), [copy(s) for s in i.blocks],
-                           i.loc, val(i.result) if i.result is not None else None) for i in blk.insts])
-    body = copy(fn.body).insts
+    body = _copy_insts(fn.body.insts, {p.id: a for p, a in zip(fn.params, args)}, b)
     ret = body.pop()
     return body, (ret.args[0] if ret.args else None)
 
