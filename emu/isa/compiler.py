@@ -26,7 +26,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            algebra       x - x is +0, +0 * x is +0, constant factors of a
                                          product multiplied together
                            rsqrt         f32 1 / sqrt(x) is one RSQ
-                           expand        smoothstep and mix as the driver's arithmetic, its last product
+                           expand        smoothstep, mix, dot, length, normalize as the driver's
+                                         arithmetic (then numbered again), smoothstep's last product
                                          open to the add around it; constant edges folded into
                                          one fma, x * k - e0 * k
                            factor        a * c + b * c is (a + b) * c
@@ -77,6 +78,10 @@ DECISIONS = {
     "fma-division-f16": "f16 x / k, k a constant, fuses like a product (x * RCP(k)): the sumsq loops' "
                         "acc / 5.0hf + 1e-5hf is one HFMA2 (SASS of randprog_fit.npz seed 18); a divisor that is not a "
                         "constant does not (fit seeds 129, 1067, 1075 regress when it does)",
+    "expand-vector": "dot, length and normalize of f32 vec2-4 (f16 vec2-3) are the driver's scalar arithmetic, "
+                     "extract(construct(..)) folded and numbered again: randprog_fit.npz func programs' "
+                     "vector helpers (SASS of seed 19: the two inlined dots share one FMUL of the third "
+                     "component), fit func 110 -> 117 of 293",
     "expand-mix": "scalar mix(a, b, t) is fma(t, b - a, a) in the IR, so its subtract is open to fma "
                   "formation: randprog_fit.npz seed 8's SASS (FADD -t4, c5*c5 unrounded: the widened product's first "
                   "subtract is mix's), 128 of 128",
@@ -142,6 +147,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["algebra"] = fold_algebra(module, stack.types)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
+        done["number"] += number_values(module)          # what the expansions made equal
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
         return done
@@ -491,6 +497,18 @@ class _Memory:
         return (self.all, self.epochs[_root_of(ptr, self.defs)])
 
 
+def _component(inst: Inst, defs):
+    """The scalar that extract(construct(...), k) picks, where the construct lists scalars."""
+    if inst.op != "extract" or len(inst.attrs.get("path", ())) != 1:
+        return None
+    c = defs.get(inst.args[0].id)
+    k = inst.attrs["path"][0]
+    if c is None or c.op != "construct" or not hasattr(c.type, "n") or len(c.args) != c.type.n \
+            or not isinstance(k, int) or not 0 <= k < len(c.args):
+        return None
+    return c.args[k]
+
+
 def number_values(module: Module) -> int:
     """Value numbering: an instruction equal to an earlier one that dominates it (same op, type,
     attributes and operands; a load also with no write of what it reads between) is that one's value."""
@@ -513,6 +531,10 @@ def number_values(module: Module) -> int:
             if any(a.id in mapping for a in inst.args):
                 inst.args = [mapping.get(a.id, a) for a in inst.args]
             if inst.op == "const" and not isinstance(inst.attrs.get("value"), (int, float, bool)):
+                continue
+            part = _component(inst, defs)
+            if part is not None:                 # construct(a, b, c).y is b
+                mapping[inst.result.id] = part
                 continue
             k = (inst.op, repr(inst.type), repr(sorted(inst.attrs.items())), tuple(a.id for a in inst.args))
             if inst.op == "load":
@@ -629,6 +651,10 @@ def expand_builtins(module: Module, types) -> int:
                         and not hasattr(inst.type, "n"):
                     out += _smoothstep(inst, b, defs)
                     count += 1
+                elif inst.op == "builtin" and inst.attrs["fn"] in ("dot", "length", "normalize") \
+                        and _fusable_type(inst.type, types) and _open_vector(inst.args[0].type):
+                    out += _vector_builtin(inst, b)
+                    count += 1
                 elif inst.op == "builtin" and inst.attrs["fn"] == "mix" and _fusable_type(inst.type, types) \
                         and not hasattr(inst.type, "n") and all(a.type == inst.type for a in inst.args):
                     a, bb, t = inst.args              # fma(t, b - a, a): its subtract open to fma formation
@@ -640,6 +666,45 @@ def expand_builtins(module: Module, types) -> int:
                     out.append(inst)
             blk.insts[:] = out
     return count
+
+
+def _open_vector(t) -> bool:
+    """A vector whose dot product the driver writes as scalar arithmetic: f32 of 2-4 components,
+    f16 of 2-3 (f16 vec4 is two packed halves, emu.numerics.nvidia._dot)."""
+    n = getattr(t, "n", 0)
+    return 2 <= n <= (4 if scalar_of(t) == F32 else 3)
+
+
+def _vector_builtin(inst: Inst, b: Builder) -> list:
+    """dot, length and normalize as the driver's scalar arithmetic (emu.numerics.nvidia: the dot
+    y * y' first, then x, z, w added, each product open to fma formation; length = sqrt(dot),
+    normalize = v * inverseSqrt(dot)), so that value numbering and fma formation see through them
+    (DECISIONS['expand-vector'])."""
+    new, vt = [], inst.args[0].type
+    st = scalar_of(vt)
+
+    def op(name, args, t=st, **attrs):
+        i = Inst(name, list(args), t, attrs, [], inst.loc, b.value(t))
+        new.append(i)
+        return i.result
+    u = inst.args[0]
+    w = inst.args[1] if inst.attrs["fn"] == "dot" else u
+    us = [op("extract", [u], path=[k]) for k in range(vt.n)]
+    ws = us if w is u else [op("extract", [w], path=[k]) for k in range(vt.n)]
+    prods = [op("binary", [x, y], fn="mul") for x, y in zip(us, ws)]
+    d = prods[1]                                 # y * y' first, then x, z, w
+    for k, p in enumerate([prods[0]] + prods[2:]):
+        last = k == vt.n - 2
+        if last and inst.attrs["fn"] == "dot":
+            inst.op, inst.args, inst.attrs = "binary", [p, d] if k == 0 else [d, p], {"fn": "add", "contracted": "expand"}
+            return new + [inst]
+        d = op("binary", [p, d] if k == 0 else [d, p], fn="add")
+    if inst.attrs["fn"] == "length":
+        inst.args, inst.attrs = [d], {"fn": "sqrt", "contracted": "expand"}
+        return new + [inst]
+    r = op("builtin", [d], fn="inverseSqrt")
+    inst.op, inst.args, inst.attrs = "construct", [op("binary", [x, r], fn="mul") for x in us], {"contracted": "expand"}
+    return new + [inst]
 
 
 def _const_value(v: Value, defs):

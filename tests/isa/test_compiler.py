@@ -259,3 +259,24 @@ def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
     assert (got == want).all() and (got != chain).any()
     done, text = _ir(glsl, file="p.comp")
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
+
+
+def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
+    """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
+    first, then x, z added as fused products), so equal components are one product
+    (DECISIONS['expand-vector'])."""
+    from emu.numerics import nvidia
+    glsl = GLSL_HEAD + """void main() {
+  float a = o[0], b = o[1], c = abs(o[0]) + 0.5;
+  vec3 u = vec3(a, b, c), w = vec3(a, a, c);
+  o[2] = dot(u, u);
+  o[3] = length(w);
+  o[4] = normalize(u).x;
+}"""
+    vals = np.array([1.3, -0.7, 0, 0, 0], np.float32)
+    out = _run(glsl, vals, file="v.comp")
+    u = np.array([vals[0], vals[1], abs(vals[0]) + np.float32(0.5)], np.float32)
+    assert out[2] == nvidia.call("dot", "f32", u, u)
+    assert out[4] == nvidia.call("normalize", "f32", u)[0]
+    done, text = _ir(glsl, file="v.comp")
+    assert '"dot"' not in text and '"normalize"' not in text and '"length"' not in text
