@@ -99,7 +99,9 @@ DECISIONS = {
     "expand-constant-edges": "smoothstep with constant edges folds them: t = clamp(fma(x, k, -e0 * k), 0, 1), "
                              "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
                              "128 of 128 only so ((x - e0) * k differs by an ulp on 4-10); variable edges keep "
-                             "(x - e0) * RCP(e1 - e0) (builtins.npz smoothstep)",
+                             "(x - e0) * RCP(e1 - e0) (builtins.npz smoothstep); with constant edges f16's "
+                             "3 - 2t is (3 - t) - t (HADD2 twice: SASS of randprog_fit.npz seed 1; fit f16 family "
+                             "80 -> 153 of 294)",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
 }
@@ -737,7 +739,10 @@ def _smoothstep(inst: Inst, b: Builder, defs) -> list:
         scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
         v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
     v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
-    poly = op("builtin", [two, v, three], fn="fma")
+    if scalar_of(t) == F16 and k0 is not None and k1 is not None:   # HADD2 3 - t, then - t (DECISIONS)
+        poly = op("binary", [op("binary", [three, v], fn="sub", exact=True), v], fn="sub", exact=True)
+    else:
+        poly = op("builtin", [two, v, three], fn="fma")
     inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
     return new + [inst]
 
