@@ -100,8 +100,9 @@ DECISIONS = {
                              "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
                              "128 of 128 only so ((x - e0) * k differs by an ulp on 4-10); variable edges keep "
                              "(x - e0) * RCP(e1 - e0) (builtins.npz smoothstep); with constant edges f16's "
-                             "3 - 2t is (3 - t) - t (HADD2 twice: SASS of randprog_fit.npz seed 1; fit f16 family "
-                             "80 -> 153 of 294)",
+                             "3 - 2t is (3 - t) - t from glslang's SPIR-V (HADD2 twice: SASS of randprog_fit.npz seed 1; "
+                             "fit Vulkan f16 family 80 -> 153 of 294) but fma(-2, t, 3) from Tint's (fit Dawn f16 "
+                             "155 of 300 so, 83 the other way; the translator layer's to explain)",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
 }
@@ -148,7 +149,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["number"] = number_values(module)
         done["algebra"] = fold_algebra(module, stack.types)
         done["rsqrt"] = reciprocal_sqrt(module)
-        done["expand"] = expand_builtins(module, stack.types)
+        done["expand"] = expand_builtins(module, stack.types, f16_subtracts=stack.translator is None)
         done["number"] += number_values(module)          # what the expansions made equal
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
@@ -637,7 +638,7 @@ def reciprocal_sqrt(module: Module) -> int:
 
 # -- expand ----------------------------------------------------------------------------------------
 
-def expand_builtins(module: Module, types) -> int:
+def expand_builtins(module: Module, types, f16_subtracts: bool = True) -> int:
     """smoothstep(e0, e1, x) as the driver's own arithmetic (emu.numerics.nvidia's sequence:
     t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3)), so that its last product
     meets the add around it in fma formation. With constant edges the driver folds them:
@@ -651,7 +652,7 @@ def expand_builtins(module: Module, types) -> int:
             for inst in blk.insts:
                 if inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
                         and not hasattr(inst.type, "n"):
-                    out += _smoothstep(inst, b, defs)
+                    out += _smoothstep(inst, b, defs, f16_subtracts)
                     count += 1
                 elif inst.op == "builtin" and inst.attrs["fn"] in ("dot", "length", "normalize") \
                         and _fusable_type(inst.type, types) and _open_vector(inst.args[0].type):
@@ -717,7 +718,7 @@ def _const_value(v: Value, defs):
     return None
 
 
-def _smoothstep(inst: Inst, b: Builder, defs) -> list:
+def _smoothstep(inst: Inst, b: Builder, defs, f16_subtracts: bool) -> list:
     e0, e1, x = inst.args
     t, loc, new = inst.type, inst.loc, []
 
@@ -739,7 +740,7 @@ def _smoothstep(inst: Inst, b: Builder, defs) -> list:
         scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
         v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
     v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
-    if scalar_of(t) == F16 and k0 is not None and k1 is not None:   # HADD2 3 - t, then - t (DECISIONS)
+    if f16_subtracts and scalar_of(t) == F16 and k0 is not None and k1 is not None:   # (DECISIONS)
         poly = op("binary", [op("binary", [three, v], fn="sub", exact=True), v], fn="sub", exact=True)
     else:
         poly = op("builtin", [two, v, three], fn="fma")
