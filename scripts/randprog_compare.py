@@ -1,7 +1,7 @@
 """emu against recorded random programs (emu.hw.randprog), per path and family.
 
     python scripts/randprog_compare.py tests/data/hw/h200/randprog_judge.npz [more.npz] \
-        [--seeds FIRST:END] [--procs 2] [--profile nvidia-h200] [--out result.json]
+        [--seeds FIRST:END] [--paths vulkan] [--procs 2] [--profile nvidia-h200] [--out result.json]
 
 Prints the table (programs identical bit for bit, outputs identical) and the (path, seed)s that
 differ; --out writes both as JSON. Run from the repository root (its emu is the one judged).
@@ -26,13 +26,15 @@ def main(argv) -> int:
     ap.add_argument("--seeds", default="0:1000000000", help="FIRST:END")
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--profile", default="nvidia-h200")
+    ap.add_argument("--paths", default=",".join(randprog.PATHS), help="which paths, e.g. vulkan")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     lo, hi = map(int, a.seeds.split(":"))
     rec = {}
     for f in a.recordings:
         rec.update(randprog.load_recording(f))
-    items = sorted((k, v) for k, v in rec.items() if lo <= k[1] < hi)
+    paths = a.paths.split(",")
+    items = sorted((k, v) for k, v in rec.items() if lo <= k[1] < hi and k[0] in paths)
     parts = [dict(items[k::a.procs]) for k in range(a.procs)]
     with ProcessPoolExecutor(a.procs) as pool:
         results = list(pool.map(partial(randprog.compare, profile=a.profile), parts))

@@ -20,9 +20,11 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          element's update then fuses (runs first: it matches the
                                          front end's loop shape)
                            inline        calls whose callee returns once, at its end
+                           unroll-f16    counted loops that update an f16 variable
                            promote       function variables kept in registers: a load of a value
                                          stored before it (nothing between that could write it)
                                          is that value
+                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
@@ -31,9 +33,12 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          cases kept)
                            f16-round-trip  f32(f16(x)) of an f32 x is x
                            square        a * (a * y) is (a * a) * y
+                           algebra       constant factors of a product multiplied together
                            rsqrt         f32 1 / sqrt(x) is one RSQ
-                           expand        smoothstep as the driver's arithmetic, its last product
-                                         open to the add around it (f16: (t * t) * ((3 - t) - t))
+                           expand        smoothstep, mix, dot, length, normalize as the driver's
+                                         arithmetic (then numbered again), smoothstep's last product
+                                         open to the add around it; f32 constant edges folded into
+                                         one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c
@@ -41,7 +46,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          or subtracts fuses (into each); of two products the left
                                          operand (f16: a multiply before a division); x / y + z is
                                          fma(x, RCP(y), z) where the division has no other use
-                                         (f32 and f16)
+                                         (f32 and f16); f32(a * b) of f16 values fuses into its
+                                         first add or subtract only
 
 Each rewritten instruction carries `contracted`, the decision that formed it (or, for
 `rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
@@ -73,6 +79,33 @@ DECISIONS = {
                            "(traces/hw/README.md, builtins)",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
                               "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
+    "algebra": "x - x is +0 and so is +0 * x: the random 'func' programs' h(a, a) with (a - b) * b, "
+               "+0 for every one of 128 invocations where IEEE gives -0 for negative a "
+               "(tests/data/hw/h200/randprog_fit.npz vulkan seed 3); (k1 / y) * k2 is RCP(y) * (k1 * k2) "
+               "and (k1 * x) * k2 is x * (k1 * k2): fit seed 212's SASS (FFMA R10, -2.3936539, |x2| for "
+               "|x2| - (3.0 / x1) * 0.7978846; 128 of 128 only so)",
+    "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
+                  ".hwtmp/sass, has no loop)",
+    "pair-f16": "an unrolled f16 sum of 4 or more products runs as HFMA2 halves: p0, p1 rounded (HFMA2.MMA "
+                "x, y, -RZ), even products fused into one half, odd into the other, HADD2 of the halves, a last "
+                "odd product fused after (SASS of randprog_fit.npz seeds 18, 26); 3 products stay one chain (seed 66); "
+                "fit loop family 221 -> 245 of 294",
+    "fma-division-f16": "f16 x / k, k a constant, fuses like a product (x * RCP(k)): the sumsq loops' "
+                        "acc / 5.0hf + 1e-5hf is one HFMA2 (SASS of randprog_fit.npz seed 18); a divisor that is not a "
+                        "constant does not (fit seeds 129, 1067, 1075 regress when it does)",
+    "expand-vector": "dot, length and normalize of f32 vec2-4 (f16 vec2-3) are the driver's scalar arithmetic, "
+                     "extract(construct(..)) folded and numbered again: randprog_fit.npz func programs' "
+                     "vector helpers (SASS of seed 19: the two inlined dots share one FMUL of the third "
+                     "component), fit func 110 -> 117 of 293",
+    "expand-mix": "scalar mix(a, b, t) is fma(t, b - a, a) in the IR, so its subtract is open to fma "
+                  "formation: randprog_fit.npz seed 8's SASS (FADD -t4, c5*c5 unrounded: the widened product's first "
+                  "subtract is mix's), 128 of 128",
+    "fma-widened": "f32(a * b) of f16 a and b fuses into its first add or subtract (in program order; not "
+                   "x - x), as fma(f32(a), f32(b), c), ahead of a product on the other side; its later users "
+                   "read the f16-rounded product: randprog fit, the f32 family's f16 round trips "
+                   "`cN = float(cM * cM)` (tests/data/hw/h200/randprog_fit.npz vulkan seeds 0: t6 + c5 fused, "
+                   "2.521 + c5 and t3 - c5 after it rounded; 28, 64, 172, 292: (x2 * x4) - c7 fuses c7; "
+                   "308: c9 - c9 is 0), 128 of 128 each; 52 further fit seeds with the pattern checked after",
     "rsqrt": "f32 1.0 / sqrt(x) is one MUFU.RSQ: llama.cpp's rms_norm",
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
@@ -92,6 +125,11 @@ DECISIONS = {
     "f16-constant-division": "f16 v / c is v * r, r the f16 nearest 1/c folded by the compiler: randprog_fit.npz seed 513 "
                              "(128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
                              "(128 of 128; the driver's code of seed 1: HFMA2.SAT x, 0.33325, 0.33325)",
+    "expand-constant-edges": "smoothstep with constant edges folds them: t = clamp(fma(x, k, -e0 * k), 0, 1), "
+                             "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
+                             "128 of 128 only so ((x - e0) * k differs by an ulp on 4-10); variable edges keep "
+                             "(x - e0) * RCP(e1 - e0) (builtins.npz smoothstep); f16 is DECISIONS['expand'] and "
+                             "'f16-constant-division'",
     "unroll": "a loop over a cooperative matrix's elements is unrolled and each element fuses: "
               "vulkan_coop_ops.npz, vulkan_coop_elem_probe_runs.npz",
 }
@@ -104,6 +142,7 @@ class Stack:
     types: tuple                    # the float types whose multiply-adds fuse
     divide: bool                    # f32 x / y is x * RCP(y) (and fuses as a product)
     nvidia: bool                    # the NVIDIA driver's passes (inline ... unroll); else fma only
+    fma: bool = True                # form fused multiply-adds (off: the IR fma formation sees)
 
 
 TRANSLATORS = ("tint", "naga")
@@ -133,15 +172,21 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         from .unroll import contract_element_loops
         done["unroll"] = contract_element_loops(module, stack.types, stack.divide)
         done["inline"] = inline_calls(module)
+        done["unroll-f16"] = unroll_f16_reductions(module)
         done["promote"] = promote_variables(module)
+        done["pair-f16"] = pair_f16_reductions(module)
         done["number"] = number_values(module)
         done["fold"] = fold_identities(module)
+        done["algebra"] = fold_algebra(module, stack.types)
         done["f16-round-trip"] = drop_f16_round_trips(module)
         done["square"] = square_products(module)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
+        done["number"] += number_values(module)          # what the expansions made equal
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
+    if not stack.fma:
+        return done
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
                            after_division=stack.nvidia)
     return done
@@ -241,19 +286,156 @@ def inline_calls(module: Module) -> int:
 
 
 def _copy_body(fn: Function, args, b: Builder):
-    vals = {p.id: a for p, a in zip(fn.params, args)}
+    body = _copy_insts(fn.body.insts, {p.id: a for p, a in zip(fn.params, args)}, b)
+    ret = body.pop()
+    return body, (ret.args[0] if ret.args else None)
+
+
+# -- unroll-f16, pair-f16 ----------------------------------------------------------------------------
+
+def _counted_loop(loop: Inst, before: list):
+    """(counter var id, trip count, the counter's load in the body, the body after its exit test)
+    of `for (k = 0; k < N; k++)` with a constant N and nothing else leaving the loop; else None."""
+    if loop.op != "loop" or len(loop.blocks) != 2:
+        return None
+    body, cont = loop.blocks[0].insts, loop.blocks[1].insts
+    head = [i for i in body[:8] if i.op != "const"][:4]          # the exit test, constants aside
+    if len(head) < 4 or [i.op for i in head] != ["load", "binary", "unary", "if"] or head[1].attrs["fn"] != "lt":
+        return None
+    k, lt, negate, test = head
+    var = k.args[0].id
+    defs = {i.result.id: i for i in before + body if i.result is not None}
+    n = _const_value(lt.args[1], defs)
+    exit_block = test.blocks[0].insts if test.blocks else []
+    if lt.args[0] is not k.result or negate.args[0] is not lt.result or test.args[0] is not negate.result \
+            or not isinstance(n, int) or not 1 <= n <= 16 or [i.op for i in exit_block] != ["break"] \
+            or any(b.insts for b in test.blocks[1:]):
+        return None
+    start = next((i for i in reversed(before) if i.op == "store" and i.args[0].id == var), None)
+    if start is None or defs.get(start.args[1].id) is None or _const_value(start.args[1], defs) != 0:
+        return None
+    rest = [i for i in body if not any(i is h for h in head)]
+    for i in (j for r in rest for j in r.walk()):
+        if i.op in ("break", "continue", "return") or (i.op == "store" and i.args[0].id == var):
+            return None
+    steps = [i.op for i in cont]
+    if not cont or cont[-1].op != "store" or cont[-1].args[0].id != var or "loop" in steps or "if" in steps:
+        return None
+    cdefs = {i.result.id: i for i in cont if i.result is not None}
+    step = cdefs.get(cont[-1].args[1].id)                  # k + 1 (the 1 maybe a bitcast of an i32)
+    one = [cdefs.get(a.id) for a in step.args] if step is not None and step.op == "binary" \
+        and step.attrs["fn"] == "add" else []
+    one = [d.args[0] if d is not None and d.op == "bitcast" else (d.result if d is not None else None) for d in one]
+    if len(one) != 2 or not any(v is not None and _const_value(v, {**defs, **cdefs}) == 1 for v in one) \
+            or not any(d is not None and d.op == "load" and d.args[0].id == var for d in
+                       (cdefs.get(a.id) for a in step.args)):
+        return None
+    return var, n, k, rest
+
+
+def unroll_f16_reductions(module: Module) -> int:
+    """A counted loop (constant trip count, at most 16) that stores an f16 function variable is
+    unrolled: the driver unrolls it, then pairs its f16 sums into HFMA2 halves (pair-f16)."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            k = 0
+            while k < len(blk.insts):
+                loop = blk.insts[k]
+                shape = _counted_loop(loop, blk.insts[:k])
+                if shape is None or not any(i.op == "store" and i.args[1].type == F16 for i in loop.walk()):
+                    k += 1
+                    continue
+                var, n, kload, rest = shape
+                reads = [kload] + [i for r in rest for i in r.walk() if i.op == "load" and i.args[0].id == var]
+                copies = []
+                for j in range(n):
+                    jc = Inst("const", [], kload.type, {"value": j}, [], kload.loc, b.value(kload.type))
+                    copies.append(jc)
+                    copies += _copy_insts(rest, {r.result.id: jc.result for r in reads}, b)
+                blk.insts[k:k + 1] = copies
+                k += len(copies)
+                count += 1
+    return count
+
+
+def _copy_insts(insts, vals: dict, b: Builder) -> list:
+    """Copies of insts with fresh values for what they define (and vals's substitutions)."""
+    inside = {j.result.id for i in insts for j in i.walk() if j.result is not None}
 
     def val(v):
+        if v.id not in vals and v.id not in inside:
+            return v
         if v.id not in vals:
             vals[v.id] = b.value(v.type, v.name)
         return vals[v.id]
 
-    def copy(blk):
-        return Block([Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs), [copy(s) for s in i.blocks],
-                           i.loc, val(i.result) if i.result is not None else None) for i in blk.insts])
-    body = copy(fn.body).insts
-    ret = body.pop()
-    return body, (ret.args[0] if ret.args else None)
+    def copy(i):
+        return Inst(i.op, [val(a) for a in i.args], i.type, dict(i.attrs),
+                    [Block(copies(blk.insts)) for blk in i.blocks], i.loc,
+                    val(i.result) if i.result is not None else None)
+
+    def copies(block):                       # what vals substitutes is not computed again
+        return [copy(i) for i in block if i.result is None or i.result.id not in vals]
+    return copies(insts)
+
+
+def pair_f16_reductions(module: Module) -> int:
+    """An f16 sum of products from zero, s = ((0 + p0) + p1) + ... + p(n-1) (an unrolled loop),
+    of four products or more runs as the driver's HFMA2: even products in one half, odd in the other (p0 and p1
+    rounded, each later pair fused into its half), the halves added, then a last odd product
+    fused: fma(a(n-1), b(n-1), h0 + h1) (DECISIONS['pair-f16'])."""
+    count = 0
+    for f in module.functions:
+        uses = Counter(a.id for i in f.walk() for a in i.args)
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        b = Builder(_next_id(module))
+        for blk in _blocks(f.body):
+            chains, link = [], {}
+            for inst in blk.insts:
+                if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.type != F16 or inst.attrs.get("exact"):
+                    continue
+                x, y = inst.args
+                prod = _product(y, defs, False, F16)
+                if prod is None or uses[y.id] != 1:
+                    continue
+                if x.id in link and uses[x.id] == 1:
+                    chain = link.pop(x.id)
+                elif _const_value(x, defs) == 0.0:
+                    chain = []
+                    chains.append(chain)
+                else:
+                    continue
+                chain.append((inst, prod))
+                link[inst.result.id] = chain
+            for chain in chains:
+                if len(chain) >= 4:             # three products stay one chain (fit seed 66's SASS)
+                    _pair(chain, blk, b)
+                    count += 1
+    _remove_dead(module)
+    return count
+
+
+def _pair(chain, blk: Block, b: Builder) -> None:
+    last, n = chain[-1][0], len(chain)
+    halves, new = [chain[0][1].result, chain[1][1].result], []
+
+    def emit(op, args, attrs):
+        i = Inst(op, args, F16, dict(attrs, contracted="pair-f16"), [], last.loc, b.value(F16))
+        new.append(i)
+        return i.result
+    for j in range(2, n - n % 2):
+        p = chain[j][1]
+        halves[j % 2] = emit("builtin", [p.args[0], p.args[1], halves[j % 2]], {"fn": "fma"})
+    total = emit("binary", halves, {"fn": "add", "exact": True})
+    if n % 2:
+        p = chain[-1][1]
+        emit("builtin", [p.args[0], p.args[1], total], {"fn": "fma"})
+    final = new.pop()
+    last.op, last.args, last.attrs = final.op, final.args, final.attrs
+    k = blk.insts.index(last)
+    blk.insts[k:k] = new
 
 
 # -- promote ---------------------------------------------------------------------------------------
@@ -351,6 +533,18 @@ class _Memory:
         return (self.all, self.epochs[_root_of(ptr, self.defs)])
 
 
+def _component(inst: Inst, defs):
+    """The scalar that extract(construct(...), k) picks, where the construct lists scalars."""
+    if inst.op != "extract" or len(inst.attrs.get("path", ())) != 1:
+        return None
+    c = defs.get(inst.args[0].id)
+    k = inst.attrs["path"][0]
+    if c is None or c.op != "construct" or not hasattr(c.type, "n") or len(c.args) != c.type.n \
+            or not isinstance(k, int) or not 0 <= k < len(c.args):
+        return None
+    return c.args[k]
+
+
 def number_values(module: Module) -> int:
     """Value numbering: an instruction equal to an earlier one that dominates it (same op, type,
     attributes and operands; a load also with no write of what it reads between) is that one's value."""
@@ -379,6 +573,10 @@ def number_values(module: Module) -> int:
                 inst.args = [mapping.get(a.id, a) for a in inst.args]
             if inst.op == "const" and not isinstance(inst.attrs.get("value"), (int, float, bool)):
                 continue
+            part = _component(inst, defs)
+            if part is not None:                 # construct(a, b, c).y is b
+                mapping[inst.result.id] = part
+                continue
             k = (inst.op, repr(inst.type), repr(sorted(inst.attrs.items())), tuple(a.id for a in inst.args))
             if inst.op == "load":
                 k += mem.epoch(inst.args[0])
@@ -392,6 +590,68 @@ def number_values(module: Module) -> int:
     _replace_uses(module, mapping)
     _remove_dead(module)
     return len(mapping)
+
+
+# -- algebra ---------------------------------------------------------------------------------------
+
+def fold_algebra(module: Module, types) -> int:
+    """x - x is +0 and +0 * x (either side) is +0, whatever x holds (its sign, infinities and
+    NaN ignored), after value numbering made equal values one (DECISIONS['algebra'])."""
+    count = 0
+    b = Builder(_next_id(module))
+    b.pending = []                              # (instruction, what goes before it)
+    for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        for inst in f.walk():
+            if inst.op != "binary" or inst.attrs.get("exact") or not _fusable_type(inst.type, types) \
+                    or hasattr(inst.type, "n"):
+                continue
+            fn, (x, y) = inst.attrs["fn"], inst.args
+            zero = fn == "sub" and x.id == y.id
+            zero = zero or (fn == "mul" and any(_const_value(v, defs) == 0.0 and
+                                                 str(defs[v.id].attrs["value"])[0] != "-" for v in (x, y)))
+            if zero:
+                inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
+                count += 1
+            elif fn == "mul":
+                count += _fold_constant_factors(inst, defs, b)
+        for blk in _blocks(f.body):
+            for inst, new in [(i, n) for i, n in b.pending if any(i is j for j in blk.insts)]:
+                k = next(n for n, j in enumerate(blk.insts) if j is inst)
+                blk.insts.insert(k, new)
+        b.pending = []
+    _remove_dead(module)
+    return count
+
+
+def _fold_constant_factors(inst: Inst, defs, b: Builder) -> int:
+    """(k1 * x) * k2 -> x * (k1 * k2) and (k1 / y) * k2 -> RCP(y) * (k1 * k2), the constants
+    multiplied (rounded) on the host; the inner product stays for its other users."""
+    x, y = inst.args
+    k2, v = (_const_value(x, defs), y) if _const_value(x, defs) is not None else (_const_value(y, defs), x)
+    d = defs.get(v.id)
+    if k2 is None or d is None or d.op != "binary" or d.attrs.get("exact") or d.type != inst.type \
+            or d.attrs["fn"] not in ("mul", "div"):
+        return 0
+    from ..numerics import nvidia
+    ty = scalar_of(inst.type).name
+    k1 = _const_value(d.args[0], defs)
+    if d.attrs["fn"] == "mul" and k1 is None:
+        k1, other = _const_value(d.args[1], defs), d.args[0]
+    else:
+        other = d.args[1]
+    if k1 is None or (d.attrs["fn"] == "div" and scalar_of(inst.type) != F32):
+        return 0
+    k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", ty, k1, k2))}, [], inst.loc, b.value(inst.type))
+    new = [k]
+    if d.attrs["fn"] == "div":
+        one = Inst("const", [], inst.type, {"value": 1.0}, [], inst.loc, b.value(inst.type))
+        rcp = Inst("binary", [one.result, other], inst.type, {"fn": "div"}, [], inst.loc, b.value(inst.type))
+        new += [one, rcp]
+        other = rcp.result
+    inst.args, inst.attrs = [other, k.result], {"fn": "mul", "contracted": "algebra"}
+    b.pending.extend((inst, i) for i in new)
+    return 1
 
 
 # -- rsqrt -----------------------------------------------------------------------------------------
@@ -427,21 +687,37 @@ def _emitter(inst: Inst, b: Builder, into: list):
 
 def _span(e0: Value, e1: Value, defs, op, fold) -> Value:
     """e1 - e0, folded by fold(k1, k0) where both are constants (as the compiler does)."""
-    k0, k1 = (_const_value(defs.get(v.id)) for v in (e0, e1))
+    k0, k1 = (_const_of(defs.get(v.id)) for v in (e0, e1))
     if k0 is not None and k1 is not None:
         return op("const", [], value=_splat(e0.type, fold(k1, k0)))
     return op("binary", [e1, e0], fn="sub")
 
 
 def expand_builtins(module: Module, types) -> int:
-    """smoothstep(e0, e1, x) as the driver's own arithmetic (emu.numerics.nvidia's sequence:
-    t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3)), so that its last product
-    meets the add around it in fma formation."""
+    """smoothstep, mix, dot, length and normalize as the driver's own arithmetic, so that value
+    numbering and fma formation see through them. smoothstep: emu.numerics.nvidia's sequence,
+    t = clamp((x - e0) * RCP(e1 - e0), 0, 1); (t * t) * fma(-2, t, 3), its last product open to the
+    add around it; f32 constant edges folded into t = clamp(fma(x, k, -e0 * k), 0, 1), k = RCP(e1 -
+    e0) (DECISIONS['expand-constant-edges']); f16 as _smoothstep_f16. mix(a, b, t) is fma(t, b - a, a)."""
     def pick(inst):
-        return inst.op == "builtin" and inst.attrs["fn"] == "smoothstep" and _fusable_type(inst.type, types) \
-            and not hasattr(inst.type, "n")
-    return _expand_each(module, pick, lambda inst, b, defs: _smoothstep_f16(inst, b, defs) if inst.type == F16
-                        else _smoothstep(inst, b))
+        if inst.op != "builtin" or not _fusable_type(inst.type, types):
+            return False
+        fn = inst.attrs["fn"]
+        return (fn == "smoothstep" and not hasattr(inst.type, "n")) \
+            or (fn in ("dot", "length", "normalize") and _open_vector(inst.args[0].type)) \
+            or (fn == "mix" and not hasattr(inst.type, "n") and all(a.type == inst.type for a in inst.args))
+
+    def expand(inst, b, defs):
+        fn = inst.attrs["fn"]
+        if fn == "smoothstep":
+            return _smoothstep_f16(inst, b, defs) if inst.type == F16 else _smoothstep(inst, b, defs)
+        if fn == "mix":
+            a, bb, t = inst.args              # fma(t, b - a, a): its subtract open to fma formation
+            d = Inst("binary", [bb, a], inst.type, {"fn": "sub"}, [], inst.loc, b.value(inst.type))
+            inst.args, inst.attrs = [t, d.result, a], {"fn": "fma", "contracted": "expand"}
+            return [d, inst]
+        return _vector_builtin(inst, b)
+    return _expand_each(module, pick, expand)
 
 
 def _expand_each(module: Module, pick, expand) -> int:
@@ -451,6 +727,7 @@ def _expand_each(module: Module, pick, expand) -> int:
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count = 0
     for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
@@ -463,14 +740,70 @@ def _expand_each(module: Module, pick, expand) -> int:
     return count
 
 
-def _smoothstep(inst: Inst, b: Builder) -> list:
+def _open_vector(t) -> bool:
+    """A vector whose dot product the driver writes as scalar arithmetic: f32 of 2-4 components,
+    f16 of 2-3 (f16 vec4 is two packed halves, emu.numerics.nvidia._dot)."""
+    n = getattr(t, "n", 0)
+    return 2 <= n <= (4 if scalar_of(t) == F32 else 3)
+
+
+def _vector_builtin(inst: Inst, b: Builder) -> list:
+    """dot, length and normalize as the driver's scalar arithmetic (emu.numerics.nvidia: the dot
+    y * y' first, then x, z, w added, each product open to fma formation; length = sqrt(dot),
+    normalize = v * inverseSqrt(dot)), so that value numbering and fma formation see through them
+    (DECISIONS['expand-vector'])."""
+    new, vt = [], inst.args[0].type
+    st = scalar_of(vt)
+
+    def op(name, args, t=st, **attrs):
+        i = Inst(name, list(args), t, attrs, [], inst.loc, b.value(t))
+        new.append(i)
+        return i.result
+    u = inst.args[0]
+    w = inst.args[1] if inst.attrs["fn"] == "dot" else u
+    us = [op("extract", [u], path=[k]) for k in range(vt.n)]
+    ws = us if w is u else [op("extract", [w], path=[k]) for k in range(vt.n)]
+    prods = [op("binary", [x, y], fn="mul") for x, y in zip(us, ws)]
+    d = prods[1]                                 # y * y' first, then x, z, w
+    for k, p in enumerate([prods[0]] + prods[2:]):
+        last = k == vt.n - 2
+        if last and inst.attrs["fn"] == "dot":
+            inst.op, inst.args, inst.attrs = "binary", [p, d] if k == 0 else [d, p], {"fn": "add", "contracted": "expand"}
+            return new + [inst]
+        d = op("binary", [p, d] if k == 0 else [d, p], fn="add")
+    if inst.attrs["fn"] == "length":
+        inst.args, inst.attrs = [d], {"fn": "sqrt", "contracted": "expand"}
+        return new + [inst]
+    r = op("builtin", [d], fn="inverseSqrt")
+    inst.op, inst.args, inst.attrs = "construct", [op("binary", [x, r], fn="mul") for x in us], {"contracted": "expand"}
+    return new + [inst]
+
+
+def _const_value(v: Value, defs):
+    d = defs.get(v.id)
+    if d is not None and d.op == "const" and isinstance(d.attrs.get("value"), (int, float)) \
+            and not isinstance(d.attrs.get("value"), bool):
+        return d.attrs["value"]
+    return None
+
+
+def _smoothstep(inst: Inst, b: Builder, defs) -> list:
     e0, e1, x = inst.args
     t, new = inst.type, []
     op = _emitter(inst, b, new)
     one, zero = op("const", [], value=1.0), op("const", [], value=0.0)
     two, three = op("const", [], value=-2.0), op("const", [], value=3.0)
-    scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
-    v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
+    k0, k1 = _const_value(e0, defs), _const_value(e1, defs)
+    if k0 is not None and k1 is not None:
+        from ..numerics import nvidia
+        ty = scalar_of(t).name
+        k = nvidia.binary("div", ty, 1.0, nvidia.binary("sub", ty, k1, k0))
+        c = nvidia.unary("neg", ty, nvidia.binary("mul", ty, k0, k))
+        v = op("builtin", [x, op("const", [], value=float(k)), op("const", [], value=float(c))], fn="fma",
+               contracted="expand-constant-edges")
+    else:
+        scale = op("binary", [one, op("binary", [e1, e0], fn="sub")], fn="div")
+        v = op("binary", [op("binary", [x, e0], fn="sub"), scale], fn="mul")
     v = op("builtin", [op("builtin", [v, zero], fn="max"), one], fn="min")
     poly = op("builtin", [two, v, three], fn="fma")
     inst.op, inst.args, inst.attrs = "binary", [op("binary", [v, v], fn="mul"), poly], {"fn": "mul", "contracted": "expand"}
@@ -549,6 +882,8 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
         for i in f.walk():
             for a in i.args:
                 by.setdefault(a.id, []).append(i)
+        first_user = {k: next((u for u in v if u.op == "binary" and u.attrs["fn"] in ("add", "sub")), None)
+                      for k, v in by.items()}
         only_adds = {k: all(u.op == "binary" and u.attrs["fn"] in ("add", "sub") and not u.attrs.get("exact")
                          for u in v) for k, v in by.items()}
         for blk in _blocks(f.body):
@@ -559,7 +894,7 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
                     inst.attrs["contracted"] = "rounded-after-division"
                     out.append(inst)
                     continue
-                new = _fuse(inst, defs, uses, only_adds, b, types, divide, constant_factor)
+                new = _fuse(inst, defs, uses, only_adds, first_user, b, types, divide, constant_factor)
                 if new is None:
                     out.append(inst)
                     continue
@@ -582,7 +917,21 @@ def _product(v, defs, divide: bool, t):
         return None
     if d.attrs["fn"] == "mul" or (divide and d.attrs["fn"] == "div" and scalar_of(d.type) in _DIVIDES):
         return d
+    if divide and d.attrs["fn"] == "div" and scalar_of(d.type) == F16 and _const_value(d.args[1], defs) is not None:
+        return d
     return None
+
+
+def _widened_product(v, defs, t):
+    """f32(a * b) of an f16 product: the driver fuses the product through the widening, as
+    fma(f32(a), f32(b), c) (DECISIONS['fma-widened'])."""
+    d = defs.get(v.id)
+    if d is None or d.op != "convert" or d.type != t or scalar_of(t) != F32:
+        return None
+    m = defs.get(d.args[0].id)
+    if m is None or m.op != "binary" or m.attrs["fn"] != "mul" or m.attrs.get("exact") or m.type != F16:
+        return None
+    return d
 
 
 def _negated_product(v, defs, divide, t):
@@ -600,7 +949,7 @@ def _may_fuse(p: Inst, uses, only_adds: dict) -> bool:
     return only_adds.get(p.result.id, False)
 
 
-def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, constant_factor: bool):
+def _fuse(inst: Inst, defs, uses, only_adds, first_user, b: Builder, types, divide: bool, constant_factor: bool):
     if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
             or not _fusable_type(inst.type, types):
         return None
@@ -617,6 +966,10 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
     # of two products the add's left operand is fused, the right one rounded
     choices = []
     for side, v in ((0, x), (1, y)):
+        p = _widened_product(v, defs, t)
+        if p is not None and first_user.get(p.result.id) is inst and not (fn == "sub" and x is y):
+            choices.append((p, side, False))
+    for side, v in ((0, x), (1, y)):
         p = _product(v, defs, divide, t)
         if p is not None and _may_fuse(p, uses, only_adds):
             choices.append((p, side, False))
@@ -630,12 +983,12 @@ def _fuse(inst: Inst, defs, uses, only_adds, b: Builder, types, divide: bool, co
         choices = _f16_multiply_first(choices)
     p, side, negated = choices[0]
     c = inst.args[1 - side]
-    a, m = _factors(p, inst.loc, b, pre)
+    a, m = _factors(p, inst.loc, b, pre, defs)
     subtract_product = negated != (fn == "sub" and side == 1)
     if fn == "sub" and side == 0:
         c = neg(c)
-    decision = "fma-division" if p.attrs["fn"] == "div" else "fma"
-    if constant_factor and not subtract_product and p.attrs["fn"] == "mul":
+    decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
+    if constant_factor and not subtract_product and p.attrs.get("fn") == "mul":
         kx = _constant_times(a, defs, uses)
         if kx is not None and kx[0].type == kx[1].type == m.type == t:     # (k * x) * m + c
             k, xx = kx
@@ -656,8 +1009,13 @@ def _f16_multiply_first(choices: list) -> list:
     return sorted(choices, key=lambda c: c[0].attrs["fn"] == "div")
 
 
-def _factors(p: Inst, loc, b: Builder, pre: list):
-    """(a, m) with a * m the product p computes: x / y is x * (1 / y), 1 / y the RCP."""
+def _factors(p: Inst, loc, b: Builder, pre: list, defs=None):
+    """(a, m) with a * m the product p computes: x / y is x * (1 / y), 1 / y the RCP; f32(x * y)
+    of f16 x, y is f32(x) * f32(y)."""
+    if p.op == "convert":
+        wide = [Inst("convert", [v], p.type, dict(p.attrs), [], loc, b.value(p.type)) for v in defs[p.args[0].id].args]
+        pre += wide
+        return wide[0].result, wide[1].result
     if p.attrs["fn"] == "mul":
         return p.args[0], p.args[1]
     x, y = p.args
@@ -745,7 +1103,7 @@ def _tint_smoothstep(inst: Inst, b: Builder, defs) -> list:
     return new + [inst]
 
 
-def _const_value(d):
+def _const_of(d):
     """The scalar value of a constant (a vector's, where all its components are equal)."""
     if d is None or d.op != "const":
         return None
@@ -836,25 +1194,36 @@ def distribute_f16_constant_division(module: Module) -> int:
 
 
 def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
-    if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F16 or inst.attrs.get("exact"):
+    if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type not in (F16, F32) or inst.attrs.get("exact"):
         return False
-    c = _const_value(defs.get(inst.args[1].id))
+    c = _const_of(defs.get(inst.args[1].id))
     if c is None or c == 0.0:
         return False
-    op = _emitter(inst, b, out)
-    with np.errstate(over="ignore"):
-        r = float(np.float16(np.float32(1.0) / np.float32(c)))
-    if not np.isfinite(r):                   # 1/c beyond f16: left to the run time
-        return False
     s = defs.get(inst.args[0].id)
-    k = _const_value(defs.get(s.args[1].id)) if s is not None and s.op == "binary" and s.attrs["fn"] in ("add", "sub") \
+    k = _const_of(defs.get(s.args[1].id)) if s is not None and s.op == "binary" and s.attrs["fn"] in ("add", "sub") \
         and not s.attrs.get("exact") and uses[s.result.id] == 1 else None
+    if inst.type == F32:
+        # f32: (x + k) / c is fma(x, r, k * r) with r = RCP(c), the driver's x / c (DECISIONS['expand-constant-edges']:
+        # smoothstep's constant edges, as the driver's own expansion or Tint's (x - e0) / (e1 - e0))
+        if k is None:
+            return False
+        from ..numerics import nvidia
+        r = nvidia.binary("div", "f32", np.float32(1.0), np.float32(c))
+        kr = nvidia.binary("mul", "f32", np.float32(k if s.attrs["fn"] == "add" else -k), r)
+        r, kr = float(r), float(kr)
+    else:
+        with np.errstate(over="ignore"):
+            r = float(np.float16(np.float32(1.0) / np.float32(c)))
+        if not np.isfinite(r):                   # 1/c beyond f16: left to the run time
+            return False
+        if k is not None:
+            kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
+    op = _emitter(inst, b, out)
     if k is None:
         inst.args, inst.attrs = [inst.args[0], op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
         return True
-    kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
     inst.op, inst.args = "builtin", [s.args[0], op("const", [], value=r), op("const", [], value=kr)]
-    inst.attrs = {"fn": "fma", "contracted": "f16-constant-division"}
+    inst.attrs = {"fn": "fma", "contracted": "f16-constant-division" if inst.type == F16 else "expand-constant-edges"}
     return True
 
 
@@ -874,7 +1243,7 @@ def fold_identities(module: Module) -> int:
 
     def is_const(v, k):
         d = defs.get(v.id)
-        return _const_value(d) == k and d.op == "const"
+        return _const_of(d) == k and d.op == "const"
     for f in module.functions:
         for inst in f.walk():
             if inst.op != "binary" or inst.attrs.get("exact") or _float_scalar(inst.type) not in (F32, F16) \

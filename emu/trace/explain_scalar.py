@@ -34,6 +34,26 @@ RULES = {
                       "where the source has three)"),
     "rounded-after-division": ("sub", "c - x * y kept as two roundings (the product rounded first, not "
                                       "fused) where a division of the same two values comes before it"),
+    "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "
+                                     "(x - e0) / (e1 - e0) rounded once"),
+    "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
+    "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
+                            "to fuse with the add after it"),
+    "fma-widened": ("fma", "f32(a * b) of f16 a, b fused into its first add: the exact product, not the "
+                           "f16-rounded one, meets the add"),
+    "fma-division-f16": ("fma", "f16 x / k (k a constant) fused with the add like a product"),
+    "pair-f16": ("fma", "an f16 sum of products as two packed halves (HFMA2), each product fused into "
+                        "its half"),
+    "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
+    "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time"),
+    "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
+                   "are x; (a - y) + y is a)"),
+    "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),
+    "f16-round-trip": (None, "f32(f16(x)) of an f32 x is x: the round trip through f16 dropped"),
+    "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
+                                     "(x + k) / c as fma(x, r, k * r)"),
+    "tint-smoothstep": ("mul", "smoothstep as Tint writes it in its SPIR-V: t * (t * (3 - 2t)), "
+                               "t = clamp((x - e0) / (e1 - e0), 0, 1)"),
 }
 _ALTERNATIVE = {"fma": "rounded twice (the product {0} * {1} rounded first, then the add)",
                 "inverseSqrt": "as written (sqrt({0}) rounded, then 1 / that)"}

@@ -184,3 +184,114 @@ def test_a_load_in_a_loop_is_not_the_value_of_one_before_it_when_the_loop_writes
         o = dev.create_buffer(size=8 * 4)
         dev.dispatch(pipe, {(0, 0): o, PUSH_CONSTANTS: dev.create_buffer(np.array([6, 1], np.uint32))}, 1)
         assert o.read(np.uint32).tolist() == [1, 5, 9, 13, 17, 21, 0, 0], profile
+
+
+GLSL_HEAD = """#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) buffer O { float o[]; };
+"""
+
+
+def test_widened_f16_product_fuses_into_its_first_add_only():
+    """h = 1 + 2^-10 (an f16): h * h = 1 + 2^-9 + 2^-20 exactly, 1 + 2^-9 in f16. Fused into
+    -(1 + 2^-9) it leaves 2^-20; the f16-rounded product leaves 0 (randprog fit, DECISIONS['fma-widened'])."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t h = float16_t(o[0]);
+  float w = float(h * h);
+  float c = o[1];
+  o[2] = w + c;             // the first add of w: fma(float(h), float(h), c)
+  o[3] = w + c;             // numbered as the same add
+  o[4] = c - (-w);          // a later user: the rounded product
+  o[5] = w - w;             // x - x never fuses
+}"""
+    out = _run(glsl, [1 + 2.0 ** -10, -(1 + 2.0 ** -9), 0, 0, 0, 0], file="w.comp")
+    assert out[2] == 2.0 ** -20 and out[3] == 2.0 ** -20 and out[4] == 0 and out[5] == 0
+    _, text = _ir(glsl, file="w.comp")
+    assert text.count('contracted = "fma-widened"') == 1
+
+
+def test_smoothstep_with_constant_edges_folds_them_into_one_fma():
+    """smoothstep(-1, 2, x): t = fma(x, k, k), k = RCP(3) (randprog fit seeds 48, 104); variable
+    edges keep (x - e0) * RCP(e1 - e0)."""
+    from emu.numerics import nvidia, sfu
+    glsl = GLSL_HEAD + """void main() {
+  o[1] = smoothstep(-1.0, 2.0, o[0]);
+  o[2] = smoothstep(o[3], o[4], o[0]);
+}"""
+    x = np.float32(0.2)
+    out = _run(glsl, [x, 0, 0, -1.0, 2.0], file="s.comp")
+    k = sfu.rcp(np.float32(3))
+    t = [nvidia._fma(x, k, k), nvidia.binary("mul", "f32", nvidia.binary("sub", "f32", x, np.float32(-1)), k)]
+    assert t[0] != t[1]
+    want = [nvidia.binary("mul", "f32", nvidia.binary("mul", "f32", v, v), nvidia._fma(np.float32(-2), v, np.float32(3)))
+            for v in t]
+    assert out[1] == want[0] and out[2] == want[1]
+    _, text = _ir(glsl, file="s.comp")
+    assert text.count('contracted = "expand-constant-edges"') == 1
+
+
+def test_x_minus_x_and_zero_times_x_are_plus_zero():
+    """The random 'func' programs' h(a, a) = (a - b) * b: +0 on the H200 for every a, where IEEE
+    gives -0 for a negative a (randprog fit seed 3, DECISIONS['algebra'])."""
+    glsl = GLSL_HEAD + """float h(float a, float b) { return (a - b) * b; }
+void main() {
+  float a = o[0];
+  o[1] = h(a, a);
+  o[2] = 0.0 * a;
+}"""
+    out = _run(glsl, [-1.5, 7, 7], file="a.comp")
+    assert out.view(np.uint32)[1:].tolist() == [0, 0]
+    done, _ = _ir(glsl, file="a.comp")
+    assert done["fold"] + done["algebra"] == 3          # a - a, then 0 * a, and 0.0 * a (fold runs first)
+
+
+def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
+    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
+    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
+    DECISIONS['pair-f16'])."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t acc = 0.0hf;
+  for (uint k = 0u; k < 5u; k++) {
+    acc = acc + float16_t(o[k]) * float16_t(o[(k + 1u) % 5u]);
+  }
+  o[5] = float(acc);
+}"""
+    rng = np.random.default_rng(4)
+    vals = rng.uniform(-4, 4, (64, 5)).astype(np.float16)
+
+    def hfma(x, y, z):
+        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
+    a = [vals[:, k] for k in range(5)]
+    b = [vals[:, (k + 1) % 5] for k in range(5)]
+    h0, h1 = hfma(a[0], b[0], np.float16(0)), hfma(a[1], b[1], np.float16(0))
+    h0, h1 = hfma(a[2], b[2], h0), hfma(a[3], b[3], h1)
+    want = hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
+    chain = np.zeros(64, np.float16)
+    for k in range(5):
+        chain = hfma(a[k], b[k], chain)
+    got = np.array([_run(glsl, list(v.astype(np.float32)) + [0], file="p.comp")[5] for v in vals], np.float16)
+    assert (got == want).all() and (got != chain).any()
+    done, text = _ir(glsl, file="p.comp")
+    assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
+
+
+def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
+    """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
+    first, then x, z added as fused products), so equal components are one product
+    (DECISIONS['expand-vector'])."""
+    from emu.numerics import nvidia
+    glsl = GLSL_HEAD + """void main() {
+  float a = o[0], b = o[1], c = abs(o[0]) + 0.5;
+  vec3 u = vec3(a, b, c), w = vec3(a, a, c);
+  o[2] = dot(u, u);
+  o[3] = length(w);
+  o[4] = normalize(u).x;
+}"""
+    vals = np.array([1.3, -0.7, 0, 0, 0], np.float32)
+    out = _run(glsl, vals, file="v.comp")
+    u = np.array([vals[0], vals[1], abs(vals[0]) + np.float32(0.5)], np.float32)
+    assert out[2] == nvidia.call("dot", "f32", u, u)
+    assert out[4] == nvidia.call("normalize", "f32", u)[0]
+    done, text = _ir(glsl, file="v.comp")
+    assert '"dot"' not in text and '"normalize"' not in text and '"length"' not in text
