@@ -756,6 +756,14 @@ SPIRV_CASES = [
     ("softmax_switch.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): rng.standard_normal(4 * 128).astype(np.float32), (0, 1): np.array([128, 0, 77, 128], np.uint32),
         (0, 2): 4 * 128 * 4}, (4, 1, 1), "fused"),
+    # value numbering across a loop that writes the variable; a specialization-shortened array with
+    # a constant index past its end in a branch that never runs; a subgroup barrier in a branch
+    ("loop_carried_load.comp", "nvidia-h200", None, {}, lambda rng: _sizes(6, 1, extra={(0, 0): 8 * 4}),
+     (1, 1, 1), "declined"),
+    ("spec_short_array.comp", "reference", None, {"0": 2}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
+    ("spec_short_array.comp#n8", "reference", None, {"0": 8}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
+    ("subgroup_barrier_branch.comp", "nvidia-h200", None, {}, lambda rng: _sizes(1, extra={(0, 0): 64 * 4}),
+     (1, 1, 1), "declined"),
     ("reduce_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): np.concatenate([np.array([8 * 256 - 100, 0, 0, 0], np.uint32),
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),

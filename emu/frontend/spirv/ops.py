@@ -391,7 +391,8 @@ class OpLowering:
             # finite: an infinite x keeps the profile's fraction)
             zero = self.const(x.type, [0.0] * width(x.type) if isinstance(x.type, VectorType) else 0.0)
             bools = with_scalar(x.type, BOOL)
-            signed = self.b.op("binary", [x, zero], x.type, fn="mul")
+            # exact: emu's own arithmetic, not the shader's (no compiler model folds x * 0 to +0)
+            signed = self.b.op("binary", [x, zero], x.type, fn="mul", exact=True)
             zeroed = self.b.op("select", [fract, signed, self.b.op("binary", [fract, zero], bools, fn="eq")], x.type)
             fract = self.b.op("select", [fract, zeroed, self.b.op("binary", [signed, zero], bools, fn="eq")], x.type)
         if out_id is None:
