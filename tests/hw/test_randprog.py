@@ -2,7 +2,8 @@
 replayed against their H200 recordings (tests/data/hw/h200/randprog_fit.npz: seeds 0..1199, fitted
 on; randprog_judge.npz: seeds 100000..100599, recorded in the same device call, kept unread until
 the model was frozen at commit 9ad1885; both through Dawn and through Vulkan, H100 driver
-580.159.04). The whole recordings: `python scripts/randprog_compare.py` (minutes); here a sample,
+580.159.04); randprog_heldout.npz: seeds 200000..201199, recorded on an H200 (driver 580.159.04)
+after the model was frozen at 6c699cf (its compiler.py unchanged since). The whole recordings: `python scripts/randprog_compare.py` (minutes); here a sample,
 whose per-seed results are pinned so that a change of the compiler model shows."""
 import hashlib
 from pathlib import Path
@@ -51,6 +52,10 @@ PINNED = {
     "randprog_fit.npz": [["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7], ["dawn", 8],
                          ["dawn", 10], ["dawn", 11], ["vulkan", 2], ["vulkan", 3], ["vulkan", 4], ["vulkan", 5],
                          ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10], ["vulkan", 11]],
+    "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200004], ["dawn", 200006], ["dawn", 200008],
+                             ["dawn", 200009], ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200004],
+                             ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009], ["vulkan", 200010],
+                             ["vulkan", 200011]],
     "randprog_judge.npz": [["dawn", 100000], ["dawn", 100001], ["dawn", 100002], ["dawn", 100004], ["dawn", 100005],
                            ["dawn", 100006], ["dawn", 100007], ["dawn", 100008], ["dawn", 100009], ["dawn", 100010],
                            ["dawn", 100011], ["vulkan", 100000], ["vulkan", 100001], ["vulkan", 100002],
