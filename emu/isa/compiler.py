@@ -724,7 +724,6 @@ def _expand_each(module: Module, pick, expand) -> int:
     """Each instruction that pick() chooses becomes expand(inst, builder, defs): a list of
     instructions that ends with inst, rewritten."""
     b = Builder(_next_id(module))
-    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count = 0
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
