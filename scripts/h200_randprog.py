@@ -45,39 +45,35 @@ def prepare(bundle: Path, first: int, count: int) -> None:
     print(f"prepared {count} programs in {bundle}")
 
 
-def _run_dawn(seeds, deadline):
+def _run_dawn(p, bundle):
     from emu.hw.runner import run_on_adapter
-    got, errors = {}, {}
-    for seed in seeds:
-        if time.time() > deadline:
-            break
-        p = randprog.generate(seed)
-        try:
-            r = run_on_adapter(p.wgsl, entry="main", dispatch=(p.invocations // randprog.WORKGROUP, 1, 1),
-                               buffers={(0, 0): p.inputs(), (0, 1): p.invocations * p.n_outputs * 4},
-                               outputs=[(0, 1)], backend="dawn")
-            got[seed] = np.frombuffer(r[(0, 1)], np.uint32).copy()
-        except Exception as e:
-            errors[f"dawn/{seed}"] = f"{type(e).__name__}: {e}"[:400]
-    return got, errors
+    return run_on_adapter(p.wgsl, entry="main", dispatch=(p.invocations // randprog.WORKGROUP, 1, 1),
+                          buffers={(0, 0): p.inputs(), (0, 1): p.invocations * p.n_outputs * 4},
+                          outputs=[(0, 1)], backend="dawn")
 
 
-def _run_vulkan(args):
-    bundle, seeds, deadline = args
+def _run_vulkan(p, bundle):
     from emu.hw import vulkan
+    spv = (Path(bundle) / "spv" / f"{p.seed}.spv").read_bytes()
+    return vulkan.run_spirv(spv, entry="main", dispatch=(p.invocations // randprog.WORKGROUP, 1, 1),
+                            buffers={(0, 0): p.inputs().tobytes(), (0, 1): bytes(p.invocations * p.n_outputs * 4)},
+                            kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 1)])
+
+
+RUNNERS = {"dawn": _run_dawn, "vulkan": _run_vulkan}
+
+
+def _run(path, bundle, seeds, deadline):
+    """Each seed's program through PATH until the deadline: ({seed: output bits}, {key: error})."""
     got, errors = {}, {}
     for seed in seeds:
         if time.time() > deadline:
             break
-        p = randprog.generate(seed)
         try:
-            spv = (Path(bundle) / "spv" / f"{seed}.spv").read_bytes()
-            r = vulkan.run_spirv(spv, entry="main", dispatch=(p.invocations // randprog.WORKGROUP, 1, 1),
-                                 buffers={(0, 0): p.inputs().tobytes(), (0, 1): bytes(p.invocations * p.n_outputs * 4)},
-                                 kinds={(0, 0): "storage", (0, 1): "storage"}, outputs=[(0, 1)])
+            r = RUNNERS[path](randprog.generate(seed), bundle)
             got[seed] = np.frombuffer(r[(0, 1)], np.uint32).copy()
         except Exception as e:
-            errors[f"vulkan/{seed}"] = f"{type(e).__name__}: {e}"[:400]
+            errors[f"{path}/{seed}"] = f"{type(e).__name__}: {e}"[:400]
     return got, errors
 
 
@@ -128,7 +124,7 @@ def worker(path: str, bundle: Path, out: Path, first: int, count: int, budget: f
         if time.time() - t0 > budget:
             break
         seeds = list(range(k, min(k + 25, first + count)))
-        got, err = _run_dawn(seeds, t0 + budget) if path == "dawn" else _run_vulkan((bundle, seeds, t0 + budget))
+        got, err = _run(path, bundle, seeds, t0 + budget)
         res.update({f"{path}/{s}": v for s, v in got.items()})
         errs.update(err)
         np.savez_compressed(out / f"{path}_{first}.npz", errors=json.dumps(errs), **res)
