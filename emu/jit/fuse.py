@@ -294,10 +294,7 @@ class _Gen:
                 self.fail(d + 1, ERR_FALLBACK)
                 outer = str(step)
             else:
-                outer = self.lane_var(f"i{r.id}", None)
-                self.emit(d, f"{outer} = np.int64({self.v(next(dyn))})")
-                self.emit(d, f"if {outer} < 0 or {outer} >= n{k0}:")
-                self.fail(d + 1, ERR_OOB)
+                outer = self.checked_index(d, f"i{r.id}", self.v(next(dyn)), f"n{k0}")
             base = ("bp", g, arr, off, outer, arr.elem, 0, ())
         _, g, arr, off, outer, t, inner, terms = base
         terms = list(terms)
@@ -317,10 +314,7 @@ class _Gen:
                     raise Unsupported("constant index out of range")
                 inner += step * stride
             else:
-                iv = self.lane_var(f"i{r.id}_{j}", None)
-                self.emit(d, f"{iv} = np.int64({self.v(next(dyn))})")
-                self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
-                self.fail(d + 1, ERR_OOB)
+                iv = self.checked_index(d, f"i{r.id}_{j}", self.v(next(dyn)), count)
                 terms.append((iv, stride))
             t = elem
         p = ("bp", g, arr, off, outer, t, inner, tuple(terms))
@@ -469,10 +463,7 @@ class _Gen:
                 self.vals[r.id] = ("elem", k, str(path[0]))
             else:
                 idx = self.v(a[1])
-                iv = self.lane_var(f"i{r.id}", None)
-                self.emit(d, f"{iv} = np.int64({idx})")
-                self.emit(d, f"if {iv} < 0 or {iv} >= n{k}:")
-                self.fail(d + 1, ERR_OOB)
+                iv = self.checked_index(d, f"i{r.id}", idx, f"n{k}")
                 self.vals[r.id] = ("elem", k, iv)
         elif op == OP.load:
             p = self.vals.get(a[0].id)
@@ -834,10 +825,7 @@ class _Gen:
                     raise Unsupported("constant index out of range")
                 ix = str(step)
             else:
-                ix = self.lane_var(f"i{inst.result.id}_{j}", None)
-                self.emit(d, f"{ix} = np.int64({self.v(next(dyn))})")
-                self.emit(d, f"if {ix} < 0 or {ix} >= {count}:")
-                self.fail(d + 1, ERR_OOB)
+                ix = self.checked_index(d, f"i{inst.result.id}_{j}", self.v(next(dyn)), count)
             idx = ix if idx == "0" else f"({idx}) * {count} + {ix}"
             node = node[2]
         self.vals[inst.result.id] = ("pv", node, idx)
@@ -970,6 +958,15 @@ class _Gen:
         self.emit(d, f"err[2] = {lane}")
         self.emit(d, "return")
 
+    def checked_index(self, d: int, name: str, value: str, bound) -> str:
+        """`value` as the lane's int64 index `name`; outside [0, bound) the kernel hands the
+        dispatch to the interpreter (ERR_OOB), which reports the access."""
+        iv = self.lane_var(name, None)
+        self.emit(d, f"{iv} = np.int64({value})")
+        self.emit(d, f"if {iv} < 0 or {iv} >= {bound}:")
+        self.fail(d + 1, ERR_OOB)
+        return iv
+
     def lane_var(self, name: str, t) -> str:
         """A value's name: a local, or in workgroup mode its element of a per-lane array."""
         if not self.wg:
@@ -1004,10 +1001,7 @@ class _Gen:
                     raise Unsupported("constant index out of range")
                 flat.append(f"{step * inner}")
                 continue
-            iv = self.lane_var(f"i{r.id}" + (f"_{j}" if j else ""), None)
-            self.emit(d, f"{iv} = np.int64({self.v(next(dyn))})")
-            self.emit(d, f"if {iv} < 0 or {iv} >= {count}:")
-            self.fail(d + 1, ERR_OOB)
+            iv = self.checked_index(d, f"i{r.id}" + (f"_{j}" if j else ""), self.v(next(dyn)), count)
             flat.append(iv if inner == 1 else f"{iv} * {inner}")
         if isinstance(t, (ArrayType, VectorType)):
             raise Unsupported("a pointer to part of a workgroup array")
