@@ -1,12 +1,14 @@
 """Run llama.cpp's WebGPU kernels (ggml/src/ggml-webgpu/wgsl-shaders/) on the virtual device,
 instantiated the way llama.cpp does it: the *.wgsl kernels through ggml-webgpu's pre_wgsl
-preprocessor with the defines its shader library passes, the older *.tmpl.wgsl templates through
-the variants that wgsl-shaders/embed_wgsl.py generates at build time; their params structs and
-dispatches as ggml-webgpu.cpp fills them. Each result is compared with a float64 numpy reference
-of the op. The kernels are read from a folder you fetched; nothing of them is kept here. Without
-a folder it says so and exits 0.
+preprocessor with the defines its shader library passes, the *.tmpl.wgsl templates (soft_max,
+rope) through the variants that wgsl-shaders/embed_wgsl.py generates at build time; their params
+structs, bindings and dispatches as ggml-webgpu.cpp fills them. The version is pinned: the
+llama.cpp that PyPI's llama-cpp-python 0.3.19 bundles (vendor/llama.cpp), which
+scripts/fetch_llama_wgsl.sh fetches with pip (sha256 checked) and extracts; nothing of it is
+kept here. Each result is compared with a float64 numpy reference of the op. Without a folder it
+says so and exits 0.
 
-    python scripts/llama_webgpu.py /tmp/llama/wgsl-shaders [--profile nvidia-h200] [--hw wgpu] [-k NAME]
+    python scripts/llama_webgpu.py "$(bash scripts/fetch_llama_wgsl.sh)" [--profile nvidia-h200] [--hw wgpu] [-k NAME]
 
 --hw also runs every kernel without subgroup matrices on the machine's WebGPU adapter (lavapipe
 here) through emu's hw backend, with the same bindings, checked against the same reference.
@@ -16,11 +18,14 @@ counts, per launch, the outputs identical bit for bit to that GPU's (the H200's:
 
 Kernels: mul_mat_subgroup_matrix and mul_mat_reg_tile (f16 weights x f32 activations, f16
 accumulators, VEC and SCALAR, ragged M/N/K so the select()-guarded loads run past the tile
-edges), flash_attn (f16 or f32 K/V, mask with ALiBi slopes, sinks, grouped-query heads, logit
-softcap), soft_max (plain, f32/f16 mask with ALiBi, sink, in place), rope (norm and neox, f32 and
-f16, frequency factors, YaRN), get_rows (f32, f16, i32), rms_norm, binary (add/sub/mul/div, f32
-and f16, broadcast by repetition), unary (abs, neg, relu, sqr, sqrt, exp, tanh, sigmoid, silu,
-gelu; f32 and f16). Each is held to a bound derived from its own arithmetic (said at each kernel).
+edges), flash_attn (f16 or f32 K/V, f16 K/V read directly by the matrix loads (KV_DIRECT) where
+ggml does, mask with ALiBi slopes, sinks, grouped-query heads, logit softcap), soft_max (plain,
+f32/f16 mask with ALiBi, sink, in place), rope (norm and neox, f32 and f16, frequency factors,
+YaRN), get_rows (f32, f16, i32), rms_norm (row_norm.wgsl), binary (add/sub/mul/div, f32 and f16,
+broadcast by repetition), unary (abs, neg, relu, sqr, sqrt, exp, tanh, sigmoid, silu, gelu; f32
+and f16). Each is held to a bound derived from its own arithmetic (said at each kernel). Two
+kernels raise a negative base to a power, which WGSL leaves undefined: rms_norm's pow(x, 2.0)
+gets |x|; gelu's pow(x, 3.0) is held to either outcome adapters give (see _gelu).
 When emu reports a data race in a kernel (undefined behaviour in WGSL), the table says so and
 checks the kernel's numbers once more with the race check off (emu*); a real adapter's wrong
 result for such a kernel is shown, not counted as emu's failure.
@@ -38,10 +43,10 @@ import emu
 from emu.memory.bounds import tally
 
 # -- the two ways llama.cpp instantiates a kernel ----------------------------------------------------
-# Newer kernels (*.wgsl with #include/#define/#ifdef) go through ggml-webgpu's pre_wgsl
-# preprocessor at pipeline creation; older ones (*.tmpl.wgsl) are expanded at build time by
-# wgsl-shaders/embed_wgsl.py into one shader per variant. Both are reimplemented here from their
-# documented behaviour, so a snapshot of either generation runs as llama.cpp builds it.
+# Most kernels (*.wgsl with #include/#define/#ifdef) go through ggml-webgpu's pre_wgsl
+# preprocessor at pipeline creation; soft_max and rope (*.tmpl.wgsl) are expanded at build time
+# by wgsl-shaders/embed_wgsl.py into one shader per variant. Both are reimplemented here from
+# their behaviour in the pinned version.
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
