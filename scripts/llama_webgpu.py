@@ -73,7 +73,10 @@ def _truth(expr: str, macros: dict) -> bool:
     expr = re.sub(r"(\d+)[uU]\b", r"\1", expr)
     expr = expr.replace("&&", " and ").replace("||", " or ").replace("/", "//")
     expr = re.sub(r"!(?!=)", " not ", expr)
-    return bool(eval(expr, {"__builtins__": {}}, {}))      # only numbers and operators remain
+    try:
+        return bool(eval(expr, {"__builtins__": {}}, {}))  # only numbers and operators remain
+    except SyntaxError:
+        raise ValueError(f"#if/#elif {expr.strip()!r} is not an expression pre_wgsl evaluates") from None
 
 
 def preprocess(path: Path, defines: dict, folder: Path, macros: dict | None = None) -> str:
@@ -228,7 +231,9 @@ class Runner:
 
 # -- the kernels: each returns (results, float64 reference, bound per element) ------------------
 
-# ggml-webgpu-shader-lib.hpp's and ggml-webgpu.cpp's constants (llama.cpp as in llama-cpp-python 0.3.19)
+VERSION = "0.3.19"        # llama-cpp-python's, whose vendor/llama.cpp this script instantiates
+
+# ggml-webgpu-shader-lib.hpp's and ggml-webgpu.cpp's constants in that version
 TILE_M, TILE_N, TILE_K, REG_WG_M, REG_WG_N = 8, 8, 32, 8, 8                # WEBGPU_MUL_MAT_*
 SUBGROUP_M, SUBGROUP_N, SUBGROUP_MATRIX_M, SUBGROUP_MATRIX_N = 2, 2, 4, 2
 FA_KV_SG_TILES, FA_WG_SIZE, KV_SEQ_PAD = 8, 128, 256                      # GGML_WEBGPU_FLASH_ATTN_*
@@ -675,7 +680,8 @@ def main(argv) -> int:
     args = ap.parse_args(argv)
     if not args.folder or not Path(args.folder).is_dir():
         print(f"llama_webgpu: {'no folder given' if not args.folder else args.folder + ' is not a folder'}; "
-              "skipping (fetch llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders/ and pass its path)")
+              f"skipping (bash scripts/fetch_llama_wgsl.sh fetches llama-cpp-python {VERSION}'s wgsl-shaders "
+              "and prints their folder: pass it)")
         return 0
     folder = Path(args.folder)
     dev = emu.Device(args.profile)
@@ -692,10 +698,15 @@ def main(argv) -> int:
             continue
         need = NEEDS[name.split()[0]]
         if not (folder / need).exists():
-            rows.append((name, "emu", "skip", "-", "-", f"{need} is not in the folder"))
+            rows.append((name, "emu", "skip", "-", "-", f"{need} is not in the folder (llama-cpp-python {VERSION}'s has it)"))
             continue
         try:
             res, ref, bound = thunk()
+        except (ValueError, KeyError) as e:      # the folder's text is not what this version has
+            rows.append((name, "emu", "no", "-", "-", f"{e}: is {folder} llama-cpp-python {VERSION}'s "
+                         "wgsl-shaders? (bash scripts/fetch_llama_wgsl.sh fetches it)"))
+            failed = True
+            continue
         except emu.EmuError as e:
             first = e.format().splitlines()[0]
             if "data race" not in first:
