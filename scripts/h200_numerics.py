@@ -2,7 +2,7 @@
 """The H200 session of issue 11's second half: the vectors the replay and the kernel measurement
 need, recorded through Dawn. Usage (via scripts/h200_session.sh, H200_SCRIPT=scripts/h200_numerics.py):
 
-    h200_numerics.py OUTDIR          (LLAMA_SHADERS: llama.cpp's wgsl-shaders folder, if carried)
+    h200_numerics.py OUTDIR          (LLAMA_SHADERS: the folder scripts/fetch_llama_wgsl.sh prints, if carried)
 
 1. llama.cpp's WebGPU kernels as scripts/llama_webgpu.py instantiates them, run on the GPU (--hw dawn):
    OUTDIR/llama_gpu.npz (inputs and outputs; replay with llama_webgpu.py --against);

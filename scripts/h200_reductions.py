@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The H200 session of issue 11's third part, through Dawn. Usage (via scripts/h200_session.sh,
-H200_SCRIPT=scripts/h200_reductions.py; LLAMA_SHADERS: llama.cpp's wgsl-shaders, carried):
+H200_SCRIPT=scripts/h200_reductions.py; LLAMA_SHADERS: the folder scripts/fetch_llama_wgsl.sh prints, carried):
 
     h200_reductions.py OUTDIR
 

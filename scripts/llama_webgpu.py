@@ -1,12 +1,14 @@
 """Run llama.cpp's WebGPU kernels (ggml/src/ggml-webgpu/wgsl-shaders/) on the virtual device,
 instantiated the way llama.cpp does it: the *.wgsl kernels through ggml-webgpu's pre_wgsl
-preprocessor with the defines its shader library passes, the older *.tmpl.wgsl templates through
-the variants that wgsl-shaders/embed_wgsl.py generates at build time; their params structs and
-dispatches as ggml-webgpu.cpp fills them. Each result is compared with a float64 numpy reference
-of the op. The kernels are read from a folder you fetched; nothing of them is kept here. Without
-a folder it says so and exits 0.
+preprocessor with the defines its shader library passes, the *.tmpl.wgsl templates (soft_max,
+rope) through the variants that wgsl-shaders/embed_wgsl.py generates at build time; their params
+structs, bindings and dispatches as ggml-webgpu.cpp fills them. The version is pinned: the
+llama.cpp that PyPI's llama-cpp-python 0.3.19 bundles (vendor/llama.cpp), which
+scripts/fetch_llama_wgsl.sh fetches with pip (sha256 checked) and extracts; nothing of it is
+kept here. Each result is compared with a float64 numpy reference of the op. Without a folder it
+says so and exits 0.
 
-    python scripts/llama_webgpu.py /tmp/llama/wgsl-shaders [--profile nvidia-h200] [--hw wgpu] [-k NAME]
+    python scripts/llama_webgpu.py "$(bash scripts/fetch_llama_wgsl.sh)" [--profile nvidia-h200] [--hw wgpu] [-k NAME]
 
 --hw also runs every kernel without subgroup matrices on the machine's WebGPU adapter (lavapipe
 here) through emu's hw backend, with the same bindings, checked against the same reference.
@@ -16,11 +18,14 @@ counts, per launch, the outputs identical bit for bit to that GPU's (the H200's:
 
 Kernels: mul_mat_subgroup_matrix and mul_mat_reg_tile (f16 weights x f32 activations, f16
 accumulators, VEC and SCALAR, ragged M/N/K so the select()-guarded loads run past the tile
-edges), flash_attn (f16 or f32 K/V, mask with ALiBi slopes, sinks, grouped-query heads, logit
-softcap), soft_max (plain, f32/f16 mask with ALiBi, sink, in place), rope (norm and neox, f32 and
-f16, frequency factors, YaRN), get_rows (f32, f16, i32), rms_norm, binary (add/sub/mul/div, f32
-and f16, broadcast by repetition), unary (abs, neg, relu, sqr, sqrt, exp, tanh, sigmoid, silu,
-gelu; f32 and f16). Each is held to a bound derived from its own arithmetic (said at each kernel).
+edges), flash_attn (f16 or f32 K/V, f16 K/V read directly by the matrix loads (KV_DIRECT) where
+ggml does, mask with ALiBi slopes, sinks, grouped-query heads, logit softcap), soft_max (plain,
+f32/f16 mask with ALiBi, sink, in place), rope (norm and neox, f32 and f16, frequency factors,
+YaRN), get_rows (f32, f16, i32), rms_norm (row_norm.wgsl), binary (add/sub/mul/div, f32 and f16,
+broadcast by repetition), unary (abs, neg, relu, sqr, sqrt, exp, tanh, sigmoid, silu, gelu; f32
+and f16). Each is held to a bound derived from its own arithmetic (said at each kernel). Two
+kernels raise a negative base to a power, which WGSL leaves undefined: rms_norm's pow(x, 2.0)
+gets |x|; gelu's pow(x, 3.0) is held to either outcome adapters give (see _gelu).
 When emu reports a data race in a kernel (undefined behaviour in WGSL), the table says so and
 checks the kernel's numbers once more with the race check off (emu*); a real adapter's wrong
 result for such a kernel is shown, not counted as emu's failure.
@@ -38,10 +43,10 @@ import emu
 from emu.memory.bounds import tally
 
 # -- the two ways llama.cpp instantiates a kernel ----------------------------------------------------
-# Newer kernels (*.wgsl with #include/#define/#ifdef) go through ggml-webgpu's pre_wgsl
-# preprocessor at pipeline creation; older ones (*.tmpl.wgsl) are expanded at build time by
-# wgsl-shaders/embed_wgsl.py into one shader per variant. Both are reimplemented here from their
-# documented behaviour, so a snapshot of either generation runs as llama.cpp builds it.
+# Most kernels (*.wgsl with #include/#define/#ifdef) go through ggml-webgpu's pre_wgsl
+# preprocessor at pipeline creation; soft_max and rope (*.tmpl.wgsl) are expanded at build time
+# by wgsl-shaders/embed_wgsl.py into one shader per variant. Both are reimplemented here from
+# their behaviour in the pinned version.
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -68,7 +73,10 @@ def _truth(expr: str, macros: dict) -> bool:
     expr = re.sub(r"(\d+)[uU]\b", r"\1", expr)
     expr = expr.replace("&&", " and ").replace("||", " or ").replace("/", "//")
     expr = re.sub(r"!(?!=)", " not ", expr)
-    return bool(eval(expr, {"__builtins__": {}}, {}))      # only numbers and operators remain
+    try:
+        return bool(eval(expr, {"__builtins__": {}}, {}))  # only numbers and operators remain
+    except SyntaxError:
+        raise ValueError(f"#if/#elif {expr.strip()!r} is not an expression pre_wgsl evaluates") from None
 
 
 def preprocess(path: Path, defines: dict, folder: Path, macros: dict | None = None) -> str:
@@ -223,10 +231,19 @@ class Runner:
 
 # -- the kernels: each returns (results, float64 reference, bound per element) ------------------
 
-# ggml-webgpu-shader-lib.hpp's constants for the matmuls
-SUBGROUP_M, SUBGROUP_N, SUBGROUP_MATRIX_M, SUBGROUP_MATRIX_N, TILE_K = 2, 4, 4, 2, 32
-REG_TILE_M, REG_TILE_N, REG_WG_M, REG_WG_N = 8, 8, 8, 8
+VERSION = "0.3.19"        # llama-cpp-python's, whose vendor/llama.cpp this script instantiates
+
+# ggml-webgpu-shader-lib.hpp's and ggml-webgpu.cpp's constants in that version
+TILE_M, TILE_N, TILE_K, REG_WG_M, REG_WG_N = 8, 8, 32, 8, 8                # WEBGPU_MUL_MAT_*
+SUBGROUP_M, SUBGROUP_N, SUBGROUP_MATRIX_M, SUBGROUP_MATRIX_N = 2, 2, 4, 2
+FA_KV_SG_TILES, FA_WG_SIZE, KV_SEQ_PAD = 8, 128, 256                      # GGML_WEBGPU_FLASH_ATTN_*
+MAX_WG_SIZE, ROW_SPLIT_WG_SIZE, ROW_NORM_WG_SIZE = 288, 64, 128            # WEBGPU_MAX_WG_SIZE, ...
 U16, U32 = 2.0 ** -11, 2.0 ** -24            # unit roundoff of f16 and f32
+
+
+def _max_invocations(dev) -> int:
+    """ggml-webgpu requests the adapter's limits: maxComputeInvocationsPerWorkgroup."""
+    return dev.profile.limits.get("max-compute-invocations-per-workgroup", 256)
 
 
 def _matrix_config(dev):
@@ -250,8 +267,9 @@ def _mul_mat_ref(w, x):
 
 def mul_mat_subgroup_matrix(folder: Path, run: Runner, m: int, n: int, k: int, vec: bool, rng):
     cfg = _matrix_config(run.dev)
-    defs = defines_of(["SRC0_INNER_TYPE=f16", "SRC1_INNER_TYPE=f32", "INIT_SRC0_SHMEM_FLOAT",
-                       "INIT_SRC1_SHMEM_FLOAT", "VEC" if vec else "SCALAR", "TILE_M=4u", "TILE_N=4u",
+    defs = defines_of(["SRC0_INNER_TYPE=f16", "SRC1_INNER_TYPE=f32", "FLOAT", "MUL_ACC_FLOAT",
+                       "INIT_SRC0_SHMEM_FLOAT", "INIT_SRC1_SHMEM_FLOAT", "VEC" if vec else "SCALAR",
+                       f"TILE_M={TILE_M}u", f"TILE_N={TILE_N}u",
                        f"TILE_K={TILE_K}u", f"MAX_SUBGROUP_SIZE={run.dev.subgroup_size}u",
                        f"SUBGROUP_M={SUBGROUP_M}u", f"SUBGROUP_N={SUBGROUP_N}u",
                        f"SUBGROUP_MATRIX_M={SUBGROUP_MATRIX_M}u", f"SUBGROUP_MATRIX_N={SUBGROUP_MATRIX_N}u",
@@ -272,14 +290,14 @@ def mul_mat_reg_tile(folder: Path, run: Runner, m: int, n: int, k: int, vec: boo
     """The register-tiled matmul (no subgroup matrices): f16 shared memory, each invocation a
     TILE_M x TILE_N block of f16 sums; one workgroup per WORKGROUP_SIZE_M*TILE_M x
     WORKGROUP_SIZE_N*TILE_N output block."""
-    defs = defines_of(["SRC0_INNER_TYPE=f16", "SRC1_INNER_TYPE=f32", "INIT_SRC0_SHMEM_FLOAT",
-                       "INIT_SRC1_SHMEM_FLOAT", "VEC" if vec else "SCALAR", f"TILE_M={REG_TILE_M}u",
-                       f"TILE_N={REG_TILE_N}u", f"TILE_K={TILE_K}u", f"WORKGROUP_SIZE_M={REG_WG_M}u",
+    defs = defines_of(["SRC0_INNER_TYPE=f16", "SRC1_INNER_TYPE=f32", "FLOAT", "MUL_ACC_FLOAT",
+                       "INIT_SRC0_SHMEM_FLOAT", "INIT_SRC1_SHMEM_FLOAT", "VEC" if vec else "SCALAR",
+                       f"TILE_M={TILE_M}u", f"TILE_N={TILE_N}u", f"TILE_K={TILE_K}u", f"WORKGROUP_SIZE_M={REG_WG_M}u",
                        f"WORKGROUP_SIZE_N={REG_WG_N}u"])
     src = preprocess(folder / "mul_mat_reg_tile.wgsl", defs, folder)
     w = rng.standard_normal((m, k)).astype(np.float16)
     x = rng.standard_normal((n, k)).astype(np.float32)
-    groups = -(-m // (REG_WG_M * REG_TILE_M)) * -(-n // (REG_WG_N * REG_TILE_N))
+    groups = -(-m // (REG_WG_M * TILE_M)) * -(-n // (REG_WG_N * TILE_N))
     res = run(src, "mul_mat_reg_tile.wgsl", {(0, 0): w, (0, 1): x, (0, 2): 4 * m * n,
                                              (0, 3): _mul_mat_params(m, n, k)},
               (groups, 1, 1), (0, 2), np.float32)
@@ -300,18 +318,26 @@ def flash_attn(folder: Path, run: Runner, n_heads: int, seq_q: int, seq_kv: int,
                mask=False, sinks=False, softcap=0.0, max_bias=0.0, head_dim=64, kv_heads=None):
     """flash_attn.wgsl as ggml-webgpu instantiates it: Q_TILE = the matrix M, KV_TILE the largest
     multiple of N (at most 8 of them) that fits the workgroup memory, WG_SIZE = max(subgroup
-    size, 128); one workgroup per Q_TILE rows of a head. Q f32, K/V f16 or f32 (rounded to f16
-    in shared memory), mask f16, output [head_dim, n_heads, seq_q] f32."""
+    size, 128); one workgroup per Q_TILE rows of a head. With f16 K/V, a head size that is a
+    multiple of the matrix K and a KV length that is a multiple of N, KV_DIRECT: K and V are
+    read by the matrix loads straight from their buffers, KV_TILE a divisor of the KV cache's
+    padding (256), which the buffers hold as a KV cache does (zero rows past the length).
+    Q f32, K/V f16 or f32 (rounded to f16 in shared memory), mask f16, output
+    [head_dim, n_heads, seq_q] f32. ggml divides the op's scale by the softcap before it fills
+    Params: `scale` here is that divided scale."""
     cfg = _matrix_config(run.dev)
     kv_heads = kv_heads or n_heads
+    kv_direct = kv == "f16" and head_dim % cfg.k == 0 and seq_kv % cfg.n == 0
     limit = run.dev.profile.limits.get("max-compute-workgroup-storage-size", 16384)
     base = 2 * head_dim * cfg.m * 2 + 2 * cfg.m * 4
-    per_kv = 2 * (head_dim + (cfg.m if mask else 0) + cfg.m)
-    kv_tile = min((limit - base) // per_kv // cfg.n * cfg.n, cfg.n * 8)
-    wg = max(run.dev.subgroup_size, 128)
+    per_kv = 2 * ((0 if kv_direct else head_dim) + (cfg.m if mask else 0) + cfg.m)
+    kv_tile = min((limit - base) // per_kv // cfg.n * cfg.n, cfg.n * FA_KV_SG_TILES)
+    while kv_direct and KV_SEQ_PAD % kv_tile:
+        kv_tile -= cfg.n
+    wg = max(run.dev.subgroup_size, FA_WG_SIZE)
     defs = [f"KV_{kv.upper()}", f"HEAD_DIM_QK={head_dim}", f"HEAD_DIM_V={head_dim}", f"SG_MAT_M={cfg.m}",
             f"SG_MAT_N={cfg.n}", f"SG_MAT_K={cfg.k}", f"Q_TILE={cfg.m}", f"KV_TILE={kv_tile}", f"WG_SIZE={wg}"]
-    defs += ["MASK"] * mask + ["SINKS"] * sinks + ["LOGIT_SOFTCAP"] * bool(softcap)
+    defs += ["MASK"] * mask + ["SINKS"] * sinks + ["LOGIT_SOFTCAP"] * bool(softcap) + ["KV_DIRECT"] * kv_direct
     src = preprocess(folder / "flash_attn.wgsl", defines_of(defs), folder)
     kdt = np.float16 if kv == "f16" else np.float32
     q = rng.standard_normal((n_heads, seq_q, head_dim)).astype(np.float32)
@@ -322,12 +348,14 @@ def flash_attn(folder: Path, run: Runner, n_heads: int, seq_q: int, seq_kv: int,
     sk = rng.standard_normal(n_heads).astype(np.float32)
     scale = 1 / np.sqrt(head_dim)
     n_head_log2, m0, m1, slopes = _alibi(n_heads, max_bias)
+    rows = -(-seq_kv // KV_SEQ_PAD) * KV_SEQ_PAD if kv_direct else seq_kv      # the cache's rows
     u = [0] * 6 + [n_heads, seq_q, seq_kv, head_dim, seq_q * head_dim, n_heads * seq_q * head_dim,
-                   head_dim, seq_kv * head_dim, kv_heads * seq_kv * head_dim,
-                   head_dim, seq_kv * head_dim, kv_heads * seq_kv * head_dim, seq_q * seq_kv, n_heads // kv_heads]
+                   head_dim, rows * head_dim, kv_heads * rows * head_dim,
+                   head_dim, rows * head_dim, kv_heads * rows * head_dim, seq_q * seq_kv, n_heads // kv_heads]
     f = [scale, max_bias, softcap, n_head_log2, m0, m1]
     params = np.concatenate([np.array(u, np.uint32).view(np.uint8), np.array(f, np.float32).view(np.uint8)])
-    inputs = {(0, 0): q, (0, 1): kk, (0, 2): vv}
+    pad = ((0, 0), (0, rows - seq_kv), (0, 0))
+    inputs = {(0, 0): q, (0, 1): np.pad(kk, pad), (0, 2): np.pad(vv, pad)}
     extra = [mk] * mask + [sk] * sinks
     for i, arr in enumerate(extra):
         inputs[(0, 3 + i)] = arr
@@ -362,8 +390,9 @@ def flash_attn(folder: Path, run: Runner, n_heads: int, seq_q: int, seq_kv: int,
 
 
 def soft_max(folder: Path, run: Runner, ne0: int, ne1: int, ne2: int, rng, *, mask=None, sink=False,
-             inplace=False, max_bias=0.0, scale=0.7, wg_size=64):
-    """soft_max.tmpl.wgsl's variant for the case, one workgroup per row, `override wg_size`;
+             inplace=False, max_bias=0.0, scale=0.7):
+    """soft_max.tmpl.wgsl's variant for the case, one workgroup per row, `override wg_size` =
+    WEBGPU_ROW_SPLIT_WG_SIZE;
     mask (f32 or f16) broadcast over the heads (ne2), ALiBi slopes when max_bias > 0."""
     name = "soft_max_f32" + (f"_mask_{mask}" if mask else "") + ("_sink" if sink else "") + \
            ("_inplace" if inplace else "")
@@ -386,7 +415,7 @@ def soft_max(folder: Path, run: Runner, ne0: int, ne1: int, ne2: int, rng, *, ma
     if not inplace:
         inputs[out_key], b = x.nbytes, b + 1
     inputs[(0, b)] = params
-    res = run(text, name + ".wgsl", inputs, (rows, 1, 1), out_key, np.float32, constants={"wg_size": wg_size})
+    res = run(text, name + ".wgsl", inputs, (rows, 1, 1), out_key, np.float32, constants={"wg_size": ROW_SPLIT_WG_SIZE})
     v = x.astype(np.float64) * scale + (slopes[:, None, None] * mk.astype(np.float64)[None] if mask else 0)
     mx = v.max(-1, keepdims=True)
     if sink:
@@ -403,10 +432,13 @@ def soft_max(folder: Path, run: Runner, ne0: int, ne1: int, ne2: int, rng, *, ma
 
 
 def rope(folder: Path, run: Runner, dtype: str, mode: int, ne0: int, n_dims: int, ne1: int, ne2: int, rng, *,
-         ff=False, ext_factor=0.0, freq_scale=1.0, wg_size=64):
+         ff=False, ext_factor=0.0, freq_scale=1.0):
     """rope.tmpl.wgsl: ggml's rotary embedding, mode 0 (adjacent pairs) or 2 (neox: i and
     i + n_dims/2), positions src1[i2] (i32) per ne2 index, optional frequency factors (src2),
-    YaRN's ramp when ext_factor != 0; one invocation per pair."""
+    YaRN's ramp when ext_factor != 0; one invocation per pair, `override wg_size` =
+    WEBGPU_MAX_WG_SIZE and one workgroup per wg_size elements (half of them idle), as
+    ggml-webgpu dispatches it. Params: offsets, strides, n_threads, shape, n_dims, mode, the
+    six floats and the four M-RoPE sections (0: neither mode uses them)."""
     name = f"rope_{dtype}" + ("_ff" if ff else "")
     text = template_variants(folder / "rope.tmpl.wgsl", folder)[name]
     dt = np.float32 if dtype == "f32" else np.float16
@@ -415,17 +447,18 @@ def rope(folder: Path, run: Runner, dtype: str, mode: int, ne0: int, n_dims: int
     freqs = (1 + rng.random(n_dims // 2)).astype(np.float32)
     theta_scale, attn_factor, corr0, corr1 = 10000.0 ** (-2.0 / n_dims), 1.0, 2.0, 12.0
     n_threads = x.size // 2
-    u = [0, 0, 0, ne0, ne0 * ne1, x.size, ne0, ne0 * ne1, x.size, n_threads, ne0, ne1, ne2, n_dims, mode]
+    u = [0, 0, 0, 0, ne0, ne0 * ne1, x.size, ne0, ne0 * ne1, x.size, n_threads, ne0, ne1, ne2, n_dims, mode]
     f = [theta_scale, attn_factor, freq_scale, ext_factor, corr0, corr1]
-    params = np.concatenate([np.array(u, np.uint32).view(np.uint8), np.array(f, np.float32).view(np.uint8)])
+    params = np.concatenate([np.array(u, np.uint32).view(np.uint8), np.array(f, np.float32).view(np.uint8),
+                             np.zeros(4, np.uint32).view(np.uint8)])
     inputs = {(0, 0): x, (0, 1): pos}
     if ff:
         inputs[(0, 2)] = freqs
     out_key = (0, 2 + ff)
     inputs[out_key] = x.nbytes
     inputs[(0, 3 + ff)] = params
-    res = run(text, name + ".wgsl", inputs, (-(-n_threads // wg_size), 1, 1), out_key, dt,
-              constants={"wg_size": wg_size})
+    res = run(text, name + ".wgsl", inputs, (-(-x.size // MAX_WG_SIZE), 1, 1), out_key, dt,
+              constants={"wg_size": MAX_WG_SIZE})
     # reference (float64): ggml_rope_yarn on each pair
     x64 = x.astype(np.float64)
     ref, bound = x64.copy(), np.zeros_like(x64)
@@ -453,43 +486,64 @@ def rope(folder: Path, run: Runner, dtype: str, mode: int, ne0: int, n_dims: int
     return res, ref, bound
 
 
-def get_rows(folder: Path, run: Runner, dtype: str, ne0: int, n_src_rows: int, n_rows: int, ne2: int, rng,
-             wg_size=64):
-    """get_rows.tmpl.wgsl (float variants): dst row r of batch i2 = src row idx[r, i2]; exact."""
-    text = template_variants(folder / "get_rows.tmpl.wgsl", folder)[f"get_rows_{dtype}"]
-    dt = {"f32": np.float32, "f16": np.float16, "i32": np.int32}[dtype]
-    src = (rng.standard_normal((ne2, n_src_rows, ne0)) * 100).astype(dt)
+GET_ROWS = {   # src type: (ggml-webgpu's defines for it, dst numpy type)
+    "f32": (["F32", "SRC_TYPE=f32", "DST_TYPE=f32"], np.float32),
+    "f32_vec": (["F32_VEC", "SRC_TYPE=vec4<f32>", "DST_TYPE=vec4<f32>"], np.float32),
+    "f16": (["F16", "SRC_TYPE=f16", "DST_TYPE=f32"], np.float32),
+    "i32": (["I32", "SRC_TYPE=i32", "DST_TYPE=i32"], np.int32),
+}
+
+
+def get_rows(folder: Path, run: Runner, dtype: str, ne0: int, n_src_rows: int, n_rows: int, ne2: int, rng):
+    """get_rows.wgsl (the float-parallel variants): dst row r of batch i2 = src row idx[r, i2],
+    one invocation per element (per vec4 for f32 rows of a multiple of 4: F32_VEC), WG_SIZE =
+    WEBGPU_MAX_WG_SIZE; exact."""
+    vec = dtype == "f32" and ne0 % 4 == 0
+    defs, out_dt = GET_ROWS[dtype + "_vec" * vec]
+    block = 4 if vec else 1
+    text = preprocess(folder / "get_rows.wgsl",
+                      defines_of(["FLOAT_PARALLEL", *defs, f"BLOCK_SIZE={block}u", f"WG_SIZE={MAX_WG_SIZE}"]), folder)
+    src = (rng.standard_normal((ne2, n_src_rows, ne0)) * 100).astype({"f32": np.float32, "f16": np.float16,
+                                                                       "i32": np.int32}[dtype])
     idx = rng.integers(0, n_src_rows, (ne2, n_rows)).astype(np.int32)
     u = [0, 0, 0, ne0, ne0 * n_src_rows, src.size, 1, n_rows, n_rows * ne2, ne0, ne0 * n_rows,
          ne0 * n_rows * ne2, ne0, n_rows, ne2, 1, ne2, 1]
+    threads = ne0 // block * n_rows * ne2
     res = run(text, f"get_rows_{dtype}.wgsl",
               {(0, 0): src, (0, 1): idx, (0, 2): 4 * ne0 * n_rows * ne2, (0, 3): np.array(u, np.uint32)},
-              (-(-(n_rows * ne2) // wg_size), 1, 1), (0, 2), np.float32, constants={"wg_size": wg_size})
+              (-(-threads // MAX_WG_SIZE), 1, 1), (0, 2), out_dt)
     ref = np.stack([src[b][idx[b]] for b in range(ne2)]).astype(np.float64)
     return res, ref, np.zeros_like(ref)
 
 
-def rms_norm(folder: Path, run: Runner, ne0: int, ne1: int, ne2: int, rng, wg_size: int = 64):
-    """rms_norm.wgsl (one invocation per row, `override wg_size`): the Params struct of offsets,
-    strides and shape in elements plus eps, ceil(rows / wg_size) workgroups."""
-    src_text = preprocess(folder / "rms_norm.wgsl", {}, folder)
-    x = rng.standard_normal((ne2, ne1, ne0)).astype(np.float32)
+def rms_norm(folder: Path, run: Runner, ne0: int, ne1: int, ne2: int, rng):
+    """row_norm.wgsl with RMS_NORM and WG_SIZE = min(adapter's invocations, 128): one workgroup
+    per row, a strided sum of pow(x, 2.0) per invocation, then a tree over workgroup memory;
+    the Params struct of offsets, strides and shape in elements plus eps."""
+    wg = min(_max_invocations(run.dev), ROW_NORM_WG_SIZE)
+    src_text = preprocess(folder / "row_norm.wgsl", defines_of(["RMS_NORM", f"WG_SIZE={wg}"]), folder)
+    # |x|: the kernel squares with pow(x, 2.0), which WGSL defines as exp2(2 * log2(x)): NaN for
+    # x < 0 on the profile (as the H200's pow, EX2(y * LG2(x)), measured: traces/hw/README.md)
+    x = np.abs(rng.standard_normal((ne2, ne1, ne0))).astype(np.float32)
     eps = 1e-6
     u = np.array([0, 0, ne0, ne0 * ne1, ne0 * ne1 * ne2, ne0, ne0 * ne1, ne0 * ne1 * ne2, ne0, ne1, ne2, 1],
                  np.uint32)
     params = np.concatenate([u.view(np.uint8), np.array([eps], np.float32).view(np.uint8)])
-    rows = ne1 * ne2
-    res = run(src_text, "rms_norm.wgsl", {(0, 0): x, (0, 1): x.nbytes, (0, 2): params},
-              (-(-rows // wg_size), 1, 1), (0, 1), np.float32, constants={"wg_size": wg_size})
+    res = run(src_text, "row_norm.wgsl", {(0, 0): x, (0, 1): x.nbytes, (0, 2): params},
+              (ne1 * ne2, 1, 1), (0, 1), np.float32)
     x64 = x.astype(np.float64)
     ref = x64 / np.sqrt((x64 * x64).mean(axis=-1, keepdims=True) + eps)
-    return res, ref, (ne0 + 4) * U32 * np.abs(ref) + 1e-30   # f32 sum of ne0 squares, sqrt, divide
+    # f32: the squares (pow: WGSL's exp2(2 * log2|x|) bound, a few ulps), a sum of ne0 terms,
+    # sqrt, the reciprocal and the product
+    return res, ref, (ne0 + 12) * U32 * np.abs(ref) + 1e-30
 
 
-def binary(folder: Path, run: Runner, op: str, dtype: str, shape_a, shape_b, rng, wg_size: int = 256):
-    """binary.wgsl with TYPE_<T>, OP_<op>, WG_SIZE: dst = a (op) b with b broadcast by repetition
-    (ggml's modulo indexing), contiguous tensors, ne[0] first, one invocation per element."""
-    defs = defines_of([f"TYPE_{dtype.upper()}", f"OP_{op.upper()}", f"WG_SIZE={wg_size}u"])
+def binary(folder: Path, run: Runner, op: str, dtype: str, shape_a, shape_b, rng):
+    """binary.wgsl with OP_<op>, TYPE_<T>, WG_SIZE = the adapter's invocations per workgroup:
+    dst = a (op) b with b broadcast by repetition (ggml's modulo indexing), contiguous tensors,
+    ne[0] first, one invocation per element."""
+    wg_size = _max_invocations(run.dev)
+    defs = defines_of([f"OP_{op.upper()}", f"TYPE_{dtype.upper()}", f"WG_SIZE={wg_size}"])
     text = preprocess(folder / "binary.wgsl", defs, folder)
     dt = np.float32 if dtype == "f32" else np.float16
     a = rng.standard_normal(shape_a[::-1]).astype(dt)           # numpy order: ne3, ne2, ne1, ne0
@@ -525,18 +579,30 @@ UNARY = {   # op: (float64 reference, input range)
     "abs": (np.abs, 4), "neg": (np.negative, 4), "relu": (lambda x: np.maximum(x, 0), 4),
     "sqr": (np.square, 4), "sqrt": (np.sqrt, None), "exp": (np.exp, 4), "tanh": (np.tanh, 4),
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), 6), "silu": (lambda x: x / (1 + np.exp(-x)), 6),
-    "gelu": (lambda x: 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3))), 4),
+    "gelu": (lambda x: (_gelu(x, cube=True), _gelu(x, cube=False)), 4),
 }
 
 
-def unary(folder: Path, run: Runner, op: str, dtype: str, shape, rng, wg_size: int = 256):
-    """unary.wgsl with TYPE_<T> (f32 when absent), the op's define and WG_SIZE, contiguous, one
-    invocation per element. Held to 8 ulps of the type at the scale of the larger of input and
+def _gelu(x, cube: bool):
+    """unary.wgsl's GELU: 0.5 x (1 + tanh(clamp(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3.0)),
+    -9.010913, 9.010913))). pow of a negative base is undefined in WGSL (exp2(3 * log2(x))), and
+    adapters differ: lavapipe gives x^3 (cube), the nvidia-h200 profile NaN, which clamp (max,
+    then min, each returning the number: IEEE maxNum/minNum) turns into its lower edge, so
+    0.5 x (1 + tanh(-9.010913)), about -0, for x < 0. Both outcomes are references."""
+    with np.errstate(invalid="ignore"):
+        inner = np.sqrt(2 / 3.14159265) * (x + 0.044715 * (x if cube else np.where(x < 0, np.nan, x)) ** 3)
+    return 0.5 * x * (1 + np.tanh(np.where(np.isnan(inner), -9.010913, np.clip(inner, -9.010913, 9.010913))))
+
+
+def unary(folder: Path, run: Runner, op: str, dtype: str, shape, rng):
+    """unary.wgsl with the op's define, TYPE_<T> and WG_SIZE = the adapter's invocations per
+    workgroup, contiguous, one invocation per element. Held to 8 ulps of the type at the scale of the larger of input and
     result (the profile's exp/tanh/sqrt and the kernel's own formula each round a few times;
     gelu's 1 + tanh(...) cancels for negative inputs, so its error is the input's scale), and
     no less than 8 ulps of 1 for tanh, whose WGSL accuracy is inherited from exp: an absolute
     error (lavapipe's tanh near 0 is off by about 1e-7)."""
-    defs = defines_of(([f"TYPE_{dtype.upper()}"] if dtype == "f16" else []) + [op.upper(), f"WG_SIZE={wg_size}u"])
+    wg_size = _max_invocations(run.dev)
+    defs = defines_of([op.upper(), f"TYPE_{dtype.upper()}", f"WG_SIZE={wg_size}"])
     text = preprocess(folder / "unary.wgsl", defs, folder)
     dt = np.float32 if dtype == "f32" else np.float16
     fn, span = UNARY[op]
@@ -545,9 +611,10 @@ def unary(folder: Path, run: Runner, op: str, dtype: str, shape, rng, wg_size: i
     params = np.array([x.size, 0, 0, *st, *shape[:3]], np.uint32)
     res = run(text, "unary.wgsl", {(0, 0): x, (0, 1): x.nbytes, (0, 2): params},
               (-(-x.size // wg_size), 1, 1), (0, 1), dt)
-    ref = fn(x.astype(np.float64))
+    ref = fn(x.astype(np.float64))               # a tuple when the op's result is one of several
     eps = 2.0 ** -23 if dtype == "f32" else 2.0 ** -10
-    scale = np.maximum(np.maximum(np.abs(ref), np.abs(x.astype(np.float64))), 1.0 if op == "tanh" else 2.0 ** -6)
+    big = np.max(np.abs(ref), axis=0) if isinstance(ref, tuple) else np.abs(ref)
+    scale = np.maximum(np.maximum(big, np.abs(x.astype(np.float64))), 1.0 if op == "tanh" else 2.0 ** -6)
     return res, ref, 8 * eps * scale
 
 
@@ -584,17 +651,19 @@ def cases(folder: Path, run: Runner, rng):
 
 NEEDS = {"mul_mat_subgroup_matrix": "mul_mat_subgroup_matrix.wgsl", "mul_mat_reg_tile": "mul_mat_reg_tile.wgsl",
          "flash_attn": "flash_attn.wgsl", "soft_max": "soft_max.tmpl.wgsl", "rope": "rope.tmpl.wgsl",
-         "get_rows": "get_rows.tmpl.wgsl", "rms_norm": "rms_norm.wgsl", "binary": "binary.wgsl",
+         "get_rows": "get_rows.wgsl", "rms_norm": "row_norm.wgsl", "binary": "binary.wgsl",
          "unary": "unary.wgsl"}
 
 
 def judge(got, ref, bound):
+    """Max error and in bound, for one reference or a tuple of them (the defined outcomes of an
+    operation WGSL leaves undefined): each element is held to the nearest."""
     if got is None:
         return "-", "-"
-    got = got.reshape(-1)[: ref.size].reshape(ref.shape).astype(np.float64)
-    both_inf = np.isinf(ref) & (got == ref)
-    err = np.where(both_inf, 0.0, np.abs(got - ref))
-    ok = bool(((err <= bound) | both_inf).all())
+    refs = ref if isinstance(ref, tuple) else (ref,)
+    got = got.reshape(-1)[: refs[0].size].reshape(refs[0].shape).astype(np.float64)
+    err = np.minimum.reduce([np.where(np.isinf(r) & (got == r), 0.0, np.abs(got - r)) for r in refs])
+    ok = bool((err <= bound).all())
     return f"{float(np.nanmax(err)) if err.size else 0.0:.3e}", "yes" if ok else "NO"
 
 
@@ -611,7 +680,8 @@ def main(argv) -> int:
     args = ap.parse_args(argv)
     if not args.folder or not Path(args.folder).is_dir():
         print(f"llama_webgpu: {'no folder given' if not args.folder else args.folder + ' is not a folder'}; "
-              "skipping (fetch llama.cpp's ggml/src/ggml-webgpu/wgsl-shaders/ and pass its path)")
+              f"skipping (bash scripts/fetch_llama_wgsl.sh fetches llama-cpp-python {VERSION}'s wgsl-shaders "
+              "and prints their folder: pass it)")
         return 0
     folder = Path(args.folder)
     dev = emu.Device(args.profile)
@@ -628,10 +698,15 @@ def main(argv) -> int:
             continue
         need = NEEDS[name.split()[0]]
         if not (folder / need).exists():
-            rows.append((name, "emu", "skip", "-", "-", f"{need} is not in the folder"))
+            rows.append((name, "emu", "skip", "-", "-", f"{need} is not in the folder (llama-cpp-python {VERSION}'s has it)"))
             continue
         try:
             res, ref, bound = thunk()
+        except (ValueError, KeyError) as e:      # the folder's text is not what this version has
+            rows.append((name, "emu", "no", "-", "-", f"{e}: is {folder} llama-cpp-python {VERSION}'s "
+                         "wgsl-shaders? (bash scripts/fetch_llama_wgsl.sh fetches it)"))
+            failed = True
+            continue
         except emu.EmuError as e:
             first = e.format().splitlines()[0]
             if "data race" not in first:
