@@ -216,7 +216,7 @@ def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory:
     return table
 
 
-def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
+def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str, base=(0, 0, 0)):
     if 0 in grid:
         return
     regions, write_backs, in_memory = _regions(c, pipe, call)
@@ -228,7 +228,7 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     tracer = _tracer(pipe, grid)
     try:
         with notice.for_profile(c.device.profile.name):
-            for w in p.dispatch(tuple(int(v) for v in grid), regions):     # out-of-bounds sites, once each
+            for w in p.dispatch(tuple(int(v) for v in grid), regions, base=base):     # out-of-bounds sites, once each
                 sys.stderr.write(vulkan_hint(w).format(files) + "\n")
     except EmuError as e:
         raise VkError(vulkan_hint(e).format(files), "VK_ERROR_DEVICE_LOST") from None
@@ -272,14 +272,14 @@ def _tracer(pipe: ComputePipeline, grid):
     return t
 
 
-def _record_dispatch(cb, call, grid_of):
+def _record_dispatch(cb, call, grid_of, base=(0, 0, 0)):
     c = _cb(cb, call)
     pipe = c.pipeline
     if pipe is None:
         raise VkError("no compute pipeline is bound", vuid=f"VUID-{call}-None-08606")
     snapshot = CommandBuffer.__new__(CommandBuffer)          # the binding state at this command
     snapshot.device, snapshot.sets, snapshot.push = c.device, dict(c.sets), bytes(c.push)
-    c.record(call, lambda: _run_dispatch(snapshot, pipe, grid_of(), call))
+    c.record(call, lambda: _run_dispatch(snapshot, pipe, grid_of(), call, base))
 
 
 @command
@@ -289,10 +289,34 @@ def vkCmdDispatch(cb, x, y, z):
 
 @command
 def vkCmdDispatchBase(cb, bx, by, bz, x, y, z):
-    if bx or by or bz:
-        raise VkError(f"a base workgroup ({bx}, {by}, {bz}) other than (0, 0, 0) is not run by emu yet",
-                      "VK_ERROR_FEATURE_NOT_PRESENT")
-    _record_dispatch(cb, "vkCmdDispatchBase", lambda: (x, y, z))
+    base = (int(bx), int(by), int(bz))
+    if any(base):
+        c = _cb(cb, "vkCmdDispatchBase")
+        pipe = c.pipeline
+        if pipe is not None and not pipe.dispatch_base:
+            raise VkError(f"base workgroup {base} is not (0, 0, 0) but the bound pipeline was not created with "
+                          f"VK_PIPELINE_CREATE_DISPATCH_BASE_BIT", vuid="VUID-vkCmdDispatchBase-baseGroupX-00427")
+        limit = c.device.profile.limits["max-compute-workgroups-per-dimension"]
+        for axis, (b, n) in enumerate(zip(base, (x, y, z))):
+            if b + n > limit:
+                raise VkError(f"base {b} + groupCount {n} on axis {'XYZ'[axis]} passes "
+                              f"maxComputeWorkGroupCount ({limit})",
+                              vuid=f"VUID-vkCmdDispatchBase-groupCount{'XYZ'[axis]}-00424")
+    _record_dispatch(cb, "vkCmdDispatchBase", lambda: (x, y, z), base)
+
+
+@command
+def vkCmdSetDeviceMask(cb, mask):
+    _cb(cb, "vkCmdSetDeviceMask")
+    if mask != 1:           # a device group of one device (VK_KHR_device_group, core in 1.1)
+        raise VkError(f"deviceMask 0x{mask:x}: the device group has one device (mask 0x1)",
+                      vuid="VUID-vkCmdSetDeviceMask-deviceMask-00108")
+
+
+@command
+def vkGetDeviceGroupPeerMemoryFeatures(device, heap, local, remote, p_features):
+    raise VkError(f"devices {local} and {remote}: the device group has one device, with no peers",
+                  vuid="VUID-vkGetDeviceGroupPeerMemoryFeatures-localDeviceIndex-00692")
 
 
 @command

@@ -531,8 +531,9 @@ def vkMergePipelineCaches(device, dst, count, p_src):
 
 
 class ComputePipeline:
-    def __init__(self, emu_pipeline, layout: PipelineLayout, module: ShaderModule):
+    def __init__(self, emu_pipeline, layout: PipelineLayout, module: ShaderModule, dispatch_base: bool = False):
         self.emu, self.layout, self.module = emu_pipeline, layout, module
+        self.dispatch_base = dispatch_base        # VK_PIPELINE_CREATE_DISPATCH_BASE_BIT
         from ..isa.ir import used_globals
         self.used = [g for g in used_globals(emu_pipeline.pipeline.module, emu_pipeline.pipeline.entry)
                      if g.space in ("storage", "uniform")]
@@ -579,7 +580,11 @@ def _create_pipeline(dev: Device, k: int, c) -> ComputePipeline:
     entry = ffi.string(stage.pName).decode()
     constants = _spec_constants(stage.pSpecializationInfo, mod.ir)
     pipe = emu.create_compute_pipeline(mod, entry_point=entry, constants=constants)
-    return ComputePipeline(pipe, layout, module)
+    flags = int(c.flags)
+    flags2 = icd.find(c.pNext, "VkPipelineCreateFlags2CreateInfo")    # maintenance5 takes its flags there
+    if flags2 is not None:
+        flags = int(flags2.flags)
+    return ComputePipeline(pipe, layout, module, bool(flags & VK["VK_PIPELINE_CREATE_DISPATCH_BASE_BIT"]))
 
 
 @command

@@ -60,7 +60,7 @@ EXTENSION_FEATURE = {
     "VK_KHR_maintenance4": "maintenance4", "VK_KHR_synchronization2": "synchronization2",
     "VK_KHR_storage_buffer_storage_class": None, "VK_KHR_driver_properties": None, "VK_EXT_host_query_reset": None,
     "VK_KHR_uniform_buffer_standard_layout": None, "VK_KHR_shader_subgroup_uniform_control_flow": None,
-    "VK_EXT_memory_budget": None,
+    "VK_EXT_memory_budget": None, "VK_KHR_device_group": None,
 }
 # VkSubgroupFeatureFlagBits -> the capability of those operations
 SUBGROUP_OPERATIONS = {
@@ -173,7 +173,7 @@ def _promoted(name: str) -> bool:
                     "VK_KHR_maintenance4", "VK_KHR_synchronization2", "VK_KHR_storage_buffer_storage_class",
                     "VK_KHR_driver_properties", "VK_EXT_host_query_reset", "VK_KHR_uniform_buffer_standard_layout",
                     "VK_EXT_subgroup_size_control", "VK_KHR_shader_integer_dot_product",
-                    "VK_KHR_shader_subgroup_extended_types", "VK_EXT_memory_budget"}
+                    "VK_KHR_shader_subgroup_extended_types", "VK_EXT_memory_budget", "VK_KHR_device_group"}
 
 
 # ------------------------------------------------------------------ instance
