@@ -165,6 +165,9 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
             raise VkError(f"the pipeline's shader uses set {g.group} ('{g.name}', binding {g.binding}) but no "
                           f"descriptor set is bound there", vuid=f"VUID-{call}-None-08600")
         s, dyn = bound
+        if g.space == "handle":              # an image or sampler (images.py)
+            regions[key] = _handle(s, g, key, regions.get(key), call)
+            continue
         entry = s.buffers.get((g.binding, 0))
         if entry is None:
             raise VkError(f"set {g.group} binding {g.binding} ('{g.name}') was never written "
@@ -187,6 +190,33 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
                 write_backs.append((mem.data, start, row, rng))
         regions[key] = Region(g.name, "buffer", 1, rng, data=row, binding=key, access=g.access, space=g.space)
     return regions, write_backs, in_memory
+
+
+def _handle(s: DescriptorSet, g, key, bound, call: str):
+    """The emu TextureView or Sampler a texture or sampler variable binds, checked against its
+    type as `emu run` checks --texture and --sampler (a combined image sampler's two variables
+    each take their half)."""
+    from ..errors import HostError
+    from ..memory.textures import bind_handle, combine
+    value = s.handles.get((g.binding, 0))
+    if value is None:
+        raise VkError(f"set {g.group} binding {g.binding} ('{g.name}') was never written (vkUpdateDescriptorSets)",
+                      vuid=f"VUID-{call}-None-08114")
+    t = s.layout.bindings[g.binding][0]
+    from ..isa.types import TextureType
+    from .objects import DESCRIPTOR_NAMES
+    need = ("STORAGE_IMAGE",) if isinstance(g.type, TextureType) and g.type.kind == "storage" else \
+        ("SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER") if isinstance(g.type, TextureType) else \
+        ("SAMPLER", "COMBINED_IMAGE_SAMPLER")
+    if DESCRIPTOR_NAMES.get(t) not in need:
+        raise VkError(f"set {g.group} binding {g.binding} ('{g.name}', {g.type}) is a {DESCRIPTOR_NAMES.get(t)} "
+                      f"descriptor; the shader's variable needs {' or '.join(need)}",
+                      vuid="VUID-VkComputePipelineCreateInfo-layout-07990")
+    try:
+        return combine(bound, bind_handle(g, value))
+    except HostError as e:
+        raise VkError(f"set {g.group} binding {g.binding}: {e.message}" + (f" ({e.hint})" if e.hint else ""),
+                      vuid=f"VUID-{call}-None-08600") from None
 
 
 def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory: dict):

@@ -349,24 +349,41 @@ BUFFER_DESCRIPTORS = {VK[n] for n in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "VK_D
                                       "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
                                       "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")}
 DYNAMIC = {VK["VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC"], VK["VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"]}
+# images and samplers (images.py): the usage bit an image view needs for each
+IMAGE_DESCRIPTORS = {VK["VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"]: "VK_IMAGE_USAGE_STORAGE_BIT",
+                     VK["VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE"]: "VK_IMAGE_USAGE_SAMPLED_BIT",
+                     VK["VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"]: "VK_IMAGE_USAGE_SAMPLED_BIT"}
+SAMPLER_DESCRIPTORS = {VK["VK_DESCRIPTOR_TYPE_SAMPLER"], VK["VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"]}
+DESCRIPTOR_NAMES = {v: n[len("VK_DESCRIPTOR_TYPE_"):] for n, v in VK.items()
+                    if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_KHR", "_EXT", "_NV", "_VALVE"))}
 
 
 class SetLayout:
-    def __init__(self, bindings: dict):
+    def __init__(self, bindings: dict, immutable: dict):
         self.bindings = bindings            # binding -> (descriptor type, count)
+        self.immutable = immutable          # binding -> [emu Sampler] (pImmutableSamplers)
 
 
 @command
 def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
     i = p_info[0]
-    bindings = {}
+    bindings, immutable = {}, {}
     for k in range(i.bindingCount):
         b = i.pBindings[k]
-        if b.descriptorType not in BUFFER_DESCRIPTORS:
-            raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type {b.descriptorType}: emu's "
-                          f"device runs storage and uniform buffers only so far", "VK_ERROR_FEATURE_NOT_PRESENT")
-        bindings[b.binding] = (b.descriptorType, b.descriptorCount)
-    p_layout[0] = new_handle(SetLayout(bindings))
+        t = b.descriptorType
+        if t not in BUFFER_DESCRIPTORS and t not in IMAGE_DESCRIPTORS and t not in SAMPLER_DESCRIPTORS:
+            raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type "
+                          f"{DESCRIPTOR_NAMES.get(t, t)}: emu's device runs storage and uniform buffers, storage "
+                          f"and sampled images, samplers and combined image samplers (not texel buffers, input "
+                          f"attachments or inline uniform blocks)", "VK_ERROR_FEATURE_NOT_PRESENT",
+                          "VUID-VkDescriptorSetLayoutBinding-descriptorType-parameter")
+        bindings[b.binding] = (t, b.descriptorCount)
+        if t in SAMPLER_DESCRIPTORS and b.pImmutableSamplers != ffi.NULL:
+            from .images import SamplerObject
+            immutable[b.binding] = [get(b.pImmutableSamplers[j], SamplerObject, "vkCreateDescriptorSetLayout",
+                                        f"pCreateInfo->pBindings[{k}].pImmutableSamplers[{j}]").sampler
+                                    for j in range(b.descriptorCount)]
+    p_layout[0] = new_handle(SetLayout(bindings, immutable))
 
 
 @command
@@ -404,6 +421,10 @@ class DescriptorSet:
     def __init__(self, layout: SetLayout, pool: Pool):
         self.layout, self.pool = layout, pool
         self.buffers: dict = {}             # (binding, element) -> (Buffer, offset, range)
+        self.handles: dict = {}             # (binding, element) -> emu TextureView, Sampler or both
+        for binding, samplers in layout.immutable.items():
+            for element, smp in enumerate(samplers):
+                self.handles[(binding, element)] = smp
 
 
 @command
@@ -446,9 +467,15 @@ def vkUpdateDescriptorSets(device, n_writes, p_writes, n_copies, p_copies):
             if binding not in s.layout.bindings:
                 raise VkError(f"pDescriptorWrites[{k}]: the set's layout has no binding {binding}",
                               vuid="VUID-VkWriteDescriptorSet-dstBinding-00315")
+            want = s.layout.bindings[binding][0]
+            if w.descriptorType != want:
+                raise VkError(f"pDescriptorWrites[{k}]: descriptorType {DESCRIPTOR_NAMES.get(w.descriptorType)} but "
+                              f"binding {binding} of the set's layout is {DESCRIPTOR_NAMES.get(want)}",
+                              vuid="VUID-VkWriteDescriptorSet-descriptorType-00319")
             if w.descriptorType not in BUFFER_DESCRIPTORS:
-                raise VkError(f"pDescriptorWrites[{k}]: descriptor type {w.descriptorType} is not a buffer",
-                              "VK_ERROR_FEATURE_NOT_PRESENT")
+                s.handles[(binding, element)] = _image_descriptor(s, binding, element, w, k, j)
+                element += 1
+                continue
             info = w.pBufferInfo[j]
             buf = get(info.buffer, Buffer, call, f"pDescriptorWrites[{k}].pBufferInfo[{j}].buffer")
             rng = buf.size - info.offset if info.range == VK["VK_WHOLE_SIZE"] else int(info.range)
@@ -462,9 +489,32 @@ def vkUpdateDescriptorSets(device, n_writes, p_writes, n_copies, p_copies):
         src = get(c.srcSet, DescriptorSet, call, f"pDescriptorCopies[{k}].srcSet")
         dst = get(c.dstSet, DescriptorSet, call, f"pDescriptorCopies[{k}].dstSet")
         for j in range(c.descriptorCount):
-            key = (c.srcBinding, c.srcArrayElement + j)
-            if key in src.buffers:
-                dst.buffers[(c.dstBinding, c.dstArrayElement + j)] = src.buffers[key]
+            key, to = (c.srcBinding, c.srcArrayElement + j), (c.dstBinding, c.dstArrayElement + j)
+            for table, into in ((src.buffers, dst.buffers), (src.handles, dst.handles)):
+                if key in table:
+                    into[to] = table[key]
+
+
+def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j: int):
+    """What an image or sampler descriptor holds: emu's TextureView, Sampler, or both (a combined
+    image sampler), checked; a binding's immutable sampler stays."""
+    from ..memory.textures import CombinedImageSampler
+    from .images import ImageView, SamplerObject
+    call, t, info = "vkUpdateDescriptorSets", w.descriptorType, w.pImageInfo[j]
+    where = f"pDescriptorWrites[{k}].pImageInfo[{j}]"
+    sampler = None
+    if t in SAMPLER_DESCRIPTORS:
+        fixed = s.layout.immutable.get(binding)
+        sampler = fixed[element] if fixed else get(info.sampler, SamplerObject, call, f"{where}.sampler").sampler
+        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"]:
+            return sampler
+    view = get(info.imageView, ImageView, call, f"{where}.imageView")
+    usage = IMAGE_DESCRIPTORS[t]
+    if not view.image.usage & VK[usage]:
+        raise VkError(f"{where}.imageView: a {DESCRIPTOR_NAMES[t]} descriptor needs an image made with {usage}",
+                      vuid="VUID-VkWriteDescriptorSet-descriptorType-00337" if "SAMPLED" in usage else
+                      "VUID-VkWriteDescriptorSet-descriptorType-00339")
+    return view.view if sampler is None else CombinedImageSampler(view.view, sampler)
 
 
 # ------------------------------------------------------------------ pipelines
@@ -536,7 +586,7 @@ class ComputePipeline:
         self.dispatch_base = dispatch_base        # VK_PIPELINE_CREATE_DISPATCH_BASE_BIT
         from ..isa.ir import used_globals
         self.used = [g for g in used_globals(emu_pipeline.pipeline.module, emu_pipeline.pipeline.entry)
-                     if g.space in ("storage", "uniform")]
+                     if g.space in ("storage", "uniform", "handle")]
 
 
 def _spec_constants(spec, ir) -> dict:
