@@ -368,8 +368,8 @@ COMPARE = {VK[f"VK_COMPARE_OP_{k}"]: v for k, v in (
 def _sampler(i):
     """emu's Sampler of a VkSamplerCreateInfo, or VkError saying what emu does not model."""
     def decline(what, vuid):
-        raise VkError(f"pCreateInfo->{what}: emu's samplers have the filters nearest and linear, the address "
-                      f"modes repeat, mirrored repeat and clamp to edge, and compare ops", "VK_ERROR_FEATURE_NOT_PRESENT",
+        raise VkError(f"pCreateInfo->{what}: emu's samplers filter nearest or linear and address by repeat, "
+                      f"mirrored repeat or clamp to edge (with or without a compare op)", "VK_ERROR_FEATURE_NOT_PRESENT",
                       vuid)
     if i.magFilter not in FILTER or i.minFilter not in FILTER:
         decline(f"magFilter {i.magFilter} / minFilter {i.minFilter} (cubic)", "VUID-VkSamplerCreateInfo-magFilter-01081")
