@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .commands import _cb
 from .icd import VK, VkError, command, destroyer, ffi, get, new_handle
-from .objects import ALIGN, Buffer, Memory, _dev, _requirements, _round
+from .objects import ALIGN, Buffer, ImageView, Memory, SamplerObject, _dedicated, _dev, _requirements
+from .physical import PhysicalDevice, heap_size, image_limits
 
 # emu's texel formats (emu/numerics/texels.py) as VkFormat
 _KIND = {"unorm": "UNORM", "snorm": "SNORM", "uint": "UINT", "sint": "SINT", "float": "SFLOAT"}
@@ -91,8 +93,7 @@ def _flags(names: set, two: bool) -> int:
     return sum(VK[f"{prefix}{n}_BIT"] for n in names if f"{prefix}{n}_BIT" in VK)
 
 
-def _pd(physical, call):
-    from .physical import PhysicalDevice
+def _pd(physical, call) -> PhysicalDevice:
     return get(physical, PhysicalDevice, call, "physicalDevice")
 
 
@@ -114,16 +115,6 @@ def vkGetPhysicalDeviceFormatProperties2(physical, fmt, p_props):
     if f3 is not None:
         f3.linearTilingFeatures = f3.optimalTilingFeatures = _flags(feats, True)
         f3.bufferFeatures = 0
-
-
-def image_limits(profile) -> dict:
-    """The image limits reported (VkPhysicalDeviceLimits), the recorded GPU's where the profile
-    has them; emu's textures hold any size the host's memory does."""
-    out = {"maxImageDimension1D": 16384, "maxImageDimension2D": 16384, "maxImageDimension3D": 2048,
-           "maxImageDimensionCube": 16384, "maxImageArrayLayers": 2048}
-    rec = profile.vulkan.get("limits", {})
-    out.update({k: rec[k] for k in out if k in rec})
-    return out
 
 
 def _image_support(profile, fmt, typ, tiling, usage, flags) -> str | None:
@@ -157,7 +148,6 @@ def _image_format_properties(pd, fmt, typ, tiling, usage, flags, p):
     p.maxMipLevels = 1 if one_d else int(np.log2(max(dim))) + 1
     p.maxArrayLayers = 1 if one_d or IMAGE_TYPES[int(typ)] == "3d" else lim["maxImageArrayLayers"]
     p.sampleCounts = VK["VK_SAMPLE_COUNT_1_BIT"]
-    from .physical import heap_size
     p.maxResourceSize = heap_size()
     return None
 
@@ -236,7 +226,6 @@ def vkGetImageMemoryRequirements(device, image, p_req):
 def vkGetImageMemoryRequirements2(device, p_info, p_req):
     img = get(p_info.image, Image, "vkGetImageMemoryRequirements2", "pInfo->image")
     _requirements(ffi.addressof(p_req.memoryRequirements), img.size)
-    from .objects import _dedicated
     _dedicated(p_req)
 
 
@@ -245,7 +234,6 @@ def vkGetDeviceImageMemoryRequirements(device, p_info, p_req):
     dev = _dev(device, "vkGetDeviceImageMemoryRequirements")
     img = Image(dev.profile, p_info.pCreateInfo[0], "vkGetDeviceImageMemoryRequirements")
     _requirements(ffi.addressof(p_req.memoryRequirements), img.size)
-    from .objects import _dedicated
     _dedicated(p_req)
 
 
@@ -311,11 +299,6 @@ def _subresource_layout(img: Image, sub, out, call: str) -> None:
     three_d = img.dimension == "3d"
     out.offset = img.level_offsets[sub.mipLevel] + (0 if three_d else sub.arrayLayer * h * w * b)
     out.size = lv.nbytes if three_d else h * w * b
-
-
-class ImageView:
-    def __init__(self, image: Image, view):
-        self.image, self.view = image, view        # view: emu's TextureView
 
 
 @command
@@ -400,11 +383,6 @@ def _sampler(i):
                    compare=COMPARE[i.compareOp] if i.compareEnable else None)
 
 
-class SamplerObject:
-    def __init__(self, sampler):
-        self.sampler = sampler          # emu's Sampler
-
-
 @command
 def vkCreateSampler(device, p_info, p_alloc, p_sampler):
     _dev(device, "vkCreateSampler")
@@ -468,7 +446,6 @@ def _buffer_block(buf: Buffer, r, shape, texel: int, call: str, k: int):
 
 
 def _copy_buffer_image(cb, call, buffer, image, regions, to_image: bool):
-    from .commands import _cb
     c = _cb(cb, call)
     buf = get(buffer, Buffer, call, "srcBuffer" if to_image else "dstBuffer")
     img = get(image, Image, call, "dstImage" if to_image else "srcImage")
@@ -511,7 +488,6 @@ def vkCmdCopyImageToBuffer2(cb, p_info):
 
 
 def _copy_image(cb, call, src, dst, regions):
-    from .commands import _cb
     c = _cb(cb, call)
     s = get(src, Image, call, "srcImage")
     d = get(dst, Image, call, "dstImage")
@@ -571,7 +547,6 @@ def _clear(cb, call, img: Image, value: np.ndarray, count, p_ranges):
     shader's store converts it (Vulkan's rules: normalized values clamped and rounded to
     nearest, integers' low bits)."""
     from ..numerics.texels import encode
-    from .commands import _cb
     c = _cb(cb, call)
     texel = encode(img.texture.format, value.reshape(1, 4))[0]
     blocks = []

@@ -358,6 +358,16 @@ DESCRIPTOR_NAMES = {v: n[len("VK_DESCRIPTOR_TYPE_"):] for n, v in VK.items()
                     if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_KHR", "_EXT", "_NV", "_VALVE"))}
 
 
+class ImageView:
+    def __init__(self, image, view):
+        self.image, self.view = image, view        # images.Image, emu's TextureView
+
+
+class SamplerObject:
+    def __init__(self, sampler):
+        self.sampler = sampler                     # emu's Sampler (images.py makes it)
+
+
 class SetLayout:
     def __init__(self, bindings: dict, immutable: dict):
         self.bindings = bindings            # binding -> (descriptor type, count)
@@ -379,7 +389,6 @@ def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
                           "VUID-VkDescriptorSetLayoutBinding-descriptorType-parameter")
         bindings[b.binding] = (t, b.descriptorCount)
         if t in SAMPLER_DESCRIPTORS and b.pImmutableSamplers != ffi.NULL:
-            from .images import SamplerObject
             immutable[b.binding] = [get(b.pImmutableSamplers[j], SamplerObject, "vkCreateDescriptorSetLayout",
                                         f"pCreateInfo->pBindings[{k}].pImmutableSamplers[{j}]").sampler
                                     for j in range(b.descriptorCount)]
@@ -499,7 +508,6 @@ def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j
     """What an image or sampler descriptor holds: emu's TextureView, Sampler, or both (a combined
     image sampler), checked; a binding's immutable sampler stays."""
     from ..memory.textures import CombinedImageSampler
-    from .images import ImageView, SamplerObject
     call, t, info = "vkUpdateDescriptorSets", w.descriptorType, w.pImageInfo[j]
     where = f"pDescriptorWrites[{k}].pImageInfo[{j}]"
     sampler = None

@@ -341,7 +341,6 @@ def _fill_properties(pd, p) -> None:
         optimalBufferCopyOffsetAlignment=1, optimalBufferCopyRowPitchAlignment=1, nonCoherentAtomSize=64)
     recorded = prof.vulkan.get("limits", {})
     values.update({k: recorded[k] for k in REPORTED_LIMITS if k in recorded})
-    from .images import image_limits
     values.update(image_limits(prof))
     for k, v in values.items():
         setattr(L, k, v)
@@ -488,6 +487,16 @@ def _queue_family(q) -> None:
     q.timestampValidBits = 64
     q.minImageTransferGranularity.width = q.minImageTransferGranularity.height = 1
     q.minImageTransferGranularity.depth = 1
+
+
+def image_limits(profile) -> dict:
+    """The image limits reported (VkPhysicalDeviceLimits), the recorded GPU's where the profile
+    has them; emu's textures hold any size the host's memory does."""
+    out = {"maxImageDimension1D": 16384, "maxImageDimension2D": 16384, "maxImageDimension3D": 2048,
+           "maxImageDimensionCube": 16384, "maxImageArrayLayers": 2048}
+    rec = profile.vulkan.get("limits", {})
+    out.update({k: rec[k] for k in out if k in rec})
+    return out
 
 
 def heap_size() -> int:
