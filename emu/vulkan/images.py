@@ -20,7 +20,7 @@ import numpy as np
 
 from .commands import _cb
 from .icd import VK, VkError, command, destroyer, ffi, get, new_handle
-from .objects import ALIGN, Buffer, ImageView, Memory, SamplerObject, _dedicated, _dev, _requirements
+from .objects import Buffer, ImageView, Memory, SamplerObject, _dev, _requirements, bind_memory, requirements2
 from .physical import PhysicalDevice, heap_size, image_limits
 
 # emu's texel formats (emu/numerics/texels.py) as VkFormat
@@ -168,6 +168,8 @@ def vkGetPhysicalDeviceImageFormatProperties2(physical, p_info, p_props):
 
 # ------------------------------------------------------------------ images
 class Image:
+    BIND_VUIDS = ("07460", "01048", "01049")      # bound twice, offset unaligned, past the end
+
     def __init__(self, profile, info, call: str):
         why = _image_support(profile, info.format, info.imageType, info.tiling, info.usage, info.flags)
         if why is None and info.samples != VK["VK_SAMPLE_COUNT_1_BIT"]:
@@ -225,16 +227,14 @@ def vkGetImageMemoryRequirements(device, image, p_req):
 @command
 def vkGetImageMemoryRequirements2(device, p_info, p_req):
     img = get(p_info.image, Image, "vkGetImageMemoryRequirements2", "pInfo->image")
-    _requirements(ffi.addressof(p_req.memoryRequirements), img.size)
-    _dedicated(p_req)
+    requirements2(p_req, img.size)
 
 
 @command
 def vkGetDeviceImageMemoryRequirements(device, p_info, p_req):
     dev = _dev(device, "vkGetDeviceImageMemoryRequirements")
     img = Image(dev.profile, p_info.pCreateInfo[0], "vkGetDeviceImageMemoryRequirements")
-    _requirements(ffi.addressof(p_req.memoryRequirements), img.size)
-    _dedicated(p_req)
+    requirements2(p_req, img.size)
 
 
 @command
@@ -252,30 +252,16 @@ def vkGetDeviceImageSparseMemoryRequirements(device, p_info, p_count, p_reqs):
     p_count[0] = 0
 
 
-def _bind(call, image, memory, offset, where=""):
-    img = get(image, Image, call, where + "image")
-    mem = get(memory, Memory, call, where + "memory")
-    if img.memory is not None:
-        raise VkError("the image already has memory bound", vuid=f"VUID-{call}-image-07460")
-    if offset % ALIGN:
-        raise VkError(f"memoryOffset {offset} is not a multiple of the image's alignment {ALIGN}",
-                      vuid=f"VUID-{call}-memoryOffset-01048")
-    if offset + img.size > mem.size:
-        raise VkError(f"the image's {img.size} bytes at memoryOffset {offset} pass the allocation's "
-                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-01049")
-    img.bind(mem, int(offset))
-
-
 @command
 def vkBindImageMemory(device, image, memory, offset):
-    _bind("vkBindImageMemory", image, memory, offset)
+    bind_memory("vkBindImageMemory", Image, image, memory, offset)
 
 
 @command
 def vkBindImageMemory2(device, count, p_infos):
     for i in range(count):
         b = p_infos[i]
-        _bind("vkBindImageMemory2", b.image, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+        bind_memory("vkBindImageMemory2", Image, b.image, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
 
 
 @command

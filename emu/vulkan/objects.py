@@ -247,10 +247,15 @@ def vkGetDeviceMemoryCommitment(device, memory, p_bytes):
 
 # ------------------------------------------------------------------ buffers
 class Buffer:
+    BIND_VUIDS = ("07459", "01036", "01037")      # bound twice, offset unaligned, past the end
+
     def __init__(self, size: int, usage: int):
         self.size, self.usage = size, usage
         self.memory: Memory | None = None
         self.offset = 0
+
+    def bind(self, mem: Memory, offset: int) -> None:
+        self.memory, self.offset = mem, offset
 
     def bytes(self, call: str, what: str) -> np.ndarray:
         if self.memory is None:
@@ -281,46 +286,50 @@ def vkGetBufferMemoryRequirements(device, buffer, p_req):
 @command
 def vkGetBufferMemoryRequirements2(device, p_info, p_req):
     buf = get(p_info.buffer, Buffer, "vkGetBufferMemoryRequirements2", "pInfo->buffer")
-    _requirements(ffi.addressof(p_req.memoryRequirements), buf.size)
-    _dedicated(p_req)
+    requirements2(p_req, buf.size)
 
 
 @command
 def vkGetDeviceBufferMemoryRequirements(device, p_info, p_req):
-    _requirements(ffi.addressof(p_req.memoryRequirements), int(p_info.pCreateInfo.size))
-    _dedicated(p_req)
+    requirements2(p_req, int(p_info.pCreateInfo.size))
 
 
-def _dedicated(p_req) -> None:
+def requirements2(p_req, size: int) -> None:
+    """VkMemoryRequirements2 (of a buffer or an image of `size` bytes): no dedicated allocation."""
+    _requirements(ffi.addressof(p_req.memoryRequirements), size)
     d = icd.find(p_req.pNext, "VkMemoryDedicatedRequirements")
     if d is not None:
         d.prefersDedicatedAllocation = d.requiresDedicatedAllocation = 0
 
 
-def _bind(call, buffer, memory, offset, where=""):
-    buf = get(buffer, Buffer, call, where + "buffer")
+def bind_memory(call, cls, handle, memory, offset, where="") -> None:
+    """vkBind{Buffer,Image}Memory(2): a buffer or an image (`cls`, whose VUIDS name the checks)
+    takes `memory` from `offset`."""
+    what = cls.__name__.lower()
+    obj = get(handle, cls, call, where + what)
     mem = get(memory, Memory, call, where + "memory")
-    if buf.memory is not None:
-        raise VkError("the buffer already has memory bound", vuid=f"VUID-{call}-buffer-07459")
+    again, aligned, fits = cls.BIND_VUIDS
+    if obj.memory is not None:
+        raise VkError(f"the {what} already has memory bound", vuid=f"VUID-{call}-{what}-{again}")
     if offset % ALIGN:
-        raise VkError(f"memoryOffset {offset} is not a multiple of the buffer's alignment {ALIGN}",
-                      vuid=f"VUID-{call}-memoryOffset-01036")
-    if offset + buf.size > mem.size:
-        raise VkError(f"the buffer's {buf.size} bytes at memoryOffset {offset} pass the allocation's "
-                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-01037")
-    buf.memory, buf.offset = mem, int(offset)
+        raise VkError(f"memoryOffset {offset} is not a multiple of the {what}'s alignment {ALIGN}",
+                      vuid=f"VUID-{call}-memoryOffset-{aligned}")
+    if offset + obj.size > mem.size:
+        raise VkError(f"the {what}'s {obj.size} bytes at memoryOffset {offset} pass the allocation's "
+                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-{fits}")
+    obj.bind(mem, int(offset))
 
 
 @command
 def vkBindBufferMemory(device, buffer, memory, offset):
-    _bind("vkBindBufferMemory", buffer, memory, offset)
+    bind_memory("vkBindBufferMemory", Buffer, buffer, memory, offset)
 
 
 @command
 def vkBindBufferMemory2(device, count, p_infos):
     for i in range(count):
         b = p_infos[i]
-        _bind("vkBindBufferMemory2", b.buffer, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+        bind_memory("vkBindBufferMemory2", Buffer, b.buffer, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
 
 
 @command

@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 import vulkan as vk
-from vkdevice import open_device
+from vkdevice import compute_pipeline, open_device
 
 code = open(sys.argv[1], "rb").read()
 inst, pd, dev, queue = open_device()
@@ -127,15 +127,9 @@ submit(lambda: vk.vkCmdClearColorImage(cb, out_u8, vk.VK_IMAGE_LAYOUT_GENERAL,
                                        [vk.VkImageSubresourceRange(aspectMask=COLOR, levelCount=1, layerCount=1)]))
 print("clear:", read(out_u8, 4, np.uint8)[3, 5].tolist())
 
-module = vk.vkCreateShaderModule(dev, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
 kinds = [vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
          vk.VK_DESCRIPTOR_TYPE_SAMPLER, vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE, vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE]
-set_layout = vk.vkCreateDescriptorSetLayout(dev, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=5, pBindings=[
-    vk.VkDescriptorSetLayoutBinding(binding=i, descriptorType=t, descriptorCount=1,
-                                    stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT) for i, t in enumerate(kinds)]), None)
-pl = vk.vkCreatePipelineLayout(dev, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[set_layout]), None)
-stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main")
-pipe = vk.vkCreateComputePipelines(dev, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)], None)[0]
+set_layout, pl, pipe = compute_pipeline(dev, code, kinds)
 pool = vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(maxSets=1, poolSizeCount=4, pPoolSizes=[
     vk.VkDescriptorPoolSize(type=t, descriptorCount=2) for t in kinds[:4]]), None)
 dset = vk.vkAllocateDescriptorSets(dev, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1,

@@ -4,7 +4,7 @@ returns nothing, the message alone), and the program goes on. images.spv is argv
 import sys
 
 import vulkan as vk
-from vkdevice import open_device
+from vkdevice import compute_pipeline, open_device
 
 code = open(sys.argv[1], "rb").read()
 inst, pd, dev, queue = open_device()
@@ -50,7 +50,6 @@ for k, usage in enumerate((SAMPLED | STORAGE, SAMPLED)):          # the second c
     vk.vkBindImageMemory(dev, img, mem, k * 4096)
     views.append(view_of(img))
 smp = vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(magFilter=vk.VK_FILTER_LINEAR, minFilter=vk.VK_FILTER_LINEAR), None)
-module = vk.vkCreateShaderModule(dev, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
 CIS, SI, S, STI = (vk.VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER, vk.VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE,
                    vk.VK_DESCRIPTOR_TYPE_SAMPLER, vk.VK_DESCRIPTOR_TYPE_STORAGE_IMAGE)
 pool = vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(maxSets=2, poolSizeCount=4, pPoolSizes=[
@@ -61,12 +60,7 @@ cb = vk.vkAllocateCommandBuffers(dev, vk.VkCommandBufferAllocateInfo(commandPool
 
 def run_with(kinds, writes):
     """A set of layout `kinds`, `writes` (binding, type, view, sampler) into it, one dispatch."""
-    layout = vk.vkCreateDescriptorSetLayout(dev, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=5, pBindings=[
-        vk.VkDescriptorSetLayoutBinding(binding=i, descriptorType=t, descriptorCount=1,
-                                        stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT) for i, t in enumerate(kinds)]), None)
-    pl = vk.vkCreatePipelineLayout(dev, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[layout]), None)
-    stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main")
-    pipe = vk.vkCreateComputePipelines(dev, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)], None)[0]
+    layout, pl, pipe = compute_pipeline(dev, code, kinds)
     dset = vk.vkAllocateDescriptorSets(dev, vk.VkDescriptorSetAllocateInfo(descriptorPool=pool, descriptorSetCount=1,
                                                                            pSetLayouts=[layout]))[0]
     for binding, kind, view, sampler in writes:
