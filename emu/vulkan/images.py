@@ -66,10 +66,11 @@ def _format_name(vk_format: int) -> str:
 
 
 # ------------------------------------------------------------------ formats
-def format_features(profile, vk_format: int) -> set:
+def format_features(profile, vk_format: int, linear: bool) -> set:
     """The VkFormatFeatureFlagBits2 names (less VK_FORMAT_FEATURE_2_ and _BIT) the device reports
-    for an image of `vk_format` (both tilings): what emu runs, and of that only what the profile's
-    GPU reports where its formats are recorded (profile.vulkan.formats)."""
+    for an image of `vk_format` and tiling: what emu runs, and of that only what the profile's GPU
+    reports where its formats are recorded (profile.vulkan.formats). 32-bit float formats are not
+    linearly filtered (emu's texture model follows WebGPU's core rule there)."""
     name = FORMATS.get(int(vk_format))
     if name is None:
         return set()
@@ -84,7 +85,7 @@ def format_features(profile, vk_format: int) -> set:
         out |= {"STORAGE_IMAGE", "STORAGE_READ_WITHOUT_FORMAT", "STORAGE_WRITE_WITHOUT_FORMAT"}
     recorded = profile.vulkan.get("formats")
     if recorded is not None:
-        out &= set(recorded.get(_format_name(vk_format)[len("VK_FORMAT_"):], ()))
+        out &= set(recorded.get(_format_name(vk_format)[len("VK_FORMAT_"):], {}).get("linear" if linear else "optimal", ()))
     return out
 
 
@@ -97,24 +98,25 @@ def _pd(physical, call) -> PhysicalDevice:
     return get(physical, PhysicalDevice, call, "physicalDevice")
 
 
+def _format_properties(f, profile, fmt, two: bool) -> None:
+    f.optimalTilingFeatures = _flags(format_features(profile, fmt, False), two)
+    f.linearTilingFeatures = _flags(format_features(profile, fmt, True), two)
+    f.bufferFeatures = 0                      # texel buffers: not run (module docstring)
+
+
 @command
 def vkGetPhysicalDeviceFormatProperties(physical, fmt, p_props):
-    feats = format_features(_pd(physical, "vkGetPhysicalDeviceFormatProperties").profile, fmt)
-    p_props.linearTilingFeatures = p_props.optimalTilingFeatures = _flags(feats, False)
-    p_props.bufferFeatures = 0                      # texel buffers: not run (module docstring)
+    _format_properties(p_props, _pd(physical, "vkGetPhysicalDeviceFormatProperties").profile, fmt, False)
 
 
 @command
 def vkGetPhysicalDeviceFormatProperties2(physical, fmt, p_props):
-    feats = format_features(_pd(physical, "vkGetPhysicalDeviceFormatProperties2").profile, fmt)
-    f = p_props.formatProperties
-    f.linearTilingFeatures = f.optimalTilingFeatures = _flags(feats, False)
-    f.bufferFeatures = 0
+    profile = _pd(physical, "vkGetPhysicalDeviceFormatProperties2").profile
+    _format_properties(p_props.formatProperties, profile, fmt, False)
     from . import icd
     f3 = icd.find(p_props.pNext, "VkFormatProperties3")
     if f3 is not None:
-        f3.linearTilingFeatures = f3.optimalTilingFeatures = _flags(feats, True)
-        f3.bufferFeatures = 0
+        _format_properties(f3, profile, fmt, True)
 
 
 def _image_support(profile, fmt, typ, tiling, usage, flags) -> str | None:
@@ -125,7 +127,7 @@ def _image_support(profile, fmt, typ, tiling, usage, flags) -> str | None:
         return f"image type {typ}"
     if tiling not in (VK["VK_IMAGE_TILING_OPTIMAL"], VK["VK_IMAGE_TILING_LINEAR"]):
         return "tiling other than optimal or linear (DRM format modifiers)"
-    feats = format_features(profile, fmt)
+    feats = format_features(profile, fmt, tiling == VK["VK_IMAGE_TILING_LINEAR"])
     for bit, feature in USAGE_FEATURE.items():
         usage &= ~VK[bit] if feature in feats else ~0
     if usage:

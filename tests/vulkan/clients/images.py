@@ -23,6 +23,23 @@ print("rgba8 optimal features: sampled", bool(props.optimalTilingFeatures & vk.V
       "storage", bool(props.optimalTilingFeatures & vk.VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT),
       "texel buffer", props.bufferFeatures)
 
+FEATURES = {"sampled": vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_BIT, "storage": vk.VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT,
+            "linear filter": vk.VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT,
+            "transfer src": 0x4000, "transfer dst": 0x8000}   # (the vulkan package has these as None)
+for name in ("R32_SFLOAT", "R8G8B8A8_SRGB", "D32_SFLOAT"):
+    f = vk.vkGetPhysicalDeviceFormatProperties(pd, getattr(vk, f"VK_FORMAT_{name}"))
+    print(name, "optimal:", [k for k, bit in FEATURES.items() if f.optimalTilingFeatures & bit],
+          "linear:", [k for k, bit in FEATURES.items() if f.linearTilingFeatures & bit])
+limits = vk.vkGetPhysicalDeviceImageFormatProperties(pd, RGBA8, vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_TILING_OPTIMAL,
+                                                     vk.VK_IMAGE_USAGE_STORAGE_BIT, 0)
+print("rgba8 2d storage: maxExtent", limits.maxExtent.width, "maxMipLevels", limits.maxMipLevels, "maxArrayLayers",
+      limits.maxArrayLayers, "sampleCounts", limits.sampleCounts)
+try:
+    vk.vkGetPhysicalDeviceImageFormatProperties(pd, RGBA8, vk.VK_IMAGE_TYPE_2D, vk.VK_IMAGE_TILING_OPTIMAL,
+                                                vk.VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT, 0)
+except vk.VkError as e:
+    print("rgba8 colour attachment:", type(e).__name__)
+
 mem = vk.vkAllocateMemory(dev, vk.VkMemoryAllocateInfo(allocationSize=1 << 20, memoryTypeIndex=0), None)
 host = np.frombuffer(vk.vkMapMemory(dev, mem, 0, 1 << 20, 0), np.uint8)
 top = [0]
