@@ -128,3 +128,37 @@ def test_invalid_use_of_images_is_one_message_then_the_code(manifest, tmp_path):
         "emu vulkan: vkQueueSubmit [VUID-VkComputePipelineCreateInfo-layout-07990]: vkCmdDispatch: set 0 binding 3 "
         "('out_f32', texture_storage_2d<rgba32float, write>) is a SAMPLED_IMAGE descriptor; the shader's variable "
         "needs STORAGE_IMAGE -> VK_ERROR_UNKNOWN"]
+
+
+def test_the_image_kernels_of_tests_hw_through_the_icd(manifest):
+    """tests/hw/test_vulkan_images_lavapipe.py (45 GLSL image kernels: sampled, storage, combined
+    image samplers, mip levels, arrays, cubes and cube arrays, 3-D, depth compares, gathers, queries,
+    every storage format, out-of-bounds loads) with emu's ICD as the only Vulkan device, modelling
+    lavapipe: emu/hw/vulkan_images.py's VkImages, views, samplers and copies run on the ICD and give
+    emu's own results, bit for bit."""
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*", EMU_PROFILE="lavapipe")
+    test = "tests/hw/test_vulkan_images_lavapipe.py"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", test], env=env,
+                       capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    passed = [line for line in r.stdout.splitlines() if line.startswith(f"PASSED {test}::")]
+    assert len(passed) == 47 and "SKIPPED" not in r.stdout, r.stdout[-3000:]
+
+
+def test_emu_diff_of_an_image_kernel_against_the_icd(manifest, tmp_path):
+    """`emu diff --backend vulkan` of a combined-image-sampler blur with emu's ICD (nvidia-h200) as
+    the device: IDENTICAL."""
+    sys.path.insert(0, str(HERE.parents[0] / "hw"))
+    import vulkan_image_cases as V
+    (tmp_path / "blur.comp").write_text(V.COMBINED_BLUR)
+    np.save(tmp_path / "img.npy", np.random.default_rng(5).integers(0, 256, (16, 32, 4), dtype=np.uint8))
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
+    r = subprocess.run([sys.executable, "-m", "emu", "diff", str(tmp_path / "blur.comp"), "--dispatch", "4,2",
+                        "--profile", "nvidia-h200", "--backend", "vulkan",
+                        "--texture", f"0:0={tmp_path / 'img.npy'}:rgba8unorm", "--sampler", "0:0=linear,clamp",
+                        "--texture", "0:2=zeros:32x16"], env=env, capture_output=True, text=True, timeout=300,
+                       cwd=HERE.parents[1])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "on vulkan: emu 0.1.0 (nvidia-h200: NVIDIA H200)" in r.stdout
+    assert "0:2 dst: array<f16>: 2048 elements, 2048 equal, 0 different" in r.stdout
+    assert "result: IDENTICAL (exit 0)" in r.stdout
