@@ -182,6 +182,34 @@ for filt, mode in (("nearest", "clamp"), ("nearest", "repeat"), ("linear", "clam
     saved[f"{filt}_{mode}_f32"], saved[f"{filt}_{mode}_u8"] = f32, u8
     print(f"{filt} {mode}: f32 distinct {len(np.unique(f32))} u8 distinct {len(np.unique(u8))}")
     vk.vkDestroySampler(dev, smp, None)
+# the same dispatch from a copy of the set (vkUpdateDescriptorSets' pDescriptorCopies), and from a
+# set whose layout fixes the samplers (pImmutableSamplers: only the images are written)
+nearest = vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(
+    magFilter=vk.VK_FILTER_NEAREST, minFilter=vk.VK_FILTER_NEAREST, addressModeU=MODES["clamp"],
+    addressModeV=MODES["clamp"], addressModeW=MODES["clamp"], maxLod=0.0), None)
+vk.vkUpdateDescriptorSets(dev, 2, [write(0, src_view, nearest), write(2, sampler=nearest)], 0, None)
+fixed_layout, fixed_pl, fixed_pipe = compute_pipeline(dev, code, kinds, immutable={0: nearest, 2: nearest})
+pool2 = vk.vkCreateDescriptorPool(dev, vk.VkDescriptorPoolCreateInfo(maxSets=2, poolSizeCount=4, pPoolSizes=[
+    vk.VkDescriptorPoolSize(type=t, descriptorCount=4) for t in kinds[:4]]), None)
+copy_set, fixed_set = vk.vkAllocateDescriptorSets(dev, vk.VkDescriptorSetAllocateInfo(
+    descriptorPool=pool2, descriptorSetCount=2, pSetLayouts=[set_layout, fixed_layout]))
+vk.vkUpdateDescriptorSets(dev, 0, None, 5, [vk.VkCopyDescriptorSet(
+    srcSet=dset, srcBinding=b, dstSet=copy_set, dstBinding=b, descriptorCount=1) for b in range(5)])
+written = [write(0, src_view), write(1, lin_view), write(3, out_f32_view, layout=GENERAL),
+           write(4, out_u8_view, layout=GENERAL)]
+for w in written:
+    w.dstSet = fixed_set
+vk.vkUpdateDescriptorSets(dev, 4, written, 0, None)
+for name, pipeline, layout, s in (("copied set", pipe, pl, copy_set), ("immutable samplers", fixed_pipe, fixed_pl,
+                                                                        fixed_set)):
+    def dispatch():
+        vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline)
+        vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, [s], 0, None)
+        vk.vkCmdDispatch(cb, 2, 2, 1)
+    submit(dispatch)
+    same = (read(out_f32, 16, np.float32) == saved["nearest_clamp_f32"]).all() and \
+        (read(out_u8, 4, np.uint8) == saved["nearest_clamp_u8"]).all()
+    print(f"{name}: as nearest clamp {bool(same)}")
 np.savez(sys.argv[2], **saved)
 vk.vkDestroyDevice(dev, None)
 vk.vkDestroyInstance(inst, None)
