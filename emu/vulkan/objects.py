@@ -367,6 +367,11 @@ DESCRIPTOR_NAMES = {v: n[len("VK_DESCRIPTOR_TYPE_"):] for n, v in VK.items()
                     if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_KHR", "_EXT", "_NV", "_VALVE"))}
 
 
+def _runs(t: int) -> bool:
+    """Whether emu's device runs descriptors of type `t`."""
+    return t in BUFFER_DESCRIPTORS or t in IMAGE_DESCRIPTORS or t in SAMPLER_DESCRIPTORS
+
+
 class ImageView:
     def __init__(self, image, view):
         self.image, self.view = image, view        # images.Image, emu's TextureView
@@ -390,7 +395,7 @@ def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
     for k in range(i.bindingCount):
         b = i.pBindings[k]
         t = b.descriptorType
-        if t not in BUFFER_DESCRIPTORS and t not in IMAGE_DESCRIPTORS and t not in SAMPLER_DESCRIPTORS:
+        if not _runs(t):
             raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type "
                           f"{DESCRIPTOR_NAMES.get(t, t)}: emu's device runs storage and uniform buffers, storage "
                           f"and sampled images, samplers and combined image samplers (not texel buffers, input "
@@ -406,7 +411,7 @@ def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
 
 @command
 def vkGetDescriptorSetLayoutSupport(device, p_info, p_support):
-    p_support.supported = 1
+    p_support.supported = int(all(_runs(p_info.pBindings[k].descriptorType) for k in range(p_info.bindingCount)))
 
 
 class Pool:
