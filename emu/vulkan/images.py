@@ -172,7 +172,7 @@ def vkGetPhysicalDeviceImageFormatProperties2(physical, p_info, p_props):
 class Image:
     BIND_VUIDS = ("07460", "01048", "01049")      # bound twice, offset unaligned, past the end
 
-    def __init__(self, profile, info, call: str):
+    def __init__(self, profile, info):
         why = _image_support(profile, info.format, info.imageType, info.tiling, info.usage, info.flags)
         if why is None and info.samples != VK["VK_SAMPLE_COUNT_1_BIT"]:
             why = f"samples {info.samples}: emu's images have one sample"
@@ -188,6 +188,17 @@ class Image:
         if self.dimension == "3d" and self.layers != 1:
             raise VkError(f"a 3-D image has one array layer, not {self.layers}",
                           vuid="VUID-VkImageCreateInfo-imageType-00961")
+        lim = image_limits(profile)
+        most = {"1d": lim["maxImageDimension1D"], "2d": lim["maxImageDimension2D"], "3d": lim["maxImageDimension3D"]}
+        if max(size[:3] if self.dimension == "3d" else size[:2]) > most[self.dimension] or \
+                self.layers > lim["maxImageArrayLayers"]:
+            raise VkError(f"extent {size[:2] + ((e.depth,) if self.dimension == '3d' else ())} with {self.layers} "
+                          f"layer(s) passes the device's {self.dimension} limits ({most[self.dimension]} texels a "
+                          f"side, {lim['maxImageArrayLayers']} layers)", "VK_ERROR_FORMAT_NOT_SUPPORTED",
+                          "VUID-VkImageCreateInfo-extent-02252")
+        if info.flags & CREATE_FLAGS and (self.layers < 6 or e.width != e.height):
+            raise VkError(f"a cube-compatible image has square layers and at least 6 of them, not "
+                          f"{e.width}x{e.height} with {self.layers}", vuid="VUID-VkImageCreateInfo-flags-08866")
         try:
             self.texture = Texture(FORMATS[int(info.format)], size, self.dimension, int(info.mipLevels))
         except HostError as err:      # emu's textures' own rules (1-D: one level, one layer; mip counts)
@@ -218,7 +229,7 @@ class Image:
 @command
 def vkCreateImage(device, p_info, p_alloc, p_image):
     dev = _dev(device, "vkCreateImage")
-    p_image[0] = new_handle(Image(dev.profile, p_info[0], "vkCreateImage"))
+    p_image[0] = new_handle(Image(dev.profile, p_info[0]))
 
 
 @command
@@ -235,7 +246,7 @@ def vkGetImageMemoryRequirements2(device, p_info, p_req):
 @command
 def vkGetDeviceImageMemoryRequirements(device, p_info, p_req):
     dev = _dev(device, "vkGetDeviceImageMemoryRequirements")
-    img = Image(dev.profile, p_info.pCreateInfo[0], "vkGetDeviceImageMemoryRequirements")
+    img = Image(dev.profile, p_info.pCreateInfo[0])
     requirements2(p_req, img.size)
 
 

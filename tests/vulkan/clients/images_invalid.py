@@ -21,8 +21,8 @@ def attempt(what, fn):
         print(f"{what}: {type(e).__name__}")
 
 
-def image_info(usage, samples=vk.VK_SAMPLE_COUNT_1_BIT):
-    return vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=RGBA8, extent=vk.VkExtent3D(16, 16, 1),
+def image_info(usage, samples=vk.VK_SAMPLE_COUNT_1_BIT, width=16):
+    return vk.VkImageCreateInfo(imageType=vk.VK_IMAGE_TYPE_2D, format=RGBA8, extent=vk.VkExtent3D(width, 16, 1),
                                 mipLevels=1, arrayLayers=1, samples=samples, tiling=vk.VK_IMAGE_TILING_OPTIMAL,
                                 usage=usage, initialLayout=vk.VK_IMAGE_LAYOUT_UNDEFINED)
 
@@ -37,6 +37,7 @@ SAMPLED, STORAGE = vk.VK_IMAGE_USAGE_SAMPLED_BIT, vk.VK_IMAGE_USAGE_STORAGE_BIT
 unbound = vk.vkCreateImage(dev, image_info(SAMPLED), None)
 attempt("view of an unbound image", lambda: view_of(unbound))
 attempt("multisampled image", lambda: vk.vkCreateImage(dev, image_info(SAMPLED, vk.VK_SAMPLE_COUNT_4_BIT), None))
+attempt("image past the limits", lambda: vk.vkCreateImage(dev, image_info(SAMPLED, width=40000), None))
 attempt("clamp-to-border sampler", lambda: vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(
     addressModeU=vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER), None))
 attempt("texel buffer binding", lambda: vk.vkCreateDescriptorSetLayout(dev, vk.VkDescriptorSetLayoutCreateInfo(
