@@ -96,10 +96,10 @@ def test_sampled_and_storage_images_match_emu_itself(manifest, tmp_path):
 
 def test_invalid_use_of_images_is_one_message_then_the_code(manifest, tmp_path):
     """A view of an image with no memory, a multisampled image, an image past the device's limits,
-    a clamp-to-border sampler, a texel
-    buffer binding, a descriptor write of the wrong type, a storage view of an image without
-    STORAGE usage, a layout whose descriptor type is not the shader's: one line each naming the
-    call and the VUID (then the code where the command returns one); the program goes on."""
+    a clamp-to-border sampler, a texel buffer binding, a descriptor write of the wrong type, a
+    storage view of an image without STORAGE usage, a layout whose descriptor type is not the
+    shader's: one line each naming the call and the VUID (then the code where the command returns
+    one); the program goes on."""
     spv = _glslang("images.comp", tmp_path)
     r = _client(manifest, "images_invalid.py", spv)
     assert r.returncode == 0, r.stderr
