@@ -20,7 +20,7 @@ import numpy as np
 
 from .commands import _cb
 from .icd import VK, VkError, command, destroyer, ffi, get, new_handle
-from .objects import Buffer, ImageView, Memory, SamplerObject, _dev, _requirements, bind_memory, requirements2
+from .objects import Buffer, ImageView, Memory, SamplerObject, _dev, bind_commands, requirement_commands
 from .physical import PhysicalDevice, heap_size, image_limits
 
 # emu's texel formats (emu/numerics/texels.py) as VkFormat
@@ -232,22 +232,7 @@ def vkCreateImage(device, p_info, p_alloc, p_image):
     p_image[0] = new_handle(Image(dev.profile, p_info[0]))
 
 
-@command
-def vkGetImageMemoryRequirements(device, image, p_req):
-    _requirements(p_req, get(image, Image, "vkGetImageMemoryRequirements", "image").size)
-
-
-@command
-def vkGetImageMemoryRequirements2(device, p_info, p_req):
-    img = get(p_info.image, Image, "vkGetImageMemoryRequirements2", "pInfo->image")
-    requirements2(p_req, img.size)
-
-
-@command
-def vkGetDeviceImageMemoryRequirements(device, p_info, p_req):
-    dev = _dev(device, "vkGetDeviceImageMemoryRequirements")
-    img = Image(dev.profile, p_info.pCreateInfo[0])
-    requirements2(p_req, img.size)
+requirement_commands("Image", Image, lambda dev, info: Image(dev.profile, info).size)
 
 
 @command
@@ -265,16 +250,7 @@ def vkGetDeviceImageSparseMemoryRequirements(device, p_info, p_count, p_reqs):
     p_count[0] = 0
 
 
-@command
-def vkBindImageMemory(device, image, memory, offset):
-    bind_memory("vkBindImageMemory", Image, image, memory, offset)
-
-
-@command
-def vkBindImageMemory2(device, count, p_infos):
-    for i in range(count):
-        b = p_infos[i]
-        bind_memory("vkBindImageMemory2", Image, b.image, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+bind_commands("Image", Image)
 
 
 @command

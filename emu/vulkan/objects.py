@@ -278,20 +278,27 @@ def _requirements(r, size: int) -> None:
     r.memoryTypeBits = 1
 
 
-@command
-def vkGetBufferMemoryRequirements(device, buffer, p_req):
-    _requirements(p_req, get(buffer, Buffer, "vkGetBufferMemoryRequirements", "buffer").size)
+def requirement_commands(kind: str, cls, size_of) -> None:
+    """Register vkGet{kind}MemoryRequirements, ...2 and vkGetDevice{kind}MemoryRequirements for
+    objects of `cls` (which have a .size); size_of(device, create info) is the size of one not made."""
+    param = kind.lower()
+
+    def one(device, handle, p_req):
+        _requirements(p_req, get(handle, cls, f"vkGet{kind}MemoryRequirements", param).size)
+
+    def two(device, p_info, p_req):
+        requirements2(p_req, get(getattr(p_info, param), cls, f"vkGet{kind}MemoryRequirements2", f"pInfo->{param}").size)
+
+    def of_info(device, p_info, p_req):
+        call = f"vkGetDevice{kind}MemoryRequirements"
+        requirements2(p_req, size_of(get(device, Device, call, "device"), p_info.pCreateInfo[0]))
+    for fn, name in ((one, f"vkGet{kind}MemoryRequirements"), (two, f"vkGet{kind}MemoryRequirements2"),
+                     (of_info, f"vkGetDevice{kind}MemoryRequirements")):
+        fn.__name__ = name
+        command(fn)
 
 
-@command
-def vkGetBufferMemoryRequirements2(device, p_info, p_req):
-    buf = get(p_info.buffer, Buffer, "vkGetBufferMemoryRequirements2", "pInfo->buffer")
-    requirements2(p_req, buf.size)
-
-
-@command
-def vkGetDeviceBufferMemoryRequirements(device, p_info, p_req):
-    requirements2(p_req, int(p_info.pCreateInfo.size))
+requirement_commands("Buffer", Buffer, lambda dev, info: int(info.size))
 
 
 def requirements2(p_req, size: int) -> None:
@@ -302,34 +309,38 @@ def requirements2(p_req, size: int) -> None:
         d.prefersDedicatedAllocation = d.requiresDedicatedAllocation = 0
 
 
-def bind_memory(call, cls, handle, memory, offset, where="") -> None:
-    """vkBind{Buffer,Image}Memory(2): a buffer or an image (`cls`, whose VUIDS name the checks)
-    takes `memory` from `offset`."""
-    what = cls.__name__.lower()
-    obj = get(handle, cls, call, where + what)
-    mem = get(memory, Memory, call, where + "memory")
-    again, aligned, fits = cls.BIND_VUIDS
-    if obj.memory is not None:
-        raise VkError(f"the {what} already has memory bound", vuid=f"VUID-{call}-{what}-{again}")
-    if offset % ALIGN:
-        raise VkError(f"memoryOffset {offset} is not a multiple of the {what}'s alignment {ALIGN}",
-                      vuid=f"VUID-{call}-memoryOffset-{aligned}")
-    if offset + obj.size > mem.size:
-        raise VkError(f"the {what}'s {obj.size} bytes at memoryOffset {offset} pass the allocation's "
-                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-{fits}")
-    obj.bind(mem, int(offset))
+def bind_commands(kind: str, cls) -> None:
+    """Register vkBind{kind}Memory and vkBind{kind}Memory2: a buffer or an image (`cls`, whose
+    BIND_VUIDS name the checks) takes memory from an offset."""
+    param = kind.lower()
+
+    def bind(call, handle, memory, offset, where=""):
+        obj = get(handle, cls, call, where + param)
+        mem = get(memory, Memory, call, where + "memory")
+        again, aligned, fits = cls.BIND_VUIDS
+        if obj.memory is not None:
+            raise VkError(f"the {param} already has memory bound", vuid=f"VUID-{call}-{param}-{again}")
+        if offset % ALIGN:
+            raise VkError(f"memoryOffset {offset} is not a multiple of the {param}'s alignment {ALIGN}",
+                          vuid=f"VUID-{call}-memoryOffset-{aligned}")
+        if offset + obj.size > mem.size:
+            raise VkError(f"the {param}'s {obj.size} bytes at memoryOffset {offset} pass the allocation's "
+                          f"{mem.size} bytes", vuid=f"VUID-{call}-size-{fits}")
+        obj.bind(mem, int(offset))
+
+    def one(device, handle, memory, offset):
+        bind(f"vkBind{kind}Memory", handle, memory, offset)
+
+    def two(device, count, p_infos):
+        for i in range(count):
+            b = p_infos[i]
+            bind(f"vkBind{kind}Memory2", getattr(b, param), b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+    for fn, name in ((one, f"vkBind{kind}Memory"), (two, f"vkBind{kind}Memory2")):
+        fn.__name__ = name
+        command(fn)
 
 
-@command
-def vkBindBufferMemory(device, buffer, memory, offset):
-    bind_memory("vkBindBufferMemory", Buffer, buffer, memory, offset)
-
-
-@command
-def vkBindBufferMemory2(device, count, p_infos):
-    for i in range(count):
-        b = p_infos[i]
-        bind_memory("vkBindBufferMemory2", Buffer, b.buffer, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+bind_commands("Buffer", Buffer)
 
 
 @command
