@@ -195,8 +195,10 @@ class Profile:
     flexible_layout_nv: str = ""
     # what the real device reports through Vulkan (device_id, device_name, driver_version,
     # api_version, extensions {name: spec version}, limits {VkPhysicalDeviceLimits member: value},
-    # integer_dot_product [the integerDotProduct*Accelerated properties that are true]): emu's
-    # Vulkan ICD reports the same where emu runs it; {} where unrecorded
+    # integer_dot_product [the integerDotProduct*Accelerated properties that are true], formats
+    # {VkFormat less VK_FORMAT_: {"optimal"/"linear": [VkFormatFeatureFlagBits2 names less
+    # VK_FORMAT_FEATURE_2_ and _BIT]}}): emu's Vulkan ICD reports the same where emu runs it;
+    # {} where unrecorded
     vulkan: Mapping[str, Any] = field(default_factory=dict)
     _models: Mapping[CoopConfig, str] = field(default_factory=dict, repr=False)
     _map_specs: Mapping[CoopConfig, Mapping[str, Any]] = field(default_factory=dict, repr=False)
@@ -757,8 +759,16 @@ def _parse_adapter(ctx: _Ctx, raw) -> AdapterMatch:
 
 def _parse_vulkan(ctx: _Ctx, raw) -> dict:
     ctx.keys(raw, "vulkan", (), ("device_id", "device_name", "driver_version", "api_version", "extensions",
-                                 "limits", "integer_dot_product"))
+                                 "limits", "integer_dot_product", "formats"))
     out = dict(raw)
+    formats = out.get("formats", {})
+    if not isinstance(formats, dict) or not all(
+            isinstance(v, dict) and set(v) == {"optimal", "linear"} and
+            all(isinstance(f, list) and all(isinstance(n, str) for n in f) for f in v.values())
+            for v in formats.values()):
+        ctx.fail("vulkan.formats", "expected {VkFormat less VK_FORMAT_: {\"optimal\": [features], \"linear\": "
+                 "[features]}} (VkFormatFeatureFlagBits2 names less VK_FORMAT_FEATURE_2_ and _BIT)",
+                 'write e.g. {"R8_UNORM": {"optimal": ["SAMPLED_IMAGE"], "linear": ["SAMPLED_IMAGE"]}}')
     lim = out.get("limits", {})
     if not isinstance(lim, dict) or not all(
             isinstance(v, int) or (isinstance(v, list) and all(isinstance(x, int) for x in v)) for v in lim.values()):

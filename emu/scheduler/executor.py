@@ -252,7 +252,8 @@ class _Inputs(dict):
         if name == "workgroup_id":
             gx, gy, _ = pipe.grid
             wg = self.first_wg + np.arange(self.batch.nwg)
-            ids = np.stack([wg % gx, (wg // gx) % gy, wg // (gx * gy)], axis=1).astype(np.uint32)
+            ids = np.stack([wg % gx, (wg // gx) % gy, wg // (gx * gy)], axis=1) + np.array(pipe.base)
+            ids = ids.astype(np.uint32)
             v = ids[self.batch.wg_of_lane]
         elif name == "global_invocation_id":
             v = self["workgroup_id"] * np.array(pipe.layout.wg_size, np.uint32) + self["local_invocation_id"]
@@ -370,6 +371,7 @@ class Pipeline:
         self.layout = make_layout(module, self.entry, self.overrides, opts.subgroup_size)
         self.nvals = module_value_count(module)
         self.grid = (1, 1, 1)
+        self.base = (0, 0, 0)              # vkCmdDispatchBase's first workgroup (dispatch)
         self._geometry: dict = {}
         self.loop_costs: dict[int, int] = {}      # id(loop inst) -> steps per iteration
         self.clock = None
@@ -441,15 +443,23 @@ class Pipeline:
                             f"rounded up to 16 bytes); the device limit {name} is {lim[name]}",
                             entry.loc, hint="use smaller workgroup arrays")
 
-    def dispatch(self, grid: tuple[int, int, int], buffers: dict, workgroups: tuple[int, int] | None = None) -> list:
+    def dispatch(self, grid: tuple[int, int, int], buffers: dict, workgroups: tuple[int, int] | None = None,
+                 base: tuple[int, int, int] = (0, 0, 0)) -> list:
         """Run every workgroup of `grid`; `buffers` maps (group, binding) to a Region. Returns the
         warnings of the run: each out-of-bounds site once (memory/bounds.py). `workgroups` =
         (first, end): only the workgroups of that range of flat indices (x fastest), as one
-        shard of a dispatch split over processes (emu/cluster) runs them."""
+        shard of a dispatch split over processes (emu/cluster) runs them. `base`: Vulkan's
+        vkCmdDispatchBase, added to each WorkgroupId (and so GlobalInvocationId; NumWorkgroups
+        stays `grid`); a nonzero base runs on the interpreter (the compiled kernels number
+        workgroups from 0), with the same bits."""
         self.check_limits(grid)
         from ..memory.bounds import BoundsLog
         self.bounds_log = BoundsLog()
-        self._run(grid, buffers, workgroups)
+        self.base = tuple(int(b) for b in base)
+        try:
+            self._run(grid, buffers, workgroups)
+        finally:
+            self.base = (0, 0, 0)
         return self.bounds_log.warnings()
 
     def _run(self, grid, buffers, workgroups=None):
@@ -472,7 +482,7 @@ class Pipeline:
         # that stops (an error to report) hands over from the batch where it stopped
         if not hasattr(self, "_jit"):
             self._jit = fastpaths.compile_pipeline(self)
-        if self._jit is not None:
+        if self._jit is not None and not any(self.base):
             tier = self._jit.tier() if hasattr(self._jit, "tier") else None
             if tier is not None and not tier.hot():
                 start = self._interpret_first(tier, buffers, lo, end, per_batch, wg_lanes)

@@ -165,6 +165,9 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
             raise VkError(f"the pipeline's shader uses set {g.group} ('{g.name}', binding {g.binding}) but no "
                           f"descriptor set is bound there", vuid=f"VUID-{call}-None-08600")
         s, dyn = bound
+        if g.space == "handle":              # an image or sampler (images.py)
+            regions[key] = _handle(s, g, key, regions.get(key), call)
+            continue
         entry = s.buffers.get((g.binding, 0))
         if entry is None:
             raise VkError(f"set {g.group} binding {g.binding} ('{g.name}') was never written "
@@ -187,6 +190,33 @@ def _regions(c: CommandBuffer, pipe: ComputePipeline, call: str):
                 write_backs.append((mem.data, start, row, rng))
         regions[key] = Region(g.name, "buffer", 1, rng, data=row, binding=key, access=g.access, space=g.space)
     return regions, write_backs, in_memory
+
+
+def _handle(s: DescriptorSet, g, key, bound, call: str):
+    """The emu TextureView or Sampler a texture or sampler variable binds, checked against its
+    type as `emu run` checks --texture and --sampler (a combined image sampler's two variables
+    each take their half)."""
+    from ..errors import HostError
+    from ..memory.textures import bind_handle, combine
+    value = s.handles.get((g.binding, 0))
+    if value is None:
+        raise VkError(f"set {g.group} binding {g.binding} ('{g.name}') was never written (vkUpdateDescriptorSets)",
+                      vuid=f"VUID-{call}-None-08114")
+    t = s.layout.bindings[g.binding][0]
+    from ..isa.types import TextureType
+    from .objects import DESCRIPTOR_NAMES
+    need = ("STORAGE_IMAGE",) if isinstance(g.type, TextureType) and g.type.kind == "storage" else \
+        ("SAMPLED_IMAGE", "COMBINED_IMAGE_SAMPLER") if isinstance(g.type, TextureType) else \
+        ("SAMPLER", "COMBINED_IMAGE_SAMPLER")
+    if DESCRIPTOR_NAMES.get(t) not in need:
+        raise VkError(f"set {g.group} binding {g.binding} ('{g.name}', {g.type}) is a {DESCRIPTOR_NAMES.get(t)} "
+                      f"descriptor; the shader's variable needs {' or '.join(need)}",
+                      vuid="VUID-VkComputePipelineCreateInfo-layout-07990")
+    try:
+        return combine(bound, bind_handle(g, value))
+    except HostError as e:
+        raise VkError(f"set {g.group} binding {g.binding}: {e.message}" + (f" ({e.hint})" if e.hint else ""),
+                      vuid=f"VUID-{call}-None-08600") from None
 
 
 def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory: dict):
@@ -216,7 +246,7 @@ def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory:
     return table
 
 
-def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
+def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str, base=(0, 0, 0)):
     if 0 in grid:
         return
     regions, write_backs, in_memory = _regions(c, pipe, call)
@@ -228,7 +258,7 @@ def _run_dispatch(c: CommandBuffer, pipe: ComputePipeline, grid, call: str):
     tracer = _tracer(pipe, grid)
     try:
         with notice.for_profile(c.device.profile.name):
-            for w in p.dispatch(tuple(int(v) for v in grid), regions):     # out-of-bounds sites, once each
+            for w in p.dispatch(tuple(int(v) for v in grid), regions, base=base):     # out-of-bounds sites, once each
                 sys.stderr.write(vulkan_hint(w).format(files) + "\n")
     except EmuError as e:
         raise VkError(vulkan_hint(e).format(files), "VK_ERROR_DEVICE_LOST") from None
@@ -272,14 +302,14 @@ def _tracer(pipe: ComputePipeline, grid):
     return t
 
 
-def _record_dispatch(cb, call, grid_of):
+def _record_dispatch(cb, call, grid_of, base=(0, 0, 0)):
     c = _cb(cb, call)
     pipe = c.pipeline
     if pipe is None:
         raise VkError("no compute pipeline is bound", vuid=f"VUID-{call}-None-08606")
     snapshot = CommandBuffer.__new__(CommandBuffer)          # the binding state at this command
     snapshot.device, snapshot.sets, snapshot.push = c.device, dict(c.sets), bytes(c.push)
-    c.record(call, lambda: _run_dispatch(snapshot, pipe, grid_of(), call))
+    c.record(call, lambda: _run_dispatch(snapshot, pipe, grid_of(), call, base))
 
 
 @command
@@ -289,10 +319,34 @@ def vkCmdDispatch(cb, x, y, z):
 
 @command
 def vkCmdDispatchBase(cb, bx, by, bz, x, y, z):
-    if bx or by or bz:
-        raise VkError(f"a base workgroup ({bx}, {by}, {bz}) other than (0, 0, 0) is not run by emu yet",
-                      "VK_ERROR_FEATURE_NOT_PRESENT")
-    _record_dispatch(cb, "vkCmdDispatchBase", lambda: (x, y, z))
+    base = (int(bx), int(by), int(bz))
+    if any(base):
+        c = _cb(cb, "vkCmdDispatchBase")
+        pipe = c.pipeline
+        if pipe is not None and not pipe.dispatch_base:
+            raise VkError(f"base workgroup {base} is not (0, 0, 0) but the bound pipeline was not created with "
+                          f"VK_PIPELINE_CREATE_DISPATCH_BASE_BIT", vuid="VUID-vkCmdDispatchBase-baseGroupX-00427")
+        limit = c.device.profile.limits["max-compute-workgroups-per-dimension"]
+        for axis, (b, n) in enumerate(zip(base, (x, y, z))):
+            if b + n > limit:
+                raise VkError(f"base {b} + groupCount {n} on axis {'XYZ'[axis]} passes "
+                              f"maxComputeWorkGroupCount ({limit})",
+                              vuid=f"VUID-vkCmdDispatchBase-groupCount{'XYZ'[axis]}-00424")
+    _record_dispatch(cb, "vkCmdDispatchBase", lambda: (x, y, z), base)
+
+
+@command
+def vkCmdSetDeviceMask(cb, mask):
+    _cb(cb, "vkCmdSetDeviceMask")
+    if mask != 1:           # a device group of one device (VK_KHR_device_group, core in 1.1)
+        raise VkError(f"deviceMask 0x{mask:x}: the device group has one device (mask 0x1)",
+                      vuid="VUID-vkCmdSetDeviceMask-deviceMask-00108")
+
+
+@command
+def vkGetDeviceGroupPeerMemoryFeatures(device, heap, local, remote, p_features):
+    raise VkError(f"devices {local} and {remote}: the device group has one device, with no peers",
+                  vuid="VUID-vkGetDeviceGroupPeerMemoryFeatures-localDeviceIndex-00692")
 
 
 @command

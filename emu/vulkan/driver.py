@@ -10,7 +10,7 @@ import os
 def install(ffi, lib) -> None:
     from . import icd
     icd.connect(ffi, lib)
-    from . import physical, objects, commands  # noqa: F401  (each registers its commands)
+    from . import physical, objects, commands, images  # noqa: F401  (each registers its commands)
     icd.attach()
     out = os.environ.get("EMU_VK_PROFILE")
     if out:

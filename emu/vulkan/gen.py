@@ -34,6 +34,7 @@ EXTENSIONS = (
     "VK_KHR_timeline_semaphore", "VK_KHR_buffer_device_address", "VK_KHR_maintenance4",
     "VK_KHR_synchronization2", "VK_KHR_storage_buffer_storage_class", "VK_EXT_memory_budget",
     "VK_KHR_driver_properties", "VK_EXT_host_query_reset", "VK_KHR_uniform_buffer_standard_layout",
+    "VK_KHR_device_group",
 )
 SEARCH = ("/usr/share/vulkan/registry/vk.xml",)
 

@@ -247,10 +247,15 @@ def vkGetDeviceMemoryCommitment(device, memory, p_bytes):
 
 # ------------------------------------------------------------------ buffers
 class Buffer:
+    BIND_VUIDS = ("07459", "01036", "01037")      # bound twice, offset unaligned, past the end
+
     def __init__(self, size: int, usage: int):
         self.size, self.usage = size, usage
         self.memory: Memory | None = None
         self.offset = 0
+
+    def bind(self, mem: Memory, offset: int) -> None:
+        self.memory, self.offset = mem, offset
 
     def bytes(self, call: str, what: str) -> np.ndarray:
         if self.memory is None:
@@ -273,54 +278,69 @@ def _requirements(r, size: int) -> None:
     r.memoryTypeBits = 1
 
 
-@command
-def vkGetBufferMemoryRequirements(device, buffer, p_req):
-    _requirements(p_req, get(buffer, Buffer, "vkGetBufferMemoryRequirements", "buffer").size)
+def requirement_commands(kind: str, cls, size_of) -> None:
+    """Register vkGet{kind}MemoryRequirements, ...2 and vkGetDevice{kind}MemoryRequirements for
+    objects of `cls` (which have a .size); size_of(device, create info) is the size of one not made."""
+    param = kind.lower()
+
+    def one(device, handle, p_req):
+        _requirements(p_req, get(handle, cls, f"vkGet{kind}MemoryRequirements", param).size)
+
+    def two(device, p_info, p_req):
+        requirements2(p_req, get(getattr(p_info, param), cls, f"vkGet{kind}MemoryRequirements2", f"pInfo->{param}").size)
+
+    def of_info(device, p_info, p_req):
+        call = f"vkGetDevice{kind}MemoryRequirements"
+        requirements2(p_req, size_of(get(device, Device, call, "device"), p_info.pCreateInfo[0]))
+    for fn, name in ((one, f"vkGet{kind}MemoryRequirements"), (two, f"vkGet{kind}MemoryRequirements2"),
+                     (of_info, f"vkGetDevice{kind}MemoryRequirements")):
+        fn.__name__ = name
+        command(fn)
 
 
-@command
-def vkGetBufferMemoryRequirements2(device, p_info, p_req):
-    buf = get(p_info.buffer, Buffer, "vkGetBufferMemoryRequirements2", "pInfo->buffer")
-    _requirements(ffi.addressof(p_req.memoryRequirements), buf.size)
-    _dedicated(p_req)
+requirement_commands("Buffer", Buffer, lambda dev, info: int(info.size))
 
 
-@command
-def vkGetDeviceBufferMemoryRequirements(device, p_info, p_req):
-    _requirements(ffi.addressof(p_req.memoryRequirements), int(p_info.pCreateInfo.size))
-    _dedicated(p_req)
-
-
-def _dedicated(p_req) -> None:
+def requirements2(p_req, size: int) -> None:
+    """VkMemoryRequirements2 (of a buffer or an image of `size` bytes): no dedicated allocation."""
+    _requirements(ffi.addressof(p_req.memoryRequirements), size)
     d = icd.find(p_req.pNext, "VkMemoryDedicatedRequirements")
     if d is not None:
         d.prefersDedicatedAllocation = d.requiresDedicatedAllocation = 0
 
 
-def _bind(call, buffer, memory, offset, where=""):
-    buf = get(buffer, Buffer, call, where + "buffer")
-    mem = get(memory, Memory, call, where + "memory")
-    if buf.memory is not None:
-        raise VkError("the buffer already has memory bound", vuid=f"VUID-{call}-buffer-07459")
-    if offset % ALIGN:
-        raise VkError(f"memoryOffset {offset} is not a multiple of the buffer's alignment {ALIGN}",
-                      vuid=f"VUID-{call}-memoryOffset-01036")
-    if offset + buf.size > mem.size:
-        raise VkError(f"the buffer's {buf.size} bytes at memoryOffset {offset} pass the allocation's "
-                      f"{mem.size} bytes", vuid=f"VUID-{call}-size-01037")
-    buf.memory, buf.offset = mem, int(offset)
+def bind_commands(kind: str, cls) -> None:
+    """Register vkBind{kind}Memory and vkBind{kind}Memory2: a buffer or an image (`cls`, whose
+    BIND_VUIDS name the checks) takes memory from an offset."""
+    param = kind.lower()
+
+    def bind(call, handle, memory, offset, where=""):
+        obj = get(handle, cls, call, where + param)
+        mem = get(memory, Memory, call, where + "memory")
+        again, aligned, fits = cls.BIND_VUIDS
+        if obj.memory is not None:
+            raise VkError(f"the {param} already has memory bound", vuid=f"VUID-{call}-{param}-{again}")
+        if offset % ALIGN:
+            raise VkError(f"memoryOffset {offset} is not a multiple of the {param}'s alignment {ALIGN}",
+                          vuid=f"VUID-{call}-memoryOffset-{aligned}")
+        if offset + obj.size > mem.size:
+            raise VkError(f"the {param}'s {obj.size} bytes at memoryOffset {offset} pass the allocation's "
+                          f"{mem.size} bytes", vuid=f"VUID-{call}-size-{fits}")
+        obj.bind(mem, int(offset))
+
+    def one(device, handle, memory, offset):
+        bind(f"vkBind{kind}Memory", handle, memory, offset)
+
+    def two(device, count, p_infos):
+        for i in range(count):
+            b = p_infos[i]
+            bind(f"vkBind{kind}Memory2", getattr(b, param), b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+    for fn, name in ((one, f"vkBind{kind}Memory"), (two, f"vkBind{kind}Memory2")):
+        fn.__name__ = name
+        command(fn)
 
 
-@command
-def vkBindBufferMemory(device, buffer, memory, offset):
-    _bind("vkBindBufferMemory", buffer, memory, offset)
-
-
-@command
-def vkBindBufferMemory2(device, count, p_infos):
-    for i in range(count):
-        b = p_infos[i]
-        _bind("vkBindBufferMemory2", b.buffer, b.memory, b.memoryOffset, f"pBindInfos[{i}].")
+bind_commands("Buffer", Buffer)
 
 
 @command
@@ -349,29 +369,60 @@ BUFFER_DESCRIPTORS = {VK[n] for n in ("VK_DESCRIPTOR_TYPE_STORAGE_BUFFER", "VK_D
                                       "VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC",
                                       "VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC")}
 DYNAMIC = {VK["VK_DESCRIPTOR_TYPE_STORAGE_BUFFER_DYNAMIC"], VK["VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC"]}
+# images and samplers (images.py): the usage bit an image view needs for each
+IMAGE_DESCRIPTORS = {VK["VK_DESCRIPTOR_TYPE_STORAGE_IMAGE"]: "VK_IMAGE_USAGE_STORAGE_BIT",
+                     VK["VK_DESCRIPTOR_TYPE_SAMPLED_IMAGE"]: "VK_IMAGE_USAGE_SAMPLED_BIT",
+                     VK["VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"]: "VK_IMAGE_USAGE_SAMPLED_BIT"}
+SAMPLER_DESCRIPTORS = {VK["VK_DESCRIPTOR_TYPE_SAMPLER"], VK["VK_DESCRIPTOR_TYPE_COMBINED_IMAGE_SAMPLER"]}
+DESCRIPTOR_NAMES = {v: n[len("VK_DESCRIPTOR_TYPE_"):] for n, v in VK.items()
+                    if n.startswith("VK_DESCRIPTOR_TYPE_") and not n.endswith(("_KHR", "_EXT", "_NV", "_VALVE"))}
+
+
+def _runs(t: int) -> bool:
+    """Whether emu's device runs descriptors of type `t`."""
+    return t in BUFFER_DESCRIPTORS or t in IMAGE_DESCRIPTORS or t in SAMPLER_DESCRIPTORS
+
+
+class ImageView:
+    def __init__(self, image, view):
+        self.image, self.view = image, view        # images.Image, emu's TextureView
+
+
+class SamplerObject:
+    def __init__(self, sampler):
+        self.sampler = sampler                     # emu's Sampler (images.py makes it)
 
 
 class SetLayout:
-    def __init__(self, bindings: dict):
+    def __init__(self, bindings: dict, immutable: dict):
         self.bindings = bindings            # binding -> (descriptor type, count)
+        self.immutable = immutable          # binding -> [emu Sampler] (pImmutableSamplers)
 
 
 @command
 def vkCreateDescriptorSetLayout(device, p_info, p_alloc, p_layout):
     i = p_info[0]
-    bindings = {}
+    bindings, immutable = {}, {}
     for k in range(i.bindingCount):
         b = i.pBindings[k]
-        if b.descriptorType not in BUFFER_DESCRIPTORS:
-            raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type {b.descriptorType}: emu's "
-                          f"device runs storage and uniform buffers only so far", "VK_ERROR_FEATURE_NOT_PRESENT")
-        bindings[b.binding] = (b.descriptorType, b.descriptorCount)
-    p_layout[0] = new_handle(SetLayout(bindings))
+        t = b.descriptorType
+        if not _runs(t):
+            raise VkError(f"pBindings[{k}] (binding {b.binding}) has descriptor type "
+                          f"{DESCRIPTOR_NAMES.get(t, t)}: emu's device runs storage and uniform buffers, storage "
+                          f"and sampled images, samplers and combined image samplers (not texel buffers, input "
+                          f"attachments or inline uniform blocks)", "VK_ERROR_FEATURE_NOT_PRESENT",
+                          "VUID-VkDescriptorSetLayoutBinding-descriptorType-parameter")
+        bindings[b.binding] = (t, b.descriptorCount)
+        if t in SAMPLER_DESCRIPTORS and b.pImmutableSamplers != ffi.NULL:
+            immutable[b.binding] = [get(b.pImmutableSamplers[j], SamplerObject, "vkCreateDescriptorSetLayout",
+                                        f"pCreateInfo->pBindings[{k}].pImmutableSamplers[{j}]").sampler
+                                    for j in range(b.descriptorCount)]
+    p_layout[0] = new_handle(SetLayout(bindings, immutable))
 
 
 @command
 def vkGetDescriptorSetLayoutSupport(device, p_info, p_support):
-    p_support.supported = 1
+    p_support.supported = int(all(_runs(p_info.pBindings[k].descriptorType) for k in range(p_info.bindingCount)))
 
 
 class Pool:
@@ -404,6 +455,10 @@ class DescriptorSet:
     def __init__(self, layout: SetLayout, pool: Pool):
         self.layout, self.pool = layout, pool
         self.buffers: dict = {}             # (binding, element) -> (Buffer, offset, range)
+        self.handles: dict = {}             # (binding, element) -> emu TextureView, Sampler or both
+        for binding, samplers in layout.immutable.items():
+            for element, smp in enumerate(samplers):
+                self.handles[(binding, element)] = smp
 
 
 @command
@@ -446,9 +501,15 @@ def vkUpdateDescriptorSets(device, n_writes, p_writes, n_copies, p_copies):
             if binding not in s.layout.bindings:
                 raise VkError(f"pDescriptorWrites[{k}]: the set's layout has no binding {binding}",
                               vuid="VUID-VkWriteDescriptorSet-dstBinding-00315")
+            want = s.layout.bindings[binding][0]
+            if w.descriptorType != want:
+                raise VkError(f"pDescriptorWrites[{k}]: descriptorType {DESCRIPTOR_NAMES.get(w.descriptorType)} but "
+                              f"binding {binding} of the set's layout is {DESCRIPTOR_NAMES.get(want)}",
+                              vuid="VUID-VkWriteDescriptorSet-descriptorType-00319")
             if w.descriptorType not in BUFFER_DESCRIPTORS:
-                raise VkError(f"pDescriptorWrites[{k}]: descriptor type {w.descriptorType} is not a buffer",
-                              "VK_ERROR_FEATURE_NOT_PRESENT")
+                s.handles[(binding, element)] = _image_descriptor(s, binding, element, w, k, j)
+                element += 1
+                continue
             info = w.pBufferInfo[j]
             buf = get(info.buffer, Buffer, call, f"pDescriptorWrites[{k}].pBufferInfo[{j}].buffer")
             rng = buf.size - info.offset if info.range == VK["VK_WHOLE_SIZE"] else int(info.range)
@@ -462,9 +523,31 @@ def vkUpdateDescriptorSets(device, n_writes, p_writes, n_copies, p_copies):
         src = get(c.srcSet, DescriptorSet, call, f"pDescriptorCopies[{k}].srcSet")
         dst = get(c.dstSet, DescriptorSet, call, f"pDescriptorCopies[{k}].dstSet")
         for j in range(c.descriptorCount):
-            key = (c.srcBinding, c.srcArrayElement + j)
-            if key in src.buffers:
-                dst.buffers[(c.dstBinding, c.dstArrayElement + j)] = src.buffers[key]
+            key, to = (c.srcBinding, c.srcArrayElement + j), (c.dstBinding, c.dstArrayElement + j)
+            for table, into in ((src.buffers, dst.buffers), (src.handles, dst.handles)):
+                if key in table:
+                    into[to] = table[key]
+
+
+def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j: int):
+    """What an image or sampler descriptor holds: emu's TextureView, Sampler, or both (a combined
+    image sampler), checked; a binding's immutable sampler stays."""
+    from ..memory.textures import CombinedImageSampler
+    call, t, info = "vkUpdateDescriptorSets", w.descriptorType, w.pImageInfo[j]
+    where = f"pDescriptorWrites[{k}].pImageInfo[{j}]"
+    sampler = None
+    if t in SAMPLER_DESCRIPTORS:
+        fixed = s.layout.immutable.get(binding)
+        sampler = fixed[element] if fixed else get(info.sampler, SamplerObject, call, f"{where}.sampler").sampler
+        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"]:
+            return sampler
+    view = get(info.imageView, ImageView, call, f"{where}.imageView")
+    usage = IMAGE_DESCRIPTORS[t]
+    if not view.image.usage & VK[usage]:
+        raise VkError(f"{where}.imageView: a {DESCRIPTOR_NAMES[t]} descriptor needs an image made with {usage}",
+                      vuid="VUID-VkWriteDescriptorSet-descriptorType-00337" if "SAMPLED" in usage else
+                      "VUID-VkWriteDescriptorSet-descriptorType-00339")
+    return view.view if sampler is None else CombinedImageSampler(view.view, sampler)
 
 
 # ------------------------------------------------------------------ pipelines
@@ -531,11 +614,12 @@ def vkMergePipelineCaches(device, dst, count, p_src):
 
 
 class ComputePipeline:
-    def __init__(self, emu_pipeline, layout: PipelineLayout, module: ShaderModule):
+    def __init__(self, emu_pipeline, layout: PipelineLayout, module: ShaderModule, dispatch_base: bool = False):
         self.emu, self.layout, self.module = emu_pipeline, layout, module
+        self.dispatch_base = dispatch_base        # VK_PIPELINE_CREATE_DISPATCH_BASE_BIT
         from ..isa.ir import used_globals
         self.used = [g for g in used_globals(emu_pipeline.pipeline.module, emu_pipeline.pipeline.entry)
-                     if g.space in ("storage", "uniform")]
+                     if g.space in ("storage", "uniform", "handle")]
 
 
 def _spec_constants(spec, ir) -> dict:
@@ -579,7 +663,11 @@ def _create_pipeline(dev: Device, k: int, c) -> ComputePipeline:
     entry = ffi.string(stage.pName).decode()
     constants = _spec_constants(stage.pSpecializationInfo, mod.ir)
     pipe = emu.create_compute_pipeline(mod, entry_point=entry, constants=constants)
-    return ComputePipeline(pipe, layout, module)
+    flags = int(c.flags)
+    flags2 = icd.find(c.pNext, "VkPipelineCreateFlags2CreateInfo")    # maintenance5 takes its flags there
+    if flags2 is not None:
+        flags = int(flags2.flags)
+    return ComputePipeline(pipe, layout, module, bool(flags & VK["VK_PIPELINE_CREATE_DISPATCH_BASE_BIT"]))
 
 
 @command

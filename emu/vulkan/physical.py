@@ -38,6 +38,10 @@ FEATURE_CAPABILITIES = {
     "shaderFloat8": "Float8EXT", "shaderFloat8CooperativeMatrix": "Float8CooperativeMatrixEXT",
     "shaderSubgroupRotate": "GroupNonUniformRotateKHR", "shaderSubgroupRotateClustered": "GroupNonUniformRotateKHR",
     "shaderFloatControls2": "FloatControls2", "shaderExpectAssume": "ExpectAssumeKHR",
+    "shaderStorageImageExtendedFormats": "StorageImageExtendedFormats", "imageCubeArray": "ImageCubeArray",
+    "shaderStorageImageReadWithoutFormat": "StorageImageReadWithoutFormat",
+    "shaderStorageImageWriteWithoutFormat": "StorageImageWriteWithoutFormat",
+    "shaderImageGatherExtended": "ImageGatherExtended",
 }
 # features emu has without a capability of their own (API behaviour, not shader code)
 API_FEATURES = {"robustBufferAccess", "timelineSemaphore", "synchronization2", "maintenance4", "maintenance5",
@@ -45,7 +49,8 @@ API_FEATURES = {"robustBufferAccess", "timelineSemaphore", "synchronization2", "
                 "shaderSubgroupExtendedTypes", "pipelineRobustness", "pipelineCreationCacheControl",
                 "subgroupBroadcastDynamicId", "scalarBlockLayout", "shaderStorageBufferArrayDynamicIndexing",
                 "shaderUniformBufferArrayDynamicIndexing", "shaderSubgroupUniformControlFlow",
-                "cooperativeMatrixWorkgroupScope", "cooperativeMatrixFlexibleDimensions"}
+                "cooperativeMatrixWorkgroupScope", "cooperativeMatrixFlexibleDimensions",
+                "robustImageAccess"}       # out-of-bounds image loads give the zero texel, stores are dropped
 # device extension -> the feature that makes it worth reporting (None: nothing beyond the API)
 EXTENSION_FEATURE = {
     "VK_KHR_cooperative_matrix": "cooperativeMatrix", "VK_NV_cooperative_matrix2": "cooperativeMatrixFlexibleDimensions",
@@ -60,7 +65,7 @@ EXTENSION_FEATURE = {
     "VK_KHR_maintenance4": "maintenance4", "VK_KHR_synchronization2": "synchronization2",
     "VK_KHR_storage_buffer_storage_class": None, "VK_KHR_driver_properties": None, "VK_EXT_host_query_reset": None,
     "VK_KHR_uniform_buffer_standard_layout": None, "VK_KHR_shader_subgroup_uniform_control_flow": None,
-    "VK_EXT_memory_budget": None,
+    "VK_EXT_memory_budget": None, "VK_KHR_device_group": None,
 }
 # VkSubgroupFeatureFlagBits -> the capability of those operations
 SUBGROUP_OPERATIONS = {
@@ -130,8 +135,10 @@ def vulkan_profile(profile):
 
 
 def _capabilities() -> set:
+    from ..frontend.spirv import images
     from ..frontend.spirv.module import CAPABILITIES
-    return set(CAPABILITIES)
+    # the image instructions' (texel buffers are accepted as capabilities but refused at their type)
+    return set(CAPABILITIES) | (images.CAPABILITIES - {"SampledBuffer", "ImageBuffer"})
 
 
 def device_features(profile) -> set:
@@ -173,7 +180,7 @@ def _promoted(name: str) -> bool:
                     "VK_KHR_maintenance4", "VK_KHR_synchronization2", "VK_KHR_storage_buffer_storage_class",
                     "VK_KHR_driver_properties", "VK_EXT_host_query_reset", "VK_KHR_uniform_buffer_standard_layout",
                     "VK_EXT_subgroup_size_control", "VK_KHR_shader_integer_dot_product",
-                    "VK_KHR_shader_subgroup_extended_types", "VK_EXT_memory_budget"}
+                    "VK_KHR_shader_subgroup_extended_types", "VK_EXT_memory_budget", "VK_KHR_device_group"}
 
 
 # ------------------------------------------------------------------ instance
@@ -313,19 +320,19 @@ def _fill_properties(pd, p) -> None:
     L, lim = p.limits, prof.limits
     wg = lim["max-compute-workgroups-per-dimension"]
     values = dict(
-        maxImageDimension1D=0, maxImageDimension2D=0, maxImageDimension3D=0, maxImageDimensionCube=0,
-        maxImageArrayLayers=0, maxTexelBufferElements=0, maxUniformBufferRange=65536,
+        maxTexelBufferElements=0, maxUniformBufferRange=65536,
         maxStorageBufferRange=0xFFFFFFFF, maxPushConstantsSize=256, maxMemoryAllocationCount=4096,
         maxSamplerAllocationCount=4000, bufferImageGranularity=1024, sparseAddressSpaceSize=0,
-        maxBoundDescriptorSets=32, maxPerStageDescriptorSamplers=0, maxPerStageDescriptorUniformBuffers=200,
-        maxPerStageDescriptorStorageBuffers=1048576, maxPerStageDescriptorSampledImages=0,
-        maxPerStageDescriptorStorageImages=0, maxPerStageDescriptorInputAttachments=0, maxPerStageResources=1048576,
-        maxDescriptorSetSamplers=0, maxDescriptorSetUniformBuffers=200, maxDescriptorSetUniformBuffersDynamic=15,
+        maxBoundDescriptorSets=32, maxPerStageDescriptorSamplers=1048576, maxPerStageDescriptorUniformBuffers=200,
+        maxPerStageDescriptorStorageBuffers=1048576, maxPerStageDescriptorSampledImages=1048576,
+        maxPerStageDescriptorStorageImages=1048576, maxPerStageDescriptorInputAttachments=0, maxPerStageResources=1048576,
+        maxDescriptorSetSamplers=1048576, maxDescriptorSetUniformBuffers=200, maxDescriptorSetUniformBuffersDynamic=15,
         maxDescriptorSetStorageBuffers=1048576, maxDescriptorSetStorageBuffersDynamic=16,
-        maxDescriptorSetSampledImages=0, maxDescriptorSetStorageImages=0, maxDescriptorSetInputAttachments=0,
+        maxDescriptorSetSampledImages=1048576, maxDescriptorSetStorageImages=1048576, maxDescriptorSetInputAttachments=0,
         maxComputeSharedMemorySize=lim["max-compute-workgroup-storage-size"],
         maxComputeWorkGroupInvocations=lim["max-compute-invocations-per-workgroup"],
-        subPixelPrecisionBits=0, subTexelPrecisionBits=0, mipmapPrecisionBits=0,     # no images yet
+        subPixelPrecisionBits=0, subTexelPrecisionBits=prof.textures.subtexel_bits or 8,
+        mipmapPrecisionBits=8,
         maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
         maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=64,
         minTexelBufferOffsetAlignment=16, minUniformBufferOffsetAlignment=64, minStorageBufferOffsetAlignment=16,
@@ -334,6 +341,7 @@ def _fill_properties(pd, p) -> None:
         optimalBufferCopyOffsetAlignment=1, optimalBufferCopyRowPitchAlignment=1, nonCoherentAtomSize=64)
     recorded = prof.vulkan.get("limits", {})
     values.update({k: recorded[k] for k in REPORTED_LIMITS if k in recorded})
+    values.update(image_limits(prof))
     for k, v in values.items():
         setattr(L, k, v)
     L.maxComputeWorkGroupCount = [wg, wg, wg]
@@ -481,6 +489,16 @@ def _queue_family(q) -> None:
     q.minImageTransferGranularity.depth = 1
 
 
+def image_limits(profile) -> dict:
+    """The image limits reported (VkPhysicalDeviceLimits), the recorded GPU's where the profile
+    has them; emu's textures hold any size the host's memory does."""
+    out = {"maxImageDimension1D": 16384, "maxImageDimension2D": 16384, "maxImageDimension3D": 2048,
+           "maxImageDimensionCube": 16384, "maxImageArrayLayers": 2048}
+    rec = profile.vulkan.get("limits", {})
+    out.update({k: rec[k] for k in out if k in rec})
+    return out
+
+
 def heap_size() -> int:
     """The one heap: half the host's memory (the device's memory is the host's)."""
     try:
@@ -514,35 +532,7 @@ def vkGetPhysicalDeviceMemoryProperties2(physical, p_props):
         budget.heapUsage[0] = ALLOCATED[0]
 
 
-@command
-def vkGetPhysicalDeviceFormatProperties(physical, fmt, p_props):
-    _pd(physical, "vkGetPhysicalDeviceFormatProperties")
-    p_props.linearTilingFeatures = p_props.optimalTilingFeatures = p_props.bufferFeatures = 0
-
-
-@command
-def vkGetPhysicalDeviceFormatProperties2(physical, fmt, p_props):
-    _pd(physical, "vkGetPhysicalDeviceFormatProperties2")
-    f = p_props.formatProperties
-    f.linearTilingFeatures = f.optimalTilingFeatures = f.bufferFeatures = 0
-    f3 = icd.find(p_props.pNext, "VkFormatProperties3")
-    if f3 is not None:
-        f3.linearTilingFeatures = f3.optimalTilingFeatures = f3.bufferFeatures = 0
-
-
-def _no_images(physical, call):
-    _pd(physical, call)
-    return VK["VK_ERROR_FORMAT_NOT_SUPPORTED"]     # a compute-only device: no image formats yet
-
-
-@command
-def vkGetPhysicalDeviceImageFormatProperties(physical, fmt, typ, tiling, usage, flags, p_props):
-    return _no_images(physical, "vkGetPhysicalDeviceImageFormatProperties")
-
-
-@command
-def vkGetPhysicalDeviceImageFormatProperties2(physical, p_info, p_props):
-    return _no_images(physical, "vkGetPhysicalDeviceImageFormatProperties2")
+# (the format and image format properties: images.py)
 
 
 @command

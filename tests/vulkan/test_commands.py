@@ -49,6 +49,35 @@ def test_indirect_dispatch_and_dynamic_offsets(manifest, scale_add):
     assert r.stdout.splitlines() == ["indirect: [11, 13, 15] 209 True", "dynamic: [11, 16, 21] True True"]
 
 
+def test_dispatch_base(manifest, tmp_path):
+    """vkCmdDispatchBase and its KHR alias with a nonzero base: WorkgroupId and GlobalInvocationId
+    offset by the base, NumWorkgroups the count, every other position untouched (exact words);
+    a pipeline made without VK_PIPELINE_CREATE_DISPATCH_BASE_BIT refuses a nonzero base."""
+    spv = _glslang(HERE / "data" / "dispatch_base.comp", tmp_path)
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
+    r = subprocess.run([sys.executable, str(HERE / "clients" / "dispatch_base.py"), str(spv)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "VK_KHR_device_group: True",
+        "vkCmdDispatchBase (2, 1, 1) (3, 2, 2): 96 invocations, exact: True",
+        "vkCmdDispatchBaseKHR (5, 3, 2) (1, 1, 1): 8 invocations, exact: True",
+        "vkCmdDispatchBase zero base (0, 0, 0) (6, 4, 3): 576 invocations, exact: True",
+        "without the flag: 0 invocations", "done"]
+    assert r.stderr.splitlines() == [
+        "emu vulkan: vkCmdDispatchBase [VUID-vkCmdDispatchBase-baseGroupX-00427]: base workgroup (1, 0, 0) is not "
+        "(0, 0, 0) but the bound pipeline was not created with VK_PIPELINE_CREATE_DISPATCH_BASE_BIT"]
+
+
+def _glslang(src: Path, out: Path) -> Path:
+    g = os.environ.get("EMU_GLSLANG") or "/work/main/.hwtmp/glslang/glslang"
+    if not Path(g).exists():
+        pytest.skip("no glslang to compile the GLSL shader (EMU_GLSLANG)")
+    spv = out / (src.stem + ".spv")
+    subprocess.run([g, "-V", str(src), "-o", str(spv)], check=True, capture_output=True)
+    return spv
+
+
 def test_invalid_use_is_one_message_then_the_code(manifest, scale_add):
     """Memory bound past its end, a descriptor range past its buffer, a dispatch reading a
     descriptor never written: each one line naming the call and the VUID; the program goes on."""

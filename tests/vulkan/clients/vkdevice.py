@@ -13,3 +13,21 @@ def open_device(features=None):
         vk.VkDeviceCreateInfo(pNext=features, queueCreateInfoCount=1, pQueueCreateInfos=[q])
     dev = vk.vkCreateDevice(pd, info, None)
     return inst, pd, dev, vk.vkGetDeviceQueue(dev, 0, 0)
+
+
+def compute_pipeline(dev, code: bytes, kinds, immutable=None):
+    """(set layout, pipeline layout, pipeline) of a shader's `main` whose set 0 has one descriptor
+    of each of `kinds` at bindings 0, 1, ...; `immutable`: {binding: sampler} fixed in the layout."""
+    # the sampler arrays are kept here: the vulkan package would free one made from a list once
+    # its binding is copied into pBindings
+    fixed = {i: vk.ffi.new("VkSampler[1]", [s]) for i, s in (immutable or {}).items()}
+    module = vk.vkCreateShaderModule(dev, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None)
+    layout = vk.vkCreateDescriptorSetLayout(dev, vk.VkDescriptorSetLayoutCreateInfo(
+        bindingCount=len(kinds), pBindings=[vk.VkDescriptorSetLayoutBinding(
+            binding=i, descriptorType=t, descriptorCount=1, stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            pImmutableSamplers=fixed.get(i, vk.ffi.NULL))
+            for i, t in enumerate(kinds)]), None)
+    pl = vk.vkCreatePipelineLayout(dev, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[layout]), None)
+    stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=module, pName="main")
+    pipe = vk.vkCreateComputePipelines(dev, None, 1, [vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)], None)[0]
+    return layout, pl, pipe
