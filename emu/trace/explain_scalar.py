@@ -36,6 +36,8 @@ RULES = {
                                       "fused) where a division of the same two values comes before it"),
     "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "
                                      "(x - e0) / (e1 - e0) rounded once"),
+    "pow-integer": ("mul", "pow(x, n) of a constant n in 1..4 as multiplies (x * x, (x * x) * x, (x * x) * "
+                           "(x * x)): each product rounded, a negative x kept (not exp2(n * log2(x)))"),
     "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
     "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
                             "to fuse with the add after it"),
