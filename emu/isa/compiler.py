@@ -84,8 +84,10 @@ DECISIONS = {
            "and not into an add of another fma. The driver's SASS of randprog_fit.npz seeds 15, 824, 88 (two "
            "users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
            "96 (three users: FADDs of one FMUL), 40, 332 (k1 - p, k2 - p: FADDs), 108 (tanh), 99 (division), "
-           "44, 288, 312 (p1 - p2: FFMA of p1); fit Vulkan f32 178 -> 211, func 132 -> 212 of 294/293 with the "
-           "other rewrites of this change; builtins.npz mul_add*",
+           "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
+           "fma-constants, expand-log, expand-fract, divide-rsqrt): Vulkan fit f32 178 -> 219 of 294, func 132 -> "
+           "212 of 293; judge (not fitted on) f32 92 -> 101, func 63 -> 96 of 150; not modelled: seeds 71, 603 "
+           "fuse a*b into 3-4 users, 156 rounds t4 * t4 for two; builtins.npz mul_add*",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "

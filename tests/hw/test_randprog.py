@@ -74,3 +74,16 @@ def test_the_sample_replays_as_pinned(name):
     got = randprog.compare(sample)
     identical = sorted(k for k in sample if k not in set(got["differ"]))
     assert [list(k) for k in identical] == PINNED[name]
+
+
+# fit seeds whose driver code (SASS, .hwtmp/sass) pins a rule of emu/isa/compiler.py (DECISIONS names
+# each): all-or-nothing fusion (15, 19, 40, 88, 96, 332, 824), factoring (0, 19, 1100), reassociation
+# (32, 40, 76, 99, 216), constant factors (80, 112), tanh's own square (108), log, fract and
+# x / inverseSqrt as the driver's arithmetic (76, 152, 160), smoothstep's shifted input (244)
+RULE_SEEDS = [0, 15, 19, 32, 40, 76, 80, 88, 96, 99, 108, 112, 152, 160, 216, 228, 244, 332, 824, 1100]
+
+
+def test_the_seeds_that_pin_the_drivers_rules_replay_bit_for_bit():
+    rec = randprog.load_recording(DATA / "randprog_fit.npz")
+    got = randprog.compare({("vulkan", s): rec[("vulkan", s)] for s in RULE_SEEDS})
+    assert got["differ"] == []
