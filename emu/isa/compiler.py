@@ -86,7 +86,8 @@ DECISIONS = {
            "96 (three users: FADDs of one FMUL), 40, 332 (k1 - p, k2 - p: FADDs), 108 (tanh), 99 (division), "
            "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
            "fma-constants, expand-log, expand-fract, divide-rsqrt): Vulkan fit f32 178 -> 219 of 294, func 132 -> "
-           "212 of 293; judge (not fitted on) f32 92 -> 101, func 63 -> 96 of 150; not modelled: seeds 71, 603 "
+           "212 of 293; judge f32 92 -> 103, func 63 -> 96 of 150 (two judge seeds' SASS read: 100180, 100224); "
+           "Dawn fit f32 180 -> 220, func 133 -> 215 of 300; not modelled: seeds 71, 603 "
            "fuse a*b into 3-4 users, 156 rounds t4 * t4 for two; builtins.npz mul_add*",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
