@@ -1,7 +1,7 @@
 """emu against recorded random programs (emu.hw.randprog), per path and family.
 
     python scripts/randprog_compare.py tests/data/hw/h200/randprog_judge.npz [more.npz] \
-        [--seeds FIRST:END] [--paths vulkan] [--procs 2] [--profile nvidia-h200] [--out result.json]
+        [--seeds FIRST:END] [--paths vulkan] [--families f32,func] [--procs 2] [--profile nvidia-h200] [--out result.json]
 
 Prints the table (programs identical bit for bit, outputs identical) and the (path, seed)s that
 differ; --out writes both as JSON. Run from the repository root (its emu is the one judged).
@@ -27,6 +27,7 @@ def main(argv) -> int:
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--profile", default="nvidia-h200")
     ap.add_argument("--paths", default=",".join(randprog.PATHS), help="which paths, e.g. vulkan")
+    ap.add_argument("--families", default=",".join(randprog.FAMILIES), help="which families, e.g. f32,func")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
     lo, hi = map(int, a.seeds.split(":"))
@@ -34,7 +35,8 @@ def main(argv) -> int:
     for f in a.recordings:
         rec.update(randprog.load_recording(f))
     paths = a.paths.split(",")
-    items = sorted((k, v) for k, v in rec.items() if lo <= k[1] < hi and k[0] in paths)
+    items = sorted((k, v) for k, v in rec.items() if lo <= k[1] < hi and k[0] in paths
+                   and randprog.family_of(k[1]) in a.families.split(","))
     parts = [dict(items[k::a.procs]) for k in range(a.procs)]
     with ProcessPoolExecutor(a.procs) as pool:
         results = list(pool.map(partial(randprog.compare, profile=a.profile), parts))

@@ -22,22 +22,26 @@ RULES = {
     "fma": ("fma", "a * b + c rounded once: the add's product fused into one fused multiply-add"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
-    "fma-constant-factor": ("fma", "(k * x) * y + c as fma(k, x * y, c): the constant kept as the fused "
+    "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "
                                    "multiply-add's factor, x * y rounded first"),
     "unroll": ("fma", "a cooperative matrix element's v[i] + c in a loop the driver unrolls: "
                       "fma(x[i], y[i], c), rounded once per element"),
     "rsqrt": ("inverseSqrt", "1 / sqrt(x) as one reciprocal square root (MUFU.RSQ), not a square root "
                              "then a division"),
+    "divide-rsqrt": ("mul", "x / inverseSqrt(y) as x * sqrt(y): the square root rounded, then the product"),
     "expand": ("mul", "smoothstep(e0, e1, x) as the driver's own arithmetic; this is its last product "
                       "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),
-    "factor": ("mul", "a * c + b * c as (a + b) * c: the sum rounded, then the product (two roundings "
-                      "where the source has three)"),
+    "factor": ("mul", "a * c + b * c as (a + b) * c (p + p as (a + a) * b, x + x * k as x * (1 + k)): the "
+                      "sum rounded, then the product (two roundings where the source has three)"),
     "rounded-after-division": ("sub", "c - x * y kept as two roundings (the product rounded first, not "
                                       "fused) where a division of the same two values comes before it"),
     "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "
                                      "(x - e0) / (e1 - e0) rounded once"),
     "pow-integer": ("mul", "pow(x, n) of a constant n in 1..4 as multiplies (x * x, (x * x) * x, (x * x) * "
                            "(x * x)): each product rounded, a negative x kept (not exp2(n * log2(x)))"),
+    "expand-fract": ("sub", "fract(x) as x - floor(x): a subtract the value before it may fuse into"),
+    "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL): the product left open to fuse with "
+                          "an add around it"),
     "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
     "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
                             "to fuse with the add after it"),
@@ -49,7 +53,10 @@ RULES = {
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
     "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
-                   "are x; (a - y) + y is a)"),
+                   "are x; (a - y) + y is a; x - (x + b) is -b; -(a - b) is b - a; k1 + (k2 - v) is "
+                   "(k1 + k2) - v)"),
+    "fma-constants": ("fma", "k1 - fma(a, b, k2) as fma(-a, b, k1 - k2) (+ k1 and - k1 alike): the constants "
+                             "combined at compile time, the product fused again with their sum"),
     "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),
     "f16-round-trip": (None, "f32(f16(x)) of an f32 x is x: the round trip through f16 dropped"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "

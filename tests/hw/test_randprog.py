@@ -47,20 +47,24 @@ def _sample(name, paths=randprog.PATHS, per_family=3):
 # per recording, the sample's (path, seed)s that emu reproduces bit for bit (the model at 9ad1885,
 # then branch drvmodel: smoothstep's constant edges, f16 products fused through the widening,
 # x - x folded, f16 sums of products paired as HFMA2, mix expanded, constant factors folded,
-# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path)
+# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path; then branch fmadrv: products
+# fused into all their adds or none, the driver's reassociations, log/fract/x / rsqrt as its arithmetic)
 PINNED = {
-    "randprog_fit.npz": [["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7], ["dawn", 8],
-                         ["dawn", 10], ["dawn", 11], ["vulkan", 2], ["vulkan", 3], ["vulkan", 4], ["vulkan", 5],
-                         ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10], ["vulkan", 11]],
-    "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200004], ["dawn", 200006], ["dawn", 200008],
-                             ["dawn", 200009], ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200004],
-                             ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009], ["vulkan", 200010],
-                             ["vulkan", 200011]],
-    "randprog_judge.npz": [["dawn", 100000], ["dawn", 100001], ["dawn", 100002], ["dawn", 100004], ["dawn", 100005],
-                           ["dawn", 100006], ["dawn", 100007], ["dawn", 100008], ["dawn", 100009], ["dawn", 100010],
-                           ["dawn", 100011], ["vulkan", 100000], ["vulkan", 100001], ["vulkan", 100002],
-                           ["vulkan", 100004], ["vulkan", 100005], ["vulkan", 100006], ["vulkan", 100007],
-                           ["vulkan", 100008], ["vulkan", 100009], ["vulkan", 100010], ["vulkan", 100011]],
+    "randprog_fit.npz": [["dawn", 0], ["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7],
+                         ["dawn", 8], ["dawn", 10], ["dawn", 11], ["vulkan", 0], ["vulkan", 2], ["vulkan", 3],
+                         ["vulkan", 4], ["vulkan", 5], ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10],
+                         ["vulkan", 11]],
+    "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200003], ["dawn", 200004],
+                             ["dawn", 200005], ["dawn", 200006], ["dawn", 200008], ["dawn", 200009],
+                             ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200003], ["vulkan", 200004],
+                             ["vulkan", 200005], ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009],
+                             ["vulkan", 200010], ["vulkan", 200011]],
+    "randprog_judge.npz": [["dawn", 100000], ["dawn", 100001], ["dawn", 100002], ["dawn", 100003], ["dawn", 100004],
+                           ["dawn", 100005], ["dawn", 100006], ["dawn", 100007], ["dawn", 100008], ["dawn", 100009],
+                           ["dawn", 100010], ["dawn", 100011], ["vulkan", 100000], ["vulkan", 100001],
+                           ["vulkan", 100002], ["vulkan", 100003], ["vulkan", 100004], ["vulkan", 100005],
+                           ["vulkan", 100006], ["vulkan", 100007], ["vulkan", 100008], ["vulkan", 100009],
+                           ["vulkan", 100010], ["vulkan", 100011]],
 }
 
 
@@ -70,3 +74,16 @@ def test_the_sample_replays_as_pinned(name):
     got = randprog.compare(sample)
     identical = sorted(k for k in sample if k not in set(got["differ"]))
     assert [list(k) for k in identical] == PINNED[name]
+
+
+# fit seeds whose driver code (SASS, .hwtmp/sass) pins a rule of emu/isa/compiler.py (DECISIONS names
+# each): all-or-nothing fusion (15, 19, 40, 88, 96, 332, 824), factoring (0, 19, 1100), reassociation
+# (32, 40, 76, 99, 216), constant factors (80, 112), tanh's own square (108), log, fract and
+# x / inverseSqrt as the driver's arithmetic (76, 152, 160), smoothstep's shifted input (244)
+RULE_SEEDS = [0, 15, 19, 32, 40, 76, 80, 88, 96, 99, 108, 112, 152, 160, 216, 228, 244, 332, 824, 1100]
+
+
+def test_the_seeds_that_pin_the_drivers_rules_replay_bit_for_bit():
+    rec = randprog.load_recording(DATA / "randprog_fit.npz")
+    got = randprog.compare({("vulkan", s): rec[("vulkan", s)] for s in RULE_SEEDS})
+    assert got["differ"] == []

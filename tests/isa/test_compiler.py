@@ -69,22 +69,41 @@ def test_loop_carried_sum_of_products_fuses_on_the_h200_only():
     np.testing.assert_array_equal(_matmul("reference", a, b), unfused)
 
 
-def test_a_product_fuses_into_every_add_that_uses_it_and_only_then():
+def test_a_product_fuses_into_all_its_adds_or_none():
+    """All or nothing: a product whose users are all adds fuses into each, unless one of them
+    cannot take it (the add's other operand is the product fused there), it has more than two
+    users, or every user subtracts it; then it is rounded for all (the driver's SASS of randprog
+    fit seeds 15, 824: s + a and s - b, x2 - p and p + x3 all FFMAs; 19: c * c of two dots one
+    FMUL, FADDed to each; 96: three users, all FADDs of one FMUL; 40, 332: k1 - p and k2 - p, FADDs).
+    c + p and p + c are one add."""
     src = HEAD + """@compute @workgroup_size(1) fn main() {
-  let a = o[0]; let c = o[1]; let b = o[7];
+  let a = o[0]; let c = o[1]; let b = o[7]; let nc = o[8];
   let p = a * a;
-  let r = o[0] * b;        // o[0] is a (value numbering: no write between), a * b another product
-  o[2] = p + c;            // p's users are adds only: fused into each
+  o[2] = p + c;            // p + c and c + p are one add: fused
   o[3] = c + p;
-  o[4] = r + c;            // r is also multiplied below: rounded
-  o[5] = r * 2.0;
-  o[6] = -(b * b) - c;     // -(b*b) + (-c): fused, negated
+  let s = a * b;           // s + c and nc - s: adds that take it, fused into each
+  o[4] = s + c;
+  o[5] = nc - s;
+  let q = o[9] * a;        // c - q and d - q both subtract it: rounded for both
+  o[6] = c - q;
+  o[10] = o[21] - q;
+  let r = o[11] * b;       // r + c, and (e * e) + r, where the left product fuses: rounded for both
+  let e = o[14];
+  o[12] = r + c;
+  o[13] = e * e + r;
+  let t = o[15] * o[16];   // three users: rounded
+  o[17] = t + c;
+  o[18] = t - nc;
+  o[19] = t + o[20];
 }"""
-    out = _run(src, [A, C, 0, 0, 0, 0, 0, A])
-    assert out[2] == FUSED and out[3] == FUSED
-    assert out[4] == 0 and out[6] == -FUSED
+    vals = np.zeros(22, np.float32)
+    vals[[0, 1, 7, 8, 9, 11, 14, 15, 16, 20, 21]] = [A, C, A, -C, -A, A, A, A, A, C, C]
+    out = _run(src, vals)
+    assert out[2] == FUSED and out[3] == FUSED and out[4] == FUSED and out[5] == -FUSED
+    assert out[6] == 0 and out[10] == 0 and out[12] == 0 and out[17] == 0 and out[18] == 0
+    assert out[13] == np.float32(np.float64(A) * A + np.float64(np.float32(np.float64(A) * A)))
     done, text = _ir(src)
-    assert done["number"] >= 1 and text.count('contracted = "fma"') == 3
+    assert done["number"] >= 2 and text.count('contracted = "fma"') == 4
 
 
 def test_division_fuses_only_as_the_adds_one_use():
@@ -139,6 +158,129 @@ def test_common_factor_is_taken_out():
     assert out[3] == np.float32(np.float32(vals[0] + vals[1]) * vals[2])
     done, text = _ir(src)
     assert done["factor"] == 1 and 'contracted = "factor"' in text
+
+
+def _run_many(src, inputs, n_out, file="k.comp"):
+    """Each of len(inputs) invocations reads its row of inputs and writes n_out results."""
+    dev = emu.Device("nvidia-h200")
+    inputs = np.asarray(inputs, np.float32)
+    out = dev.create_buffer(size=inputs.shape[0] * n_out * 4)
+    dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, file)),
+                 {(0, 0): dev.create_buffer(inputs.ravel()), (0, 1): out}, (inputs.shape[0] // 64, 1, 1))
+    return out.read(np.float32).reshape(inputs.shape[0], n_out)
+
+
+GLSL_IO = """#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) readonly buffer I { float inp[]; };
+layout(set = 0, binding = 1) buffer O { float o[]; };
+"""
+
+
+def test_shared_factor_and_constant_factor_are_taken_out():
+    """t + u * t of t = f * u is (f + t) * u, t kept for its other use (randprog fit seed 0's SASS:
+    -(t7 + t6 * t7) is FADD floor + t7, FFMA -(..) * t6); p + p is (a + a) * b (seed 19: x1 * x1 +
+    x1 * x1 of a dot, FADD x1 + x1 fused into the next add); x - x * k is x * (1 - k) (seed 1100:
+    c10 - c10 * -0.245 is FMUL c10, 1.245)."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float f = inp[i * 3u], u = inp[i * 3u + 1u], z = inp[i * 3u + 2u];
+  float t = f * u;
+  o[i * 4u] = t;
+  o[i * 4u + 1u] = t + u * t;
+  o[i * 4u + 2u] = (f * f + f * f) + z;
+  o[i * 4u + 3u] = z - z * -0.245;
+}"""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((128, 3)).astype(np.float32)
+    out = _run_many(src, x, 4)
+    f, u, z = x.T
+    t = f * u
+    assert np.array_equal(out[:, 1], (f + t) * u)
+    assert np.array_equal(out[:, 2], (np.float64(f + f) * f + z).astype(np.float32))
+    assert np.array_equal(out[:, 3], z * np.float32(1.245))
+    assert not np.array_equal(out[:, 1], t + u * t)          # the inputs tell the forms apart
+    assert not np.array_equal(out[:, 3], z - z * np.float32(-0.245))
+    done, text = _ir(src, "k.comp")
+    assert done["factor"] == 3
+
+
+def _f32(exact) -> np.float32:
+    """The f32 nearest an exact rational (ties to even): one rounding."""
+    from fractions import Fraction
+    f = np.float32(float(exact))
+    cands = [f, np.nextafter(f, np.float32(np.inf)), np.nextafter(f, np.float32(-np.inf))]
+    return min(cands, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.uint32)) & 1))
+
+
+def _fma32(a, b, c) -> np.ndarray:
+    """f32 fma, exact: a * b + c rounded once, elementwise."""
+    from fractions import Fraction
+    return np.array([_f32(Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z)))
+                     for x, y, z in np.broadcast(a, b, c)], np.float32)
+
+
+def test_reassociation_the_driver_does_before_fusing():
+    """c - (c + x) is -x (randprog fit seed 216); -(p - q) is q - p, so q is the left product that
+    fuses (seed 216: FFMA x1 * c10 - fl(t11 * ..)); k1 + (k2 - v) is (k1 + k2) - v (seed 40: v's
+    product, also subtracted by k2 - v itself, rounded), and k1 - fma(a, b, k2) is fma(-a, b, k1 -
+    k2) (seed 32)."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float a = inp[i * 4u], b = inp[i * 4u + 1u], c = inp[i * 4u + 2u], d = inp[i * 4u + 3u];
+  float s = c + a;
+  o[i * 5u] = s;
+  o[i * 5u + 1u] = min(c, d) - (c - s);
+  o[i * 5u + 2u] = -((a * b) - (c * d));
+  float t = a * a + 1.771;
+  float u = 0.125 - b * d;
+  o[i * 5u + 3u] = (t * b) * (1.5 - t) + (0.7978846 + u);
+  o[i * 5u + 4u] = u;
+}"""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((128, 4)).astype(np.float32)
+    out = _run_many(src, x, 5)
+    a, b, c, d = x.T
+    f32 = np.float32
+    assert np.array_equal(out[:, 1], np.minimum(c, d) + a)
+    assert np.array_equal(out[:, 2], _fma32(c, d, -(a * b)))
+    t = _fma32(a, a, f32(1.771))
+    v = (f32(0.7978846) + f32(0.125)) - b * d
+    assert np.array_equal(out[:, 3], _fma32(t * b, _fma32(-a, a, f32(1.5) - f32(1.771)), v))
+    done, text = _ir(src, "k.comp")
+    assert done["fma-constants"] == 1 and text.count('contracted = "fold"') >= 2
+
+
+def test_builtins_written_as_the_drivers_arithmetic():
+    """log(x) is log2(x) * ln 2, its product fused into the add around it (randprog fit seed 76's
+    SASS); fract(x) is x - floor(x) (seed 152); x / inverseSqrt(y) is x * sqrt(y) (seed 160); (x + k)
+    + x is fma(x, 2, k) (seed 99); (x * k1) * (x * k2) is (x * x) * (k1 * k2) (seed 112); tanh(b)'s
+    own b * b is the shader's b * b, so that product is rounded (seed 108)."""
+    from emu.numerics import nvidia
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float a = inp[i * 3u], b = inp[i * 3u + 1u], c = inp[i * 3u + 2u];
+  float y = abs(a) + 1.0;
+  o[i * 5u] = c - log(y);
+  o[i * 5u + 1u] = b / inversesqrt(y);
+  o[i * 5u + 2u] = (a + 1.702) + a;
+  o[i * 5u + 3u] = (a * 0.5) * (a * 0.5) + c;
+  o[i * 5u + 4u] = tanh(b) + (b * b + c);
+}"""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((128, 3)).astype(np.float32)
+    out = _run_many(src, x, 5)
+    a, b, c = x.T
+    y = np.abs(a) + np.float32(1)
+    f32 = np.float32
+    assert np.array_equal(out[:, 0], _fma32(nvidia.call("log2", "f32", y), -f32(0.6931471805599453), c))
+    assert np.array_equal(out[:, 1], b * nvidia.call("sqrt", "f32", y))
+    assert np.array_equal(out[:, 2], _fma32(a, f32(2), f32(1.702)))
+    assert np.array_equal(out[:, 3], _fma32(a * a, f32(0.25), c))
+    assert np.array_equal(out[:, 4], nvidia.call("tanh", "f32", b) + (b * b + c))
+    done, text = _ir(src, "k.comp")
+    assert 'contracted = "divide-rsqrt"' in text and done["algebra"] >= 1
+    assert '{fn = "log2"}' in text and '{fn = "log"}' not in text
 
 
 def test_reciprocal_square_root_is_one_rsq():
