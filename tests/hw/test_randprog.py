@@ -47,13 +47,14 @@ def _sample(name, paths=randprog.PATHS, per_family=3):
 # per recording, the sample's (path, seed)s that emu reproduces bit for bit (the model at 9ad1885,
 # then branch drvmodel: smoothstep's constant edges, f16 products fused through the widening,
 # x - x folded, f16 sums of products paired as HFMA2, mix expanded, constant factors folded,
-# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path)
+# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path; branch dawnf16: WGSL's
+# `for (var k = 0u; ...)` unrolled and paired as GLSL's loop is)
 PINNED = {
     "randprog_fit.npz": [["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7], ["dawn", 8],
                          ["dawn", 10], ["dawn", 11], ["vulkan", 2], ["vulkan", 3], ["vulkan", 4], ["vulkan", 5],
                          ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10], ["vulkan", 11]],
     "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200004], ["dawn", 200006], ["dawn", 200008],
-                             ["dawn", 200009], ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200004],
+                             ["dawn", 200009], ["dawn", 200010], ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200004],
                              ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009], ["vulkan", 200010],
                              ["vulkan", 200011]],
     "randprog_judge.npz": [["dawn", 100000], ["dawn", 100001], ["dawn", 100002], ["dawn", 100004], ["dawn", 100005],

@@ -4,6 +4,7 @@ on small kernels whose fused and rounded results differ. a = 1 + 2^-12, so a * a
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import emu
 from emu.api import compile_wgsl
@@ -246,17 +247,32 @@ void main() {
     assert done["fold"] + done["algebra"] == 3          # a - a, then 0 * a, and 0.0 * a (fold runs first)
 
 
-def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
-    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
-    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
-    DECISIONS['pair-f16'])."""
-    glsl = GLSL_HEAD + """void main() {
+F16_SUM_LOOP = {
+    "p.comp": GLSL_HEAD + """void main() {
   float16_t acc = 0.0hf;
   for (uint k = 0u; k < 5u; k++) {
     acc = acc + float16_t(o[k]) * float16_t(o[(k + 1u) % 5u]);
   }
   o[5] = float(acc);
-}"""
+}""",
+    # WGSL's `var k = 0u` is the counter's start (Tint stores it before the loop, as glslang does):
+    # through Dawn the driver unrolls and pairs the same way (randprog fit seeds 18, 30, 46 through Dawn)
+    "p.wgsl": "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  var acc: f16 = 0.0h;
+  for (var k: u32 = 0u; k < 5u; k = k + 1u) {
+    acc = (acc + (f16(o[k]) * f16(o[(k + 1u) % 5u])));
+  }
+  o[5] = f32(acc);
+}""",
+}
+
+
+@pytest.mark.parametrize("file", sorted(F16_SUM_LOOP))
+def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves(file):
+    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
+    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
+    DECISIONS['pair-f16']), in GLSL and in WGSL through Dawn."""
+    src = F16_SUM_LOOP[file]
     rng = np.random.default_rng(4)
     vals = rng.uniform(-4, 4, (64, 5)).astype(np.float16)
 
@@ -270,9 +286,9 @@ def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
     chain = np.zeros(64, np.float16)
     for k in range(5):
         chain = hfma(a[k], b[k], chain)
-    got = np.array([_run(glsl, list(v.astype(np.float32)) + [0], file="p.comp")[5] for v in vals], np.float16)
+    got = np.array([_run(src, list(v.astype(np.float32)) + [0], file=file)[5] for v in vals], np.float16)
     assert (got == want).all() and (got != chain).any()
-    done, text = _ir(glsl, file="p.comp")
+    done, text = _ir(src, file=file)
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
 
 
