@@ -24,7 +24,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            promote       function variables kept in registers: a load of a value
                                          stored before it (nothing between that could write it)
                                          is that value
-                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves
+                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves (four
+                                         or more), or as one chain from the first product (two, three)
                            number        value numbering: one value for equal pure expressions
                                          (and loads of one element with no write of it between):
                                          what the driver sees as one product
@@ -92,7 +93,9 @@ DECISIONS = {
     "pair-f16": "an unrolled f16 sum of 4 or more products runs as HFMA2 halves: p0, p1 rounded (HFMA2.MMA "
                 "x, y, -RZ), even products fused into one half, odd into the other, HADD2 of the halves, a last "
                 "odd product fused after (SASS of randprog_fit.npz seeds 18, 26); 3 products stay one chain (seed 66); "
-                "fit loop family 221 -> 245 of 294",
+                "fit loop family 221 -> 245 of 294. 2 or 3 products: p0 rounded, each later product fused into the "
+                "running sum (SASS of fit seeds 66, 306, 386, 406: HMUL2 then HFMA2s), not the left of p0 + p1: "
+                "loop family fit 268 -> 284 of 300 (Dawn), 262 -> 278 of 294 (Vulkan); judge 138 -> 142 of 150 on both",
     "fma-division-f16": "f16 x / k, k a constant, fuses like a product (x * RCP(k)): the sumsq loops' "
                         "acc / 5.0hf + 1e-5hf is one HFMA2 (SASS of randprog_fit.npz seed 18); a divisor that is not a "
                         "constant does not (fit seeds 129, 1067, 1075 regress when it does)",
@@ -390,7 +393,7 @@ def pair_f16_reductions(module: Module) -> int:
     """An f16 sum of products from zero, s = ((0 + p0) + p1) + ... + p(n-1) (an unrolled loop),
     of four products or more runs as the driver's HFMA2: even products in one half, odd in the other (p0 and p1
     rounded, each later pair fused into its half), the halves added, then a last odd product
-    fused: fma(a(n-1), b(n-1), h0 + h1) (DECISIONS['pair-f16'])."""
+    fused: fma(a(n-1), b(n-1), h0 + h1); of two or three, one chain from p0 (DECISIONS['pair-f16'])."""
     count = 0
     for f in module.functions:
         uses = Counter(a.id for i in f.walk() for a in i.args)
@@ -415,11 +418,23 @@ def pair_f16_reductions(module: Module) -> int:
                 chain.append((inst, prod))
                 link[inst.result.id] = chain
             for chain in chains:
-                if len(chain) >= 4:             # three products stay one chain (fit seed 66's SASS)
+                if len(chain) >= 4:
                     _pair(chain, blk, b)
+                    count += 1
+                elif len(chain) >= 2:           # three products stay one chain (fit seed 66's SASS)
+                    _chain(chain)
                     count += 1
     _remove_dead(module)
     return count
+
+
+def _chain(chain) -> None:
+    """p0 rounded, then each later product fused into the running sum: fma(a1, b1, p0), ...
+    (the unrolled `acc = fma(a, b, acc)` once 0 + p0 is p0; the SASS of fit seeds 66, 306, 386, 406:
+    HMUL2 of p0, then HFMA2s), not the left product of p0 + p1 fused as fma formation would."""
+    for (inst, p), (prev, _) in zip(chain[1:], chain):
+        inst.op, inst.args = "builtin", [p.args[0], p.args[1], prev.result]
+        inst.attrs = {"fn": "fma", "contracted": "pair-f16"}
 
 
 def _pair(chain, blk: Block, b: Builder) -> None:

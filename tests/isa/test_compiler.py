@@ -292,6 +292,27 @@ def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves(file):
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
 
 
+@pytest.mark.parametrize("file", sorted(F16_SUM_LOOP))
+def test_f16_sum_of_three_products_is_one_chain_from_the_first_product(file):
+    """for (k < 3) acc += a[k] * a[k + 1] in f16: p0 rounded, then p1 and p2 each fused into the
+    running sum (HMUL2, HFMA2, HFMA2 in the driver's SASS of randprog fit seed 66), not p0 fused
+    into a rounded p1 as the left product of p0 + p1 would be."""
+    src = F16_SUM_LOOP[file].replace("5u", "3u")
+    rng = np.random.default_rng(5)
+    vals = rng.uniform(-4, 4, (64, 3)).astype(np.float16)
+
+    def hfma(x, y, z):
+        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
+    a = [vals[:, k] for k in range(3)]
+    b = [vals[:, (k + 1) % 3] for k in range(3)]
+    want = hfma(a[2], b[2], hfma(a[1], b[1], (a[0] * b[0]).astype(np.float16)))
+    left = hfma(a[2], b[2], hfma(a[0], b[0], (a[1] * b[1]).astype(np.float16)))
+    got = np.array([_run(src, list(v.astype(np.float32)) + [0, 0, 0], file=file)[5] for v in vals], np.float16)
+    assert (got == want).all() and (got != left).any()
+    done, text = _ir(src, file=file)
+    assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and text.count('contracted = "pair-f16"') == 2
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
