@@ -20,6 +20,9 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          element's update then fuses (runs first: it matches the
                                          front end's loop shape)
                            inline        calls whose callee returns once, at its end
+                           flatten       a branch that only computes and stores variables runs both
+                                         sides and selects (GLSL's ternaries; x < x is false, a
+                                         select on a constant its operand: fold)
                            unroll-f16    counted loops that update an f16 variable
                            promote       function variables kept in registers: a load of a value
                                          stored before it (nothing between that could write it)
@@ -63,10 +66,14 @@ import numpy as np
 from dataclasses import dataclass
 
 from .ir import Block, Builder, Function, Inst, Module, Value
-from .types import F16, F32, scalar_of
+from .types import F16, F32, VOID, scalar_of
 
 # decision -> the measurement that pins it
 DECISIONS = {
+    "flatten": "a branch that only computes and stores function variables is both branches and a select: GLSL's "
+               "(x3 < x2) ? x3 * x2 : 1.702 - x3 * x2 is one HMUL2 shared by a SEL and the unfused HADD2 (SASS of "
+               "randprog_fit.npz seed 13, Vulkan; through Dawn it is WGSL's select already and matched); (x1 < x1) ? .. "
+               ": t9 * t9 fuses t9 * t9 into the add after it (seed 25: the branch is gone)",
     "inline": "a product returned by a helper fuses with its caller's add: llama.cpp flash attention with "
               "softcap (1,024 of 1,024) and the random 'func' programs, tests/data/hw/h200/randprog_*.npz",
     "promote": "a product kept in a function variable fuses with its reader: the random programs' `var` "
@@ -184,6 +191,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         from .unroll import contract_element_loops
         done["unroll"] = contract_element_loops(module, stack.types, stack.divide)
         done["inline"] = inline_calls(module)
+        done["flatten"] = flatten_branches(module)
         done["unroll-f16"] = unroll_f16_reductions(module)
         done["promote"] = promote_variables(module)
         done["pair-f16"] = pair_f16_reductions(module)
@@ -301,6 +309,64 @@ def _copy_body(fn: Function, args, b: Builder):
     body = _copy_insts(fn.body.insts, {p.id: a for p, a in zip(fn.params, args)}, b)
     ret = body.pop()
     return body, (ret.args[0] if ret.args else None)
+
+
+# -- flatten ---------------------------------------------------------------------------------------
+
+def flatten_branches(module: Module) -> int:
+    """`if c {A} {B}` whose branches only compute (pure operations, loads of function variables)
+    and store function variables runs both branches, each stored variable then select(its value
+    from B, its value from A, c), as the driver's select (SEL) does: what the two branches compute
+    alike is then one value (DECISIONS['flatten']). GLSL's `c ? x * y : k - x * y` reaches the
+    driver as such an if; WGSL's select is one already."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        direct = _direct_vars(f)
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                flat = _flatten(inst, direct, b) if inst.op == "if" else None
+                out += [inst] if flat is None else flat
+                count += flat is not None
+            blk.insts[:] = out
+    return count
+
+
+def _flatten(inst: Inst, direct: set, b: Builder):
+    if len(inst.blocks) != 2:
+        return None
+    computed, stored = [], []
+    for blk in inst.blocks:
+        values = {}
+        for i in blk.insts:
+            if i.blocks:
+                return None
+            if i.op == "store" and i.args[0].id in direct and i.args[0].id not in values:
+                values[i.args[0].id] = i.args[1]
+            elif i.op in _PURE or (i.op == "load" and i.args[0].id in direct and i.args[0].id not in values):
+                computed.append(i)
+            else:
+                return None
+        stored.append(values)
+    then, other = stored
+    ptrs = {v.id: v for blk in inst.blocks for i in blk.insts if i.op == "store" for v in i.args[:1]}
+    if not ptrs or any(_float_scalar(v.type) is None for vals in stored for v in vals.values()):
+        return None                              # selects of scalars and vectors only
+    out = list(computed)
+    for var, ptr in ptrs.items():
+        t = (then.get(var) or other[var]).type
+
+        def value(vals):
+            if var in vals:
+                return vals[var]
+            load = Inst("load", [ptr], t, {}, [], inst.loc, b.value(t))
+            out.append(load)
+            return load.result
+        sel = Inst("select", [value(other), value(then), inst.args[0]], t, {"contracted": "flatten"}, [], inst.loc,
+                   b.value(t))
+        out += [sel, Inst("store", [ptr, sel.result], VOID, {}, [], inst.loc, None)]
+    return out
 
 
 # -- unroll-f16, pair-f16 ----------------------------------------------------------------------------
@@ -1289,7 +1355,8 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
-    are x, (a - y) + y and (a + y) - y are a. Runs after value numbering: two loads of one element are one x."""
+    are x, (a - y) + y and (a + y) - y are a; x < x and x > x are false, and a select on a constant
+    its operand. Runs after value numbering: two loads of one element are one x."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     mapping, count = {}, 0
 
@@ -1303,6 +1370,15 @@ def fold_identities(module: Module) -> int:
         return _const_of(d) == k and d.op == "const"
     for f in module.functions:
         for inst in f.walk():
+            if _compares_itself(inst, value):
+                inst.op, inst.args, inst.attrs = "const", [], {"value": False, "contracted": "fold"}
+                count += 1
+                continue
+            chosen = _constant_select(inst, defs, value)
+            if chosen is not None:
+                mapping[inst.result.id] = chosen
+                count += 1
+                continue
             if inst.op != "binary" or inst.attrs.get("exact") or _float_scalar(inst.type) not in (F32, F16) \
                     or len(inst.args) != 2:
                 continue
@@ -1326,6 +1402,23 @@ def fold_identities(module: Module) -> int:
     _replace_uses(module, mapping)
     _remove_dead(module)
     return count
+
+
+def _compares_itself(inst: Inst, value) -> bool:
+    """x < x or x > x of a float scalar x: false whatever x holds (a NaN too)."""
+    return inst.op == "binary" and inst.attrs["fn"] in ("lt", "gt") and len(inst.args) == 2 \
+        and not hasattr(inst.type, "n") and _float_scalar(inst.args[0].type) in (F32, F16) \
+        and value(inst.args[0]).id == value(inst.args[1]).id
+
+
+def _constant_select(inst: Inst, defs, value):
+    """select(f, t, c) with c a constant bool: t or f."""
+    if not (inst.op == "select" or (inst.op == "builtin" and inst.attrs.get("fn") == "select")) or len(inst.args) != 3:
+        return None
+    c = defs.get(value(inst.args[2]).id)
+    if c is None or c.op != "const" or not isinstance(c.attrs.get("value"), bool):
+        return None
+    return value(inst.args[1] if c.attrs["value"] else inst.args[0])
 
 
 def _cancels(x: Value, y: Value, fn: str, defs, value):

@@ -348,6 +348,29 @@ def test_f16_round_trips_see_through_what_changes_no_bits(file):
     assert done["f16-round-trip"] == 5
 
 
+def test_a_branch_that_only_computes_is_a_select_of_both():
+    """GLSL's c ? x * y : k - x * y reaches the driver as an if; the driver runs both branches and
+    selects (SEL in the SASS of randprog fit seed 13), so x * y is one product with two users and
+    k - x * y rounds it first, as WGSL's select does; x < x is false, so (x < x) ? .. : t * t + s
+    fuses t * t into the add (fit seed 25)."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t x = float16_t(o[0]), y = float16_t(o[1]), k = 1.5hf;
+  float16_t t = (x < y) ? (x * y) : (k - (x * y));
+  o[2] = float(t);
+  float16_t u = ((x < x) ? (k * y) : (y * y)) + x;
+  o[3] = float(u);
+}"""
+    x, y, k = np.float16(2.53515625), np.float16(-1.1484375), np.float16(1.5)
+    out = _run(glsl, [x, y, 0, 0], file="b.comp")
+    rounded = np.float16(k - np.float16(x * y))
+    fused = np.float16(np.float64(k) - np.float64(x) * np.float64(y))
+    u = np.float16(np.float64(y) * np.float64(y) + np.float64(x))
+    assert rounded != fused and u != np.float16(np.float16(y * y) + x)
+    assert out[2:].tolist() == [np.float32(rounded), np.float32(u)]
+    done, text = _ir(glsl, file="b.comp")
+    assert done["flatten"] == 2 and "if " not in text
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
