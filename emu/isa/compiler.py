@@ -44,6 +44,7 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          arithmetic (then numbered again), smoothstep's last product
                                          open to the add around it; f32 constant edges folded into
                                          one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
+                           division-chain  (x / y) / z is x / (y * z)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c
@@ -74,6 +75,10 @@ DECISIONS = {
                "(x3 < x2) ? x3 * x2 : 1.702 - x3 * x2 is one HMUL2 shared by a SEL and the unfused HADD2 (SASS of "
                "randprog_fit.npz seed 13, Vulkan; through Dawn it is WGSL's select already and matched); (x1 < x1) ? .. "
                ": t9 * t9 fuses t9 * t9 into the add after it (seed 25: the branch is gone)",
+    "division-chain": "(x / y) / z is x * RCP(y * z): f16 (x3 / (|x3| + 0.5)) / (|x1| + 1) is HMUL2 of the two "
+                      "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
+                      "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
+                      "(f32) 128 of 128 only so; constant divisors not measured",
     "inline": "a product returned by a helper fuses with its caller's add: llama.cpp flash attention with "
               "softcap (1,024 of 1,024) and the random 'func' programs, tests/data/hw/h200/randprog_*.npz",
     "promote": "a product kept in a function variable fuses with its reader: the random programs' `var` "
@@ -203,6 +208,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
         done["number"] += number_values(module)          # what the expansions made equal
+        done["division-chain"] = join_divisions(module)
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
@@ -1304,6 +1310,32 @@ def _is_mul(i: Inst) -> bool:
 
 
 # -- driver: f16 division by a constant ------------------------------------------------------------
+
+# -- driver: a division of a quotient -----------------------------------------------------------------
+
+def join_divisions(module: Module) -> int:
+    """`(x / y) / z` (x / y used only there; y, z not constants) is x / (y * z): one RCP of the
+    product, one multiply (DECISIONS['division-chain'])."""
+    return _rewrite_each(module, _join_divisions)
+
+
+def _join_divisions(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if not _is_div(inst) or _float_scalar(inst.type) not in (F16, F32):
+        return False
+    inner = defs.get(inst.args[0].id)
+    if inner is None or not _is_div(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
+        return False
+    if any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in (inner.args[1], inst.args[1])):
+        return False                             # a constant divisor: not measured
+    yz = _emitter(inst, b, out)("binary", [inner.args[1], inst.args[1]], fn="mul")
+    inst.args = [inner.args[0], yz]
+    inst.attrs = dict(inst.attrs, contracted="division-chain")
+    return True
+
+
+def _is_div(i: Inst) -> bool:
+    return i.op == "binary" and i.attrs["fn"] == "div" and not i.attrs.get("exact")
+
 
 def distribute_f16_constant_division(module: Module) -> int:
     """f16 `v / c` (c a constant) is v * r with r the f16 nearest 1 / c, folded when the driver

@@ -53,6 +53,8 @@ RULES = {
     "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),
     "f16-round-trip": (None, "f32(f16(x)) of an f32 x is x: the round trip through f16 dropped (also "
                              "through max(h, h), select(h, h, c), -h, abs(h))"),
+    "division-chain": (None, "(x / y) / z as x / (y * z): the two divisors multiplied, one reciprocal, "
+                              "one multiply (two roundings of the quotient become one)"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
                                      "(x + k) / c as fma(x, r, k * r)"),
     "tint-smoothstep": ("mul", "smoothstep as Tint writes it in its SPIR-V: t * (t * (3 - 2t)), "

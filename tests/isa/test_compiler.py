@@ -371,6 +371,34 @@ def test_a_branch_that_only_computes_is_a_select_of_both():
     assert done["flatten"] == 2 and "if " not in text
 
 
+QUOTIENTS = {
+    "q.wgsl": "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  o[3] = (o[0] / o[1]) / o[2];
+  o[7] = f32((f16(o[4]) / f16(o[5])) / f16(o[6]));
+}""",
+    "q.comp": GLSL_HEAD + """void main() {
+  o[3] = (o[0] / o[1]) / o[2];
+  o[7] = float((float16_t(o[4]) / float16_t(o[5])) / float16_t(o[6]));
+}""",
+}
+
+
+@pytest.mark.parametrize("file", sorted(QUOTIENTS))
+def test_a_quotient_divided_again_is_one_reciprocal_of_the_product(file):
+    """(x / y) / z is x * RCP(y * z), f32 and f16 (the SASS of randprog fit seeds 852 and 297:
+    the divisors multiplied, one MUFU.RCP, DECISIONS['division-chain'])."""
+    from emu.numerics import nvidia
+    f32 = np.array([1.415642499923706, 3.6353671550750732, 3.413966655731201], np.float32)
+    f16 = np.array([3.6015625, 1.546875, 0.97607421875], np.float16)
+    out = _run(QUOTIENTS[file], list(f32) + [0] + list(f16.astype(np.float32)) + [0], file=file)
+    for (x, y, z), t, got in ((f32, "f32", out[3]), (f16, "f16", out[7])):
+        joined = nvidia.binary("div", t, x, nvidia.binary("mul", t, y, z))
+        assert joined != nvidia.binary("div", t, nvidia.binary("div", t, x, y), z)
+        assert got == np.float32(joined)
+    done, _ = _ir(QUOTIENTS[file], file=file)
+    assert done["division-chain"] == 2
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
