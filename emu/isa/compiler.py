@@ -136,7 +136,9 @@ DECISIONS = {
                        "445 through Dawn, 128 of 128 each",
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
               "(builtins.npz through Dawn, fit seeds 753 and 445)",
-    "fold": "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
+    "fold": "+0 / y is +0 (fit seed 601: (x4 - x4) / (x2 / x4) stores +0 for every invocation, 64 where IEEE "
+            "gives -0); (a - c) + (c + b) is a + b (seed 1089: ((x1 * x3) - c6) + (c6 + x1) is one HFMA2 x1 * x3 + x1); "
+            "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
             "the sign rule gives -0, 35 of 35), seed 1069 (2.628 / tanh(t4 / t4) is one constant, 128 of 128), "
             "seed 129 (t * (t * 1.0) fuses t * t into the add around it), seed 425 (((x3 - x2) - x2) + x2 is x3 - x2, "
             "128 of 128)",
@@ -1387,7 +1389,8 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
-    are x, (a - y) + y and (a + y) - y are a; x < x and x > x are false, and a select on a constant
+    are x, (a - y) + y and (a + y) - y are a, (a - y) + (y + b) is a + b, +0 / y is +0; x < x and
+    x > x are false, and a select on a constant
     its operand. Runs after value numbering: two loads of one element are one x."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     mapping, count = {}, 0
@@ -1418,7 +1421,8 @@ def fold_identities(module: Module) -> int:
             if x.type != inst.type or y.type != inst.type:
                 continue
             fn = inst.attrs["fn"]
-            if (fn == "sub" and x.id == y.id) or (fn == "mul" and (is_const(x, 0.0) or is_const(y, 0.0))):
+            if (fn == "sub" and x.id == y.id) or (fn == "mul" and (is_const(x, 0.0) or is_const(y, 0.0))) \
+                    or (fn == "div" and is_const(x, 0.0)):
                 inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 0.0), "contracted": "fold"}
             elif fn == "div" and x.id == y.id:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 1.0), "contracted": "fold"}
@@ -1428,6 +1432,8 @@ def fold_identities(module: Module) -> int:
                 mapping[inst.result.id] = y
             elif fn in ("add", "sub") and _cancels(x, y, fn, defs, value) is not None:
                 mapping[inst.result.id] = _cancels(x, y, fn, defs, value)
+            elif fn == "add" and _regroups(x, y, defs, value) is not None:
+                inst.args, inst.attrs = list(_regroups(x, y, defs, value)), dict(inst.attrs, contracted="fold")
             else:
                 continue
             count += 1
@@ -1451,6 +1457,20 @@ def _constant_select(inst: Inst, defs, value):
     if c is None or c.op != "const" or not isinstance(c.attrs.get("value"), bool):
         return None
     return value(inst.args[1] if c.attrs["value"] else inst.args[0])
+
+
+def _regroups(x: Value, y: Value, defs, value):
+    """(a, b) for (a - c) + (c + b), (a - c) + (b + c) and the two the other way round."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(w) for w in d.args]
+    for left, right in ((x, y), (y, x)):
+        sub, add = parts(left, "sub"), parts(right, "add")
+        if sub and add and sub[1].id in (add[0].id, add[1].id):
+            return sub[0], add[1] if add[0].id == sub[1].id else add[0]
+    return None
 
 
 def _cancels(x: Value, y: Value, fn: str, defs, value):

@@ -49,7 +49,8 @@ RULES = {
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
     "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
-                   "are x; (a - y) + y is a; x < x is false, a select on a constant its operand)"),
+                   "are x; (a - y) + y is a, (a - y) + (y + b) is a + b; +0 / y is +0; x < x is false, a select on a "
+                   "constant its operand)"),
     "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),
     "f16-round-trip": (None, "f32(f16(x)) of an f32 x is x: the round trip through f16 dropped (also "
                              "through max(h, h), select(h, h, c), -h, abs(h))"),

@@ -399,6 +399,23 @@ def test_a_quotient_divided_again_is_one_reciprocal_of_the_product(file):
     assert done["division-chain"] == 2
 
 
+def test_a_zero_over_y_and_a_difference_added_back_are_folded():
+    """(x - x) / y is +0 for a negative y (randprog fit seed 601: +0 where IEEE gives -0, 64 of
+    64); (x * y - c) + (c + x) is x * y + x, so the product fuses: fma(x, y, x) (fit seed 1089's
+    SASS: one HFMA2 of x1 * x3 + x1)."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  o[4] = (o[0] - o[0]) / o[3];
+  o[5] = ((o[0] * o[1]) - o[2]) + (o[2] + o[0]);
+}"""
+    x, y = np.float32(1.6369616985321045), np.float32(-1.5953199863433838)
+    out = _run(src, [x, y, 1000.0, -3.0, 7, 7])
+    fused = np.float32(np.float64(x) * np.float64(y) + np.float64(x))
+    assert fused != np.float32(np.float32(x * y) + x)
+    assert out.view(np.uint32)[4] == 0 and out[5] == fused
+    done, _ = _ir(src)
+    assert done["fold"] >= 3                     # x - x, 0 / y, the regrouped sum
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
