@@ -149,7 +149,8 @@ DECISIONS = {
                       "(seed 829's SASS), acc * acc + x1 * max(acc, acc) is not factored (seed 770). Fit f16 190 -> 199 of "
                       "300 (Dawn), judge f16 93 -> 95 of 150",
     "f16-constant-division": "f16 v / c is v * r, r the f16 nearest 1/c folded by the compiler: randprog_fit.npz seed 513 "
-                             "(128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
+                             "(128 of 128); x = y * k1 (used once) gives y * f16(k1 * r): seed 821 (0x3796 = f16(1.423) "
+                             "* f16(1/3) into HFMA2.SAT in its SASS; 128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
                              "(128 of 128; the driver's code of seed 1: HFMA2.SAT x, 0.33325, 0.33325)",
     "expand-constant-edges": "smoothstep with constant edges folds them: t = clamp(fma(x, k, -e0 * k), 0, 1), "
                              "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
@@ -1125,13 +1126,13 @@ def _factors(p: Inst, loc, b: Builder, pre: list, defs=None):
     return x, rcp.result
 
 
-def _constant_times(v: Value, defs, uses):
-    """(k, x) when v = k * x, k a constant, v used once."""
+def _constant_times(v: Value, defs, uses, side: int = 0):
+    """(k, x) when v = k * x (side 1: x * k), k a constant, v used once."""
     d = defs.get(v.id)
     if d is None or d.op != "binary" or d.attrs["fn"] != "mul" or d.attrs.get("exact") or uses[v.id] != 1:
         return None
-    kd = defs.get(d.args[0].id)
-    return (d.args[0], d.args[1]) if kd is not None and kd.op == "const" else None
+    kd = defs.get(d.args[side].id)
+    return (d.args[side], d.args[1 - side]) if kd is not None and kd.op == "const" else None
 
 
 def _after_its_division(inst: Inst, before, defs) -> bool:
@@ -1375,11 +1376,16 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
             return False
         if k is not None:
             kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
+    x = inst.args[0] if k is None else s.args[0]
+    if inst.type == F16:                         # (y * k1) * r: the constants multiplied (fit seed 821)
+        yk = _constant_times(x, defs, uses) or _constant_times(x, defs, uses, side=1)
+        if yk is not None and _const_of(defs.get(yk[0].id)) is not None:
+            x, r = yk[1], float(np.float16(np.float32(_const_of(defs.get(yk[0].id))) * np.float32(r)))
     op = _emitter(inst, b, out)
     if k is None:
-        inst.args, inst.attrs = [inst.args[0], op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
+        inst.args, inst.attrs = [x, op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
         return True
-    inst.op, inst.args = "builtin", [s.args[0], op("const", [], value=r), op("const", [], value=kr)]
+    inst.op, inst.args = "builtin", [x, op("const", [], value=r), op("const", [], value=kr)]
     inst.attrs = {"fn": "fma", "contracted": "f16-constant-division" if inst.type == F16 else "expand-constant-edges"}
     return True
 

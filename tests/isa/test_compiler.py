@@ -416,6 +416,21 @@ def test_a_zero_over_y_and_a_difference_added_back_are_folded():
     assert done["fold"] >= 3                     # x - x, 0 / y, the regrouped sum
 
 
+def test_f16_constant_factor_and_constant_divisor_are_one_constant():
+    """f16 (x * 1.423 + 1) / 3 is fma(x, f16(1.423 * r), r), r = f16(1 / 3): the two constants
+    multiplied when the driver compiles (IMAD.MOV 0x3796 into HFMA2.SAT in the SASS of randprog fit
+    seed 821's smoothstep(-1, 2, x4 * 1.423))."""
+    src = "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  o[1] = f32((f16(o[0]) * 1.423h + 1.0h) / 3.0h);
+}"""
+    x, k, r = np.float16(-1.904296875), np.float16(1.423), np.float16(1 / 3)
+    kr = np.float16(np.float32(k) * np.float32(r))
+    assert kr.view(np.uint16) == 0x3796
+    want = np.float16(np.float64(x) * np.float64(kr) + np.float64(r))
+    assert want != np.float16(np.float64(np.float16(x * k)) * np.float64(r) + np.float64(r))
+    assert _run(src, [x, 0])[1] == np.float32(want)
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
