@@ -48,6 +48,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c
+                           relu-f16      (after fma) f16 clamp(v, 0, hi) of an add/sub/fma v as
+                                         .RELU then min: a NaN v gives hi
                            fma           an add or subtract of a product whose users are all adds
                                          or subtracts fuses (into each); of two products the left
                                          operand (f16: a multiply before a division); x / y + z is
@@ -67,7 +69,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from .ir import Block, Builder, Function, Inst, Module, Value
-from .types import F16, F32, VOID, scalar_of
+from .types import BOOL, F16, F32, VOID, scalar_of
 
 # decision -> the measurement that pins it
 DECISIONS = {
@@ -79,6 +81,10 @@ DECISIONS = {
                       "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
                       "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
                       "(f32) 128 of 128 only so; constant divisors not measured",
+    "relu-f16": "f16 clamp(v, 0, hi) of an add, subtract or fma v is .RELU then HMNMX2 with hi, a NaN v giving hi: "
+                "randprog_fit.npz seed 81 (HFMA2.RELU, HMNMX2 2 in its SASS; -0.7065 = 2 * -0.3533 where 0 was "
+                "modelled), seeds 1, 9 (128 of 128 after); hi = 1 is .SAT (HFMA2.SAT), NaN giving 0 (seeds 645, "
+                "777, smoothstep's clamp)",
     "inline": "a product returned by a helper fuses with its caller's add: llama.cpp flash attention with "
               "softcap (1,024 of 1,024) and the random 'func' programs, tests/data/hw/h200/randprog_*.npz",
     "promote": "a product kept in a function variable fuses with its reader: the random programs' `var` "
@@ -218,6 +224,8 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         return done
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
                            after_division=stack.nvidia)
+    if stack.nvidia:
+        done["relu-f16"] = relu_f16_clamps(module)
     return done
 
 
@@ -1199,6 +1207,29 @@ def _same_operands(d: Inst):
             or d.op == "select" or (d.op == "builtin" and d.attrs.get("fn") == "select"):
         return d.args[0] if d.args[0].id == d.args[1].id else None
     return None
+
+
+def relu_f16_clamps(module: Module) -> int:
+    """f16 clamp(v, 0, hi) of an add, subtract or fused multiply-add v (used only there) is the
+    driver's HADD2/HFMA2.RELU then HMNMX2 with hi: the .RELU keeps a NaN, which the min then drops,
+    so a NaN v gives hi, not 0. clamp(v, 0, 1) is .SAT instead, which gives 0 (DECISIONS['relu-f16'])."""
+    return _rewrite_each(module, _relu_clamp)
+
+
+def _relu_clamp(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if inst.op != "builtin" or inst.attrs["fn"] != "clamp" or inst.type != F16 or len(inst.args) != 3:
+        return False
+    v, lo, hi = inst.args
+    d = defs.get(v.id)
+    if _const_of(defs.get(lo.id)) != 0.0 or _const_of(defs.get(hi.id)) == 1.0 or d is None or uses[v.id] != 1 or not (
+            (d.op == "binary" and d.attrs["fn"] in ("add", "sub")) or (d.op == "builtin" and d.attrs["fn"] == "fma")):
+        return False
+    op = _emitter(inst, b, out)
+    below = Inst("binary", [v, lo], BOOL, {"fn": "lt"}, [], inst.loc, b.value(BOOL))
+    out.append(below)
+    relu = op("select", [v, lo, below.result], contracted="relu-f16")        # a NaN stays a NaN
+    inst.args, inst.attrs = [relu, hi], {"fn": "min", "contracted": "relu-f16"}
+    return True
 
 
 def _float_scalar(t):

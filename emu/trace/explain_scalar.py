@@ -56,6 +56,7 @@ RULES = {
                              "through max(h, h), select(h, h, c), -h, abs(h))"),
     "division-chain": (None, "(x / y) / z as x / (y * z): the two divisors multiplied, one reciprocal, "
                               "one multiply (two roundings of the quotient become one)"),
+    "relu-f16": (None, "f16 clamp(v, 0, hi) as the add's .RELU then a min with hi: a NaN v gives hi"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
                                      "(x + k) / c as fma(x, r, k * r)"),
     "tint-smoothstep": ("mul", "smoothstep as Tint writes it in its SPIR-V: t * (t * (3 - 2t)), "

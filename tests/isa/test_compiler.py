@@ -431,6 +431,25 @@ def test_f16_constant_factor_and_constant_divisor_are_one_constant():
     assert _run(src, [x, 0])[1] == np.float32(want)
 
 
+def test_f16_clamp_from_zero_of_a_nan_difference_gives_the_upper_bound():
+    """f16 clamp(a - b, 0, 2) is HFMA2.RELU then HMNMX2 with 2: the .RELU keeps a NaN and the min
+    drops it, so NaN gives 2 (randprog fit seed 81: -0.70654297 = 2 * -0.3533 where IEEE's clamp
+    gives 0); clamp(v, 0, 1) is .SAT, NaN gives 0 (fit seeds 645, 777); clamp(v, -1, 2) is two
+    HMNMX2, NaN gives -1."""
+    src = "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = f16(o[0]);
+  let b = f16(o[1]);
+  o[2] = f32(clamp(a - b, 0.0h, 2.0h));
+  o[3] = f32(clamp(b - a, 0.0h, 1.0h));
+  o[4] = f32(clamp(a + -b, -1.0h, 2.0h));
+}"""
+    inf = np.float32(np.inf)
+    assert _run(src, [inf, inf, 7, 7, 7])[2:].tolist() == [2.0, 0.0, -1.0]
+    assert _run(src, [1.5, 0.25, 7, 7, 7])[2:].tolist() == [1.25, 0.0, 1.25]
+    done, _ = _ir(src)
+    assert done["relu-f16"] == 1
+
+
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     """dot / length / normalize of constructed vectors are the driver's scalar sequence (y * y'
     first, then x, z added as fused products), so equal components are one product
