@@ -48,11 +48,10 @@ def _sample(name, paths=randprog.PATHS, per_family=3):
 # then branch drvmodel: smoothstep's constant edges, f16 products fused through the widening,
 # x - x folded, f16 sums of products paired as HFMA2, mix expanded, constant factors folded,
 # vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path; branch dawnf16: WGSL's
-# `for (var k = 0u; ...)` unrolled and paired as GLSL's loop is)
+# `for (var k = 0u; ...)` unrolled and paired as GLSL's loop is, f16 sums of 2-3 products one chain,
+# round trips through max/select/neg/abs, flatten, division-chain, relu-f16)
 PINNED = {
-    "randprog_fit.npz": [["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7], ["dawn", 8],
-                         ["dawn", 10], ["dawn", 11], ["vulkan", 2], ["vulkan", 3], ["vulkan", 4], ["vulkan", 5],
-                         ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10], ["vulkan", 11]],
+    "randprog_fit.npz": [["dawn", k] for k in range(1, 12)] + [["vulkan", k] for k in range(1, 12)],
     "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200004], ["dawn", 200006], ["dawn", 200008],
                              ["dawn", 200009], ["dawn", 200010], ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200004],
                              ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009], ["vulkan", 200010],
