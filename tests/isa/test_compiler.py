@@ -267,26 +267,30 @@ F16_SUM_LOOP = {
 }
 
 
+def _hfma(x, y, z):
+    return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
+
+
+def _f16_sum_loop(file, n, seed):
+    """(source, a[k], b[k], results) of F16_SUM_LOOP[file] over n products, 64 random inputs."""
+    src = F16_SUM_LOOP[file].replace("5u", f"{n}u")
+    vals = np.random.default_rng(seed).uniform(-4, 4, (64, n)).astype(np.float16)
+    got = np.array([_run(src, list(v.astype(np.float32)) + [0] * (6 - n), file=file)[5] for v in vals], np.float16)
+    return src, [vals[:, k] for k in range(n)], [vals[:, (k + 1) % n] for k in range(n)], got
+
+
 @pytest.mark.parametrize("file", sorted(F16_SUM_LOOP))
 def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves(file):
     """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
     p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
     DECISIONS['pair-f16']), in GLSL and in WGSL through Dawn."""
-    src = F16_SUM_LOOP[file]
-    rng = np.random.default_rng(4)
-    vals = rng.uniform(-4, 4, (64, 5)).astype(np.float16)
-
-    def hfma(x, y, z):
-        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
-    a = [vals[:, k] for k in range(5)]
-    b = [vals[:, (k + 1) % 5] for k in range(5)]
-    h0, h1 = hfma(a[0], b[0], np.float16(0)), hfma(a[1], b[1], np.float16(0))
-    h0, h1 = hfma(a[2], b[2], h0), hfma(a[3], b[3], h1)
-    want = hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
+    src, a, b, got = _f16_sum_loop(file, 5, 4)
+    h0, h1 = _hfma(a[0], b[0], np.float16(0)), _hfma(a[1], b[1], np.float16(0))
+    h0, h1 = _hfma(a[2], b[2], h0), _hfma(a[3], b[3], h1)
+    want = _hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
     chain = np.zeros(64, np.float16)
     for k in range(5):
-        chain = hfma(a[k], b[k], chain)
-    got = np.array([_run(src, list(v.astype(np.float32)) + [0], file=file)[5] for v in vals], np.float16)
+        chain = _hfma(a[k], b[k], chain)
     assert (got == want).all() and (got != chain).any()
     done, text = _ir(src, file=file)
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
@@ -297,17 +301,9 @@ def test_f16_sum_of_three_products_is_one_chain_from_the_first_product(file):
     """for (k < 3) acc += a[k] * a[k + 1] in f16: p0 rounded, then p1 and p2 each fused into the
     running sum (HMUL2, HFMA2, HFMA2 in the driver's SASS of randprog fit seed 66), not p0 fused
     into a rounded p1 as the left product of p0 + p1 would be."""
-    src = F16_SUM_LOOP[file].replace("5u", "3u")
-    rng = np.random.default_rng(5)
-    vals = rng.uniform(-4, 4, (64, 3)).astype(np.float16)
-
-    def hfma(x, y, z):
-        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
-    a = [vals[:, k] for k in range(3)]
-    b = [vals[:, (k + 1) % 3] for k in range(3)]
-    want = hfma(a[2], b[2], hfma(a[1], b[1], (a[0] * b[0]).astype(np.float16)))
-    left = hfma(a[2], b[2], hfma(a[0], b[0], (a[1] * b[1]).astype(np.float16)))
-    got = np.array([_run(src, list(v.astype(np.float32)) + [0, 0, 0], file=file)[5] for v in vals], np.float16)
+    src, a, b, got = _f16_sum_loop(file, 3, 5)
+    want = _hfma(a[2], b[2], _hfma(a[1], b[1], (a[0] * b[0]).astype(np.float16)))
+    left = _hfma(a[2], b[2], _hfma(a[0], b[0], (a[1] * b[1]).astype(np.float16)))
     assert (got == want).all() and (got != left).any()
     done, text = _ir(src, file=file)
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and text.count('contracted = "pair-f16"') == 2
