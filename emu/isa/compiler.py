@@ -20,20 +20,26 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          element's update then fuses (runs first: it matches the
                                          front end's loop shape)
                            inline        calls whose callee returns once, at its end
+                           flatten       a branch that only computes and stores variables runs both
+                                         sides and selects (GLSL's ternaries; x < x is false, a
+                                         select on a constant its operand: fold)
                            unroll-f16    counted loops that update an f16 variable
                            promote       function variables kept in registers: a load of a value
                                          stored before it (nothing between that could write it)
                                          is that value
-                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves
+                           pair-f16      an unrolled f16 sum of products as HFMA2's two halves (four
+                                         or more), or as one chain from the first product (two, three)
                            number        value numbering: one value for equal pure expressions
                                          (operands of a commutative op in either order; loads of
                                          one element with no write of it between):
                                          what the driver sees as one product
                            fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
                                          (a - x) + x are x or a, x - (x + b) is -b, -(a - b) is
-                                         b - a, k1 + (k2 - v) is (k1 + k2) - v (no NaN, infinity
-                                         or signed-zero cases kept)
-                           f16-round-trip  f32(f16(x)) of an f32 x is x
+                                         b - a, k1 + (k2 - v) is (k1 + k2) - v, +0 / y is +0,
+                                         (a - c) + (c + b) is a + b (no NaN, infinity or
+                                         signed-zero cases kept)
+                           f16-round-trip  f32(f16(x)) of an f32 x is x (through min/max/select of
+                                         one value, negation and abs)
                            square        a * (a * y) is (a * a) * y
                            algebra       constant factors of a product multiplied together
                            rsqrt         f32 1 / sqrt(x) is one RSQ
@@ -41,6 +47,7 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          arithmetic (then numbered again), smoothstep's last product
                                          open to the add around it; f32 constant edges folded into
                                          one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
+                           division-chain  (x / y) / z is x / (y * z)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c (one of them used only
@@ -54,6 +61,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          f16); f32(a * b) of f16 values fuses into its first add
                                          or subtract only
                            fma-constants k1 - fma(a, b, k2) is fma(-a, b, k1 - k2)
+                           relu-f16      (after fma) f16 clamp(v, 0, hi) of an add/sub/fma v as
+                                         .RELU then min: a NaN v gives hi
 
 Each rewritten instruction carries `contracted`, the decision that formed it (or, for
 `rounded-after-division`, kept it rounded), which `emu ir --profile nvidia-h200 SHADER` prints.
@@ -67,10 +76,22 @@ import numpy as np
 from dataclasses import dataclass
 
 from .ir import Block, Builder, Function, Inst, Module, Value
-from .types import F16, F32, scalar_of
+from .types import BOOL, F16, F32, VOID, scalar_of
 
 # decision -> the measurement that pins it
 DECISIONS = {
+    "flatten": "a branch that only computes and stores function variables is both branches and a select: GLSL's "
+               "(x3 < x2) ? x3 * x2 : 1.702 - x3 * x2 is one HMUL2 shared by a SEL and the unfused HADD2 (SASS of "
+               "randprog_fit.npz seed 13, Vulkan; through Dawn it is WGSL's select already and matched); (x1 < x1) ? .. "
+               ": t9 * t9 fuses t9 * t9 into the add after it (seed 25: the branch is gone)",
+    "division-chain": "(x / y) / z is x * RCP(y * z): f16 (x3 / (|x3| + 0.5)) / (|x1| + 1) is HMUL2 of the two "
+                      "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
+                      "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
+                      "(f32) 128 of 128 only so; constant divisors not measured",
+    "relu-f16": "f16 clamp(v, 0, hi) of an add, subtract or fma v is .RELU then HMNMX2 with hi, a NaN v giving hi: "
+                "randprog_fit.npz seed 81 (HFMA2.RELU, HMNMX2 2 in its SASS; -0.7065 = 2 * -0.3533 where 0 was "
+                "modelled), seeds 1, 9 (128 of 128 after); hi = 1 is .SAT (HFMA2.SAT), NaN giving 0 (seeds 645, "
+                "777, smoothstep's clamp)",
     "inline": "a product returned by a helper fuses with its caller's add: llama.cpp flash attention with "
               "softcap (1,024 of 1,024) and the random 'func' programs, tests/data/hw/h200/randprog_*.npz",
     "promote": "a product kept in a function variable fuses with its reader: the random programs' `var` "
@@ -104,11 +125,16 @@ DECISIONS = {
                "powers of two (not 1.702: judge seed 100224's SASS): "
                "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
-                  ".hwtmp/sass, has no loop)",
+                  ".hwtmp/sass, has no loop); WGSL's `for (var k = 0u; ...)` too: Tint stores the initializer before "
+                  "the loop as glslang does (its SPIR-V of fit seed 30), and through Dawn the f16 sums pair alike "
+                  "(fit loop family through Dawn 249 -> 268 of 300, judge 125 -> 138 of 150: the 37 and 13 "
+                  "programs that differed through Dawn only)",
     "pair-f16": "an unrolled f16 sum of 4 or more products runs as HFMA2 halves: p0, p1 rounded (HFMA2.MMA "
                 "x, y, -RZ), even products fused into one half, odd into the other, HADD2 of the halves, a last "
                 "odd product fused after (SASS of randprog_fit.npz seeds 18, 26); 3 products stay one chain (seed 66); "
-                "fit loop family 221 -> 245 of 294",
+                "fit loop family 221 -> 245 of 294. 2 or 3 products: p0 rounded, each later product fused into the "
+                "running sum (SASS of fit seeds 66, 306, 386, 406: HMUL2 then HFMA2s), not the left of p0 + p1: "
+                "loop family fit 268 -> 284 of 300 (Dawn), 262 -> 278 of 294 (Vulkan); judge 138 -> 142 of 150 on both",
     "fma-division-f16": "f16 x / k, k a constant, fuses like a product (x * RCP(k)): the sumsq loops' "
                         "acc / 5.0hf + 1e-5hf is one HFMA2 (SASS of randprog_fit.npz seed 18); a divisor that is not a "
                         "constant does not (fit seeds 129, 1067, 1075 regress when it does)",
@@ -153,14 +179,22 @@ DECISIONS = {
                        "445 through Dawn, 128 of 128 each",
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
               "(builtins.npz through Dawn, fit seeds 753 and 445)",
-    "fold": "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
+    "fold": "+0 / y is +0 (fit seed 601: (x4 - x4) / (x2 / x4) stores +0 for every invocation, 64 where IEEE "
+            "gives -0); (a - c) + (c + b) is a + b (seed 1089: ((x1 * x3) - c6) + (c6 + x1) is one HFMA2 x1 * x3 + x1); "
+            "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
             "the sign rule gives -0, 35 of 35), seed 1069 (2.628 / tanh(t4 / t4) is one constant, 128 of 128), "
             "seed 129 (t * (t * 1.0) fuses t * t into the add around it), seed 425 (((x3 - x2) - x2) + x2 is x3 - x2, "
             "128 of 128); the SASS of seed 216: c5 - (c5 + x2) is -x2, -(p - q) is q - p (q the left product, "
             "fused); seed 40: k1 + (k2 - v) is (k1 + k2) - v, the subtract kept for its other users",
-    "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths",
+    "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths; also through "
+                      "max(h, h), min(h, h), select(h, h, c) (fit seeds 209, 497, 829, 1121), -h and abs(h) (seeds 741, 813: "
+                      "the SASS stores the f32 load, 128 of 128); clamp rounds (seed 813 o0). max(h, h) is not folded before "
+                      "fma formation and factoring: ((t5 * x2) - t4) + t5 of t5 = max(t4, t4) stays fma(t5, x2, -t4) + t5 "
+                      "(seed 829's SASS), acc * acc + x1 * max(acc, acc) is not factored (seed 770). Fit f16 190 -> 199 of "
+                      "300 (Dawn), judge f16 93 -> 95 of 150",
     "f16-constant-division": "f16 v / c is v * r, r the f16 nearest 1/c folded by the compiler: randprog_fit.npz seed 513 "
-                             "(128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
+                             "(128 of 128); x = y * k1 (used once) gives y * f16(k1 * r): seed 821 (0x3796 = f16(1.423) "
+                             "* f16(1/3) into HFMA2.SAT in its SASS; 128 of 128); (x + k) / c is fma(x, r, k * r): seeds 753, 445 "
                              "(128 of 128; the driver's code of seed 1: HFMA2.SAT x, 0.33325, 0.33325)",
     "expand-constant-edges": "smoothstep with constant edges folds them: t = clamp(fma(x, k, -e0 * k), 0, 1), "
                              "k = RCP(e1 - e0): smoothstep(-1, 2, .) in randprog fit vulkan seeds 0, 48, 104, "
@@ -211,6 +245,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         from .unroll import contract_element_loops
         done["unroll"] = contract_element_loops(module, stack.types, stack.divide)
         done["inline"] = inline_calls(module)
+        done["flatten"] = flatten_branches(module)
         done["unroll-f16"] = unroll_f16_reductions(module)
         done["promote"] = promote_variables(module)
         done["pow-integer"] = expand_integer_powers(module, stack.types)
@@ -224,6 +259,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["expand"] = expand_builtins(module, stack.types)
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
+        done["division-chain"] = join_divisions(module)
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
@@ -232,6 +268,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
                            after_division=stack.nvidia)
     if stack.nvidia:
         done["fma-constants"] = fold_constants_into_fma(module, stack.types)
+        done["relu-f16"] = relu_f16_clamps(module)
     return done
 
 
@@ -334,11 +371,70 @@ def _copy_body(fn: Function, args, b: Builder):
     return body, (ret.args[0] if ret.args else None)
 
 
+# -- flatten ---------------------------------------------------------------------------------------
+
+def flatten_branches(module: Module) -> int:
+    """`if c {A} {B}` whose branches only compute (pure operations, loads of function variables)
+    and store function variables runs both branches, each stored variable then select(its value
+    from B, its value from A, c), as the driver's select (SEL) does: what the two branches compute
+    alike is then one value (DECISIONS['flatten']). GLSL's `c ? x * y : k - x * y` reaches the
+    driver as such an if; WGSL's select is one already."""
+    b = Builder(_next_id(module))
+    count = 0
+    for f in module.functions:
+        direct = _direct_vars(f)
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                flat = _flatten(inst, direct, b) if inst.op == "if" else None
+                out += [inst] if flat is None else flat
+                count += flat is not None
+            blk.insts[:] = out
+    return count
+
+
+def _flatten(inst: Inst, direct: set, b: Builder):
+    if len(inst.blocks) != 2:
+        return None
+    computed, stored = [], []
+    for blk in inst.blocks:
+        values = {}
+        for i in blk.insts:
+            if i.blocks:
+                return None
+            if i.op == "store" and i.args[0].id in direct and i.args[0].id not in values:
+                values[i.args[0].id] = i.args[1]
+            elif i.op in _PURE or (i.op == "load" and i.args[0].id in direct and i.args[0].id not in values):
+                computed.append(i)
+            else:
+                return None
+        stored.append(values)
+    then, other = stored
+    ptrs = {v.id: v for blk in inst.blocks for i in blk.insts if i.op == "store" for v in i.args[:1]}
+    if not ptrs or any(_float_scalar(v.type) is None for vals in stored for v in vals.values()):
+        return None                              # selects of scalars and vectors only
+    out = list(computed)
+    for var, ptr in ptrs.items():
+        t = (then.get(var) or other[var]).type
+
+        def value(vals):
+            if var in vals:
+                return vals[var]
+            load = Inst("load", [ptr], t, {}, [], inst.loc, b.value(t))
+            out.append(load)
+            return load.result
+        sel = Inst("select", [value(other), value(then), inst.args[0]], t, {"contracted": "flatten"}, [], inst.loc,
+                   b.value(t))
+        out += [sel, Inst("store", [ptr, sel.result], VOID, {}, [], inst.loc, None)]
+    return out
+
+
 # -- unroll-f16, pair-f16 ----------------------------------------------------------------------------
 
 def _counted_loop(loop: Inst, before: list):
     """(counter var id, trip count, the counter's load in the body, the body after its exit test)
-    of `for (k = 0; k < N; k++)` with a constant N and nothing else leaving the loop; else None."""
+    of `for (k = 0; k < N; k++)` with a constant N and nothing else leaving the loop; else None.
+    The start is a store before the loop (GLSL) or the variable's initializer (WGSL's `var k = 0u`)."""
     if loop.op != "loop" or len(loop.blocks) != 2:
         return None
     body, cont = loop.blocks[0].insts, loop.blocks[1].insts
@@ -354,8 +450,9 @@ def _counted_loop(loop: Inst, before: list):
             or not isinstance(n, int) or not 1 <= n <= 16 or [i.op for i in exit_block] != ["break"] \
             or any(b.insts for b in test.blocks[1:]):
         return None
-    start = next((i for i in reversed(before) if i.op == "store" and i.args[0].id == var), None)
-    if start is None or defs.get(start.args[1].id) is None or _const_value(start.args[1], defs) != 0:
+    start = next((i.args[1] if i.op == "store" else i.args[0] for i in reversed(before)
+                  if (i.op == "store" and i.args[0].id == var) or (i.op == "var" and i.result.id == var and i.args)), None)
+    if start is None or defs.get(start.id) is None or _const_value(start, defs) != 0:
         return None
     rest = [i for i in body if not any(i is h for h in head)]
     for i in (j for r in rest for j in r.walk()):
@@ -428,7 +525,7 @@ def pair_f16_reductions(module: Module) -> int:
     """An f16 sum of products from zero, s = ((0 + p0) + p1) + ... + p(n-1) (an unrolled loop),
     of four products or more runs as the driver's HFMA2: even products in one half, odd in the other (p0 and p1
     rounded, each later pair fused into its half), the halves added, then a last odd product
-    fused: fma(a(n-1), b(n-1), h0 + h1) (DECISIONS['pair-f16'])."""
+    fused: fma(a(n-1), b(n-1), h0 + h1); of two or three, one chain from p0 (DECISIONS['pair-f16'])."""
     count = 0
     for f in module.functions:
         uses = Counter(a.id for i in f.walk() for a in i.args)
@@ -453,11 +550,23 @@ def pair_f16_reductions(module: Module) -> int:
                 chain.append((inst, prod))
                 link[inst.result.id] = chain
             for chain in chains:
-                if len(chain) >= 4:             # three products stay one chain (fit seed 66's SASS)
+                if len(chain) >= 4:
                     _pair(chain, blk, b)
+                    count += 1
+                elif len(chain) >= 2:           # three products stay one chain (fit seed 66's SASS)
+                    _chain(chain)
                     count += 1
     _remove_dead(module)
     return count
+
+
+def _chain(chain) -> None:
+    """p0 rounded, then each later product fused into the running sum: fma(a1, b1, p0), ...
+    (the unrolled `acc = fma(a, b, acc)` once 0 + p0 is p0; the SASS of fit seeds 66, 306, 386, 406:
+    HMUL2 of p0, then HFMA2s), not the left product of p0 + p1 fused as fma formation would."""
+    for (inst, p), (prev, _) in zip(chain[1:], chain):
+        inst.op, inst.args = "builtin", [p.args[0], p.args[1], prev.result]
+        inst.attrs = {"fn": "fma", "contracted": "pair-f16"}
 
 
 def _pair(chain, blk: Block, b: Builder) -> None:
@@ -1316,13 +1425,13 @@ def _factors(p: Inst, loc, b: Builder, pre: list, defs=None):
     return x, rcp.result
 
 
-def _constant_times(v: Value, defs, uses):
-    """(k, x) when v = k * x, k a constant, v used once."""
+def _constant_times(v: Value, defs, uses, side: int = 0):
+    """(k, x) when v = k * x (side 1: x * k), k a constant, v used once."""
     d = defs.get(v.id)
     if d is None or d.op != "binary" or d.attrs["fn"] != "mul" or d.attrs.get("exact") or uses[v.id] != 1:
         return None
-    kd = defs.get(d.args[0].id)
-    return (d.args[0], d.args[1]) if kd is not None and kd.op == "const" else None
+    kd = defs.get(d.args[side].id)
+    return (d.args[side], d.args[1 - side]) if kd is not None and kd.op == "const" else None
 
 
 def _after_its_division(inst: Inst, before, defs) -> bool:
@@ -1341,22 +1450,77 @@ def _after_its_division(inst: Inst, before, defs) -> bool:
 
 def drop_f16_round_trips(module: Module) -> int:
     """`f32(f16(x))` of an f32 x is x: the driver drops a narrowing conversion whose only use
-    widens it back (measured: f32(f16(load)) stores the load's unrounded bits)."""
+    widens it back (measured: f32(f16(load)) stores the load's unrounded bits). It sees through
+    what changes no bits between the two: min(v, v), max(v, v) and select(v, v, c) are v; negation
+    and abs move across the conversions, f32(-f16(x)) is -x and f32(abs(f16(x))) is abs(x)
+    (DECISIONS['f16-round-trip'])."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    b = Builder(_next_id(module))
     mapping = {}
     for f in module.functions:
-        for inst in f.walk():
-            if inst.op != "convert" or not inst.args:
-                continue
-            inner = defs.get(inst.args[0].id)
-            if inner is None or inner.op != "convert" or not inner.args:
-                continue
-            if _float_scalar(inst.type) == F32 and _float_scalar(inner.type) == F16 \
-                    and inner.args[0].type == inst.type:
-                mapping[inst.result.id] = inner.args[0]
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                trip = _round_trip(inst, defs)
+                if trip is not None:
+                    v, signs = trip
+                    for s in reversed(signs):           # innermost first, now in f32
+                        v = _emitter(inst, b, out)(s.op, [v], **{**s.attrs, "contracted": "f16-round-trip"})
+                    mapping[inst.result.id] = v
+                out.append(inst)
+            blk.insts[:] = out
     _replace_uses(module, mapping)
     _remove_dead(module)
     return len(mapping)
+
+
+def _round_trip(inst: Inst, defs):
+    """(x, [negations and abs, outermost first]) where inst is f32(...f16(x)...) of an f32 x."""
+    if inst.op != "convert" or len(inst.args) != 1 or _float_scalar(inst.type) != F32:
+        return None
+    signs, d = [], defs.get(inst.args[0].id)
+    while d is not None:
+        if len(d.args) == 1 and ((d.op == "unary" and d.attrs.get("fn") == "neg")
+                                 or (d.op == "builtin" and d.attrs.get("fn") == "abs")):
+            signs.append(d)
+        elif _same_operands(d) is None:
+            break
+        d = defs.get(d.args[0].id)
+    if d is None or d.op != "convert" or len(d.args) != 1 or _float_scalar(d.type) != F16 \
+            or d.args[0].type != inst.type:
+        return None
+    return d.args[0], signs
+
+
+def _same_operands(d: Inst):
+    """v where d is min(v, v), max(v, v) or select(v, v, c) (after numbering: one v)."""
+    if d.op == "builtin" and d.attrs.get("fn") in ("min", "max") and len(d.args) == 2 \
+            or d.op == "select" or (d.op == "builtin" and d.attrs.get("fn") == "select"):
+        return d.args[0] if d.args[0].id == d.args[1].id else None
+    return None
+
+
+def relu_f16_clamps(module: Module) -> int:
+    """f16 clamp(v, 0, hi) of an add, subtract or fused multiply-add v (used only there) is the
+    driver's HADD2/HFMA2.RELU then HMNMX2 with hi: the .RELU keeps a NaN, which the min then drops,
+    so a NaN v gives hi, not 0. clamp(v, 0, 1) is .SAT instead, which gives 0 (DECISIONS['relu-f16'])."""
+    return _rewrite_each(module, _relu_clamp)
+
+
+def _relu_clamp(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if inst.op != "builtin" or inst.attrs["fn"] != "clamp" or inst.type != F16 or len(inst.args) != 3:
+        return False
+    v, lo, hi = inst.args
+    d = defs.get(v.id)
+    if _const_of(defs.get(lo.id)) != 0.0 or _const_of(defs.get(hi.id)) == 1.0 or d is None or uses[v.id] != 1 or not (
+            (d.op == "binary" and d.attrs["fn"] in ("add", "sub")) or (d.op == "builtin" and d.attrs["fn"] == "fma")):
+        return False
+    op = _emitter(inst, b, out)
+    below = Inst("binary", [v, lo], BOOL, {"fn": "lt"}, [], inst.loc, b.value(BOOL))
+    out.append(below)
+    relu = op("select", [v, lo, below.result], contracted="relu-f16")        # a NaN stays a NaN
+    inst.args, inst.attrs = [relu, hi], {"fn": "min", "contracted": "relu-f16"}
+    return True
 
 
 def _float_scalar(t):
@@ -1472,6 +1636,32 @@ def _is_mul(i: Inst) -> bool:
 
 # -- driver: f16 division by a constant ------------------------------------------------------------
 
+# -- driver: a division of a quotient -----------------------------------------------------------------
+
+def join_divisions(module: Module) -> int:
+    """`(x / y) / z` (x / y used only there; y, z not constants) is x / (y * z): one RCP of the
+    product, one multiply (DECISIONS['division-chain'])."""
+    return _rewrite_each(module, _join_divisions)
+
+
+def _join_divisions(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    if not _is_div(inst) or _float_scalar(inst.type) not in (F16, F32):
+        return False
+    inner = defs.get(inst.args[0].id)
+    if inner is None or not _is_div(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
+        return False
+    if any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in (inner.args[1], inst.args[1])):
+        return False                             # a constant divisor: not measured
+    yz = _emitter(inst, b, out)("binary", [inner.args[1], inst.args[1]], fn="mul")
+    inst.args = [inner.args[0], yz]
+    inst.attrs = dict(inst.attrs, contracted="division-chain")
+    return True
+
+
+def _is_div(i: Inst) -> bool:
+    return i.op == "binary" and i.attrs["fn"] == "div" and not i.attrs.get("exact")
+
+
 def distribute_f16_constant_division(module: Module) -> int:
     """f16 `v / c` (c a constant) is v * r with r the f16 nearest 1 / c, folded when the driver
     compiles (not the run time's MUFU.RCP, which rounds toward zero); where v = x + k or x - k (k a
@@ -1508,11 +1698,16 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
             return False
         if k is not None:
             kr = float(np.float16(np.float32(k if s.attrs["fn"] == "add" else -k) * np.float32(r)))
+    x = inst.args[0] if k is None else s.args[0]
+    if inst.type == F16:                         # (y * k1) * r: the constants multiplied (fit seed 821)
+        yk = _constant_times(x, defs, uses) or _constant_times(x, defs, uses, side=1)
+        if yk is not None and _const_of(defs.get(yk[0].id)) is not None:
+            x, r = yk[1], float(np.float16(np.float32(_const_of(defs.get(yk[0].id))) * np.float32(r)))
     op = _emitter(inst, b, out)
     if k is None:
-        inst.args, inst.attrs = [inst.args[0], op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
+        inst.args, inst.attrs = [x, op("const", [], value=r)], {"fn": "mul", "contracted": "f16-constant-division"}
         return True
-    inst.op, inst.args = "builtin", [s.args[0], op("const", [], value=r), op("const", [], value=kr)]
+    inst.op, inst.args = "builtin", [x, op("const", [], value=r), op("const", [], value=kr)]
     inst.attrs = {"fn": "fma", "contracted": "f16-constant-division" if inst.type == F16 else "expand-constant-edges"}
     return True
 
@@ -1522,7 +1717,9 @@ def _distribute_division(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
-    are x, (a - y) + y and (a + y) - y are a. Runs after value numbering: two loads of one element are one x."""
+    are x, (a - y) + y and (a + y) - y are a, (a - y) + (y + b) is a + b, +0 / y is +0; x < x and
+    x > x are false, and a select on a constant
+    its operand. Runs after value numbering: two loads of one element are one x."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     mapping, count = {}, 0
 
@@ -1540,6 +1737,15 @@ def fold_identities(module: Module) -> int:
             if _negated_difference(inst, defs, uses):
                 count += 1
                 continue
+            if _compares_itself(inst, value):
+                inst.op, inst.args, inst.attrs = "const", [], {"value": False, "contracted": "fold"}
+                count += 1
+                continue
+            chosen = _constant_select(inst, defs, value)
+            if chosen is not None:
+                mapping[inst.result.id] = chosen
+                count += 1
+                continue
             if inst.op == "builtin" and inst.attrs.get("fn") == "fma" and _float_scalar(inst.type) in (F32, F16) \
                     and any(is_const(value(a), 0.0) for a in inst.args[:2]):
                 mapping[inst.result.id] = value(inst.args[2])       # fma(t, 0, a), mix(a, a, t): a
@@ -1552,7 +1758,8 @@ def fold_identities(module: Module) -> int:
             if x.type != inst.type or y.type != inst.type:
                 continue
             fn = inst.attrs["fn"]
-            if (fn == "sub" and x.id == y.id) or (fn == "mul" and (is_const(x, 0.0) or is_const(y, 0.0))):
+            if (fn == "sub" and x.id == y.id) or (fn == "mul" and (is_const(x, 0.0) or is_const(y, 0.0))) \
+                    or (fn == "div" and is_const(x, 0.0)):
                 inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 0.0), "contracted": "fold"}
             elif fn == "div" and x.id == y.id:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": _splat(inst.type, 1.0), "contracted": "fold"}
@@ -1567,12 +1774,45 @@ def fold_identities(module: Module) -> int:
             elif fn == "sub" and _absorbed(x, y, defs, value) is not None:
                 inst.op, inst.args = "unary", [_absorbed(x, y, defs, value)]
                 inst.attrs = {"fn": "neg", "contracted": "fold"}
+            elif fn == "add" and _regroups(x, y, defs, value) is not None:
+                inst.args, inst.attrs = list(_regroups(x, y, defs, value)), dict(inst.attrs, contracted="fold")
             else:
                 continue
             count += 1
     _replace_uses(module, mapping)
     _remove_dead(module)
     return count
+
+
+def _compares_itself(inst: Inst, value) -> bool:
+    """x < x or x > x of a float scalar x: false whatever x holds (a NaN too)."""
+    return inst.op == "binary" and inst.attrs["fn"] in ("lt", "gt") and len(inst.args) == 2 \
+        and not hasattr(inst.type, "n") and _float_scalar(inst.args[0].type) in (F32, F16) \
+        and value(inst.args[0]).id == value(inst.args[1]).id
+
+
+def _constant_select(inst: Inst, defs, value):
+    """select(f, t, c) with c a constant bool: t or f."""
+    if not (inst.op == "select" or (inst.op == "builtin" and inst.attrs.get("fn") == "select")) or len(inst.args) != 3:
+        return None
+    c = defs.get(value(inst.args[2]).id)
+    if c is None or c.op != "const" or not isinstance(c.attrs.get("value"), bool):
+        return None
+    return value(inst.args[1] if c.attrs["value"] else inst.args[0])
+
+
+def _regroups(x: Value, y: Value, defs, value):
+    """(a, b) for (a - c) + (c + b), (a - c) + (b + c) and the two the other way round."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(w) for w in d.args]
+    for left, right in ((x, y), (y, x)):
+        sub, add = parts(left, "sub"), parts(right, "add")
+        if sub and add and sub[1].id in (add[0].id, add[1].id):
+            return sub[0], add[1] if add[0].id == sub[1].id else add[0]
+    return None
 
 
 def _cancels(x: Value, y: Value, fn: str, defs, value):

@@ -47,24 +47,16 @@ def _sample(name, paths=randprog.PATHS, per_family=3):
 # per recording, the sample's (path, seed)s that emu reproduces bit for bit (the model at 9ad1885,
 # then branch drvmodel: smoothstep's constant edges, f16 products fused through the widening,
 # x - x folded, f16 sums of products paired as HFMA2, mix expanded, constant factors folded,
-# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path; then branch fmadrv: products
-# fused into all their adds or none, the driver's reassociations, log/fract/x / rsqrt as its arithmetic)
+# vector helpers expanded, f16 smoothstep's (3 - t) - t on the Vulkan path; then branches fmadrv:
+# products fused into all their adds or none, the driver's reassociations, log/fract/x / rsqrt as its
+# arithmetic; and dawnf16: WGSL's `for (var k = 0u; ...)` unrolled and paired as GLSL's loop is, f16 sums
+# of 2-3 products one chain, round trips through max/select/neg/abs, flatten, division-chain, relu-f16)
 PINNED = {
-    "randprog_fit.npz": [["dawn", 0], ["dawn", 2], ["dawn", 3], ["dawn", 4], ["dawn", 5], ["dawn", 6], ["dawn", 7],
-                         ["dawn", 8], ["dawn", 10], ["dawn", 11], ["vulkan", 0], ["vulkan", 2], ["vulkan", 3],
-                         ["vulkan", 4], ["vulkan", 5], ["vulkan", 6], ["vulkan", 7], ["vulkan", 8], ["vulkan", 10],
-                         ["vulkan", 11]],
-    "randprog_heldout.npz": [["dawn", 200000], ["dawn", 200001], ["dawn", 200003], ["dawn", 200004],
-                             ["dawn", 200005], ["dawn", 200006], ["dawn", 200008], ["dawn", 200009],
-                             ["dawn", 200011], ["vulkan", 200000], ["vulkan", 200003], ["vulkan", 200004],
-                             ["vulkan", 200005], ["vulkan", 200006], ["vulkan", 200008], ["vulkan", 200009],
-                             ["vulkan", 200010], ["vulkan", 200011]],
-    "randprog_judge.npz": [["dawn", 100000], ["dawn", 100001], ["dawn", 100002], ["dawn", 100003], ["dawn", 100004],
-                           ["dawn", 100005], ["dawn", 100006], ["dawn", 100007], ["dawn", 100008], ["dawn", 100009],
-                           ["dawn", 100010], ["dawn", 100011], ["vulkan", 100000], ["vulkan", 100001],
-                           ["vulkan", 100002], ["vulkan", 100003], ["vulkan", 100004], ["vulkan", 100005],
-                           ["vulkan", 100006], ["vulkan", 100007], ["vulkan", 100008], ["vulkan", 100009],
-                           ["vulkan", 100010], ["vulkan", 100011]],
+    "randprog_fit.npz": [["dawn", k] for k in range(12)] + [["vulkan", k] for k in range(12)],
+    "randprog_heldout.npz": sorted([[p, s] for p in ("dawn", "vulkan") for s in (200000, 200003, 200004, 200005,
+                                                                                200006, 200008, 200009, 200010,
+                                                                                200011)] + [["dawn", 200001]]),
+    "randprog_judge.npz": [[p, 100000 + k] for p in ("dawn", "vulkan") for k in range(12)],
 }
 
 

@@ -4,6 +4,7 @@ on small kernels whose fused and rounded results differ. a = 1 + 2^-12, so a * a
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import emu
 from emu.api import compile_wgsl
@@ -388,34 +389,203 @@ void main() {
     assert done["fold"] + done["algebra"] == 3          # a - a, then 0 * a, and 0.0 * a (fold runs first)
 
 
-def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves():
-    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
-    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
-    DECISIONS['pair-f16'])."""
-    glsl = GLSL_HEAD + """void main() {
+F16_SUM_LOOP = {
+    "p.comp": GLSL_HEAD + """void main() {
   float16_t acc = 0.0hf;
   for (uint k = 0u; k < 5u; k++) {
     acc = acc + float16_t(o[k]) * float16_t(o[(k + 1u) % 5u]);
   }
   o[5] = float(acc);
-}"""
-    rng = np.random.default_rng(4)
-    vals = rng.uniform(-4, 4, (64, 5)).astype(np.float16)
+}""",
+    # WGSL's `var k = 0u` is the counter's start (Tint stores it before the loop, as glslang does):
+    # through Dawn the driver unrolls and pairs the same way (randprog fit seeds 18, 30, 46 through Dawn)
+    "p.wgsl": "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  var acc: f16 = 0.0h;
+  for (var k: u32 = 0u; k < 5u; k = k + 1u) {
+    acc = (acc + (f16(o[k]) * f16(o[(k + 1u) % 5u])));
+  }
+  o[5] = f32(acc);
+}""",
+}
 
-    def hfma(x, y, z):
-        return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
-    a = [vals[:, k] for k in range(5)]
-    b = [vals[:, (k + 1) % 5] for k in range(5)]
-    h0, h1 = hfma(a[0], b[0], np.float16(0)), hfma(a[1], b[1], np.float16(0))
-    h0, h1 = hfma(a[2], b[2], h0), hfma(a[3], b[3], h1)
-    want = hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
+
+def _hfma(x, y, z):
+    return (x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)).astype(np.float16)
+
+
+def _f16_sum_loop(file, n, seed):
+    """(source, a[k], b[k], results) of F16_SUM_LOOP[file] over n products, 64 random inputs."""
+    src = F16_SUM_LOOP[file].replace("5u", f"{n}u")
+    vals = np.random.default_rng(seed).uniform(-4, 4, (64, n)).astype(np.float16)
+    got = np.array([_run(src, list(v.astype(np.float32)) + [0] * (6 - n), file=file)[5] for v in vals], np.float16)
+    return src, [vals[:, k] for k in range(n)], [vals[:, (k + 1) % n] for k in range(n)], got
+
+
+@pytest.mark.parametrize("file", sorted(F16_SUM_LOOP))
+def test_f16_sum_of_products_loop_runs_as_two_hfma2_halves(file):
+    """for (k < 5) acc += a[k] * a[k + 1] in f16: p0 and p1 rounded, p2 fused into p0's half and
+    p3 into p1's, the halves added, p4 fused last (the driver's SASS for randprog fit seed 18;
+    DECISIONS['pair-f16']), in GLSL and in WGSL through Dawn."""
+    src, a, b, got = _f16_sum_loop(file, 5, 4)
+    h0, h1 = _hfma(a[0], b[0], np.float16(0)), _hfma(a[1], b[1], np.float16(0))
+    h0, h1 = _hfma(a[2], b[2], h0), _hfma(a[3], b[3], h1)
+    want = _hfma(a[4], b[4], (h0.astype(np.float64) + h1).astype(np.float16))
     chain = np.zeros(64, np.float16)
     for k in range(5):
-        chain = hfma(a[k], b[k], chain)
-    got = np.array([_run(glsl, list(v.astype(np.float32)) + [0], file="p.comp")[5] for v in vals], np.float16)
+        chain = _hfma(a[k], b[k], chain)
     assert (got == want).all() and (got != chain).any()
-    done, text = _ir(glsl, file="p.comp")
+    done, text = _ir(src, file=file)
     assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and "loop" not in text
+
+
+@pytest.mark.parametrize("file", sorted(F16_SUM_LOOP))
+def test_f16_sum_of_three_products_is_one_chain_from_the_first_product(file):
+    """for (k < 3) acc += a[k] * a[k + 1] in f16: p0 rounded, then p1 and p2 each fused into the
+    running sum (HMUL2, HFMA2, HFMA2 in the driver's SASS of randprog fit seed 66), not p0 fused
+    into a rounded p1 as the left product of p0 + p1 would be."""
+    src, a, b, got = _f16_sum_loop(file, 3, 5)
+    want = _hfma(a[2], b[2], _hfma(a[1], b[1], (a[0] * b[0]).astype(np.float16)))
+    left = _hfma(a[2], b[2], _hfma(a[0], b[0], (a[1] * b[1]).astype(np.float16)))
+    assert (got == want).all() and (got != left).any()
+    done, text = _ir(src, file=file)
+    assert done["unroll-f16"] == 1 and done["pair-f16"] == 1 and text.count('contracted = "pair-f16"') == 2
+
+
+ROUND_TRIPS = {
+    "r.wgsl": "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  let h: f16 = f16(o[0]);
+  o[1] = f32(max(h, h));
+  o[2] = f32(-h);
+  o[3] = f32(abs(-h));
+  o[4] = f32(select(h, h, o[0] < 0.0));
+  o[5] = f32(min(h, h + 0.0h));
+  o[6] = f32(clamp(h, -4.0h, 4.0h));
+}""",
+    "r.comp": GLSL_HEAD + """void main() {
+  float16_t h = float16_t(o[0]);
+  o[1] = float(max(h, h));
+  o[2] = float(-h);
+  o[3] = float(abs(-h));
+  o[4] = float(o[0] < 0.0 ? h : h);
+  o[5] = float(min(h, h + 0.0hf));
+  o[6] = float(clamp(h, -4.0hf, 4.0hf));
+}""",
+}
+
+
+@pytest.mark.parametrize("file", sorted(ROUND_TRIPS))
+def test_f16_round_trips_see_through_what_changes_no_bits(file):
+    """f32(f16(x)) stores x unrounded also through max(h, h), select(h, h, c), a negation or an
+    abs (randprog fit seeds 209, 497, 741, 813, 1121: the H200 stored the f32 input's bits, 128 of
+    128); clamp(h, -4, 4) rounds (fit seed 813's o0). min(h, h + 0) is h once x + 0 is folded."""
+    x = np.float32(-1 / 3)
+    out = _run(ROUND_TRIPS[file], [x] + [0] * 6, file=file)
+    h = np.float32(np.float16(x))
+    assert out.view(np.uint32).tolist() == np.array([x, x, -x, -x, x, x, h], np.float32).view(np.uint32).tolist()
+    done, _ = _ir(ROUND_TRIPS[file], file=file)
+    assert done["f16-round-trip"] == 5
+
+
+def test_a_branch_that_only_computes_is_a_select_of_both():
+    """GLSL's c ? x * y : k - x * y reaches the driver as an if; the driver runs both branches and
+    selects (SEL in the SASS of randprog fit seed 13), so x * y is one product with two users and
+    k - x * y rounds it first, as WGSL's select does; x < x is false, so (x < x) ? .. : t * t + s
+    fuses t * t into the add (fit seed 25)."""
+    glsl = GLSL_HEAD + """void main() {
+  float16_t x = float16_t(o[0]), y = float16_t(o[1]), k = 1.5hf;
+  float16_t t = (x < y) ? (x * y) : (k - (x * y));
+  o[2] = float(t);
+  float16_t u = ((x < x) ? (k * y) : (y * y)) + x;
+  o[3] = float(u);
+}"""
+    x, y, k = np.float16(2.53515625), np.float16(-1.1484375), np.float16(1.5)
+    out = _run(glsl, [x, y, 0, 0], file="b.comp")
+    rounded = np.float16(k - np.float16(x * y))
+    fused = np.float16(np.float64(k) - np.float64(x) * np.float64(y))
+    u = np.float16(np.float64(y) * np.float64(y) + np.float64(x))
+    assert rounded != fused and u != np.float16(np.float16(y * y) + x)
+    assert out[2:].tolist() == [np.float32(rounded), np.float32(u)]
+    done, text = _ir(glsl, file="b.comp")
+    assert done["flatten"] == 2 and "if " not in text
+
+
+QUOTIENTS = {
+    "q.wgsl": "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  o[3] = (o[0] / o[1]) / o[2];
+  o[7] = f32((f16(o[4]) / f16(o[5])) / f16(o[6]));
+}""",
+    "q.comp": GLSL_HEAD + """void main() {
+  o[3] = (o[0] / o[1]) / o[2];
+  o[7] = float((float16_t(o[4]) / float16_t(o[5])) / float16_t(o[6]));
+}""",
+}
+
+
+@pytest.mark.parametrize("file", sorted(QUOTIENTS))
+def test_a_quotient_divided_again_is_one_reciprocal_of_the_product(file):
+    """(x / y) / z is x * RCP(y * z), f32 and f16 (the SASS of randprog fit seeds 852 and 297:
+    the divisors multiplied, one MUFU.RCP, DECISIONS['division-chain'])."""
+    from emu.numerics import nvidia
+    f32 = np.array([1.415642499923706, 3.6353671550750732, 3.413966655731201], np.float32)
+    f16 = np.array([3.6015625, 1.546875, 0.97607421875], np.float16)
+    out = _run(QUOTIENTS[file], list(f32) + [0] + list(f16.astype(np.float32)) + [0], file=file)
+    for (x, y, z), t, got in ((f32, "f32", out[3]), (f16, "f16", out[7])):
+        joined = nvidia.binary("div", t, x, nvidia.binary("mul", t, y, z))
+        assert joined != nvidia.binary("div", t, nvidia.binary("div", t, x, y), z)
+        assert got == np.float32(joined)
+    done, _ = _ir(QUOTIENTS[file], file=file)
+    assert done["division-chain"] == 2
+
+
+def test_a_zero_over_y_and_a_difference_added_back_are_folded():
+    """(x - x) / y is +0 for a negative y (randprog fit seed 601: +0 where IEEE gives -0, 64 of
+    64); (x * y - c) + (c + x) is x * y + x, so the product fuses: fma(x, y, x) (fit seed 1089's
+    SASS: one HFMA2 of x1 * x3 + x1)."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  o[4] = (o[0] - o[0]) / o[3];
+  o[5] = ((o[0] * o[1]) - o[2]) + (o[2] + o[0]);
+}"""
+    x, y = np.float32(1.6369616985321045), np.float32(-1.5953199863433838)
+    out = _run(src, [x, y, 1000.0, -3.0, 7, 7])
+    fused = np.float32(np.float64(x) * np.float64(y) + np.float64(x))
+    assert fused != np.float32(np.float32(x * y) + x)
+    assert out.view(np.uint32)[4] == 0 and out[5] == fused
+    done, _ = _ir(src)
+    assert done["fold"] >= 3                     # x - x, 0 / y, the regrouped sum
+
+
+def test_f16_constant_factor_and_constant_divisor_are_one_constant():
+    """f16 (x * 1.423 + 1) / 3 is fma(x, f16(1.423 * r), r), r = f16(1 / 3): the two constants
+    multiplied when the driver compiles (IMAD.MOV 0x3796 into HFMA2.SAT in the SASS of randprog fit
+    seed 821's smoothstep(-1, 2, x4 * 1.423))."""
+    src = "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  o[1] = f32((f16(o[0]) * 1.423h + 1.0h) / 3.0h);
+}"""
+    x, k, r = np.float16(-1.904296875), np.float16(1.423), np.float16(1 / 3)
+    kr = np.float16(np.float32(k) * np.float32(r))
+    assert kr.view(np.uint16) == 0x3796
+    want = np.float16(np.float64(x) * np.float64(kr) + np.float64(r))
+    assert want != np.float16(np.float64(np.float16(x * k)) * np.float64(r) + np.float64(r))
+    assert _run(src, [x, 0])[1] == np.float32(want)
+
+
+def test_f16_clamp_from_zero_of_a_nan_difference_gives_the_upper_bound():
+    """f16 clamp(a - b, 0, 2) is HFMA2.RELU then HMNMX2 with 2: the .RELU keeps a NaN and the min
+    drops it, so NaN gives 2 (randprog fit seed 81: -0.70654297 = 2 * -0.3533 where IEEE's clamp
+    gives 0); clamp(v, 0, 1) is .SAT, NaN gives 0 (fit seeds 645, 777); clamp(v, -1, 2) is two
+    HMNMX2, NaN gives -1."""
+    src = "enable f16;\n" + HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = f16(o[0]);
+  let b = f16(o[1]);
+  o[2] = f32(clamp(a - b, 0.0h, 2.0h));
+  o[3] = f32(clamp(b - a, 0.0h, 1.0h));
+  o[4] = f32(clamp(a + -b, -1.0h, 2.0h));
+}"""
+    inf = np.float32(np.inf)
+    assert _run(src, [inf, inf, 7, 7, 7])[2:].tolist() == [2.0, 0.0, -1.0]
+    assert _run(src, [1.5, 0.25, 7, 7, 7])[2:].tolist() == [1.25, 0.0, 1.25]
+    done, _ = _ir(src)
+    assert done["relu-f16"] == 1
 
 
 def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
