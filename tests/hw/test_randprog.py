@@ -3,8 +3,11 @@ replayed against their H200 recordings (tests/data/hw/h200/randprog_fit.npz: see
 on; randprog_judge.npz: seeds 100000..100599, recorded in the same device call, kept unread until
 the model was frozen at commit 9ad1885; both through Dawn and through Vulkan, H100 driver
 580.159.04); randprog_heldout.npz: seeds 200000..201199, recorded on an H200 (driver 580.159.04)
-after the model was frozen at 6c699cf (its compiler.py unchanged since). The whole recordings: `python scripts/randprog_compare.py` (minutes); here a sample,
-whose per-seed results are pinned so that a change of the compiler model shows."""
+after the model was frozen at 6c699cf; randprog_heldout2.npz: seeds 300000..301199, recorded on an
+H100 with driver 580.159.04 (2,400 of 2,400 programs of randprog_heldout.npz equal to the H200's,
+re-recorded in the same session) after the model was frozen at a169fd2. The whole recordings:
+`python scripts/randprog_compare.py` (minutes); here a sample, whose per-seed results are pinned
+so that a change of the compiler model shows."""
 import hashlib
 from pathlib import Path
 
@@ -57,6 +60,8 @@ PINNED = {
                                                                                 200006, 200008, 200009, 200010,
                                                                                 200011)] + [["dawn", 200001]]),
     "randprog_judge.npz": [[p, 100000 + k] for p in ("dawn", "vulkan") for k in range(12)],
+    # recorded after the model above was frozen (a169fd2), on an H100 with the H200's driver
+    "randprog_heldout2.npz": [[p, 300000 + k] for p in ("dawn", "vulkan") for k in (2, 3, 4, 5, 6, 7, 8, 9, 11)],
 }
 
 
