@@ -43,7 +43,12 @@ differs between them, also hands over (the interpreter then reports it). Workgro
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
 one-shot loop that the whole workgroup must leave together.
 
-Anything else (subgroup and cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
+Subgroup operations also run in workgroup mode: a statement holding one runs for the whole
+workgroup at once, as a barrier does, and the operation combines each subgroup's active
+invocations in emu.numerics.reduce's order (see _Gen.subgroup); f16 subgroup arithmetic and
+ballots are declined.
+
+Anything else (cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
 builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
