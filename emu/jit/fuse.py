@@ -43,7 +43,12 @@ differs between them, also hands over (the interpreter then reports it). Workgro
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
 one-shot loop that the whole workgroup must leave together.
 
-Anything else (subgroup and cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
+Subgroup operations also run in workgroup mode: a statement holding one runs for the whole
+workgroup at once, as a barrier does, and the operation combines each subgroup's active
+invocations in emu.numerics.reduce's order (see _Gen.subgroup); f16 subgroup arithmetic and
+ballots are declined.
+
+Anything else (cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
 builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
@@ -79,6 +84,7 @@ import numpy as np
 from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
 from ..isa.types import ArrayType, ScalarType, StructType, VectorType
+from ..numerics.reduce import identity
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 
@@ -105,11 +111,21 @@ _INPUTS = ("global_invocation_id", "local_invocation_id", "local_invocation_inde
 # _Gen.aggregate, for vectors, arrays and structs held as values) has a rule for every other op;
 # tests/isa/test_op_coverage.py checks that the two cover the op table.
 UNSUPPORTED_OPS = frozenset({
-    OP.atomic, OP.subgroup,
+    OP.atomic,
     OP.coop_convert, OP.coop_fill, OP.coop_length, OP.coop_load, OP.coop_mma, OP.coop_mul,
     OP.coop_scalar, OP.coop_store, OP.texture, OP.coop_reduce, OP.coop_load_tensor, OP.coop_store_tensor,
     OP.coop_per_element, OP.coop_coordinate, OP.address_ptr,
 })
+
+
+_SG_REDUCE = ("add", "mul", "min", "max", "and", "or", "xor")
+_SG_SCAN = ("inclusive_add", "exclusive_add", "inclusive_mul", "exclusive_mul")
+_SG_MOVE = ("broadcast", "broadcast_first", "shuffle", "shuffle_xor", "shuffle_up", "shuffle_down", "quad_broadcast")
+
+
+def _sg_identity(op: str, t: str):
+    """What an inactive invocation contributes to a subgroup reduction (emu.numerics.reduce)."""
+    return identity(op, t).item()
 
 
 class Unsupported(Exception):
@@ -197,10 +213,13 @@ class _Gen:
         self.sw_continued: set[int] = set()     # switches a `continue` leaves
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
-        self.wg = any(i.op == OP.barrier for i in pipe.entry.walk()) or any(
+        self.wg = any(i.op in (OP.barrier, OP.subgroup) for i in pipe.entry.walk()) or any(
             g.space == "workgroup" for g in pipe.module.globals
             if any(i.op == OP.global_ and i.attrs["name"] == g.name for i in pipe.entry.walk()))
         self.decls: dict[str, str] = {}         # per-lane arrays (workgroup mode): name -> dtype
+        self.scratch: dict[str, tuple] = {}     # a subgroup op's arrays: name -> (dtype, count)
+        self.helpers: dict[str, list] = {}      # the module's subgroup helpers: name -> their lines
+        self.track_reads = False                # rdf[slot] = True at each buffer read (the fusion kernel)
         self.wmem: dict[int, tuple] = {}        # workgroup variable's slot -> (dtype, count)
         self.wslots: dict[str, int] = {}        # workgroup variable name -> slot
         self.wtypes: dict[int, object] = {}     # workgroup variable's slot -> its type (arrays of arrays)
@@ -245,6 +264,13 @@ class _Gen:
             self.loads[k] = 0
             self.stores[k] = []
         return k
+
+    def read(self, k: int, d: int):
+        """A read of slot k: counted, and in the fusion kernel flagged as it runs (a binding that
+        shares memory with a written one may be bound and never read: ggml's unused inputs)."""
+        self.loads[k] += 1
+        if self.track_reads:
+            self.emit(d, f"rdf[{k}] = True")
 
     def buffer_ptr(self, g, t, offset: int = 0):
         """A pointer into a bound buffer: to its struct (resolved by the member accesses that
@@ -472,7 +498,7 @@ class _Gen:
             elif isinstance(p, tuple) and p[0] == "welem":
                 self.wg_load(p[1], p[2], name, d)
             elif isinstance(p, tuple) and p[0] == "elem":
-                self.loads[p[1]] += 1
+                self.read(p[1], d)
                 self.emit(d, f"{name} = b{p[1]}[{p[2]}]")
             else:
                 raise Unsupported("load")
@@ -562,6 +588,8 @@ class _Gen:
             self.emit(d, "break")
         elif op == OP.barrier:
             raise Unsupported("barrier inside divergent code")
+        elif op == OP.subgroup:
+            raise Unsupported("subgroup operation inside divergent code")
         else:
             raise Unsupported(op)
 
@@ -866,13 +894,13 @@ class _Gen:
         if isinstance(p, tuple) and p[0] == "vec":
             return ("vec", [self.buf_read(x, y, d) for x, y in zip(p[1], _parts(t))])
         if isinstance(p, tuple) and p[0] == "elem":
-            self.loads[p[1]] += 1
+            self.read(p[1], d)
             return f"b{p[1]}[{p[2]}]"
         if isinstance(p, tuple) and p[0] == "arr" and isinstance(t, ArrayType) and t.count is not None:
             k = p[1]
             self.emit(d, f"if {t.count - 1} >= n{k}:")
             self.fail(d + 1, ERR_FALLBACK)
-            self.loads[k] += 1
+            self.read(k, d)
             return ("vec", [f"b{k}[{i}]" for i in range(t.count)])
         raise Unsupported(f"a load of {t}")
 
@@ -1038,7 +1066,8 @@ class _Gen:
     # the barrier-free statements between them run as groups, invocation after invocation
     @staticmethod
     def _has_barrier(inst: Inst) -> bool:
-        return any(i.op == OP.barrier for i in inst.walk())
+        """A statement that synchronizes invocations: a barrier or a subgroup operation."""
+        return any(i.op in (OP.barrier, OP.subgroup) for i in inst.walk())
 
     def wg_block(self, block: Block, d: int, wloop, in_body: bool):
         run: list = []
@@ -1054,6 +1083,9 @@ class _Gen:
                     self.emit(d, f"if _nl != 0 and _nl != {self.pipe.layout.wg_count}:")
                     self.fail(d + 1, ERR_FALLBACK, "0")
                     self.emit(d, "ep += 4096                  # a new barrier interval")
+                elif inst.op == OP.subgroup:
+                    self.at = inst
+                    self.subgroup(inst, d)
                 elif inst.op == OP.if_:
                     self.wg_if(inst, d, wloop, in_body)
                 elif inst.op == OP.loop:
@@ -1123,6 +1155,215 @@ class _Gen:
         if inst.blocks[1].insts:
             self.emit(d, "elif _nl > 0:")
             self.wg_block(inst.blocks[1], d + 1, wloop, in_body)
+
+    # -- subgroup operations (workgroup mode): a statement holding one runs for the whole
+    # workgroup at once, as a barrier does; the operation gathers the active invocations' values
+    # of each subgroup (each cluster) and combines them in a helper function of the module (one
+    # per kind of operation, shared by its sites) in the order emu.numerics.reduce takes: the
+    # profile's subgroup_order, its scalar rules
+    def subgroup(self, inst: Inst, d: int):
+        fn = inst.attrs["fn"]
+        sg, nwg = self.pipe.opts.subgroup_size, self.pipe.layout.wg_count
+        size = min(sg, inst.attrs.get("cluster", sg)) if fn in _SG_REDUCE else sg
+        r = inst.result
+        x = inst.args[0] if inst.args else None
+        xs = [] if x is None else (self.val(x)[1] if isinstance(x.type, VectorType) else [self.v(x)])
+        elem = None if x is None else (x.type.elem if isinstance(x.type, VectorType) else x.type)
+        t = "bool" if x is None else _scalar(elem)
+        if not all(isinstance(e, str) for e in xs):
+            raise Unsupported(f"subgroup {fn} of {x.type}")
+        if t == "f16" and fn not in _SG_MOVE:
+            raise Unsupported(f"subgroup {fn} on f16")
+        if fn not in _SG_REDUCE + _SG_SCAN + _SG_MOVE + ("all", "any", "elect"):
+            raise Unsupported(f"subgroup {fn}")
+        out = self.fresh(f"v{r.id}", inst.type)
+        outs = out[1] if isinstance(out, tuple) else [out]
+        rid = r.id
+        self.scratch["sgm"] = ("np.bool_", max(self.scratch.get("sgm", (0, 0))[1], sg))
+        self.scratch["sgt"] = ("np.int64", max(self.scratch.get("sgt", (0, 0))[1], sg))
+        sa = [f"sga{rid}_{k}" for k in range(len(xs))]
+        sr = [f"sgr{rid}_{k}" for k in range(len(outs))]
+        for a in sa:
+            self.scratch[a] = self.scratch[f"{a}_t"] = (_NPX[t], size)
+        for b, o in zip(sr, outs):
+            self.scratch[b] = (_NPX[t if fn != "elect" else "bool"], size)
+        sel = fn in _SG_MOVE and fn != "broadcast_first"
+        self.emit(d, f"for _c in range({-(-nwg // size)}):")
+        self.emit(d + 1, "_n = 0")
+        self.emit(d + 1, f"for _j in range({size}):")
+        self.emit(d + 2, f"local = _c * {size} + _j")
+        self.emit(d + 2, f"sgm[_j] = local < {nwg} and not retd[local]")
+        self.emit(d + 2, "if sgm[_j]:")
+        if any("in_" in e for e in xs + ([self.v(inst.args[1])] if sel else [])):
+            self.emit(d + 3, "##PRE##")             # (an operand that is a builtin input)
+        self.emit(d + 3, "_n += 1")
+        for a, e in zip(sa, xs):
+            self.emit(d + 3, f"{a}[_j] = {e}")
+        if sel:
+            self.emit(d + 3, f"sgt[_j] = np.int64({self.v(inst.args[1])})")
+        self.emit(d + 1, "if _n == 0:")
+        self.emit(d + 2, "continue")
+        m = f"sgm[:{size}]"
+        if fn == "elect":
+            self.emit(d + 1, f"{self.sg_helper(fn, t, self.sg_elect)}({m}, {sr[0]})")
+        body = (lambda e: self.sg_move(fn, e)) if fn in _SG_MOVE else (lambda e: self.sg_combine(fn, t, e))
+        for a, b in zip(sa, sr):
+            h = self.sg_helper(fn, t, body)
+            if sel:
+                self.emit(d + 1, f"if not {h}({a}, {m}, sgt[:{size}], {b}):")
+                self.fail(d + 2, ERR_FALLBACK, "0")
+            else:
+                self.emit(d + 1, f"{h}({a}, {m}, _n, {b}, {a}_t)")
+        self.emit(d + 1, f"for _j in range({size}):")
+        self.emit(d + 2, "if sgm[_j]:")
+        self.emit(d + 3, f"local = _c * {size} + _j")
+        for o, b in zip(outs, sr):
+            self.emit(d + 3, f"{o} = {b}[_j]")
+        self.vals[r.id] = out
+
+    def sg_helper(self, fn: str, t: str, body) -> str:
+        """The name of the module's helper that runs subgroup `fn` on values of type t, written
+        once: helper(a, m, n, b, tmp) (a move: helper(a, m, sel, b) -> False to hand over)."""
+        name = f"sg_{fn}_{t}"
+        if name not in self.helpers:
+            saved, self.lines = self.lines, []
+            args = "a, m, sel, b" if fn in _SG_MOVE and fn != "broadcast_first" else "a, m, n, b, tmp"
+            if fn == "elect":
+                args = "m, b"
+            self.emit(1, "size = m.shape[0]")
+            body(1)
+            self.helpers[name] = ["@njit(cache=True, nogil=True, error_model='numpy')",
+                                  f"def {name}({args}):"] + self.lines + [""]
+            self.lines = saved
+        return name
+
+    def sg_elect(self, d: int):
+        self.emit(d, "f = True")
+        self.emit(d, "for j in range(size):")
+        self.emit(d + 1, "b[j] = m[j] and f")
+        self.emit(d + 1, "f = f and not m[j]")
+
+    def sg_comb(self, how: str, t: str, a: str, b: str) -> str:
+        """One step of a subgroup reduction or scan: emu.numerics.reduce's combine of a and b."""
+        if how in ("min", "max"):
+            if t in _WIDTH:
+                return f"{_NPX[t]}({how}({a}, {b}))"
+            if t == "f32":
+                e = f"rt.fminmax_f32({a}, {b}, {how == 'max'})"
+                return f"rt.nv_canon({e})" if self.nv else e
+            raise Unsupported(f"subgroup {how} on {t}")
+        if how in ("all", "any"):
+            return f"(({a}) {'and' if how == 'all' else 'or'} ({b}))"
+        return self.binary(how, t, a, b)
+
+    def sg_combine(self, fn: str, t: str, d: int):
+        """b = the reduction or scan of the active (m) values of a, as emu.numerics.reduce gives it."""
+        how = fn.split("_")[-1]
+        scan = fn in _SG_SCAN
+        if t == "f32" and self.nv != (self.pipe.profile.subgroup_order == "nvidia"):
+            raise Unsupported(f"subgroup {fn}: order {self.pipe.profile.subgroup_order} with these scalar rules")
+        if t == "f32" and self.nv:              # the H200's order (emu.numerics.reduce._nvidia)
+            if not scan:                        # a whole cluster: the butterfly
+                self.emit(d, "if n == size:")
+                self.sg_butterfly(how, t, "a", d + 1)
+                self.emit(d + 1, "return")
+            # the rank scan over the active invocations in lane order, the last rank's value to all
+            self.emit(d, "k = 0")
+            self.emit(d, "for j in range(size):")
+            self.emit(d + 1, "if m[j]:")
+            self.emit(d + 2, "b[k] = a[j]")
+            self.emit(d + 2, "k += 1")
+            if fn.startswith("exclusive"):
+                self.emit(d, "for j in range(n - 1, 0, -1):")
+                self.emit(d + 1, "b[j] = b[j - 1]")
+                self.emit(d, f"b[0] = {self.literal(t, 0.0 if how == 'add' else 1.0)}")
+            self.emit(d, "st = 1")
+            self.emit(d, "while st < n:")
+            self.emit(d + 1, "for j in range(n - 1, st - 1, -1):")
+            self.emit(d + 2, f"b[j] = {self.sg_comb(how, t, 'b[j]', 'b[j - st]')}")
+            self.emit(d + 1, "st *= 2")
+            if scan:                            # each active invocation its rank's value
+                self.emit(d, "k = n")
+                self.emit(d, "for j in range(size - 1, -1, -1):")
+                self.emit(d + 1, "if m[j]:")
+                self.emit(d + 2, "k -= 1")
+                self.emit(d + 2, "b[j] = b[k]")
+            else:
+                self.emit(d, "b[:] = b[n - 1]")
+            return
+        if how in ("all", "any"):                # (emu.numerics.reduce: over the active values)
+            self.emit(d, f"v = {how == 'all'}")
+            self.emit(d, "for j in range(size):")
+            self.emit(d + 1, "if m[j]:")
+            self.emit(d + 2, f"v = {self.sg_comb(how, t, 'v', 'a[j]')}")
+            self.emit(d, "b[:] = v")
+            return
+        ident = self.literal(t, _sg_identity(how, t))
+        if not scan:
+            self.emit(d, "for j in range(size):")
+            self.emit(d + 1, f"tmp[j] = a[j] if m[j] else {ident}")
+            self.sg_butterfly(how, t, "tmp", d)
+            return
+        # Hillis-Steele over the lanes, the identity shifted in (emu.numerics.reduce.subgroup)
+        self.emit(d, "for j in range(size):")
+        self.emit(d + 1, f"b[j] = a[j] if m[j] else {ident}")
+        if fn.startswith("exclusive"):
+            self.emit(d, "for j in range(size - 1, 0, -1):")
+            self.emit(d + 1, "b[j] = b[j - 1]")
+            self.emit(d, f"b[0] = {ident}")
+        self.emit(d, "st = 1")
+        self.emit(d, "while st < size:")
+        self.emit(d + 1, "for j in range(size - 1, -1, -1):")
+        self.emit(d + 2, f"b[j] = {self.sg_comb(how, t, 'b[j]', f'(b[j - st] if j >= st else {ident})')}")
+        self.emit(d + 1, "st *= 2")
+
+    def sg_butterfly(self, how: str, t: str, src: str, d: int):
+        """b = the butterfly of src (lane ^ 1, ^ 2, ...; each lane combining its own value first);
+        tmp is scratch (src may be tmp)."""
+        self.emit(d, "for j in range(size):")
+        self.emit(d + 1, f"b[j] = {src}[j]")
+        self.emit(d, "st = 1")
+        self.emit(d, "while st < size:")
+        self.emit(d + 1, "for j in range(size):")
+        self.emit(d + 2, f"tmp[j] = {self.sg_comb(how, t, 'b[j]', 'b[j ^ st]')}")
+        self.emit(d + 1, "for j in range(size):")
+        self.emit(d + 2, "b[j] = tmp[j]")
+        self.emit(d + 1, "st *= 2")
+
+    def sg_move(self, fn: str, d: int):
+        """broadcast / shuffles: each active invocation the value of its source invocation. False
+        (the interpreter takes the dispatch) where a source is inactive (its value is not the
+        interpreter's), subgroupBroadcast's id differs between invocations, or a shuffle names an
+        invocation outside the subgroup (the interpreter reports that site)."""
+        if fn == "broadcast":
+            self.emit(d, "f = np.int64(-1)")
+            self.emit(d, "for j in range(size):")
+            self.emit(d + 1, "if m[j]:")
+            self.emit(d + 2, "if f < 0:")
+            self.emit(d + 3, "f = sel[j]")
+            self.emit(d + 2, "elif sel[j] != f:")
+            self.emit(d + 3, "return False")
+        if fn == "broadcast_first":             # (a, m, n, b, tmp)
+            self.emit(d, "for j in range(size):")
+            self.emit(d + 1, "if m[j]:")
+            self.emit(d + 2, "b[:] = a[j]")
+            self.emit(d + 2, "return")
+            return
+        src = {"broadcast": "f", "shuffle": "sel[j]", "shuffle_xor": "j ^ sel[j]",
+               "shuffle_up": "j - sel[j]", "shuffle_down": "j + sel[j]",
+               "quad_broadcast": "(j & ~3) | sel[j]"}[fn]
+        self.emit(d, "for j in range(size):")
+        self.emit(d + 1, "if m[j]:")
+        self.emit(d + 2, f"s = np.int64({src})")
+        self.emit(d + 2, "if s < 0 or s >= size:")
+        if fn in ("shuffle", "shuffle_xor"):
+            self.emit(d + 3, "return False")
+        else:
+            self.emit(d + 3, "s = j                      # (the interpreter: the invocation's own value)")
+        self.emit(d + 2, "if not m[s]:")
+        self.emit(d + 3, "return False")
+        self.emit(d + 2, "b[j] = a[s]")
+        self.emit(d, "return True")
 
     def wg_switch(self, inst: Inst, d: int):
         """A switch with only a default around a barrier (glslang's block that `break` leaves):
@@ -1452,6 +1693,7 @@ class _Gen:
             raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
+        self.track_reads = True
         body_start = len(self.lines)
         self.private_init()
         if self.wg:
@@ -1477,14 +1719,15 @@ class _Gen:
         sas += ", oep" if self.guarded else ""
         tail = f"{sas}{', ' + bufs if bufs else ''}"
         nwg = self.pipe.layout.wg_count
-        out = self.IMPORTS + ["", ""]
-        params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rec{tail}"
+        out = self.IMPORTS + ["", ""] + [x for h in self.helpers.values() for x in h]
+        params = f"w0, w1, wbase, gx, gy, gz, max_steps, err, rdf, rec{tail}"
         lanes = nwg if self.wg else 1           # private storage: per invocation of a workgroup
         privs = [f"{k} = np.zeros({size * lanes}, {dt})" for k, (dt, size, _) in sorted(self.privs.items())
                  if not self.local_leaf(k)]
         if not self.wg:
             return "\n".join(out + self.driver(params, body, privs, unit=("local", nwg, (), "invocation")))
         decl = privs + [f"{k} = np.zeros({nwg}, {t})" for k, t in sorted(self.decls.items())]
+        decl += [f"{k} = np.zeros({n}, {t})" for k, (t, n) in sorted(self.scratch.items())]
         decl += [f"retd = np.zeros({nwg}, np.bool_)", f"stp = np.zeros({nwg}, np.int64)"]
         for g, (t, cnt) in self.wmem.items():
             decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
@@ -1611,6 +1854,19 @@ def aliased(datas, stored, owners=None) -> bool:
                if j != i and (owners is None or owners[i] is not owners[j]))
 
 
+def _sharing(datas, stored, owners) -> set | None:
+    """The bindings that share memory with a written one (and are only read), or None where two
+    written ones do. Views of one variable (owners) are not that (see aliased)."""
+    out = set()
+    for i in range(len(datas)):
+        for j in range(len(datas)):
+            if stored[i] and j != i and owners[i] is not owners[j] and np.shares_memory(datas[i], datas[j]):
+                if stored[j]:
+                    return None
+                out.add(j)
+    return out
+
+
 def first_use(kernel, warm) -> bool:
     """Load kernel.mod (its saved machine code, else compiled by numba or from numba's caches) and
     call warm(mod), which compiles it for this dispatch's argument types on an empty range. False where numba cannot build it (a
@@ -1667,14 +1923,21 @@ class Kernel:
             reg = regions.get((s.g.group, s.g.binding))
             got = None if reg is None else s.view(reg, np.uint16 if s.elem.name == "f16" else NP[s.elem.name])
             if got is None:
+                declined(self.pipe, "this dispatch's kernel", f"binding {s.g.name} missing or too small")
                 return 0
             args += [got[0], np.int64(got[1])]
             datas.append(got[0])
         from ..numerics import sfu
         args += [sfu.table(t) for t, used in (("rcp", self.rcp), ("rsq", self.rsq)) if used]
         args += [sfu.table(t) for t in self.tabs]
-        if any(self.stored) and aliased(datas, self.stored, [s.g for s in self.slots]):
+        # a written buffer bound again (ggml binds the output for inputs a fusion leaves unused):
+        # the kernel runs if that other binding is only read and then never is; the written
+        # buffers are kept first, and restored for the interpreter if it was read after all
+        shared = _sharing(datas, self.stored, [s.g for s in self.slots])
+        if shared is None:
+            declined(self.pipe, "this dispatch's kernel", "two written bindings share memory")
             return 0
+        kept = [(datas[k], datas[k].copy()) for k in range(len(datas)) if self.stored[k]] if shared else []
         # run serially: rec False, one unused store address array per written buffer (rec a bool
         # from here, as from _parallel_run: one compiled run serves both)
         dummies = [np.empty(1, np.int64) for _ in self.stored_slots]
@@ -1683,17 +1946,23 @@ class Kernel:
         owners = self.owners([args[2 * k].size for k in self.guarded], end * self.pipe.layout.wg_count)
         if owners is None:
             return lo
-        if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps,
-                                                   np.zeros(3, np.int64), False, *dummies, *owners, *args)):
+        if not first_use(self, lambda mod: mod.run(0, 0, 0, 1, 1, 1, self.pipe.opts.max_steps, np.zeros(3, np.int64),
+                                                   np.zeros(1, np.bool_), False, *dummies, *owners, *args)):
             return 0
         total = end - lo
         lanes = total * self.pipe.layout.wg_count
         jobs = int(getattr(self.pipe.opts, "jobs", 1) or 1)
-        if jobs > 1 and self.has_loops and not self.guarded and total >= 2 and lanes >= 4096:
+        if jobs > 1 and self.has_loops and not self.guarded and total >= 2 and lanes >= 4096 and not shared:
             if self._parallel(lo, total, lanes, jobs, grid, args):
                 return None
         err = np.zeros(3, np.int64)
-        self.mod.run(lo, end, lo, gx, gy, gz, self.pipe.opts.max_steps, err, False, *dummies, *owners, *args)
+        rdf = np.zeros(max(len(self.slots), 1), np.bool_)
+        self.mod.run(lo, end, lo, gx, gy, gz, self.pipe.opts.max_steps, err, rdf, False, *dummies, *owners, *args)
+        if rdf[sorted(shared)].any():
+            for view, was in kept:
+                view[:] = was
+            declined(self.pipe, "this dispatch's kernel", "it read a binding that shares memory with a written one")
+            return 0
         if err[0] == 0:
             return None
         if err[0] == ERR_COLLIDE:       # two invocations stored to one element: their order shows
@@ -1733,13 +2002,14 @@ def _parallel_run(self, lo, total, lanes, jobs, grid, args) -> bool:
     from ..numerics.pool import run_chunks
     chunks = min(total, 2 * jobs)
     errs = np.zeros((chunks, 3), np.int64)
+    rdf = np.zeros(max(len(self.slots), 1), np.bool_)
     sas = [np.full(lanes, -1, np.int64) for _ in self.stored_slots]
     gx, gy, gz = grid
 
     def chunk(c0, c1):
         for c in range(c0, c1):
             a, z = lo + total * c // chunks, lo + total * (c + 1) // chunks
-            self.mod.run(a, z, lo, gx, gy, gz, self.pipe.opts.max_steps, errs[c], True, *sas, *args)
+            self.mod.run(a, z, lo, gx, gy, gz, self.pipe.opts.max_steps, errs[c], rdf, True, *sas, *args)
     run_chunks(chunk, chunks, jobs)
     if errs[:, 0].any():
         return False

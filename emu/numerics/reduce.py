@@ -24,7 +24,7 @@ class NonUniform(Exception):
         self.lane = lane
 
 
-def _identity(fn: str, ty: str):
+def identity(fn: str, ty: str):
     dt = np.dtype(NP[ty])
     if fn in ("add", "or", "xor"):
         return np.array(-0.0 if dt.kind == "f" else 0).astype(dt)   # x + -0 == x, also for -0
@@ -80,7 +80,7 @@ def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args, order: str = "b
             words[:, w] = (part << np.arange(part.shape[1], dtype=np.uint64)).sum(axis=1).astype(np.uint32)
         return np.repeat(words, sg, axis=0)
     if fn in ("add", "mul", "min", "max", "and", "or", "xor"):
-        ident = _identity(fn, ty)
+        ident = identity(fn, ty)
         v = np.where(_lanes_mask(m, x), x, ident)
         step = 1
         while step < sg:
@@ -89,7 +89,7 @@ def subgroup(fn: str, ty: str, sg: int, mask: np.ndarray, *args, order: str = "b
         return v.reshape((-1,) + x.shape[2:])
     if fn in ("inclusive_add", "exclusive_add", "inclusive_mul", "exclusive_mul"):
         op = fn.split("_")[1]
-        ident = _identity(op, ty)
+        ident = identity(op, ty)
         v = np.where(_lanes_mask(m, x), x, ident)
         if fn.startswith("exclusive"):
             v = np.concatenate([np.broadcast_to(ident, v[:, :1].shape), v[:, :-1]], axis=1)

@@ -614,6 +614,15 @@ def _blocks(rng):
 
 
 # (file, profile, subgroup size, constants, bindings, grid, expected way)
+def _subgroup_inputs(rng):
+    """subgroup_ops.comp's: f32 with zeros of both signs, infinities, a NaN and subnormals; ints."""
+    x = rng.standard_normal(192).astype(np.float32) * 4
+    x[[5, 40, 77, 100, 130, 150, 170, 190]] = [-0.0, 0.0, np.inf, 1e-40, -1e-39, -np.inf, 3e38, -2e-45]
+    x[140] = np.nan                     # the third workgroup's partial subgroup only
+    y = rng.integers(-1000, 1000, 192).astype(np.int32)
+    return _sizes(45, 3, extra={(0, 0): x, (0, 1): y, (0, 2): 192 * 16 * 4, (0, 3): 192 * 16 * 4, (0, 4): 24 * 4})
+
+
 SPIRV_CASES = [
     ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
     ("coop_ops.comp", "nvidia-h200", None, {}, lambda rng: {
@@ -764,6 +773,10 @@ SPIRV_CASES = [
     ("spec_short_array.comp#n8", "reference", None, {"0": 8}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
     ("subgroup_barrier_branch.comp", "nvidia-h200", None, {}, lambda rng: _sizes(1, extra={(0, 0): 64 * 4}),
      (1, 1, 1), "declined"),
+    # subgroup operations run for the whole workgroup at once (ggml's matrix-vector reduction),
+    # on full subgroups and, after some invocations returned, partial ones (the H200's rank order)
+    ("subgroup_ops.comp", "nvidia-h200", None, {}, _subgroup_inputs, (3, 1, 1), "fused"),
+    ("subgroup_ops.comp#sg16", "reference", 16, {}, _subgroup_inputs, (3, 1, 1), "fused"),
     ("reduce_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): np.concatenate([np.array([8 * 256 - 100, 0, 0, 0], np.uint32),
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),

@@ -303,6 +303,39 @@ fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
     np.testing.assert_array_equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize("use_bias", [0, 1])
+def test_output_bound_again_for_an_unread_input(monkeypatch, capfd, use_bias):
+    """ggml binds its output again for a fused input it leaves unused: compiled while that binding
+    is never read; read after all, the written buffer is restored and the interpreter runs it."""
+    src = """
+@group(0) @binding(0) var<storage, read> a : array<u32>;
+@group(0) @binding(1) var<storage, read_write> o : array<u32>;
+@group(0) @binding(2) var<storage, read> bias : array<u32>;
+@group(0) @binding(3) var<storage, read> flag : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid : vec3<u32>) {
+  var v = a[gid.x] * 3u;
+  if (flag[0] != 0u) { v = v + bias[(gid.x + 1u) % 64u]; }
+  o[gid.x] = v;
+}
+"""
+    outs = []
+    for jit in (False, True):
+        monkeypatch.setenv("EMU_JIT", "1" if jit else "0")
+        monkeypatch.setenv("EMU_JIT_WHY", "1")
+        dev = emu.Device("reference")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl"))
+        out = dev.create_buffer(np.arange(100, 164, dtype=np.uint32))
+        bufs = {(0, 0): dev.create_buffer(np.arange(64, dtype=np.uint32)), (0, 1): out, (0, 2): out,
+                (0, 3): dev.create_buffer(np.array([use_bias], np.uint32))}
+        capfd.readouterr()
+        dev.dispatch(pipe, bufs, (1, 1, 1))
+        said = capfd.readouterr().err
+        outs.append(out.read(np.uint32))
+    np.testing.assert_array_equal(outs[0], outs[1])
+    assert ("it read a binding that shares memory with a written one" in said) == bool(use_bias), said
+
+
 def test_bench_shaders(monkeypatch):
     from pathlib import Path
     shaders = Path(__file__).resolve().parents[2] / "bench" / "shaders"
