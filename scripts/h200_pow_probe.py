@@ -1,6 +1,6 @@
 """pow(x, c) with a constant exponent, over negative and positive x, f32 and f16, through Dawn.
 
-    python scripts/h200_pow_probe.py OUT.npz [--backend dawn]      # on the GPU machine: records
+    python scripts/h200_pow_probe.py OUT.npz [--backend dawn] [--more]   # on the GPU machine: records
     python scripts/h200_pow_probe.py --against OUT.npz              # here: emu's bits against it
 
 WGSL leaves pow(x, y) undefined for x < 0 (it is exp2(y * log2(x))), but llama.cpp's kernels
@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 EXPONENTS = ("2.0", "3.0", "4.0", "0.5", "1.0", "-1.0", "-2.0", "1.5")
+MORE = ("0.0", "5.0", "6.0", "7.0", "8.0", "16.0", "-3.0", "-0.5", "2.5", "32.0")    # --more
 N = 4096
 
 
@@ -41,17 +42,17 @@ fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
 """
 
 
-def cases():
+def cases(exponents=EXPONENTS):
     for ty in ("f32", "f16"):
-        for e in EXPONENTS:
+        for e in exponents:
             yield f"{ty} pow(x, {e})", kernel(e, ty)
 
 
-def record(out: Path, backend: str) -> int:
+def record(out: Path, backend: str, exponents=EXPONENTS) -> int:
     from emu.hw.runner import run_on_adapter
     x = inputs()
     got = {"x": x}
-    for name, src in cases():
+    for name, src in cases(exponents):
         r = run_on_adapter(src, dispatch=(N // 64,), buffers={(0, 0): x, (0, 1): 4 * N}, outputs=[(0, 1)],
                            backend=backend)
         got[name] = np.frombuffer(r[(0, 1)], np.float32).copy()
@@ -65,7 +66,7 @@ def against(path: Path, profile: str = "nvidia-h200") -> int:
     rec = np.load(path)
     x = rec["x"]
     dev = emu.Device(profile)
-    for name, src in cases():
+    for name, src in cases(tuple(k.split(", ")[1][:-1] for k in rec.files if k.startswith("f32 "))):
         a, r = dev.create_buffer(x), dev.create_buffer(size=4 * N)
         dev.dispatch(dev.create_compute_pipeline(dev.create_shader_module(src, "pow.wgsl")), {(0, 0): a, (0, 1): r},
                      (N // 64, 1, 1))
@@ -83,4 +84,4 @@ if __name__ == "__main__":
     if args and args[0] == "--against":
         sys.exit(against(Path(args[1])))
     be = args[args.index("--backend") + 1] if "--backend" in args else "dawn"
-    sys.exit(record(Path(args[0]), be))
+    sys.exit(record(Path(args[0]), be, EXPONENTS + MORE if "--more" in args else EXPONENTS))
