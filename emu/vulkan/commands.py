@@ -202,6 +202,10 @@ def _handle(s: DescriptorSet, g, key, bound, call: str):
     if value is None:
         raise VkError(f"set {g.group} binding {g.binding} ('{g.name}') was never written (vkUpdateDescriptorSets)",
                       vuid=f"VUID-{call}-None-08114")
+    from .objects import DeclinedSampler
+    if isinstance(value, DeclinedSampler):
+        raise VkError(f"set {g.group} binding {g.binding} ('{g.name}'): its sampler has {value.message}",
+                      "VK_ERROR_FEATURE_NOT_PRESENT", value.vuid)
     t = s.layout.bindings[g.binding][0]
     from ..isa.types import TextureType
     from .objects import DESCRIPTOR_NAMES

@@ -20,7 +20,8 @@ import numpy as np
 
 from .commands import _cb
 from .icd import VK, VkError, command, destroyer, ffi, get, new_handle
-from .objects import Buffer, ImageView, Memory, SamplerObject, _dev, bind_commands, requirement_commands
+from .objects import (Buffer, DeclinedSampler, ImageView, Memory, SamplerObject, _dev, bind_commands,
+                      requirement_commands)
 from .physical import PhysicalDevice, heap_size, image_limits
 
 # emu's texel formats (emu/numerics/texels.py) as VkFormat
@@ -331,18 +332,21 @@ def _sampler(i):
                       vuid)
     if i.magFilter not in FILTER or i.minFilter not in FILTER:
         decline(f"magFilter {i.magFilter} / minFilter {i.minFilter} (cubic)", "VUID-VkSamplerCreateInfo-magFilter-01081")
+    declined = []           # valid, not modelled: the sampler is made, a dispatch sampling through it refused
     for axis in "UVW":
         mode = getattr(i, f"addressMode{axis}")
-        if mode not in ADDRESS:
-            name = "clamp to border" if mode == VK["VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER"] else "mirror clamp to edge"
-            decline(f"addressMode{axis} {name}", "VUID-VkSamplerCreateInfo-addressModeU-01079")
+        if mode == VK["VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER"]:
+            declined.append(f"addressMode{axis} clamp to border")
+        elif mode not in ADDRESS:
+            decline(f"addressMode{axis} mirror clamp to edge (samplerMirrorClampToEdge is not reported)",
+                    "VUID-VkSamplerCreateInfo-addressModeU-01079")
     if i.anisotropyEnable:
         decline("anisotropyEnable (the samplerAnisotropy feature is not reported)",
                 "VUID-VkSamplerCreateInfo-anisotropyEnable-01070")
     if i.mipLodBias != 0:
         decline(f"mipLodBias {i.mipLodBias} (maxSamplerLodBias is 0)", "VUID-VkSamplerCreateInfo-mipLodBias-01069")
     if i.unnormalizedCoordinates:
-        decline("unnormalizedCoordinates", "VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072")
+        declined.append("unnormalizedCoordinates")
     from . import icd
     if icd.find(i.pNext, "VkSamplerReductionModeCreateInfo") is not None or \
             icd.find(i.pNext, "VkSamplerYcbcrConversionInfo") is not None:
@@ -350,6 +354,9 @@ def _sampler(i):
     if not 0 <= i.minLod <= i.maxLod:
         raise VkError(f"minLod {i.minLod} and maxLod {i.maxLod}: 0 <= minLod <= maxLod",
                       vuid="VUID-VkSamplerCreateInfo-maxLod-01973")
+    if declined:
+        return DeclinedSampler(f"{', '.join(declined)}: emu's samplers take normalized coordinates and address by "
+                               f"repeat, mirrored repeat or clamp to edge", "VUID-vkCmdDispatch-None-08600")
     from ..memory.textures import Sampler
     return Sampler(address_mode_u=ADDRESS[i.addressModeU], address_mode_v=ADDRESS[i.addressModeV],
                    address_mode_w=ADDRESS[i.addressModeW], mag_filter=FILTER[i.magFilter],

@@ -390,7 +390,16 @@ class ImageView:
 
 class SamplerObject:
     def __init__(self, sampler):
-        self.sampler = sampler                     # emu's Sampler (images.py makes it)
+        self.sampler = sampler                     # emu's Sampler, or a DeclinedSampler (images.py)
+
+
+class DeclinedSampler:
+    """A valid sampler emu does not model (unnormalized coordinates, a border colour): made, bound and
+    written as the API allows (ncnn makes one when its device starts), refused by a dispatch whose
+    shader samples through it."""
+
+    def __init__(self, message: str, vuid: str):
+        self.message, self.vuid = message, vuid
 
 
 class SetLayout:
@@ -539,7 +548,7 @@ def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j
     if t in SAMPLER_DESCRIPTORS:
         fixed = s.layout.immutable.get(binding)
         sampler = fixed[element] if fixed else get(info.sampler, SamplerObject, call, f"{where}.sampler").sampler
-        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"]:
+        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"] or isinstance(sampler, DeclinedSampler):
             return sampler
     view = get(info.imageView, ImageView, call, f"{where}.imageView")
     usage = IMAGE_DESCRIPTORS[t]

@@ -96,7 +96,7 @@ def test_sampled_and_storage_images_match_emu_itself(manifest, tmp_path):
 
 def test_invalid_use_of_images_is_one_message_then_the_code(manifest, tmp_path):
     """A view of an image with no memory, a multisampled image, an image past the device's limits,
-    a clamp-to-border sampler, a texel buffer binding, a descriptor write of the wrong type, a
+    a mirror-clamp-to-edge sampler (unnormalized and clamp-to-border ones are made), a texel buffer binding, a descriptor write of the wrong type, a
     storage view of an image without STORAGE usage, a layout whose descriptor type is not the
     shader's: one line each naming the call and the VUID (then the code where the command returns
     one); the program goes on."""
@@ -106,7 +106,8 @@ def test_invalid_use_of_images_is_one_message_then_the_code(manifest, tmp_path):
     assert r.stdout.splitlines() == [
         "view of an unbound image: VkErrorUnknown", "multisampled image: VkErrorFormatNotSupported",
         "image past the limits: VkErrorFormatNotSupported",
-        "clamp-to-border sampler: VkErrorFeatureNotPresent", "texel buffer binding: VkErrorFeatureNotPresent",
+        "mirror-clamp-to-edge sampler: VkErrorFeatureNotPresent", "unnormalized sampler: made",
+        "clamp-to-border sampler: made", "texel buffer binding: VkErrorFeatureNotPresent",
         "submit: VkErrorUnknown", "submit: VkErrorUnknown", "done"]
     assert r.stderr.splitlines() == [
         "emu vulkan: vkCreateImageView [VUID-VkImageViewCreateInfo-image-01020]: the image has no memory bound "
@@ -116,9 +117,9 @@ def test_invalid_use_of_images_is_one_message_then_the_code(manifest, tmp_path):
         "VK_ERROR_FORMAT_NOT_SUPPORTED",
         "emu vulkan: vkCreateImage [VUID-VkImageCreateInfo-extent-02252]: extent (40000, 16) with 1 layer(s) passes "
         "the device's 2d limits (32768 texels a side, 2048 layers) -> VK_ERROR_FORMAT_NOT_SUPPORTED",
-        "emu vulkan: vkCreateSampler [VUID-VkSamplerCreateInfo-addressModeU-01079]: pCreateInfo->addressModeU clamp "
-        "to border: emu's samplers filter nearest or linear and address by repeat, mirrored repeat or clamp to edge "
-        "(with or without a compare op) -> VK_ERROR_FEATURE_NOT_PRESENT",
+        "emu vulkan: vkCreateSampler [VUID-VkSamplerCreateInfo-addressModeU-01079]: pCreateInfo->addressModeU mirror "
+        "clamp to edge (samplerMirrorClampToEdge is not reported): emu's samplers filter nearest or linear and address "
+        "by repeat, mirrored repeat or clamp to edge (with or without a compare op) -> VK_ERROR_FEATURE_NOT_PRESENT",
         "emu vulkan: vkCreateDescriptorSetLayout [VUID-VkDescriptorSetLayoutBinding-descriptorType-parameter]: "
         "pBindings[0] (binding 0) has descriptor type UNIFORM_TEXEL_BUFFER: emu's device runs storage and uniform "
         "buffers, storage and sampled images, samplers and combined image samplers (not texel buffers, input "

@@ -38,8 +38,14 @@ unbound = vk.vkCreateImage(dev, image_info(SAMPLED), None)
 attempt("view of an unbound image", lambda: view_of(unbound))
 attempt("multisampled image", lambda: vk.vkCreateImage(dev, image_info(SAMPLED, vk.VK_SAMPLE_COUNT_4_BIT), None))
 attempt("image past the limits", lambda: vk.vkCreateImage(dev, image_info(SAMPLED, width=40000), None))
-attempt("clamp-to-border sampler", lambda: vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(
-    addressModeU=vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER), None))
+attempt("mirror-clamp-to-edge sampler", lambda: vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(
+    addressModeU=4), None))        # VK_SAMPLER_ADDRESS_MODE_MIRROR_CLAMP_TO_EDGE; its feature is not reported
+# valid samplers emu does not model are made (ncnn makes one when its device starts); a dispatch
+# sampling through one is refused
+for label, info in (("unnormalized", dict(unnormalizedCoordinates=1)),
+                    ("clamp-to-border", dict(addressModeU=vk.VK_SAMPLER_ADDRESS_MODE_CLAMP_TO_BORDER))):
+    vk.vkDestroySampler(dev, vk.vkCreateSampler(dev, vk.VkSamplerCreateInfo(**info), None), None)
+    print(f"{label} sampler: made")
 attempt("texel buffer binding", lambda: vk.vkCreateDescriptorSetLayout(dev, vk.VkDescriptorSetLayoutCreateInfo(
     bindingCount=1, pBindings=[vk.VkDescriptorSetLayoutBinding(
         binding=0, descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, descriptorCount=1,
