@@ -880,15 +880,8 @@ def reciprocal_sqrt(module: Module) -> int:
 
 def _integer_exponent(v: Value, defs) -> int | None:
     """n where v is the constant n (a scalar, or a vector of n's) with 1 <= n <= 4."""
-    d = defs.get(v.id)
-    if d is None or d.op != "const":
-        return None
-    k = d.attrs.get("value")
-    ks = set(k) if isinstance(k, (list, tuple)) else {k}
-    if len(ks) != 1:
-        return None
-    k = ks.pop()
-    return int(k) if isinstance(k, (int, float)) and not isinstance(k, bool) and k in (1, 2, 3, 4) else None
+    k = _const_of(defs.get(v.id))
+    return int(k) if k in (1.0, 2.0, 3.0, 4.0) else None
 
 
 def expand_integer_powers(module: Module, types) -> int:
@@ -899,12 +892,12 @@ def expand_integer_powers(module: Module, types) -> int:
 
     def pick(inst):
         if inst.op != "builtin" or inst.attrs["fn"] != "pow" or not _fusable_type(inst.type, types) \
-                or inst.attrs.get("exact") or _integer_exponent(inst.args[1], defs) is None:
+                or inst.attrs.get("exact"):
             return False
-        if _integer_exponent(inst.args[1], defs) == 1:
+        n = _integer_exponent(inst.args[1], defs)
+        if n == 1:
             same[inst.result.id] = inst.args[0]
-            return False
-        return True
+        return n is not None and n != 1
 
     def expand(inst, b, _defs):
         n, x, new = _integer_exponent(inst.args[1], defs), inst.args[0], []
