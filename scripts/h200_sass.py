@@ -20,8 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -48,16 +46,10 @@ def vulkaninfo(out: Path, vt: Path) -> None:
         print("vulkaninfo profile:", p.name)
 
 
-def entry_point_name(spirv: bytes) -> str:
+def entry_point_name(spirv: bytes, name: str) -> str:
     """The name of the module's first OpEntryPoint (glslang's is `main`, Tint's `dawn_entry_point`)."""
-    words = np.frombuffer(spirv, dtype="<u4")
-    k = 5                                           # after the header
-    while k < len(words):
-        count, opcode = int(words[k]) >> 16, int(words[k]) & 0xFFFF
-        if opcode == 15:                            # OpEntryPoint model id "name" ...
-            return words[k + 3:k + count].tobytes().split(b"\0")[0].decode()
-        k += max(count, 1)
-    raise ValueError("no OpEntryPoint")
+    from emu.frontend.spirv.grammar import decode
+    return next(i.ops[2] for i in decode(spirv, name)[0] if i.opname == "OpEntryPoint")
 
 
 def main(argv) -> int:
@@ -124,7 +116,7 @@ def main(argv) -> int:
                 sType=vk.VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, codeSize=len(spirv), pCode=spirv), None)
             stage = vk.VkPipelineShaderStageCreateInfo(
                 sType=vk.VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, stage=vk.VK_SHADER_STAGE_COMPUTE_BIT,
-                module=shader, pName=entry_point_name(spirv))
+                module=shader, pName=entry_point_name(spirv, f.name))
             pipe = vk.vkCreateComputePipelines(dev, cache, 1, [vk.VkComputePipelineCreateInfo(
                 sType=vk.VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO, stage=stage, layout=layout,
                 flags=(CAPTURE_STATISTICS | CAPTURE_INTERNAL) if use_exec else 0)], None)[0]
