@@ -16,18 +16,13 @@ import emu
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "hw" / "h100"
-EXPONENTS = ("2.0", "3.0", "4.0", "0.5", "1.0", "-1.0", "-2.0", "1.5")
+sys.path.insert(0, str(ROOT / "scripts"))
+from h200_pow_probe import EXPONENTS, kernel  # noqa: E402  (the kernels the recording ran)
 
 
 def _pow(x: np.ndarray, exp: str, ty: str, lang: str) -> np.ndarray:
     if lang == "wgsl":
-        src = ("enable f16;\n" if ty == "f16" else "") + f"""
-@group(0) @binding(0) var<storage, read> a: array<f32>;
-@group(0) @binding(1) var<storage, read_write> r: array<f32>;
-@compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) g: vec3<u32>) {{
-    r[g.x] = f32(pow({ty}(a[g.x]), {ty}({exp})));
-}}"""
+        src = kernel(exp, ty)
     else:
         t = "float16_t" if ty == "f16" else "float"
         src = f"""#version 450
