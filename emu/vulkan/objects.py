@@ -548,7 +548,7 @@ def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j
     if t in SAMPLER_DESCRIPTORS:
         fixed = s.layout.immutable.get(binding)
         sampler = fixed[element] if fixed else get(info.sampler, SamplerObject, call, f"{where}.sampler").sampler
-        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"] or isinstance(sampler, DeclinedSampler):
+        if t == VK["VK_DESCRIPTOR_TYPE_SAMPLER"]:
             return sampler
     view = get(info.imageView, ImageView, call, f"{where}.imageView")
     usage = IMAGE_DESCRIPTORS[t]
@@ -556,6 +556,8 @@ def _image_descriptor(s: DescriptorSet, binding: int, element: int, w, k: int, j
         raise VkError(f"{where}.imageView: a {DESCRIPTOR_NAMES[t]} descriptor needs an image made with {usage}",
                       vuid="VUID-VkWriteDescriptorSet-descriptorType-00337" if "SAMPLED" in usage else
                       "VUID-VkWriteDescriptorSet-descriptorType-00339")
+    if isinstance(sampler, DeclinedSampler):       # refused by a dispatch that samples through it
+        return sampler
     return view.view if sampler is None else CombinedImageSampler(view.view, sampler)
 
 
