@@ -43,6 +43,16 @@ def test_clustered_reductions_and_ballot_queries_match_lavapipe(seed):
     _identical("subgroup_clustered_ballot.comp", dispatch=(4, 1, 1), buffers={(0, 0): x})
 
 
+@pytest.mark.parametrize("pick", [1, 2])
+def test_quad_operations_and_all_equal_match_lavapipe(pick):
+    import numpy as np
+    from emu.isa.ir import PUSH_CONSTANTS
+    x = np.random.default_rng(pick).integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
+    x[32:40] = 77
+    _identical("subgroup_quad_allequal.comp", dispatch=(2, 1, 1),
+               buffers={(0, 0): x, PUSH_CONSTANTS: np.array([pick], np.uint32)})
+
+
 def test_buffer_device_addresses_match_lavapipe():
     """The same scenario on lavapipe with its own addresses (vkGetBufferDeviceAddress): the same
     results, but for the one value that is an address difference (0 - the list's head where the

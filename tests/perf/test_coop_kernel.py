@@ -751,6 +751,9 @@ SPIRV_CASES = [
     ("spec_id_twins.comp", "reference", None, {"0": 8, "1": 3}, lambda rng: {(0, 0): 4 * 4 * 64}, (2, 1, 1), "fused"),
     ("subgroup_clustered_ballot.comp", "lavapipe", 8, {}, lambda rng: {
         (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 128 * 32}, (2, 1, 1), "declined"),
+    ("subgroup_quad_allequal.comp", "nvidia-h200", None, {}, lambda rng: _sizes(2, extra={
+        (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 256 * 16}), (2, 1, 1),
+     "fused"),
     ("workgroup_alias.comp", "reference", None, {}, lambda rng: {
         (0, 0): rng.normal(0, 1, 192).astype(np.float32), (0, 1): 192 * 16}, (3, 1, 1), "declined"),
     ("pointer_after_loop.spvasm", "reference", None, {}, lambda rng: {(0, 0): 32}, (1, 1, 1), "fused"),

@@ -67,8 +67,8 @@ def ident(name: str) -> str:
 CAPABILITIES |= {
     # SPV_KHR_integer_dot_product (intdot.py)
     "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
-    # clustered reductions (subgroups.py)
-    "GroupNonUniformClustered",
+    # clustered reductions and quad operations (subgroups.py)
+    "GroupNonUniformClustered", "GroupNonUniformQuad",
     # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
     "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
     "WorkgroupMemoryExplicitLayout16BitAccessKHR",

@@ -1,11 +1,11 @@
 """Subgroup instructions beyond the IR's own subgroup functions: clustered reductions (the
-`cluster` attribute of the IR's subgroup op) and the ballot queries (OpGroupNonUniformBallotBitCount,
--FindLSB, -FindMSB, -BitExtract, OpGroupNonUniformInverseBallot), lowered to integer arithmetic on
-the four words of a ballot: bit k of the subgroup is bit k % 32 of word k // 32; only the bits of
+`cluster` attribute of the IR's subgroup op), quad broadcasts and swaps, OpGroupNonUniformAllEqual,
+and the ballot queries (OpGroupNonUniformBallotBitCount, -FindLSB, -FindMSB, -BitExtract,
+OpGroupNonUniformInverseBallot), the last lowered to integer arithmetic on the four words of a ballot: bit k of the subgroup is bit k % 32 of word k // 32; only the bits of
 invocations that exist (below SubgroupSize) count, as the spec says."""
 from __future__ import annotations
 
-from ...isa.types import BOOL, I32, U32, VectorType, scalar_of, width
+from ...isa.types import BOOL, I32, U32, VectorType, scalar_of, width, with_scalar
 from .module import SUBGROUP_SCOPE
 
 
@@ -106,3 +106,40 @@ class SubgroupLowering:
 
     def op_GroupNonUniformInverseBallot(self, i):
         return self.bit_of(i, self.ballot_operand(i, 1), self.builtin_input("subgroup_invocation_id"))
+
+    # -- quads (GroupNonUniformQuad) and OpGroupNonUniformAllEqual (GroupNonUniformVote) -----------
+    def subgroup_value(self, i, k: int):
+        if self.scope(i, i.ops[0]) != SUBGROUP_SCOPE:
+            self.fail(i, f"{i.opname} with a scope other than Subgroup is not supported")
+        return self.val(i.ops[k], i)
+
+    def op_GroupNonUniformQuadBroadcast(self, i):
+        """Lane `index` of each group of four; the index is dynamically uniform (SPIR-V 1.5) and
+        below 4, which a constant is checked for here."""
+        v = self.subgroup_value(i, 1)
+        c = self.info.consts.get(i.ops[2])
+        if c is not None and not 0 <= int(c[1]) < 4:
+            self.fail(i, f"the quad index {int(c[1])} is not 0, 1, 2 or 3")
+        index = self.as_sign(self.val(i.ops[2], i), "U")
+        return self.b.op("subgroup", [v, index], v.type, fn="quad_broadcast")
+
+    def op_GroupNonUniformQuadSwap(self, i):
+        """Direction 0 swaps horizontally (lane ^ 1), 1 vertically (^ 2), 2 diagonally (^ 3)."""
+        v = self.subgroup_value(i, 1)
+        c = self.info.consts.get(i.ops[2])
+        if c is None or int(c[1]) not in (0, 1, 2):
+            self.fail(i, "the direction of OpGroupNonUniformQuadSwap must be the constant 0, 1 or 2")
+        return self.b.op("subgroup", [v, self.u32c(int(c[1]) + 1)], v.type, fn="shuffle_xor")
+
+    def op_GroupNonUniformAllEqual(self, i):
+        """True where every active invocation holds the value of the first active one (floats
+        compare as OpFOrdEqual does: a NaN equals nothing)."""
+        v = self.subgroup_value(i, 1)
+        first = self.b.op("subgroup", [v], v.type, fn="broadcast_first")
+        same = self.b.op("binary", [v, first], with_scalar(v.type, BOOL), fn="eq")
+        if width(v.type) > 1:
+            parts = [self.b.op("extract", [same], BOOL, path=[k]) for k in range(width(v.type))]
+            same = parts[0]
+            for part in parts[1:]:
+                same = self.b.op("binary", [same, part], BOOL, fn="and")
+        return self.b.op("subgroup", [same], BOOL, fn="all")

@@ -1,0 +1,86 @@
+"""Quad operations (GroupNonUniformQuad: OpGroupNonUniformQuadBroadcast with a constant and a
+push-constant index, OpGroupNonUniformQuadSwap in its three directions) and
+OpGroupNonUniformAllEqual of tests/shaders/spirv/subgroup_quad_allequal.comp, bit for bit against
+the rule written here in numpy, at subgroup sizes 8 (lavapipe's; tests/hw/test_vulkan_breadth_lavapipe.py
+runs it there) and 32 (nvidia-h200's)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import emu
+from emu.isa.ir import PUSH_CONSTANTS
+
+FILE = "tests/shaders/spirv/subgroup_quad_allequal.comp"
+SRC = (Path(__file__).resolve().parents[3] / FILE).read_text()
+
+
+def _all_equal(x, sg, active=None):
+    active = np.ones(len(x), bool) if active is None else active
+    out = np.zeros(len(x), bool)
+    for s in range(0, len(x), sg):
+        vals = x[s:s + sg][active[s:s + sg]]
+        out[s:s + sg] = bool(len(vals)) and bool((vals == vals[0]).all())
+    return out
+
+
+def reference(x: np.ndarray, sg: int, pick: int) -> np.ndarray:
+    n = len(x)
+    lane = np.arange(n)
+    quad = lane & ~3
+    r = np.zeros((2 * n, 4), np.uint32)
+    r[:n, 0] = x[quad | 2]
+    r[:n, 1] = x[lane ^ 1] ^ (x[lane ^ 2] << 1)
+    r[:n, 2] = ((x & 0xFFFF).astype(np.float32) * np.float32(0.5))[lane ^ 3].view(np.uint32)
+    r[:n, 3] = (x >> 3)[quad | pick]
+    odd = (x & 1) == 1
+    e = _all_equal(x, sg) * 1 | _all_equal(x >> 30, sg) * 2 | 4 | 8 | 16 | (sg == 1) * 32
+    e = e | np.where(odd, 64, 0)            # x & 1 is 1 in every odd lane that takes part
+    r[n:, 0] = e
+    return r
+
+
+@pytest.mark.parametrize("profile,sg", [("lavapipe", 8), ("nvidia-h200", 32)])
+@pytest.mark.parametrize("pick", [0, 3])
+def test_quad_operations_and_all_equal_are_bit_exact(profile, sg, pick):
+    dev = emu.Device(profile, subgroup_size=sg)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(SRC, FILE))
+    x = np.random.default_rng(sg + pick).integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
+    x[32:40] = 77                  # one subgroup of 8 (a quarter of one of 32) holds one value
+    out = dev.create_buffer(size=256 * 16)
+    dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): out,
+                        PUSH_CONSTANTS: dev.create_buffer(np.array([pick], np.uint32))}, (2, 1, 1))
+    got = out.read(np.uint32).reshape(256, 4)
+    want = reference(x, sg, pick)
+    assert np.array_equal(got, want), [(int(a), int(b), got[a, b], want[a, b]) for a, b in np.argwhere(got != want)[:6]]
+    if sg == 8:                    # lanes 32..39 all hold 77: subgroupAllEqual(v) is true there only
+        assert set(np.flatnonzero(got[128:, 0] & 1) // 8) == {4}
+
+
+BAD_SWAP = """OpCapability Shader
+OpCapability GroupNonUniformQuad
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 4 1 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%subgroup = OpConstant %uint 3
+%seven = OpConstant %uint 7
+%main = OpFunction %void None %fn
+%l = OpLabel
+%r = OpGroupNonUniformQuadSwap %uint %subgroup %seven %subgroup
+OpReturn
+OpFunctionEnd
+"""
+
+
+def test_a_quad_swap_direction_other_than_0_1_or_2_is_one_message():
+    from emu.errors import EmuError
+    dev = emu.Device("nvidia-h200")
+    with pytest.raises(EmuError) as e:
+        dev.create_compute_pipeline(dev.create_shader_module(BAD_SWAP, "bad_swap.spvasm"))
+    assert "the direction of OpGroupNonUniformQuadSwap must be the constant 0, 1 or 2" in e.value.message
+    assert (e.value.loc.file, e.value.loc.line) == ("bad_swap.spvasm", 13)
