@@ -76,7 +76,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from .ir import Block, Builder, Function, Inst, Module, Value
-from .types import BOOL, F16, F32, VOID, scalar_of
+from .types import BOOL, F16, F32, VOID, scalar_of, width
 
 # decision -> the measurement that pins it
 DECISIONS = {
@@ -156,12 +156,13 @@ DECISIONS = {
                      "FFMA -x2, x2, -0.271), 128 of 128; fma(x * k1, k2, c) is fma(x, k1 * k2, c): seed 80's SASS "
                      "(smoothstep(-1, 2, t7 * -1.718): FFMA.SAT t7, -0.5727, 0.3333)",
     "rsqrt": "f32 1.0 / sqrt(x) is one MUFU.RSQ: llama.cpp's rms_norm",
-    "pow-integer": "pow(x, n) for a constant n of 1 to 4 is x, x * x, (x * x) * x, (x * x) * (x * x), also for "
-                   "negative x, where exp2(n * log2(x)) gives NaN: 4,096 of 4,096 per exponent, f32 and f16 "
-                   "(scripts/h200_pow_probe.py through Dawn on an H100, driver 580.159.04; "
-                   "tests/data/hw/h100/pow_probe.npz); n = 0.5, 1.5, -1, -2 keep the general sequence (4,096 "
-                   "of 4,096 each); other n not recorded. llama.cpp 0.3.19's row_norm and GELU: 54,402 -> "
-                   "78,080 of 78,080 outputs",
+    "pow-integer": "pow(x, n) for a constant n of 0 to 5 is 1, x, x * x, (x * x) * x, (x * x) * (x * x), "
+                   "((x * x) * (x * x)) * x, also for negative x, where exp2(n * log2(x)) gives NaN: 4,096 of "
+                   "4,096 per exponent, f32 and f16 (scripts/h200_pow_probe.py --more through Dawn on an H100, "
+                   "driver 580.159.04; tests/data/hw/h100/pow_probe.npz); n = 6, 7, 8, 16, 32, -1, -2, -3, 0.5, "
+                   "-0.5, 1.5, 2.5 keep the general sequence (4,096 of 4,096 each; n = 0 and 5 were recorded "
+                   "after the rule for 1..4 was written and took it from 1,990 and 59 of 4,096 (f32) to 4,096). "
+                   "llama.cpp 0.3.19's row_norm and GELU: 54,402 -> 78,080 of 78,080 outputs",
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
     "divide-rsqrt": "f32 x / inverseSqrt(y) is x * sqrt(y) (MUFU.SQRT, FMUL): randprog_fit.npz seed 160's SASS "
@@ -879,14 +880,15 @@ def reciprocal_sqrt(module: Module) -> int:
 
 
 def _integer_exponent(v: Value, defs) -> int | None:
-    """n where v is the constant n (a scalar, or a vector of n's) with 1 <= n <= 4."""
+    """n where v is the constant n (a scalar, or a vector of n's) with 0 <= n <= 5."""
     k = _const_of(defs.get(v.id))
-    return int(k) if k in (1.0, 2.0, 3.0, 4.0) else None
+    return int(k) if k in (0.0, 1.0, 2.0, 3.0, 4.0, 5.0) else None
 
 
 def expand_integer_powers(module: Module, types) -> int:
-    """pow(x, n), n a constant 1..4, as the driver's multiplies (DECISIONS['pow-integer']): x itself,
-    x * x, (x * x) * x, (x * x) * (x * x); the products are open to value numbering and fma formation."""
+    """pow(x, n), n a constant 0..5, as the driver's multiplies (DECISIONS['pow-integer']): 1, x itself,
+    x * x, (x * x) * x, (x * x) * (x * x), ((x * x) * (x * x)) * x; the products are open to value
+    numbering and fma formation."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     same = {}                                           # pow(x, 1): its uses read x
 
@@ -901,7 +903,14 @@ def expand_integer_powers(module: Module, types) -> int:
 
     def expand(inst, b, _defs):
         n, x, new = _integer_exponent(inst.args[1], defs), inst.args[0], []
-        sq = x if n == 2 else _emitter(inst, b, new)("binary", [x, x], fn="mul")
+        if n == 0:                                      # 1 for every x, inf and zero included
+            one = 1.0 if width(inst.type) == 1 else [1.0] * width(inst.type)
+            inst.op, inst.args, inst.attrs = "const", [], {"value": one}
+            return [inst]
+        op = _emitter(inst, b, new)
+        sq = x if n == 2 else op("binary", [x, x], fn="mul")
+        if n == 5:
+            sq = op("binary", [sq, sq], fn="mul")
         inst.op, inst.args, inst.attrs = "binary", [sq, sq if n == 4 else x], {"fn": "mul", "contracted": "pow-integer"}
         return new + [inst]
     count = _expand_each(module, pick, expand)

@@ -37,8 +37,9 @@ RULES = {
                                       "fused) where a division of the same two values comes before it"),
     "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "
                                      "(x - e0) / (e1 - e0) rounded once"),
-    "pow-integer": ("mul", "pow(x, n) of a constant n in 1..4 as multiplies (x * x, (x * x) * x, (x * x) * "
-                           "(x * x)): each product rounded, a negative x kept (not exp2(n * log2(x)))"),
+    "pow-integer": ("mul", "pow(x, n) of a constant n in 0..5 as 1 or multiplies (x * x, (x * x) * x, "
+                           "(x * x) * (x * x), ((x * x) * (x * x)) * x): each product rounded, a negative x "
+                           "kept (not exp2(n * log2(x)))"),
     "expand-fract": ("sub", "fract(x) as x - floor(x): a subtract the value before it may fuse into"),
     "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL): the product left open to fuse with "
                           "an add around it"),

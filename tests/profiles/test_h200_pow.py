@@ -1,6 +1,7 @@
-"""pow(x, n) with a constant exponent on the H200's driver: n = 1..4 is x and multiplies (x * x,
-(x * x) * x, (x * x) * (x * x)), negative x included, where WGSL's exp2(n * log2(x)) is NaN;
-other exponents keep the general sequence. Recorded through Dawn on an H100 with driver
+"""pow(x, n) with a constant exponent on the H200's driver: n = 0 is 1, n = 1..5 is x and
+multiplies (x * x, (x * x) * x, (x * x) * (x * x), ((x * x) * (x * x)) * x), negative x included,
+where WGSL's exp2(n * log2(x)) is NaN; other exponents (6, 7, 8, 16, 32, -1, -2, -3, 0.5, -0.5,
+1.5, 2.5) keep the general sequence. Recorded through Dawn on an H100 with driver
 580.159.04 (the H200's; scripts/h200_pow_probe.py, the first 1,024 of 4,096 inputs per exponent
 in tests/data/hw/h100/pow_probe.npz). llama.cpp's row_norm (pow(x, 2.0)) and GELU (pow(x, 3.0))
 depend on it: tests/data/hw/h100/llama_webgpu_0.3.19.npz, replayed below where the kernels are
@@ -17,7 +18,7 @@ import emu
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "hw" / "h100"
 sys.path.insert(0, str(ROOT / "scripts"))
-from h200_pow_probe import EXPONENTS, kernel  # noqa: E402  (the kernels the recording ran)
+from h200_pow_probe import EXPONENTS, MORE, kernel  # noqa: E402  (the kernels the recording ran)
 
 
 def _pow(x: np.ndarray, exp: str, ty: str, lang: str) -> np.ndarray:
@@ -39,7 +40,7 @@ void main() {{ uint i = gl_GlobalInvocationID.x; r[i] = float(pow({t}(a[i]), {t}
 
 
 @pytest.mark.parametrize("ty", ["f32", "f16"])
-@pytest.mark.parametrize("exp", EXPONENTS)
+@pytest.mark.parametrize("exp", EXPONENTS + MORE)
 def test_pow_of_a_constant_exponent_is_the_h200s(exp, ty):
     d = np.load(DATA / "pow_probe.npz")
     got = _pow(d["x"], exp, ty, "wgsl")
@@ -49,7 +50,7 @@ def test_pow_of_a_constant_exponent_is_the_h200s(exp, ty):
 def test_negative_bases_of_integer_exponents_are_products_through_vulkan_too():
     """The rule is the driver's, so GLSL straight to it gets it as WGSL through Tint does."""
     d = np.load(DATA / "pow_probe.npz")
-    for exp in ("2.0", "3.0", "4.0", "1.0"):
+    for exp in ("2.0", "3.0", "4.0", "1.0", "0.0", "5.0", "6.0"):
         got = _pow(d["x"], exp, "f32", "glsl")
         assert np.array_equal(got.view(np.uint32), d[f"f32 pow(x, {exp})"].view(np.uint32)), exp
 

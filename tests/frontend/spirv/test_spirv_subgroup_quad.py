@@ -84,3 +84,28 @@ def test_a_quad_swap_direction_other_than_0_1_or_2_is_one_message():
         dev.create_compute_pipeline(dev.create_shader_module(BAD_SWAP, "bad_swap.spvasm"))
     assert "the direction of OpGroupNonUniformQuadSwap must be the constant 0, 1 or 2" in e.value.message
     assert (e.value.loc.file, e.value.loc.line) == ("bad_swap.spvasm", 13)
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "data/hw/h100/subgroup_probe.npz"
+
+
+@pytest.mark.parametrize("name,file,groups,size,push", [
+    ("allequal", "subgroup_allequal_special.comp", 8, 256 * 4, None),
+    ("quad", "subgroup_quad_allequal.comp", 2, 256 * 16, 3)])
+def test_all_equal_and_quads_give_the_recorded_gpus_bits(name, file, groups, size, push):
+    """scripts/h200_subgroup_probe.py on an H100 (driver 580.159.04, the H200's chip family and
+    driver): a float subgroupAllEqual compares as OpFOrdEqual does (-0.0 equals 0.0; any NaN,
+    even one NaN everywhere, makes it false), which is what emu does. (lavapipe differs here: it
+    gives true for NaNs; emu's lavapipe profile does not model that.)"""
+    rec = np.load(RECORDED)
+    f = f"tests/shaders/spirv/{file}"
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module((Path(__file__).resolve().parents[3] / f).read_text(), f))
+    out = dev.create_buffer(size=size)
+    binds = {(0, 0): dev.create_buffer(rec[f"{name}.x"]), (0, 1): out}
+    if push is not None:
+        binds[PUSH_CONSTANTS] = dev.create_buffer(np.array([push], np.uint32))
+    dev.dispatch(pipe, binds, (groups, 1, 1))
+    assert np.array_equal(out.read(np.uint32), rec[f"{name}.y"])
+    if name == "allequal":        # per subgroup: float result | bits result << 1
+        assert list(rec["allequal.y"].reshape(8, 32)[:, 0]) == [2, 1, 0, 0, 0, 0, 3, 3]
