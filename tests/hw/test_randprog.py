@@ -5,7 +5,9 @@ the model was frozen at commit 9ad1885; both through Dawn and through Vulkan, H1
 580.159.04); randprog_heldout.npz: seeds 200000..201199, recorded on an H200 (driver 580.159.04)
 after the model was frozen at 6c699cf; randprog_heldout2.npz: seeds 300000..301199, recorded on an
 H100 with driver 580.159.04 (2,400 of 2,400 programs of randprog_heldout.npz equal to the H200's,
-re-recorded in the same session) after the model was frozen at a169fd2. The whole recordings:
+re-recorded in the same session) after the model was frozen at a169fd2; randprog_fit2.npz: seeds
+500000..501199, recorded on an H100 (580.159.04) on 2026-12-07 for fitting, with the driver's SASS of
+both paths (scripts/h200_sass.py). The whole recordings:
 `python scripts/randprog_compare.py` (minutes); here a sample, whose per-seed results are pinned
 so that a change of the compiler model shows."""
 import hashlib
