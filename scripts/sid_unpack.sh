@@ -1,10 +1,18 @@
 # Sourced by the scripts that need packages from Debian sid (glslang_nv2.sh, ggml_vulkan.sh,
 # vk_xml.sh): sid_unpack PREFIX WHO PACKAGE... fetches the packages with apt through a temporary
 # sources list under PREFIX (nothing is installed system-wide) and unpacks them under PREFIX/root.
-# It returns 1 with a reason on stderr, naming WHO, when apt cannot fetch them.
+# It returns 1 with a reason on stderr, naming WHO, when apt cannot fetch them. With SID_DEBS=DIR
+# (a machine without network, e.g. the device machine, given the .debs fetched here) it unpacks
+# DIR's .debs instead of fetching.
 sid_unpack() {
   local P=$1 who=$2; shift 2
   mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
+  if [ -n "${SID_DEBS:-}" ]; then
+    cp "$SID_DEBS"/*.deb "$P/debs/" || { echo "$who: no .debs in SID_DEBS=$SID_DEBS" >&2; return 1; }
+    local d
+    for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+    return 0
+  fi
   cat > "$P/apt/sources/sid.sources" <<SRC
 Types: deb
 URIs: http://deb.debian.org/debian
