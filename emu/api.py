@@ -148,30 +148,38 @@ class ComputePipeline:
 
 
 def compile_wgsl(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None,
-                 defer_unset: bool = False, const_eval: str = "wgsl", cache: bool = False):
-    """WGSL text (or, for a file named *.ir, the IR's text form) -> IR module and warnings.
+                 defer_unset: bool = False, const_eval: str = "wgsl", cache: bool = False, stack=None):
+    """WGSL text (or, for a file named *.ir, the IR's text form; SPIR-V or GLSL by the file's
+    suffix) -> IR module and warnings.
     `const_eval`: how WGSL const-expressions fold (a profile's field: "wgsl" or Dawn's "tint").
-    `cache`: keep WGSL's IR between processes (emu/jit/ircache.py; what `emu run` does).
+    `stack`: the compiler passes of a device (emu/isa/compiler.py's stack_for) run over the module.
+    `cache`: keep the IR between processes (emu/jit/ircache.py; what `emu run` and the ICD do).
     Raises EmuError with file:line:col."""
+    args = dict(strict=strict, constants=constants, defer_unset=defer_unset, const_eval=const_eval, stack=stack)
+    if cache:
+        from .jit.ircache import compile_cached
+        return compile_cached(_lower, source, file, **args)
+    return _lower(source, file, **args)
+
+
+def _lower(source: str, file: str, *, stack, **args):
+    from .frontend import is_spirv_file
     if file.endswith(".ir"):
         # IR text straight in: for front ends of other languages and for ops WGSL cannot spell
         from .isa.textparser import parse_ir
-        return parse_ir(source, file), []
-    from .frontend import is_spirv_file
-    if is_spirv_file(file):
+        module, warnings = parse_ir(source, file), []
+    elif is_spirv_file(file):
         # SPIR-V binary or assembly, or GLSL through glslang: the same IR
         from .frontend import spirv
-        return spirv.compile_source(source, file, constants=constants, defer_unset=defer_unset)
-    args = dict(strict=strict, constants=constants, defer_unset=defer_unset, const_eval=const_eval)
-    if cache:
-        from .jit.ircache import compile_cached
-        return compile_cached(_lower_wgsl, source, file, **args)
-    return _lower_wgsl(source, file, **args)
-
-
-def _lower_wgsl(source: str, file: str, **args):
-    from .frontend.wgsl import compile_source
-    return compile_source(source, file, **args)
+        module, warnings = spirv.compile_source(source, file, constants=args["constants"],
+                                                defer_unset=args["defer_unset"])
+    else:
+        from .frontend.wgsl import compile_source
+        module, warnings = compile_source(source, file, **args)
+    if stack is not None:
+        from .isa.compiler import compile_for
+        compile_for(module, stack)
+    return module, warnings
 
 
 def compile_for_ir(source: str, file: str = "<input>", *, strict: bool = False, constants: dict | None = None):
@@ -286,20 +294,35 @@ class Device:
             raise ArgumentError(f"create_shader_module: code must be WGSL text (a str), not {type(code).__name__}",
                                   hint="read the file first: create_shader_module(open(path).read(), path)")
         with self._errors({file: code}):
-            module, warnings = compile_wgsl(code, file, strict=strict, defer_unset=True,
-                                            const_eval=self.profile.const_eval, cache=cache)
+            module, warnings = self._lower(code, file, cache, strict=strict, defer_unset=True)
             # SPIR-V whose spec constants size its types (matrix shapes, arrays) is checked per
             # pipeline, with the pipeline's values (the defaults may name no config of the device)
             from .frontend import is_spirv_file
-            self._for_device(module, check=not (module.needs_constants and is_spirv_file(file)))
+            self._check(module, check=not (module.needs_constants and is_spirv_file(file)))
         return ShaderModule(module, code, file, warnings, cache)
 
-    def _for_device(self, module, check: bool = True) -> None:
-        """Make the IR what this device runs, and check the device can run it."""
-        # what the device's compilers do to the arithmetic (fused multiply-adds, RCP, RSQ)
+    def _lower(self, source: str, file: str, cache: bool, **args):
+        """The source lowered to IR and made what this device runs (what its compilers do to the
+        arithmetic: fused multiply-adds, RCP, RSQ): (module, warnings). ``cache``: kept between
+        processes under the source, the arguments and the compiler stack (emu/jit/ircache.py), so
+        a program that makes the same pipelines each run (a Vulkan program through the ICD) lowers
+        each shader once per machine, as a driver's shader cache does."""
+        return compile_wgsl(source, file, const_eval=self.profile.const_eval, stack=self._stack(file),
+                            cache=cache, **args)
+
+    def _stack(self, file: str):
         from .frontend import is_spirv_file
-        from .isa.compiler import compile_for, stack_for
-        compile_for(module, stack_for(self.profile, is_spirv_file(module.file)))
+        from .isa.compiler import stack_for
+        return stack_for(self.profile, is_spirv_file(file))
+
+    def _for_device(self, module, check: bool = True) -> None:
+        """Make an IR module made elsewhere (parsed from IR text) what this device runs, and check it."""
+        from .isa.compiler import compile_for
+        compile_for(module, self._stack(module.file))
+        self._check(module, check)
+
+    def _check(self, module, check: bool = True) -> None:
+        """Check that the device can run the module (made what it runs by _lower)."""
         if check:
             from .isa.verify import verify
             verify(module, self.profile, self.subgroup_size)
@@ -323,9 +346,8 @@ class Device:
         with self._errors({module.file: module.source}):
             if ir.needs_constants and (constants or ir.unset_overrides):
                 # overrides size types here: lower the shader again with this pipeline's values
-                ir, _ = compile_wgsl(module.source, module.file, constants=constants,
-                                     const_eval=self.profile.const_eval, cache=module.cache)
-                self._for_device(ir)
+                ir, _ = self._lower(module.source, module.file, module.cache, constants=constants)
+                self._check(ir)
                 constants = {}
             pipeline = Pipeline(ir, entry_point, constants, self.profile, self.options)
             from .isa.verify import verify

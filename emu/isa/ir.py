@@ -58,10 +58,7 @@ class Inst:
 
     def walk(self) -> Iterator[Inst]:
         """This instruction and every instruction nested in its blocks, in program order."""
-        yield self
-        for b in self.blocks:
-            for i in b.insts:
-                yield from i.walk()
+        return _walk((self,))
 
 
 @dataclass(eq=False)
@@ -78,8 +75,23 @@ class Function:
     loc: Loc | None = None
 
     def walk(self) -> Iterator[Inst]:
-        for i in self.body.insts:
-            yield from i.walk()
+        return _walk(self.body.insts)
+
+
+def _walk(insts) -> Iterator[Inst]:
+    """`insts` and every instruction nested in their blocks, in program order, with a stack of
+    iterators instead of one generator per nesting level (a recursive `yield from` costs a frame
+    per level for every instruction: the compiler's passes walk large shaders many times). Lists
+    are read as they are when reached, as the recursive walk reads them."""
+    stack = [iter(insts)]
+    while stack:
+        for i in stack[-1]:
+            yield i
+            if i.blocks:
+                stack.append(j for b in i.blocks for j in b.insts)
+                break
+        else:
+            stack.pop()
 
 
 # (group, binding) of the push-constant block (SPIR-V's PushConstant, WGSL's var<push_constant> and

@@ -1,10 +1,14 @@
-"""The lowered IR of a WGSL source kept between processes, for `emu run`: parsing and lowering a
-GEMM takes ~4 ms, but importing the WGSL front end to do it ~50 ms of every run. A hit loads the
-IR module and its warnings with pickle (~0.3 ms) and never imports the front end.
+"""The IR of a shader kept between processes, as the device runs it: for `emu run` (parsing and
+lowering a GEMM takes ~4 ms, but importing the WGSL front end to do it ~50 ms of every run) and
+for Vulkan programs through the ICD, which make the same pipelines each run (lowering one of
+llama.cpp's matrix-vector shaders and running the device's compiler passes over it takes seconds;
+a driver keeps its compiled shaders in a disk cache for the same reason). A hit loads the IR
+module and its warnings with pickle and never imports the front end.
 
-An entry is the (module, warnings) pair the front end returned, before any device touched it
-(each load gives fresh objects). Its name is a hash of the source, the file name (messages and
-locations name it), every argument of the compile, Python's version and the stamp of emu's own
+An entry is the (module, warnings) pair emu.api.compile_wgsl returns: the front end's
+module after the compiler stack's passes (each load gives fresh objects). Its name is a hash of the
+source, the file name (messages and locations name it), every argument of the compile (the stack
+and the specialization constants among them), Python's version and the stamp of emu's own
 files (path, size and modification time of each, as Python's bytecode cache checks its sources):
 changing any file of emu gives a new stamp, so IR lowered by other code is never used. Only
 successful compiles are kept: an error is reported from the source each time.
@@ -33,7 +37,7 @@ def _stamp() -> str:
 
 def _entry(source: str, file: str, args: dict) -> Path:
     from .fuse import _cache_dir
-    key = hashlib.sha256(repr((file, sorted(args.items(), key=repr))).encode() + b"\0" + source.encode())
+    key = hashlib.sha256(repr((file, sorted(args.items(), key=repr))).encode() + b"\0" + source.encode("utf-8", "surrogateescape"))
     return _cache_dir() / "ir" / _stamp() / f"{key.hexdigest()[:32]}.pickle"
 
 

@@ -25,6 +25,12 @@ and never again, such as every edit of a shader), and leftover temporary files o
 died while writing. A kernel whose rent was dropped starts again from zero, which at worst
 interprets it once more for up to its compile time.
 
+A kernel with a function longer than MAX_FUNCTION_LINES (EMU_JIT_MAX_LINES) lines is never
+compiled here: numba's time grows faster than the lines of one function (its analyses iterate
+over every block and variable: minutes, and gigabytes, for ten thousand lines), past what any
+dispatch would pay back, and a process killed for its memory is worse than a slow one. Such a
+kernel runs interpreted, said once per process on stderr.
+
 EMU_JIT=1 compiles every kernel the fast paths take at once (the tests that compare the compiled
 path with the interpreter), EMU_JIT=0 never compiles; unset or `auto`, this module decides.
 The results are the same bits either way: the compiled kernels are exact against the reference
@@ -45,6 +51,7 @@ PROBE_LANES = 4096      # the first interpreted batch, in lanes (whole workgroup
 LARGE_LINES = 500       # without per-line samples, a kernel longer than this costs proportionally more
 KEEP_RENTS = 256        # rent files kept in tier/ (one per kernel interpreted and not compiled yet)
 STALE_TMP_S = 3600      # a temporary file this old was left by a process that died while writing
+MAX_FUNCTION_LINES = 3000   # longer functions are not compiled in the automatic mode (see above)
 
 
 def mode() -> str:
@@ -100,9 +107,16 @@ class Tier:
     interpreted seconds to the kernel's rent (kept across processes under its hash)."""
     PROBE_LANES = PROBE_LANES
 
-    def __init__(self, kind: str, key: str, what: str, cache: Path, lines: int | None = None):
+    def __init__(self, kind: str, key: str, what: str, cache: Path, lines: int | None = None,
+                 longest: int | None = None):
         self.kind, self.key, self.what, self.cache, self.lines = kind, key, what, cache, lines
         self.compile_s = compile_estimate(kind, cache, lines)
+        budget = max_function_lines()
+        if longest is not None and longest > budget:
+            self.compile_s = float("inf")       # never pays back: interpreted, said once
+            _say_once(key, f"emu JIT: {what} runs interpreted: a function of {longest} generated "
+                           f"lines, more than EMU_JIT_MAX_LINES={budget} (numba's time and memory grow "
+                           f"faster than that; EMU_JIT=1 compiles it anyway)")
         self.rent_file = cache / "tier" / f"{key}.rent"
         try:
             self.rent = float(self.rent_file.read_text())
@@ -153,6 +167,34 @@ class Tier:
             pass
 
 
+def max_function_lines() -> int:
+    try:
+        return int(os.environ.get("EMU_JIT_MAX_LINES", MAX_FUNCTION_LINES))
+    except ValueError:
+        return MAX_FUNCTION_LINES
+
+
+def longest_function(source: str) -> int:
+    """Lines of the longest function of a generated module (numba compiles each on its own)."""
+    longest = count = 0
+    for line in source.splitlines():
+        if line.startswith("def "):
+            count = 0
+        count += 1
+        longest = max(longest, count)
+    return longest
+
+
+_SAID: set = set()
+
+
+def _say_once(key: str, line: str) -> None:
+    if key not in _SAID:
+        _SAID.add(key)
+        import sys
+        print(line, file=sys.stderr, flush=True)
+
+
 def prune_rents(folder: Path, keep: int = KEEP_RENTS) -> int:
     """Remove all but the `keep` most recently written rent files of `folder` (and temporary files
     older than STALE_TMP_S); returns how many went. Called when a new rent file is written, so
@@ -193,7 +235,7 @@ def pending(kernel, kind: str, source_hash: str, cache: Path) -> Tier | None:
     entry = kernel.pipe.entry
     where = f" ({entry.loc.file})" if getattr(entry, "loc", None) is not None and entry.loc.file else ""
     kernel._tier = Tier(kind, source_hash, f"the {kind} kernel of '{entry.name}'{where}", cache,
-                        kernel.source.count("\n") + 1)
+                        kernel.source.count("\n") + 1, longest_function(kernel.source))
     return kernel._tier
 
 

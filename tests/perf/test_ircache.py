@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import emu
 from emu.api import compile_wgsl
 from emu.errors import EmuError
 from emu.isa.printer import print_module
@@ -131,3 +132,30 @@ def test_pool_runs_each_chunk_once_and_hands_errors_back():
         with pytest.raises(ValueError, match="chunk 0"):
             pool.run_chunks(fails, 64, 2)
     assert len(pool._threads) <= pool.CPUS
+
+
+def test_spirv_binary_with_spec_constants_lowered_once_per_machine(cache, monkeypatch):
+    """A Vulkan program's shader (a SPIR-V binary, passed as the ICD passes it: decoded with
+    surrogateescape) and its pipelines with specialization constants: the second device lowers
+    nothing (the IR after the device's compiler passes comes from the cache), and its IR and
+    results are the first one's."""
+    from emu.frontend import spirv
+    src = (ROOT / "tests" / "shaders" / "spirv" / "spec_short_array.comp").read_text()
+    binary = spirv.compile_glsl(src, "spec_short_array.comp").decode("utf-8", "surrogateescape")
+    outs, irs = [], []
+    for n in range(2):
+        if n:
+            def no_front_end(*a, **k):
+                raise AssertionError("lowered again")
+            monkeypatch.setattr(spirv, "compile_source", no_front_end)
+        dev = emu.Device(profile="nvidia-h200")
+        mod = dev.create_shader_module(binary, file="shader-0123.spv", cache=True)
+        for length in (2, 8):
+            pipe = dev.create_compute_pipeline(mod, "main", {"0": length})
+            o = np.zeros(1, np.int32)
+            dev.dispatch(pipe, {(0, 0): o}, 1)
+            outs.append(int(o[0]))
+            irs.append(print_module(pipe.pipeline.module))
+    assert outs == [3, 172, 3, 172]              # 0 + 3; 0 + 3 + ... + 21 with a[4] = 100 for 12
+    assert irs[:2] == irs[2:]
+    assert len(list(cache.glob("*.pickle"))) == 3    # the module and its two specializations

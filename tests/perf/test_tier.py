@@ -254,3 +254,32 @@ def test_a_compile_removes_the_kernel_s_rent(cache, monkeypatch):
     _, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
     assert pl.ran == {"interpreted": 0, "compiled": 16}
     assert list((cache / "tier").glob("*.rent")) == []
+
+
+def test_a_kernel_over_the_line_budget_runs_interpreted_and_says_so_once(cache, monkeypatch, capfd):
+    """A generated function longer than EMU_JIT_MAX_LINES is never compiled in the automatic mode,
+    however cheap the estimate or large the dispatch (numba's time and memory grow faster than its
+    lines): the interpreter runs it, the same bits, with one line on stderr per process."""
+    want = _reference(monkeypatch, NAIVE, 64, np.float32, (4, 4, 1))
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 1e-9)
+    monkeypatch.setattr(tier, "_SAID", set())
+    monkeypatch.setenv("EMU_JIT_MAX_LINES", "10")
+    for _ in range(2):
+        got, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+        assert np.array_equal(got, want)
+        assert pl.ran == {"interpreted": 16, "compiled": 0} and pl._jit.mod is None
+    longest = tier.longest_function(pl._jit.source)
+    assert 10 < longest <= pl._jit.source.count("\n") + 1
+    err = capfd.readouterr().err.splitlines()
+    said = [line for line in err if "runs interpreted" in line]
+    assert said == [f"emu JIT: the fusion kernel of 'main' (t.wgsl) runs interpreted: a function of {longest} "
+                    f"generated lines, more than EMU_JIT_MAX_LINES=10 (numba's time and memory grow faster "
+                    f"than that; EMU_JIT=1 compiles it anyway)"]
+    monkeypatch.setenv("EMU_JIT", "1")                           # asked for: compiled all the same
+    got, pl = _gemm(NAIVE, 64, np.float32, (4, 4, 1))
+    assert np.array_equal(got, want) and pl._jit.mod is not None and pl.ran["compiled"] == 16
+
+
+def test_longest_function_counts_each_def_apart():
+    src = "import numpy as np\n\n@njit\ndef a(x):\n    return x\n\n@njit\ndef run(w):\n    y = 1\n    z = 2\n    return y + z\n"
+    assert tier.longest_function(src) == 4          # run: its def line and three of body
