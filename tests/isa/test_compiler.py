@@ -607,3 +607,30 @@ def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     assert out[4] == nvidia.call("normalize", "f32", u)[0]
     done, text = _ir(glsl, file="v.comp")
     assert '"dot"' not in text and '"normalize"' not in text and '"length"' not in text
+
+
+GLSL16_IO = GLSL_IO.replace("#version 450\n", "#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n")
+
+
+def _fma16(a, b, c):
+    """f16 fma, one rounding (the f16 product and sum are exact in f64)."""
+    a, b, c = (np.asarray(v, np.float16).astype(np.float64) for v in (a, b, c))
+    return (a * b + c).astype(np.float16)
+
+
+def test_f16_mix_of_a_difference_from_its_first_operand_is_one_fma():
+    """mix(a, a - b, t) is fma(t, (a - b) - a, a) and (a - b) - a is -b: one HFMA2 -b, t, a (the
+    driver's SASS of randprog fit seed 29: HFMA2 -x2, fract(x2), x4 for mix(x4, x4 - x2, fract(x2)))."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), t = float16_t(inp[i * 3u + 2u]);
+  o[i] = float(mix(a, a - b, fract(t)));
+}"""
+    rng = np.random.default_rng(29)
+    x = rng.uniform(-40, 40, (128, 3)).astype(np.float16).astype(np.float32)
+    a, b, t = x.T.astype(np.float16)
+    f = (t - np.floor(t)).astype(np.float16)
+    out = _run_many(src, x, 1)[:, 0]
+    want = _fma16(f, -b, a)
+    unfolded = _fma16(f, ((a - b).astype(np.float16) - a).astype(np.float16), a)
+    assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, unfolded)
