@@ -40,7 +40,8 @@ RULES = {
     "pow-integer": ("mul", "pow(x, n) of a constant n in 1..4 as multiplies (x * x, (x * x) * x, (x * x) * "
                            "(x * x)): each product rounded, a negative x kept (not exp2(n * log2(x)))"),
     "expand-fract": ("sub", "fract(x) as x - floor(x): a subtract the value before it may fuse into"),
-    "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL): the product left open to fuse with "
+    "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL; f16: MUFU.LG2.F16 truncated, then HMUL2 by "
+                          "f16(ln 2)): the product left open to fuse with "
                           "an add around it"),
     "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
     "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
