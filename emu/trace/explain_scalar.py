@@ -67,7 +67,7 @@ RULES = {
                               "one multiply (two roundings of the quotient become one)"),
     "relu-f16": (None, "f16 clamp(v, 0, hi) as the add's .RELU then a min with hi: a NaN v gives hi"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
-                                     "(x + k) / c as fma(x, r, k * r)"),
+                                     "(x + k) / c as fma(x, r, k * r), ((y + kk) + k) / c as fma(y, r, (kk + k) * r)"),
     "tint-smoothstep": ("mul", "smoothstep as Tint writes it in its SPIR-V: t * (t * (3 - 2t)), "
                                "t = clamp((x - e0) / (e1 - e0), 0, 1)"),
 }

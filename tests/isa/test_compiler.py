@@ -665,3 +665,37 @@ def test_f16_log_is_lg2_times_ln2_open_to_fusing(file):
     rounded = ((lg * ln2).astype(np.float16) + b).astype(np.float16)
     out = _run_many(glsl if file == "k.comp" else wgsl, x, 1, file=file)[:, 0]
     assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, rounded)
+
+
+@pytest.mark.parametrize("file", ["k.comp", "k.wgsl"])
+def test_f16_smoothstep_of_a_shifted_value_folds_the_shift_into_its_constant(file):
+    """f16 smoothstep(-1, 2, 0.044715 + x): t = (x + (0.044715 + 1)) * r, r = f16(1 / 3), is
+    HFMA2.SAT x, r, f16(1.0447) * r = 0.34814 (the driver's SASS of randprog fit seed 73); the
+    shift is not rounded on its own first."""
+    glsl = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  o[i] = float(smoothstep(-1.0hf, 2.0hf, 0.044715hf + float16_t(inp[i])));
+}"""
+    wgsl = """enable f16;
+@group(0) @binding(0) var<storage, read> inp: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  o[gid.x] = f32(smoothstep(-1.0h, 2.0h, 0.044715h + f16(inp[gid.x])));
+}"""
+    from emu.numerics.tint import quantize_f16
+    x = np.linspace(-1.2, 2.2, 128).astype(np.float16)
+    h = np.float16
+    # Tint's literal is truncated toward zero; its 3 - 2 * t fuses: fma(-2, t, 3)
+    shift = h(0.044715) if file == "k.comp" else quantize_f16(0.044715)
+    r = h(1 / 3)
+    kr = h(np.float32(h(shift + h(1))) * np.float32(r))
+    assert kr == h(0.34814453125)
+
+    def smooth(t):
+        t = np.clip(t, h(0), h(1)).astype(h)
+        poly = ((h(3) - t).astype(h) - t).astype(h) if file == "k.comp" else _fma16(h(-2), t, h(3))
+        return ((t * t).astype(h) * poly).astype(h)
+    want = smooth(_fma16(x, r, kr))
+    assert not np.array_equal(want, smooth(_fma16((shift + x).astype(h), r, r)))
+    out = _run_many(glsl if file == "k.comp" else wgsl, x.astype(np.float32)[:, None], 1, file=file)[:, 0]
+    assert np.array_equal(out, want.astype(np.float32))
