@@ -725,3 +725,25 @@ def test_f16_product_with_two_users_one_beside_another_fma_is_rounded_for_both()
     assert not np.array_equal(t, _fma16(a, b, c))
     _, text = _ir(src, "k.comp")
     assert text.count('contracted = "rounded-beside-fma"') == 2         # c + p and .. - p
+
+
+def test_f16_a_times_b_and_b_times_a_are_one_product():
+    """f16 x4 * x3 and x3 * x4 are one HMUL2 (value numbering takes a commutative op's operands in
+    either order, f16 as f32): its use in a select is not an add, so the product is rounded for
+    the add too (the driver's SASS of randprog fit seed 917: HMUL2 R3, then HADD2 R3 + (x3 + x3) and
+    SEL R3)."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), c = float16_t(inp[i * 3u + 2u]);
+  o[i * 2u] = float((a * b) + (b + b));
+  o[i * 2u + 1u] = float((c < a) ? (b * a) : c);
+}"""
+    rng = np.random.default_rng(917)
+    x = rng.uniform(-3, 3, (128, 3)).astype(np.float16).astype(np.float32)
+    a, b, c = x.T.astype(np.float16)
+    p = (a * b).astype(np.float16)
+    out = _run_many(src, x, 2)
+    want = (p + (b + b).astype(np.float16)).astype(np.float16)
+    assert np.array_equal(out[:, 0], want.astype(np.float32))
+    assert not np.array_equal(want, _fma16(a, b, (b + b).astype(np.float16)))
+    assert np.array_equal(out[:, 1], np.where(c < a, p, c).astype(np.float32))
