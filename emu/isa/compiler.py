@@ -57,8 +57,7 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            fma           all or nothing: a product fuses into every add or
                                          subtract that uses it, unless one user is not an add, or
                                          takes the other product (of two the left; f16: a multiply
-                                         before a division), or (f16, two users) adds it to another
-                                         fma, or subtracts it while it has several
+                                         before a division), or subtracts it while it has several
                                          users; then it is rounded for all. x / y + z is fma(x,
                                          RCP(y), z) where the division has no other use (f32 and
                                          f16); f32(a * b) of f16 values fuses into its first add
@@ -91,14 +90,6 @@ DECISIONS = {
                       "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
                       "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
                       "(f32) 128 of 128 only so; constant divisors not measured",
-    "rounded-beside-fma": "an f16 product with two users, one of which adds it to another product's fused "
-                          "multiply-add, is rounded for both: t4 = t3 + x1 * x2, (t5 + x1 * t4) - (t4 - t3) (t4 - t3 "
-                          "folded to x1 * x2) is HMUL2 x1, x2, HADD2 t3 + p, HFMA2 x1, t4, t5, HADD2 - p in the SASS of "
-                          "randprog_fit.npz seed 969 (128 of 128 only so); a product with one user still fuses beside a "
-                          "mix's fma (seed 45's SASS) and into one add each of two users with no fma beside it (seed "
-                          "513's SASS: smoothstep's last product into x1 - p and p + t6); f16 family fit 244 -> 245 of "
-                          "300 (Dawn), 242 -> 243 of 294 (Vulkan), judge unchanged (104, 105 of 150), none lost; f32 "
-                          "not measured",
     "relu-f16": "f16 clamp(v, 0, hi) of an add, subtract or fma v is .RELU then HMNMX2 with hi, a NaN v giving hi: "
                 "randprog_fit.npz seed 81 (HFMA2.RELU, HMNMX2 2 in its SASS; -0.7065 = 2 * -0.3533 where 0 was "
                 "modelled), seeds 1, 9 (128 of 128 after); hi = 1 is .SAT (HFMA2.SAT), NaN giving 0 (seeds 645, "
@@ -1190,8 +1181,7 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
                 by.setdefault(a.id, []).append(i)
         first_user = {k: next((u for u in v if u.op == "binary" and u.attrs["fn"] in ("add", "sub")), None)
                       for k, v in by.items()}
-        beside = set()                               # f16 products rounded beside another fma
-        fusing = _fusing_products(f, defs, by, first_user, types, divide, beside)
+        fusing = _fusing_products(f, defs, by, first_user, types, divide)
         for blk in _blocks(f.body):
             out = []
             orig = list(blk.insts)
@@ -1201,8 +1191,6 @@ def form_fma(module: Module, types, divide: bool, constant_factor: bool = True, 
                     out.append(inst)
                     continue
                 new = _fuse(inst, defs, uses, fusing, first_user, b, types, divide, constant_factor)
-                if new is None and inst.op == "binary" and any(a.id in beside for a in inst.args):
-                    inst.attrs["contracted"] = "rounded-beside-fma"
                 if new is None:
                     out.append(inst)
                     continue
@@ -1326,7 +1314,7 @@ def _is_add(u: Inst, types) -> bool:
         and _fusable_type(u.type, types)
 
 
-def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divide: bool, beside: set) -> set:
+def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divide: bool) -> set:
     """The products that fuse (DECISIONS['fma']): all or nothing, a product fuses into every one
     of its users or is rounded for all. Candidates are the products whose users are all adds or
     subtracts, and, where it has several, none subtracts it (c - p is c + (-p), the negation a
@@ -1362,10 +1350,6 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
                 if scalar_of(u.type) == F16:
                     ranked = _f16_multiply_first(ranked)
                 losers = [r[0].result for r in ranked[1:]]
-            elif len(sides) == 1 and scalar_of(u.type) == F16 and len(by[sides[0].id]) > 1 and _fuses_a_product(
-                    u.args[1] if u.args[0].id == sides[0].id else u.args[0], defs, cands, types):
-                losers = sides              # DECISIONS['rounded-beside-fma']
-                beside.add(sides[0].id)
             else:
                 continue
             for a in losers:
@@ -1373,12 +1357,6 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
                     cands.discard(a.id)
                     changed = True
     return cands
-
-
-def _fuses_a_product(v: Value, defs, cands: set, types) -> bool:
-    """v is an add or subtract that a product (still a candidate) fuses into."""
-    d = defs.get(v.id)
-    return d is not None and _is_add(d, types) and any(a.id in cands for a in d.args)
 
 
 def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide: bool, constant_factor: bool):

@@ -35,8 +35,6 @@ RULES = {
                       "sum rounded, then the product (two roundings where the source has three)"),
     "rounded-after-division": ("sub", "c - x * y kept as two roundings (the product rounded first, not "
                                       "fused) where a division of the same two values comes before it"),
-    "rounded-beside-fma": (None, "an f16 add kept as two roundings: its product has two users, one of them "
-                                 "an add of another product's fused multiply-add, so it is rounded for both"),
     "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "
                                      "(x - e0) / (e1 - e0) rounded once"),
     "pow-integer": ("mul", "pow(x, n) of a constant n in 1..4 as multiplies (x * x, (x * x) * x, (x * x) * "

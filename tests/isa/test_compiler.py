@@ -701,32 +701,6 @@ def test_f16_smoothstep_of_a_shifted_value_folds_the_shift_into_its_constant(fil
     assert np.array_equal(out, want.astype(np.float32))
 
 
-def test_f16_product_with_two_users_one_beside_another_fma_is_rounded_for_both():
-    """f16 t = c + a * b; (d + a * t) - (t - c): t - c is a * b, so the product has two users, and
-    one of them subtracts it from an add that fuses another product: the driver rounds it for both
-    (HMUL2 a, b; HADD2 c + p; HFMA2 a, t, d; HADD2 - p in the SASS of randprog fit seed 969)."""
-    src = GLSL16_IO + """void main() {
-  uint i = gl_GlobalInvocationID.x;
-  float16_t a = float16_t(inp[i * 4u]), b = float16_t(inp[i * 4u + 1u]);
-  float16_t c = clamp(float16_t(inp[i * 4u + 2u]), -1.0hf, 1.0hf), d = float16_t(inp[i * 4u + 3u]);
-  float16_t t = c + a * b;
-  o[i * 2u] = float(t);
-  o[i * 2u + 1u] = float((d + a * t) - (t - c));
-}"""
-    rng = np.random.default_rng(969)
-    x = rng.uniform(-3, 3, (128, 4)).astype(np.float16).astype(np.float32)
-    a, b, c, d = x.T.astype(np.float16)
-    c = np.clip(c, np.float16(-1), np.float16(1))
-    p = (a * b).astype(np.float16)
-    t = (c + p).astype(np.float16)
-    out = _run_many(src, x, 2)
-    assert np.array_equal(out[:, 0], t.astype(np.float32))
-    assert np.array_equal(out[:, 1], (_fma16(a, t, d) - p).astype(np.float16).astype(np.float32))
-    assert not np.array_equal(t, _fma16(a, b, c))
-    _, text = _ir(src, "k.comp")
-    assert text.count('contracted = "rounded-beside-fma"') == 2         # c + p and .. - p
-
-
 def test_f16_a_times_b_and_b_times_a_are_one_product():
     """f16 x4 * x3 and x3 * x4 are one HMUL2 (value numbering takes a commutative op's operands in
     either order, f16 as f32): its use in a select is not an add, so the product is rounded for
