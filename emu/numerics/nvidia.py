@@ -248,11 +248,18 @@ def _h_tanh(x):
     return sfu.table_f16("tanh_f16")[_h(x).view(np.uint16)].view(np.float16)
 
 
+def _h_lg2(x):
+    """MUFU.LG2.F16: the f32 LG2 truncated to f16 (f16 log is it times f16(ln 2), an HMUL2 that
+    emu.isa.compiler's expand-log leaves open to fusing as the builtin `lg2_f16`)."""
+    return _hz(sfu.lg2(_w(x)))
+
+
 _F16 = {
     "exp2": lambda x: _hz(sfu.ex2(_w(x))),
     "exp": lambda x: _hz(sfu.ex2(_w(_hmul(x, _hc(1.4426950408889634))))),
     "log2": lambda x: _hrn(sfu.lg2(_w(x))),
-    "log": lambda x: _hmul(_hz(sfu.lg2(_w(x))), _hc(0.6931471805599453)),
+    "lg2_f16": _h_lg2,
+    "log": lambda x: _hmul(_h_lg2(x), _hc(0.6931471805599453)),
     "inverseSqrt": lambda x: _hz(sfu.rsq(_w(x))),
     "sqrt": lambda x: _hz(sfu.sqrt(_w(x))),
     "sin": lambda x: _h_sin(x, False),

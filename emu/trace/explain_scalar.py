@@ -41,7 +41,8 @@ RULES = {
                            "(x * x) * (x * x), ((x * x) * (x * x)) * x): each product rounded, a negative x "
                            "kept (not exp2(n * log2(x)))"),
     "expand-fract": ("sub", "fract(x) as x - floor(x): a subtract the value before it may fuse into"),
-    "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL): the product left open to fuse with "
+    "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL; f16: MUFU.LG2.F16 truncated, then HMUL2 by "
+                          "f16(ln 2)): the product left open to fuse with "
                           "an add around it"),
     "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
     "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
@@ -56,7 +57,7 @@ RULES = {
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
     "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
-                   "are x; (a - y) + y is a, (a - y) + (y + b) is a + b; x - (x + b) is -b; -(a - b) is b - a; "
+                   "are x; (a - y) + y is a, (a - y) + (y + b) is a + b; x - (x + b) and (x - b) - x are -b; -(a - b) is b - a; "
                    "k1 + (k2 - v) is (k1 + k2) - v; +0 / y is +0; x < x is false, a select on a constant its operand)"),
     "fma-constants": ("fma", "k1 - fma(a, b, k2) as fma(-a, b, k1 - k2) (+ k1 and - k1 alike): the constants "
                              "combined at compile time, the product fused again with their sum"),
@@ -67,7 +68,7 @@ RULES = {
                               "one multiply (two roundings of the quotient become one)"),
     "relu-f16": (None, "f16 clamp(v, 0, hi) as the add's .RELU then a min with hi: a NaN v gives hi"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
-                                     "(x + k) / c as fma(x, r, k * r)"),
+                                     "(x + k) / c as fma(x, r, k * r), ((y + kk) + k) / c as fma(y, r, (kk + k) * r)"),
     "tint-smoothstep": ("mul", "smoothstep as Tint writes it in its SPIR-V: t * (t * (3 - 2t)), "
                                "t = clamp((x - e0) / (e1 - e0), 0, 1)"),
 }

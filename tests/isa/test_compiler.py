@@ -607,3 +607,117 @@ def test_vector_helpers_are_scalar_arithmetic_that_numbering_sees_through():
     assert out[4] == nvidia.call("normalize", "f32", u)[0]
     done, text = _ir(glsl, file="v.comp")
     assert '"dot"' not in text and '"normalize"' not in text and '"length"' not in text
+
+
+GLSL16_IO = GLSL_IO.replace("#version 450\n", "#version 450\n#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n")
+
+
+def _fma16(a, b, c):
+    """f16 fma, one rounding (the f16 product and sum are exact in f64)."""
+    a, b, c = (np.asarray(v, np.float16).astype(np.float64) for v in (a, b, c))
+    return (a * b + c).astype(np.float16)
+
+
+def test_f16_mix_of_a_difference_from_its_first_operand_is_one_fma():
+    """mix(a, a - b, t) is fma(t, (a - b) - a, a) and (a - b) - a is -b: one HFMA2 -b, t, a (the
+    driver's SASS of randprog fit seed 29: HFMA2 -x2, fract(x2), x4 for mix(x4, x4 - x2, fract(x2)))."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), t = float16_t(inp[i * 3u + 2u]);
+  o[i] = float(mix(a, a - b, fract(t)));
+}"""
+    rng = np.random.default_rng(29)
+    x = rng.uniform(-40, 40, (128, 3)).astype(np.float16).astype(np.float32)
+    a, b, t = x.T.astype(np.float16)
+    f = (t - np.floor(t)).astype(np.float16)
+    out = _run_many(src, x, 1)[:, 0]
+    want = _fma16(f, -b, a)
+    unfolded = _fma16(f, ((a - b).astype(np.float16) - a).astype(np.float16), a)
+    assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, unfolded)
+
+
+@pytest.mark.parametrize("file", ["k.comp", "k.wgsl"])
+def test_f16_log_is_lg2_times_ln2_open_to_fusing(file):
+    """f16 log(x) is MUFU.LG2.F16 then HMUL2 by f16(ln 2), and that product fuses into the add
+    around it: log(x * x + 1) - y / (|z| + 1e-5) is HFMA2 lg2, 0.69336, -(y * RCP) (the driver's SASS
+    of randprog fit seed 37; seed 865: HFMA2 R7, 0.693359375, |R6|)."""
+    from emu.numerics import nvidia
+    glsl = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 2u]), b = float16_t(inp[i * 2u + 1u]);
+  o[i] = float(log(a * a + 1.0hf) + b);
+}"""
+    wgsl = """enable f16;
+@group(0) @binding(0) var<storage, read> inp: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let i = gid.x;
+  let a = f16(inp[i * 2u]);
+  let b = f16(inp[i * 2u + 1u]);
+  o[i] = f32(log(a * a + 1.0h) + b);
+}"""
+    rng = np.random.default_rng(37)
+    x = rng.uniform(-4, 4, (128, 2)).astype(np.float16).astype(np.float32)
+    a, b = x.T.astype(np.float16)
+    lg = nvidia.call("lg2_f16", "f16", _fma16(a, a, np.float16(1)))
+    ln2 = np.float16(0.6931471805599453)
+    want = _fma16(lg, ln2, b)
+    rounded = ((lg * ln2).astype(np.float16) + b).astype(np.float16)
+    out = _run_many(glsl if file == "k.comp" else wgsl, x, 1, file=file)[:, 0]
+    assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, rounded)
+
+
+@pytest.mark.parametrize("file", ["k.comp", "k.wgsl"])
+def test_f16_smoothstep_of_a_shifted_value_folds_the_shift_into_its_constant(file):
+    """f16 smoothstep(-1, 2, 0.044715 + x): t = (x + (0.044715 + 1)) * r, r = f16(1 / 3), is
+    HFMA2.SAT x, r, f16(1.0447) * r = 0.34814 (the driver's SASS of randprog fit seed 73); the
+    shift is not rounded on its own first."""
+    glsl = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  o[i] = float(smoothstep(-1.0hf, 2.0hf, 0.044715hf + float16_t(inp[i])));
+}"""
+    wgsl = """enable f16;
+@group(0) @binding(0) var<storage, read> inp: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+  o[gid.x] = f32(smoothstep(-1.0h, 2.0h, 0.044715h + f16(inp[gid.x])));
+}"""
+    from emu.numerics.tint import quantize_f16
+    x = np.linspace(-1.2, 2.2, 128).astype(np.float16)
+    h = np.float16
+    # Tint's literal is truncated toward zero; its 3 - 2 * t fuses: fma(-2, t, 3)
+    shift = h(0.044715) if file == "k.comp" else quantize_f16(0.044715)
+    r = h(1 / 3)
+    kr = h(np.float32(h(shift + h(1))) * np.float32(r))
+    assert kr == h(0.34814453125)
+
+    def smooth(t):
+        t = np.clip(t, h(0), h(1)).astype(h)
+        poly = ((h(3) - t).astype(h) - t).astype(h) if file == "k.comp" else _fma16(h(-2), t, h(3))
+        return ((t * t).astype(h) * poly).astype(h)
+    want = smooth(_fma16(x, r, kr))
+    assert not np.array_equal(want, smooth(_fma16((shift + x).astype(h), r, r)))
+    out = _run_many(glsl if file == "k.comp" else wgsl, x.astype(np.float32)[:, None], 1, file=file)[:, 0]
+    assert np.array_equal(out, want.astype(np.float32))
+
+
+def test_f16_a_times_b_and_b_times_a_are_one_product():
+    """f16 x4 * x3 and x3 * x4 are one HMUL2 (value numbering takes a commutative op's operands in
+    either order, f16 as f32): its use in a select is not an add, so the product is rounded for
+    the add too (the driver's SASS of randprog fit seed 917: HMUL2 R3, then HADD2 R3 + (x3 + x3) and
+    SEL R3)."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), c = float16_t(inp[i * 3u + 2u]);
+  o[i * 2u] = float((a * b) + (b + b));
+  o[i * 2u + 1u] = float((c < a) ? (b * a) : c);
+}"""
+    rng = np.random.default_rng(917)
+    x = rng.uniform(-3, 3, (128, 3)).astype(np.float16).astype(np.float32)
+    a, b, c = x.T.astype(np.float16)
+    p = (a * b).astype(np.float16)
+    out = _run_many(src, x, 2)
+    want = (p + (b + b).astype(np.float16)).astype(np.float16)
+    assert np.array_equal(out[:, 0], want.astype(np.float32))
+    assert not np.array_equal(want, _fma16(a, b, (b + b).astype(np.float16)))
+    assert np.array_equal(out[:, 1], np.where(c < a, p, c).astype(np.float32))
