@@ -8,8 +8,9 @@ for each output, where the two first part and what differs there (emu/hw/sass.py
 SEED's SASS is SASS_DIR/SEED.sass (--sass, default /work/main/.hwtmp/sass/sass for Vulkan and
 .../sass_tint/sass for Dawn). One seed prints each output that differs as "driver: ... ; emu: ...";
 --all prints the agreeing ones too. --differ reads the (path, seed)s that scripts/randprog_compare.py
---out found differing and prints the table of mechanisms with their counts and example seeds; seeds
-it cannot read are counted with the reason. Run from the repository root (its emu is the one judged).
+--out found differing and prints the table of mechanisms (one row per output that differs in the
+recording, at its first difference) with their counts and example seeds; seeds it cannot read are
+counted with the reason. Run from the repository root (its emu is the one judged).
 """
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def show(seed, path, sass_dir, every: bool, depth: int) -> None:
 
 
 def cluster(result: str, paths, families, out_json: str | None, depth: int) -> None:
-    differ = json.loads(Path(result).read_text())["differ"]
+    data = json.loads(Path(result).read_text())
+    differ, bad_slots = data["differ"], data.get("slots", {})
     table = collections.Counter()
     programs = collections.defaultdict(set)
     examples = collections.defaultdict(list)
@@ -94,8 +96,9 @@ def cluster(result: str, paths, families, out_json: str | None, depth: int) -> N
             unread_seeds[type(e).__name__].append(seed)
             continue
         found = False
+        wrong = bad_slots.get(f"{path}/{seed}")
         for slot, (e, d, diff) in outs.items():
-            if diff is None:
+            if diff is None or (wrong is not None and slot not in wrong):
                 continue
             found = True
             mech = sass.mechanism(terms, diff[1], diff[2])
@@ -107,7 +110,7 @@ def cluster(result: str, paths, families, out_json: str | None, depth: int) -> N
             rows.append({"path": path, "seed": seed, "slot": slot, "mechanism": mech,
                          "driver": terms.show(diff[2], depth), "emu": terms.show(diff[1], depth)})
         if not found:
-            key = (randprog.family_of(seed), path, "no difference in the terms (numerics or a builtin)")
+            key = (randprog.family_of(seed), path, "terms agree (a builtin's numerics, or the matcher's blind spot)")
             table[key] += 1
             programs[key].add(seed)
             if len(examples[key]) < 6:

@@ -447,14 +447,14 @@ class _Sass:
         return binding, a.tid // 4, a.c // 4
 
     def run(self, code: list) -> dict:
-        pending: dict = {}            # address -> [(regs, preds)] of branches that jump there
-        live = True
+        pending: dict = {}            # address -> [(regs, preds, path)] of branches that jump there
+        live, path = True, True       # path: the condition under which this point is reached
         for ins in code:
             if ins.addr in pending:
                 states = pending.pop(ins.addr)
                 if live:
-                    states.append((self.regs, self.preds, None))
-                self._merge(states)
+                    states.append((self.regs, self.preds, path))
+                path = self._merge(states)
                 live = True
             if not live:
                 continue
@@ -465,9 +465,13 @@ class _Sass:
                         break                         # the padding after EXIT
                     raise Unreadable(f"a backward branch at {ins.addr:#x} (a loop)")
                 cond = self.pred(ins.pred) if ins.pred else True
-                pending.setdefault(target, []).append((dict(self.regs), dict(self.preds), cond))
+                if isinstance(cond, str):
+                    raise Unreadable(f"a branch on an integer condition at {ins.addr:#x}")
+                pending.setdefault(target, []).append((dict(self.regs), dict(self.preds), self._and(path, cond)))
                 if ins.pred is None:
                     live = False
+                else:
+                    path = self._and(path, self._not(cond))
                 continue
             if ins.opcode == "EXIT":
                 if ins.pred is None:
@@ -484,24 +488,57 @@ class _Sass:
             self.step(ins)
         return self.outputs
 
+    # path conditions: True, False or a term
+    def _not(self, c):
+        return (not c) if isinstance(c, bool) else self.t.mk("not", c)
+
+    def _and(self, a, b):
+        if a is True or b is False:
+            return b
+        if b is True or a is False:
+            return a
+        return self.t.mk("and", a, b)
+
+    def _tell_apart(self, p1, p2):
+        """(condition telling path p1 from p2, both paths joined)."""
+        t = self.t
+        if isinstance(p1, bool) or isinstance(p2, bool):
+            return None, True
+        if p2 == self._not(p1):
+            return p1, True
+        if t.op(p1) == "and" and t.op(p2) == "and":
+            common = set(t.args(p1)) & set(t.args(p2))
+            r1 = [x for x in t.args(p1) if x not in common]
+            r2 = [x for x in t.args(p2) if x not in common]
+            if common and len(r1) == len(r2) == 1 and r2[0] == self._not(r1[0]):
+                return r1[0], next(iter(common))
+        return p1, t.mk("or", p1, p2)
+
     def _merge(self, states):
-        """Registers where branches join: a select on the branch's condition."""
-        (regs, preds, cond), rest = states[0], states[1:]
+        """Registers where branches join: a select on the condition telling the paths apart."""
+        regs, preds, path = states[0]
         regs, preds = dict(regs), dict(preds)
-        for r2, p2, c2 in rest:
-            c = cond if cond is not None else (self.t.mk("not", c2) if not isinstance(c2, (bool, str)) else None)
+        for r2, p2, path2 in states[1:]:
+            c, joined = self._tell_apart(path, path2)
             for k in set(regs) | set(r2):
                 a, b = regs.get(k), r2.get(k)
-                if a is b or a == b:
+                if a is b or a == b or b is None:
                     continue
-                if isinstance(c, int) and isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
+                if a is None:
+                    regs[k] = b
+                elif c is None:
+                    raise Unreadable("branches join without a condition that tells them apart")
+                elif isinstance(a, tuple) or isinstance(b, tuple):
+                    ha, hb = self.halves(a, k), self.halves(b, k)
+                    regs[k] = tuple(self.t.mk("sel", c, x, y) for x, y in zip(ha, hb))
+                elif isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool):
                     regs[k] = self.t.mk("sel", c, a, b)
                 else:
-                    regs[k] = a if b is None else b if a is None else self.t.mk("join", *(
-                        x if isinstance(x, int) else self.t.mk("opaque", repr(x)) for x in (a, b)))
+                    regs[k] = Aff(c=-1 << 40)         # integers that differ: not followed
             preds.update({k: v for k, v in p2.items() if k not in preds})
-            cond = None
+            path = joined
         self.regs, self.preds = regs, preds
+        return path
 
     def _write(self, ins: Ins, dest: str, value):
         if ins.pred is not None and dest != "RZ":
@@ -797,8 +834,13 @@ class _Ir:
                 res += x if isinstance(x, list) else [x]
         elif op == "bitcast":
             res = args[0]
-        elif op in ("var", "global"):
-            res = ("ptr", i.result.id if op == "var" else a["name"], ())
+        elif op == "var":
+            res = ("ptr", i.result.id, ())
+            if args:                                  # var x = init
+                self.mem[(i.result.id, ())] = args[0]
+        elif op == "global":                          # binding 0 is the inputs, 1 the outputs
+            g = self.m.global_(a["name"])
+            res = ("ptr", {0: "I", 1: "O"}.get(g.binding if g is not None else None, a["name"]), ())
         elif op == "access":
             base = args[0]
             idx = tuple(x for x in args[1:])
@@ -809,8 +851,11 @@ class _Ir:
                 res = t.input(self._slot(p[2][-1]))
             else:
                 res = self.mem.get((p[1], self._key(p[2])))
-                if res is None:
-                    raise Unreadable(f"load of %{p[1]} before a store")
+                if res is None:                       # a function variable starts as zero
+                    kind = self._kind(i.type)
+                    if kind == "other" or not isinstance(p[1], int):
+                        raise Unreadable(f"load of %{p[1]} before a store")
+                    res = Aff() if kind == "int" else False if kind == "bool" else t.const(0.0, h)
         elif op == "store":
             p = args[0]
             if p[1] == "O":
@@ -916,6 +961,9 @@ class _Ir:
             return self._map(lambda a, b: t.mk(fop(fn), a, b), *args)
         if fn == "clamp":
             return self._map(lambda x, lo, hi: t.mk(fop("min"), t.mk(fop("max"), x, lo), hi), *args)
+        if fn == "select":                            # select(f, t, c)
+            return self._map(lambda f, tr, c: (tr if c else f) if isinstance(c, bool) else t.mk("sel", c, tr, f),
+                             *args)
         if fn == "abs":
             return self._map(lambda x: t.mk("abs", x), args[0])
         if fn == "floor":
