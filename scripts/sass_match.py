@@ -4,6 +4,7 @@ for each output, where the two first part and what differs there (emu/hw/sass.py
     python scripts/sass_match.py SEED [SEED...] [--path vulkan|dawn] [--all]
     python scripts/sass_match.py --differ RESULT.json [--families f32,func,loop] [--paths vulkan,dawn]
         [--json OUT.json]
+    python scripts/sass_match.py --range 0:1200 ...     # every program's terms, not only differing ones
 
 SEED's SASS is SASS_DIR/SEED.sass (--sass, default /work/main/.hwtmp/sass/sass for Vulkan and
 .../sass_tint/sass for Dawn). One seed prints each output that differs as "driver: ... ; emu: ...";
@@ -72,9 +73,13 @@ def show(seed, path, sass_dir, every: bool, depth: int) -> None:
         print(f"      emu:    {terms.show(de, depth)}")
 
 
-def cluster(result: str, paths, families, out_json: str | None, depth: int) -> None:
-    data = json.loads(Path(result).read_text())
-    differ, bad_slots = data["differ"], data.get("slots", {})
+def cluster(result: str | None, paths, families, out_json: str | None, depth: int, seeds=None) -> None:
+    if result:
+        data = json.loads(Path(result).read_text())
+        differ, bad_slots = data["differ"], data.get("slots", {})
+    else:                                              # every program of the range, every output
+        differ, bad_slots = [(p, s) for p in paths for s in range(*seeds)
+                             if (Path(SASS_DIRS[p]) / f"{s}.sass").exists()], {}
     table = collections.Counter()
     programs = collections.defaultdict(set)
     examples = collections.defaultdict(list)
@@ -136,10 +141,13 @@ def main(argv) -> int:
     ap.add_argument("--differ", help="randprog_compare.py --out JSON: cluster its differing programs")
     ap.add_argument("--paths", default=",".join(randprog.PATHS))
     ap.add_argument("--families", default="f32,func,loop")
-    ap.add_argument("--json", help="with --differ: write each difference here")
+    ap.add_argument("--range", help="FIRST:END: cluster every program of these seeds (their SASS "
+                    "against emu, whatever the recording says)")
+    ap.add_argument("--json", help="with --differ or --range: write each difference here")
     a = ap.parse_args(argv)
-    if a.differ:
-        cluster(a.differ, a.paths.split(","), a.families.split(","), a.json, a.depth)
+    if a.differ or a.range:
+        cluster(a.differ, a.paths.split(","), a.families.split(","), a.json, a.depth,
+                tuple(map(int, a.range.split(":"))) if a.range else None)
         return 0
     for s in a.seeds:
         show(s, a.path, a.sass or SASS_DIRS[a.path], a.all, a.depth)

@@ -228,7 +228,8 @@ class Terms:
     def show(self, t, depth: int = 4) -> str:
         op, a = self.node[t]
         if op == "c":
-            return repr(a[0]) if a[0] != int(a[0]) or abs(a[0]) > 1e6 else str(int(a[0]))
+            v = a[0]
+            return str(int(v)) if np.isfinite(v) and v == int(v) and abs(v) < 1e6 else repr(v)
         if op == "in":
             return f"in{a[0]}"
         if depth == 0:
@@ -465,8 +466,8 @@ class _Sass:
                         break                         # the padding after EXIT
                     raise Unreadable(f"a backward branch at {ins.addr:#x} (a loop)")
                 cond = self.pred(ins.pred) if ins.pred else True
-                if isinstance(cond, str):
-                    raise Unreadable(f"a branch on an integer condition at {ins.addr:#x}")
+                if isinstance(cond, str):                 # an integer test (a bit of the value)
+                    cond = self.t.mk("icond", f"{ins.pred}@{ins.addr:#x}")
                 pending.setdefault(target, []).append((dict(self.regs), dict(self.preds), self._and(path, cond)))
                 if ins.pred is None:
                     live = False
@@ -1131,6 +1132,8 @@ def first_difference(terms: Terms, emu: int, drv: int, path=()):
         return None
     if len({(x, y) for _, x, y in differ}) == 1:     # x * x: the one operand twice
         differ = differ[:1]
+    if len(differ) > 1 and eo not in ("fma", "hfma", "add", "hadd", "mul", "hmul"):
+        differ = differ[:1]                          # min, max, select...: the first that differs
     if len(differ) != 1:
         return (path, emu, drv)
     k, x, y = differ[0]
