@@ -114,9 +114,10 @@ DECISIONS = {
                   "them also reads one of its factors (s = a * b; (s + a) * (s - b), a helper's product, called "
                   "twice with its arguments swapped: four FFMAs in randprog_fit.npz seeds 71 and 603's SASS), and is "
                   "rounded for all where none does (seed 96: t5 = fract(t4) * (x2 * x2) in x2 + t5, x2 - t5, "
-                  "sin(t6) + t5, three FADDs of one FMUL). scripts/sass_match.py over the fit and judge SASS (Vulkan; "
-                  "products whose users are all adds): 4 of 4 with more than two users and a factor read fused into "
-                  "all, 2 of 2 without one rounded; Vulkan fit+judge f32 329 -> 330, func 309 -> 314 of 443-444",
+                  "sin(t6) + t5, three FADDs of one FMUL). The products of the Vulkan fit SASS with more than two users, all "
+                  "adds (a study over scripts/sass_match.py's terms): with a factor read, fused into all in seeds 71, "
+                  "679, 1108, into two of three in 603, rounded in 923; without one, rounded in 891, 959 (and 96). "
+                  "Vulkan fit+judge f32 329 -> 330, func 309 -> 314 of 443-444 programs",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
