@@ -92,7 +92,7 @@ def cluster(result: str | None, paths, families, out_json: str | None, depth: in
         try:
             terms, outs = match(seed, path, SASS_DIRS[path])
         except sass.Unreadable as e:
-            reason = str(e).split(" at ")[0] if "backward" in str(e) else str(e)[:60]
+            reason = str(e).split(" at ")[0] if "backward" in str(e) or "no SASS" in str(e) else str(e)[:60]
             unreadable[reason] += 1
             unread_seeds[reason].append(seed)
             continue
