@@ -387,8 +387,9 @@ class _Sass:
         if v is None:                                 # bytes a PRMT moves but nothing reads
             u = self.t.mk("undef", name)
             return u, u
-        if isinstance(v, Aff):
-            raise Unreadable(f"{name} is an address used as halves")
+        if isinstance(v, Aff):                        # an integer's halves: not a float term
+            u = self.t.mk("int-bits", name)
+            return u, u
         return self.t.mk("hi", v), self.t.mk("lo", v)
 
     def f16x2(self, ops: list, k: int):
