@@ -100,7 +100,8 @@ DECISIONS = {
               "programs' repeated subexpressions; randprog_fit.npz seed 332's SASS (x2 * x3 and x3 * x2: one FMUL)",
     "fma": "all or nothing: a product fuses into every add or subtract that uses it, or is rounded for all: "
            "where one user is not an add (a builtin whose code squares its argument, tanh, counts as one for "
-           "x * x), where an add's other operand is the product fused there (of two products the left), where "
+           "x * x), where an add's other operand is the product fused there (of two products the one with fewer "
+           "users, DECISIONS['fma-fewer-users'], then the left), where "
            "it has more than two users, or where every user subtracts it; a division only into its one use, "
            "and not into an add of another fma. The driver's SASS of randprog_fit.npz seeds 15, 824, 88 (two "
            "users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
@@ -118,6 +119,12 @@ DECISIONS = {
                   "adds (a study over scripts/sass_match.py's terms): with a factor read, fused into all in seeds 71, "
                   "679, 1108, into two of three in 603, rounded in 923; without one, rounded in 891, 959 (and 96). "
                   "Vulkan fit+judge f32 329 -> 330, func 309 -> 314 of 443-444 programs",
+    "fma-fewer-users": "of an f32 add of two products that may fuse, the one with fewer users fuses (the left where "
+                       "they tie), the other is rounded for all its users: x * x + (x - 0.5) * (x - 0.5) + x * x of "
+                       "length() (x * x one product with two users) is FADD of x * x after FFMA (x - 0.5), (x - 0.5), "
+                       "x * x in the SASS of randprog_fit.npz seeds 443, 507, 627, 735 (sass_match's 'emu fuses, the "
+                       "driver rounds'); seed 19's c * c of two dots likewise FADDed to each. Vulkan fit+judge func 314 -> "
+                       "325 of 443, f32 330 -> 330 of 444 (with 'fma-shared')",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
@@ -1345,6 +1352,8 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
                 losers = sides
             elif len(sides) == 2 and sides[0].id != sides[1].id:
                 ranked = [(defs[a.id], side, False) for side, a in enumerate(sides)]
+                if scalar_of(u.type) == F32:         # the one with fewer users (DECISIONS['fma-fewer-users'])
+                    ranked.sort(key=lambda r: len(by.get(r[0].result.id, [])))
                 if scalar_of(u.type) == F16:
                     ranked = _f16_multiply_first(ranked)
                 losers = [r[0].result for r in ranked[1:]]
@@ -1398,6 +1407,9 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
     decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
     if decision == "fma" and uses[p.result.id] > _MAX_FUSED_USERS:
         decision = "fma-shared"
+    elif decision == "fma" and side == 1 and scalar_of(t) == F32 and (q := _product(x, defs, divide, t)) is not None \
+            and uses[q.result.id] > uses[p.result.id]:
+        decision = "fma-fewer-users"                 # of two products, the right one: it has fewer users
     if constant_factor and not subtract_product and p.attrs.get("fn") == "mul":
         kx = _constant_times(a, defs, uses)
         if kx is not None and kx[0].type == kx[1].type == m.type == t and kx[1].id == m.id:     # (k * x) * x + c

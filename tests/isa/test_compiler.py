@@ -133,6 +133,27 @@ def test_a_product_with_more_users_fuses_where_they_read_its_factors():
     assert text.count('contracted = "fma-shared"') == 3 and 'contracted = "fma"' not in text
 
 
+def test_of_two_products_the_one_with_fewer_users_fuses():
+    """x * x + y * y + x * x (length's sum, x * x one product of two users): y * y fuses, x * x is
+    rounded for both (the SASS of randprog fit seeds 443, 507, 627: FFMA y, y, x * x, then FADD);
+    with one user each the left fuses. a = 1 + 2^-12: a * a + c is 2^-24 fused, 0 rounded."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let b = o[2];
+  let p = a * a;
+  o[3] = (p + b * b) + p;  // b * b fuses here, p rounded for both
+  o[4] = o[5] * o[5] + c * c;   // one user each: the left (o[5] * o[5]) fuses
+}"""
+    vals = np.zeros(6, np.float32)
+    vals[[0, 1, 2, 5]] = [A, C, 2.0 ** -12, A]
+    out = _run(src, vals)
+    # fma(b, b, p) = 1 + 2^-11 (the tie to even), + p: 2 + 2^-10; fusing p instead gives 2 + 2^-10 + 2^-22
+    assert out[3] == 2 + 2.0 ** -10
+    cc = np.float32(np.float64(C) * C)
+    assert out[4] == np.float32(np.float64(A) * A + np.float64(cc))   # fused, c * c rounded
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-fewer-users"') == 1
+
+
 def test_division_fuses_only_as_the_adds_one_use():
     src = HEAD + """@compute @workgroup_size(1) fn main() {
   let x = o[0]; let y = o[1]; let z = o[2];
