@@ -4,7 +4,8 @@
         [--seeds FIRST:END] [--paths vulkan] [--families f32,func] [--procs 2] [--profile nvidia-h200] [--out result.json]
 
 Prints the table (programs identical bit for bit, outputs identical) and the (path, seed)s that
-differ; --out writes both as JSON. Run from the repository root (its emu is the one judged).
+differ; --out writes both as JSON, with the output slots that differ per (path, seed) ("slots":
+{"vulkan/12": [0, 2]}, what scripts/sass_match.py --differ reads). Run from the repository root (its emu is the one judged).
 """
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ def main(argv) -> int:
     parts = [dict(items[k::a.procs]) for k in range(a.procs)]
     with ProcessPoolExecutor(a.procs) as pool:
         results = list(pool.map(partial(randprog.compare, profile=a.profile), parts))
-    table, differ = {}, []
+    table, differ, slots = {}, [], {}
     for r in results:
+        slots.update(r["slots"])
         for k, v in r["table"].items():
             row = table.setdefault(k, [0, 0, 0, 0])
             for j in range(4):
@@ -51,7 +53,8 @@ def main(argv) -> int:
     print(f"{len(differ)} programs differ:", sorted(differ)[:40], "..." if len(differ) > 40 else "")
     if a.out:
         Path(a.out).write_text(json.dumps({"table": {f"{p}/{f}": v for (p, f), v in table.items()},
-                                           "differ": sorted(differ)}))
+                                           "differ": sorted(differ),
+                                           "slots": {f"{p}/{s}": v for (p, s), v in sorted(slots.items())}}))
     return 0
 
 

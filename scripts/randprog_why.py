@@ -28,7 +28,7 @@ from emu.isa import compiler  # noqa: E402
 from emu.isa.ir import Builder, Inst  # noqa: E402
 from emu.isa.types import scalar_of  # noqa: E402
 
-FUSED = ("fma", "fma-division", "fma-constant-factor", "fma-widened")
+FUSED = ("fma", "fma-shared", "fma-fewer-users", "fma-division", "fma-constant-factor", "fma-widened")
 
 
 def compiled(prog, path, profile, fma: bool):

@@ -523,9 +523,10 @@ def load_recording(path) -> dict:
 
 
 def compare(recorded: dict, profile: str = "nvidia-h200", progress=None) -> dict:
-    """Per (path, family): [programs identical, programs, outputs identical, outputs], and the
-    seeds that differ, emu against ``recorded`` (load_recording's form)."""
-    table, differ = {}, []
+    """Per (path, family): [programs identical, programs, outputs identical, outputs], the
+    (path, seed)s that differ and, for each, the output slots that differ, emu against
+    ``recorded`` (load_recording's form)."""
+    table, differ, slots = {}, [], {}
     for n, ((path, seed), gpu) in enumerate(sorted(recorded.items())):
         prog = generate(seed)
         got = run_emu(prog, path, profile)
@@ -537,9 +538,11 @@ def compare(recorded: dict, profile: str = "nvidia-h200", progress=None) -> dict
         row[3] += gpu.size
         if same != gpu.size:
             differ.append((path, seed))
+            bad = (got.reshape(prog.invocations, -1) != gpu.reshape(prog.invocations, -1)).any(axis=0)
+            slots[(path, seed)] = [int(j) for j in np.flatnonzero(bad)]
         if progress and n % 100 == 99:
             progress(n + 1)
-    return {"table": table, "differ": differ}
+    return {"table": table, "differ": differ, "slots": slots}
 
 
 def format_table(table: dict) -> str:

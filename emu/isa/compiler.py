@@ -104,7 +104,8 @@ DECISIONS = {
               "of 294 (Vulkan), judge 104 -> 106 of 150, 105 -> 107, none lost",
     "fma": "all or nothing: a product fuses into every add or subtract that uses it, or is rounded for all: "
            "where one user is not an add (a builtin whose code squares its argument, tanh, counts as one for "
-           "x * x), where an add's other operand is the product fused there (of two products the left), where "
+           "x * x), where an add's other operand is the product fused there (of two products the one with fewer "
+           "users, DECISIONS['fma-fewer-users'], then the left), where "
            "it has more than two users, or where every user subtracts it; a division only into its one use, "
            "and not into an add of another fma. The driver's SASS of randprog_fit.npz seeds 15, 824, 88 (two "
            "users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
@@ -112,8 +113,22 @@ DECISIONS = {
            "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
            "fma-constants, expand-log, expand-fract, divide-rsqrt): Vulkan fit f32 178 -> 219 of 294, func 132 -> "
            "212 of 293; judge f32 92 -> 103, func 63 -> 96 of 150 (two judge seeds' SASS read: 100180, 100224); "
-           "Dawn fit f32 180 -> 220, func 133 -> 215 of 300; not modelled: seeds 71, 603 "
-           "fuse a*b into 3-4 users, 156 rounds t4 * t4 for two; builtins.npz mul_add*",
+           "Dawn fit f32 180 -> 220, func 133 -> 215 of 300; more than two users: DECISIONS['fma-shared']; "
+           "not modelled: 156 rounds t4 * t4 for two; builtins.npz mul_add*",
+    "fma-shared": "a product with more than two users, all adds or subtracts, fuses into every one where one of "
+                  "them also reads one of its factors (s = a * b; (s + a) * (s - b), a helper's product, called "
+                  "twice with its arguments swapped: four FFMAs in randprog_fit.npz seeds 71 and 603's SASS), and is "
+                  "rounded for all where none does (seed 96: t5 = fract(t4) * (x2 * x2) in x2 + t5, x2 - t5, "
+                  "sin(t6) + t5, three FADDs of one FMUL). The products of the Vulkan fit SASS with more than two users, all "
+                  "adds (a study over scripts/sass_match.py's terms): with a factor read, fused into all in seeds 71, "
+                  "679, 1108, into two of three in 603, rounded in 923; without one, rounded in 891, 959 (and 96). "
+                  "Vulkan fit+judge f32 329 -> 330, func 309 -> 314 of 443-444 programs",
+    "fma-fewer-users": "of an f32 add of two products that may fuse, the one with fewer users fuses (the left where "
+                       "they tie), the other is rounded for all its users: x * x + (x - 0.5) * (x - 0.5) + x * x of "
+                       "length() (x * x one product with two users) is FADD of x * x after FFMA (x - 0.5), (x - 0.5), "
+                       "x * x in the SASS of randprog_fit.npz seeds 443, 507, 627, 735 (sass_match's 'emu fuses, the "
+                       "driver rounds'); seed 19's c * c of two dots likewise FADDed to each. Vulkan fit+judge func 314 -> "
+                       "325 of 443, f32 330 -> 330 of 444 (with 'fma-shared')",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
@@ -1301,8 +1316,15 @@ def _negated_product(v, defs, divide, t):
 
 
 # a product with more users than this is rounded for all (randprog_fit.npz seed 96's SASS: three
-# users, FADDs of one FMUL; seeds 15, 824, 88: two, both FFMAs)
+# users, FADDs of one FMUL; seeds 15, 824, 88: two, both FFMAs), unless its users read its factors
+# (DECISIONS['fma-shared'])
 _MAX_FUSED_USERS = 2
+
+
+def _users_read_a_factor(p: Inst, users: list) -> bool:
+    """One of the adds that use product p also reads one of its factors (a * b + a, a * b - b)."""
+    factors = {p.args[0].id, p.args[1].id}
+    return any(a.id in factors for u in users for a in u.args)
 
 
 # builtins whose code on the device multiplies their argument by itself: x * x in the shader is
@@ -1341,7 +1363,8 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
             continue
         if p.attrs["fn"] == "mul" and p.args[0].id == p.args[1].id and p.args[0].id in squared:
             continue                             # x * x is also the builtin's own FMUL: a user not an add
-        if len(users) > 1 and (p.attrs["fn"] == "div" or len(users) > _MAX_FUSED_USERS
+        many = len(users) > _MAX_FUSED_USERS and not _users_read_a_factor(p, users)
+        if len(users) > 1 and (p.attrs["fn"] == "div" or many
                                or all(u.attrs["fn"] == "sub" and u.args[1].id == p.result.id for u in users)):
             continue
         cands.add(p.result.id)
@@ -1356,6 +1379,8 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
                 losers = sides
             elif len(sides) == 2 and sides[0].id != sides[1].id:
                 ranked = [(defs[a.id], side, False) for side, a in enumerate(sides)]
+                if scalar_of(u.type) == F32:         # the one with fewer users (DECISIONS['fma-fewer-users'])
+                    ranked.sort(key=lambda r: len(by.get(r[0].result.id, [])))
                 if scalar_of(u.type) == F16:
                     ranked = _f16_multiply_first(ranked)
                 losers = [r[0].result for r in ranked[1:]]
@@ -1407,6 +1432,11 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
     if fn == "sub" and side == 0:
         c = neg(c)
     decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
+    if decision == "fma" and uses[p.result.id] > _MAX_FUSED_USERS:
+        decision = "fma-shared"
+    elif decision == "fma" and side == 1 and scalar_of(t) == F32 and (q := _product(x, defs, divide, t)) is not None \
+            and uses[q.result.id] > uses[p.result.id]:
+        decision = "fma-fewer-users"                 # of two products, the right one: it has fewer users
     if constant_factor and not subtract_product and p.attrs.get("fn") == "mul":
         kx = _constant_times(a, defs, uses)
         if kx is not None and kx[0].type == kx[1].type == m.type == t and kx[1].id == m.id:     # (k * x) * x + c

@@ -20,6 +20,10 @@ from ..numerics.dtypes import FLOATS, NP
 # measurement that pins each is emu.isa.compiler.DECISIONS
 RULES = {
     "fma": ("fma", "a * b + c rounded once: the add's product fused into one fused multiply-add"),
+    "fma-shared": ("fma", "a * b + c rounded once although a * b has more than two users: one of the adds "
+                          "that use it also reads a or b, and the driver fuses it into every one"),
+    "fma-fewer-users": ("fma", "a * b + c * d with c * d fused: of the add's two products the one with fewer "
+                               "users fuses, the other (a * b) rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "

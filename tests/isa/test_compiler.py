@@ -107,6 +107,53 @@ def test_a_product_fuses_into_all_its_adds_or_none():
     assert done["number"] >= 2 and text.count('contracted = "fma"') == 4
 
 
+def test_a_product_with_more_users_fuses_where_they_read_its_factors():
+    """More than two users: the driver fuses a * b into all of them where one also reads a or b
+    (randprog fit seeds 71, 603: s = a * b; (s + a) * (s - b) called twice with its arguments
+    swapped, four FFMAs) and rounds it for all where none does (seed 96: three FADDs of one FMUL).
+    a = 1 + 2^-12: a * a + c is 2^-24 fused, 0 rounded; a * a + a reads the factor a."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let d = o[2];
+  let p = a * a;           // p + c, p + d, p + a: one reads a, fused into all three
+  o[4] = p + c;
+  o[5] = p + d;
+  o[6] = p + a;
+  let q = o[7] * o[7];     // q + c, q + d, q + o[8]: reads no factor, rounded for all
+  o[9] = q + c;
+  o[10] = q + d;
+  o[11] = q + o[8];
+}"""
+    vals = np.zeros(12, np.float32)
+    vals[[0, 1, 2, 7, 8]] = [A, C, C, A, C]
+    out = _run(src, vals)
+    assert out[4] == FUSED and out[5] == FUSED
+    assert out[6] == np.float32(np.float64(A) * A + A)             # exact product, one rounding
+    assert out[9] == 0 and out[10] == 0 and out[11] == 0
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-shared"') == 3 and 'contracted = "fma"' not in text
+
+
+def test_of_two_products_the_one_with_fewer_users_fuses():
+    """x * x + y * y + x * x (length's sum, x * x one product of two users): y * y fuses, x * x is
+    rounded for both (the SASS of randprog fit seeds 443, 507, 627: FFMA y, y, x * x, then FADD);
+    with one user each the left fuses. a = 1 + 2^-12: a * a + c is 2^-24 fused, 0 rounded."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let b = o[2];
+  let p = a * a;
+  o[3] = (p + b * b) + p;  // b * b fuses here, p rounded for both
+  o[4] = o[5] * o[5] + c * c;   // one user each: the left (o[5] * o[5]) fuses
+}"""
+    vals = np.zeros(6, np.float32)
+    vals[[0, 1, 2, 5]] = [A, C, 2.0 ** -12, A]
+    out = _run(src, vals)
+    # fma(b, b, p) = 1 + 2^-11 (the tie to even), + p: 2 + 2^-10; fusing p instead gives 2 + 2^-10 + 2^-22
+    assert out[3] == 2 + 2.0 ** -10
+    cc = np.float32(np.float64(C) * C)
+    assert out[4] == np.float32(np.float64(A) * A + np.float64(cc))   # fused, c * c rounded
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-fewer-users"') == 1
+
+
 def test_division_fuses_only_as_the_adds_one_use():
     src = HEAD + """@compute @workgroup_size(1) fn main() {
   let x = o[0]; let y = o[1]; let z = o[2];
