@@ -27,8 +27,8 @@ interprets it once more for up to its compile time.
 
 Memory can veto a compile: numba (LLVM) needs memory in proportion to a kernel's source, about
 COMPILE_BYTES_PER_LINE a line (llama.cpp's rms_norm, unrolled by the fusion JIT into 13,136 lines,
-passed 13 GiB within two minutes of compiling and was killed by the system). Where the estimate
-exceeds MEMORY_SHARE of the memory available when the rule would compile (MemAvailable, or the
+was killed by the OOM killer at 18.5 GiB of anonymous memory, still compiling: 1.5 MiB a line).
+Where the estimate exceeds MEMORY_SHARE of the memory available when the rule would compile (MemAvailable, or the
 cgroup's limit less its use), the kernel keeps being interpreted, said once per kernel: slower, but
 the host program lives.
 
@@ -53,7 +53,7 @@ PROBE_LANES = 4096      # the first interpreted batch, in lanes (whole workgroup
 LARGE_LINES = 500       # without per-line samples, a kernel longer than this costs proportionally more
 KEEP_RENTS = 256        # rent files kept in tier/ (one per kernel interpreted and not compiled yet)
 STALE_TMP_S = 3600      # a temporary file this old was left by a process that died while writing
-COMPILE_BYTES_PER_LINE = 1 << 20    # numba's memory while compiling, per line of generated source (above)
+COMPILE_BYTES_PER_LINE = 3 << 19    # numba's memory while compiling, per line of generated source (above)
 MEMORY_SHARE = 0.5      # a compile may take at most this share of the memory available
 
 
