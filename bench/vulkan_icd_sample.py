@@ -4,6 +4,7 @@ quantized types, the large shapes and the last variants of each op).
 
     python -m bench.vulkan_icd_sample pick [OP ...] --per-op N [--max-size S] > cases.json
     python -m bench.vulkan_icd_sample run cases.json --family nv2|khr|scalar [--timeout S] [--out F.jsonl] [OP ...]
+        [--chunk N --op-budget S]
     python -m bench.vulkan_icd_sample table F.jsonl ...
 
 pick: of the cases `test-backend-ops support -b Vulkan0` lists supported (on emu's device), per op
@@ -13,7 +14,9 @@ FLASH_ATTN_EXT each K type and head size with one or several query rows), the sm
 those whose size (the product of their shape numbers) is at most --max-size. run: one process per op
 (`-o OP -p` the chosen cases' exact parameters), one JSON line per case: OK, FAIL, "cpu" (the CPU
 backend has no such case), or CRASH (the first case not reported when the process died; the rest
-run again without it), or "not reached" at the time limit. table: per op and family, passed /
+run again without it), or "not reached" at the time limit. With --chunk N, each op's cases run
+smallest first, N to a process (test-backend-ops runs one -p list in its own order, so a large case
+early in it would hold back the small ones after it), each op for at most --op-budget seconds. table: per op and family, passed /
 failed / the CPU declined / not reached, the last counted against the supported cases of the op."""
 from __future__ import annotations
 
@@ -142,6 +145,22 @@ def run_op(tbo, env, op: str, cases: list, family: str, timeout: float, out) -> 
         todo = rest
 
 
+def run_chunked(tbo, env, op: str, cases: list, family: str, timeout: float, out, chunk: int,
+                budget: float | None) -> None:
+    """run_op over `cases` smallest first, `chunk` to a process, for at most `budget` seconds in all
+    (each process at most `timeout`); the cases left then are not reached."""
+    deadline = time.time() + (budget if budget is not None else math.inf)
+    cases = sorted(cases, key=lambda c: size(params(c)))
+    for i in range(0, len(cases), chunk):
+        left = deadline - time.time()
+        if left < 15:
+            for c in cases[i:]:
+                out.write(json.dumps(dict(op=op, family=family, case=c, result="not reached")) + "\n")
+            out.flush()
+            return
+        run_op(tbo, env, op, cases[i:i + chunk], family, min(left, timeout), out)
+
+
 def table(files: list, supported: dict) -> str:
     counts = defaultdict(Counter)
     for f in files:
@@ -178,6 +197,8 @@ def main(argv=None) -> int:
     ap.add_argument("--family", choices=tuple(FAMILIES), default="nv2")
     ap.add_argument("--timeout", type=float, default=240, help="seconds per op and process")
     ap.add_argument("--out", default=None, help="JSON lines of the cases run (appended)")
+    ap.add_argument("--chunk", type=int, default=0, help="run: smallest cases first, this many to a process")
+    ap.add_argument("--op-budget", type=float, default=None, help="run --chunk: seconds per op in all")
     a = ap.parse_intermixed_args(argv)
     tbo = _tbo()
     if tbo is None:
@@ -195,7 +216,10 @@ def main(argv=None) -> int:
     chosen = json.load(open(a.args[0]))
     with open(a.out or os.devnull, "a") as out:
         for op in a.args[1:] or list(chosen):
-            run_op(tbo, env, op, chosen[op], a.family, a.timeout, out)
+            if a.chunk:
+                run_chunked(tbo, env, op, chosen[op], a.family, a.timeout, out, a.chunk, a.op_budget)
+            else:
+                run_op(tbo, env, op, chosen[op], a.family, a.timeout, out)
     return 0
 
 

@@ -31,6 +31,13 @@ over every block and variable: minutes, and gigabytes, for ten thousand lines), 
 dispatch would pay back, and a process killed for its memory is worse than a slow one. Such a
 kernel runs interpreted, said once per process on stderr.
 
+Memory can veto a compile: numba (LLVM) needs memory in proportion to a kernel's source, about
+COMPILE_BYTES_PER_LINE a line (llama.cpp's rms_norm, unrolled by the fusion JIT into 13,136 lines,
+was killed by the OOM killer at 18.5 GiB of anonymous memory, still compiling: 1.5 MiB a line).
+Where the estimate exceeds MEMORY_SHARE of the memory available when the rule would compile (MemAvailable, or the
+cgroup's limit less its use), the kernel keeps being interpreted, said once per kernel: slower, but
+the host program lives.
+
 EMU_JIT=1 compiles every kernel the fast paths take at once (the tests that compare the compiled
 path with the interpreter), EMU_JIT=0 never compiles; unset or `auto`, this module decides.
 The results are the same bits either way: the compiled kernels are exact against the reference
@@ -41,6 +48,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -52,6 +60,8 @@ LARGE_LINES = 500       # without per-line samples, a kernel longer than this co
 KEEP_RENTS = 256        # rent files kept in tier/ (one per kernel interpreted and not compiled yet)
 STALE_TMP_S = 3600      # a temporary file this old was left by a process that died while writing
 MAX_FUNCTION_LINES = 3000   # longer functions are not compiled in the automatic mode (see above)
+COMPILE_BYTES_PER_LINE = 3 << 19    # numba's memory while compiling, per line of generated source (above)
+MEMORY_SHARE = 0.5      # a compile may take at most this share of the memory available
 
 
 def mode() -> str:
@@ -77,6 +87,37 @@ def compile_estimate(kind: str, cache: Path, lines: int | None = None) -> float:
     times = _samples(cache, kind)
     base = statistics.median(times) if times else DEFAULT_S[kind]
     return base * max(1.0, (lines or 0) / LARGE_LINES)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate without the system's OOM killer: the smaller of
+    /proc/meminfo's MemAvailable and the cgroup's memory.max less memory.current; None where
+    neither can be read (not Linux)."""
+    found = []
+    try:
+        for ln in Path("/proc/meminfo").read_text().splitlines():
+            if ln.startswith("MemAvailable:"):
+                found.append(int(ln.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        cg = Path("/sys/fs/cgroup")
+        limit = (cg / "memory.max").read_text().strip()
+        if limit != "max":
+            found.append(int(limit) - int((cg / "memory.current").read_text()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None
+
+
+def compile_fits(lines: int | None) -> str:
+    """'' where compiling a kernel of `lines` lines fits in memory now, else why not (one line)."""
+    need = (lines or 0) * COMPILE_BYTES_PER_LINE
+    have = available_memory()
+    if have is None or need <= MEMORY_SHARE * have:
+        return ""
+    return (f"compiling its {lines:,} lines would take ~{need / 2**30:.1f} GiB, more than "
+            f"{MEMORY_SHARE:.0%} of the {have / 2**30:.1f} GiB available")
 
 
 def record_compile(kind: str, seconds: float, cache: Path, lines: int | None = None) -> None:
@@ -123,20 +164,30 @@ class Tier:
         except (OSError, ValueError):
             self.rent = 0.0
         self.why = ""
+        self.declined = False           # a compile that would not fit in memory was said (once)
 
     def hot(self) -> bool:
         """Already interpreted for as long as a compile takes: compile before interpreting more."""
-        if self.rent >= self.compile_s:
+        if self.rent >= self.compile_s and self._fits():
             self.why = (f"interpreted for {self.rent:.1f} s CPU in earlier dispatches, more than the "
                         f"~{self.compile_s:.1f} s a compile takes here")
             return True
         return False
 
+    def _fits(self) -> bool:
+        """Whether a compile fits in memory now (compile_fits); where not, say so once."""
+        why = compile_fits(self.lines)
+        if why and not self.declined:
+            self.declined = True
+            print(f"emu JIT: {self.what} stays in the interpreter: {why} (EMU_JIT=1 compiles it anyway)",
+                  file=sys.stderr, flush=True)
+        return not why
+
     def go_on(self, spent: float, last_s: float, last_wgs: int, done: int, left: int) -> bool:
         """Interpret the next batch? `spent`: seconds interpreted in this dispatch, `last_s` the
         last batch's, of `last_wgs` workgroups; `done` workgroups ran, `left` remain."""
         projected = last_s / max(1, last_wgs) * left
-        if self.rent + max(0.0, spent - LOAD_S) + projected < self.compile_s:
+        if self.rent + max(0.0, spent - LOAD_S) + projected < self.compile_s or not self._fits():
             return True
         self.why = (f"a dispatch of {done + left} workgroups: ~{spent + projected:.1f} s interpreted "
                     f"against ~{self.compile_s:.1f} s to compile")
@@ -191,7 +242,6 @@ _SAID: set = set()
 def _say_once(key: str, line: str) -> None:
     if key not in _SAID:
         _SAID.add(key)
-        import sys
         print(line, file=sys.stderr, flush=True)
 
 

@@ -283,3 +283,52 @@ def test_a_kernel_over_the_line_budget_runs_interpreted_and_says_so_once(cache, 
 def test_longest_function_counts_each_def_apart():
     src = "import numpy as np\n\n@njit\ndef a(x):\n    return x\n\n@njit\ndef run(w):\n    y = 1\n    z = 2\n    return y + z\n"
     assert tier.longest_function(src) == 4          # run: its def line and three of body
+
+
+def test_a_compile_that_would_not_fit_in_memory_stays_interpreted(cache, monkeypatch, capsys):
+    """Memory vetoes a compile: numba needs about COMPILE_BYTES_PER_LINE per line (llama.cpp's
+    13,136-line rms_norm kernel was OOM-killed at 18.5 GiB, still compiling). With the
+    rule set to compile at once but too little memory, the whole dispatch is interpreted, with the
+    interpreter's bits, said once; with the memory back, the next dispatch compiles (its rent is
+    paid: before its first workgroup)."""
+    want = _reference(monkeypatch, NAIVE, 64, np.float32, (4, 4, 1))
+    monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 1e-9)
+    monkeypatch.setattr(tier, "available_memory", lambda: 3 << 20)
+    monkeypatch.setattr(tier.Tier, "PROBE_LANES", 1024)         # a first batch of 4 workgroups
+    monkeypatch.setattr(tier, "LOAD_S", 0.0)                     # every interpreted second is rent
+    dev = emu.Device("reference")
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 64)).astype(np.float32)
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(NAIVE, "t.wgsl"),
+                                       constants={"M": 64, "N": 64, "K": 64})
+    outs = []
+    for _ in range(2):
+        c = dev.create_buffer(size=4 * 64 * 64)
+        dev.dispatch(pipe, {(0, 0): a, (0, 1): b, (0, 2): c}, (4, 4, 1))
+        outs.append(c.read(np.uint32))
+        pl = pipe.pipeline
+        assert pl.ran == {"interpreted": 16, "compiled": 0}
+        assert pl._jit.mod is None
+    assert np.array_equal(outs[0], want) and np.array_equal(outs[1], want)
+    lines = pl._jit.source.count("\n") + 1
+    err = capsys.readouterr().err
+    assert err == (f"emu JIT: the fusion kernel of 'main' (t.wgsl) stays in the interpreter: compiling its "
+                   f"{lines:,} lines would take ~{lines * 1.5 / 1024:.1f} GiB, more than 50% of the 0.0 GiB "
+                   f"available (EMU_JIT=1 compiles it anyway)\n")
+    monkeypatch.setattr(tier, "available_memory", lambda: 64 << 30)
+    c = dev.create_buffer(size=4 * 64 * 64)
+    dev.dispatch(pipe, {(0, 0): a, (0, 1): b, (0, 2): c}, (4, 4, 1))
+    assert np.array_equal(c.read(np.uint32), want)
+    assert pipe.pipeline.ran == {"interpreted": 0, "compiled": 16}
+
+
+def test_compile_fits_against_the_memory_available(monkeypatch):
+    have = tier.available_memory()
+    assert have is not None and 0 < have < 1 << 50          # Linux: /proc/meminfo (or the cgroup's)
+    monkeypatch.setattr(tier, "available_memory", lambda: 24 << 30)
+    assert tier.compile_fits(2189) == ""
+    assert tier.compile_fits(13136) == ("compiling its 13,136 lines would take ~19.2 GiB, more than 50% of "
+                                        "the 24.0 GiB available")
+    monkeypatch.setattr(tier, "available_memory", lambda: None)      # unknown (not Linux): no veto
+    assert tier.compile_fits(10 ** 6) == ""
