@@ -2,8 +2,9 @@
 their users run them, with emu's ICD as the only Vulkan device (nvidia-h200) over a tiny
 random-weight model that scripts/ggml_tiny_models.py writes: llama-simple's greedy generation
 offloads every layer to the device (NV cooperative matrix 2 as on the real H200) and prints the
-same tokens as the same program on ggml's CPU backend. Skipped, naming the fetch command, where
-the packages are not unpacked."""
+same tokens as the same program on ggml's CPU backend; whisper.cpp's whisper-bench loads the
+generated whisper model whole and finishes on the CPU backend. Skipped, naming the fetch command,
+where the packages are not unpacked."""
 import importlib.util
 import os
 import re
@@ -57,3 +58,19 @@ def test_llama_simple_greedy_tokens_match_cpu(manifest, tmp_path):
     # the prompt (BOS, then byte-fallback tokens) echoed, then 16 generated tokens
     assert cpu.startswith(b"<s>\xe2\x96\x81the\xe2\x96\x81emu\xe2\x96\x81runs") and len(cpu) > 30, cpu
     assert emu == cpu
+
+
+def test_tiny_whisper_model_loads_and_benches_on_cpu(tmp_path):
+    """The whisper generator's file is one whisper.cpp loads whole (every tensor, the right shapes)
+    and whisper-bench finishes on ggml's CPU backend. (On emu its 852 fixed decoder passes take
+    more than 25 minutes on this machine: bench/vulkan_icd.md.)"""
+    tool = _tool("whisper-bench")
+    model = tmp_path / "tiny-whisper.bin"
+    h = _models().write_whisper(model, seed=0)
+    _, err = _run([tool, "-m", model, "-t", "1", "-ng"], str(tmp_path / "no-driver.json"))
+    for k in ("n_vocab", "n_audio_ctx", "n_audio_state", "n_text_ctx", "n_text_layer", "n_mels"):
+        assert re.search(rf"whisper_model_load: {k} += {h[k]}\n", err), err[:3000]
+    assert "model size    =    1.39 MB" in err, err[:3000]
+    assert re.search(r"decode time = +[\d.]+ ms / +256 runs", err), err[-3000:]
+    assert re.search(r"prompt time = +[\d.]+ ms / +4096 runs", err), err[-3000:]
+    assert "ggml_vulkan:" not in err and "error" not in err.lower(), err[-3000:]
