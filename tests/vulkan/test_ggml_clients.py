@@ -62,8 +62,8 @@ def test_llama_simple_greedy_tokens_match_cpu(manifest, tmp_path):
 
 def test_tiny_whisper_model_loads_and_benches_on_cpu(tmp_path):
     """The whisper generator's file is one whisper.cpp loads whole (every tensor, the right shapes)
-    and whisper-bench finishes on ggml's CPU backend. (On emu its 852 fixed decoder passes take
-    more than 25 minutes on this machine: bench/vulkan_icd.md.)"""
+    and whisper-bench finishes on ggml's CPU backend. (On emu it finishes too, in 18 minutes on this
+    machine, too long for a test: bench/vulkan_icd.md.)"""
     tool = _tool("whisper-bench")
     model = tmp_path / "tiny-whisper.bin"
     h = _models().write_whisper(model, seed=0)
