@@ -11,7 +11,7 @@ import numpy as np
 
 from . import icd
 from .icd import VK, Dispatchable, VkError, command, destroyer, drop_handle, ffi, get, new_handle
-from .physical import ALLOCATED, PhysicalDevice
+from .physical import ALLOCATED, MIN_MEMORY_MAP_ALIGNMENT, PhysicalDevice
 
 ALIGN = 64                 # buffers' alignment in memory (>= minStorageBufferOffsetAlignment)
 
@@ -167,8 +167,12 @@ def vkDeviceWaitIdle(device):
 class Memory:
     def __init__(self, size: int):
         self.size = size
-        # one spare row at the end: a binding that ends there still sees whole 16-byte rows
-        self.data = np.zeros(_round(size, 16) + 16, np.uint8)
+        # one spare row at the end: a binding that ends there still sees whole 16-byte rows; the
+        # first byte on the alignment the device reports as minMemoryMapAlignment (numpy gives 16)
+        n, a = _round(size, 16) + 16, MIN_MEMORY_MAP_ALIGNMENT
+        raw = np.zeros(n + a, np.uint8)
+        skip = -raw.ctypes.data % a
+        self.data = raw[skip:skip + n]
         self.address = self.data.ctypes.data
         self.mapped = None
 

@@ -114,6 +114,10 @@ class PhysicalDevice(Dispatchable):
 EXECUTOR_LIMITS = {"maxComputeSharedMemorySize": "max-compute-workgroup-storage-size",
                    "maxComputeWorkGroupInvocations": "max-compute-invocations-per-workgroup"}
 # recorded limits reported as they are (emu honours any value of them)
+# what the device reports and what vkAllocateMemory gives every allocation's first byte (the H100's
+# driver reports 64 too): programs count on it, e.g. ggml wraps a mapped pointer as a CPU buffer and
+# asserts that it is 32-byte aligned
+MIN_MEMORY_MAP_ALIGNMENT = 64
 REPORTED_LIMITS = ("maxPushConstantsSize", "minStorageBufferOffsetAlignment", "minUniformBufferOffsetAlignment")
 
 
@@ -334,7 +338,7 @@ def _fill_properties(pd, p) -> None:
         subPixelPrecisionBits=0, subTexelPrecisionBits=prof.textures.subtexel_bits or 8,
         mipmapPrecisionBits=8,
         maxDrawIndexedIndexValue=0, maxDrawIndirectCount=1 << 30,
-        maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=64,
+        maxSamplerLodBias=0, maxSamplerAnisotropy=1.0, minMemoryMapAlignment=MIN_MEMORY_MAP_ALIGNMENT,
         minTexelBufferOffsetAlignment=16, minUniformBufferOffsetAlignment=64, minStorageBufferOffsetAlignment=16,
         timestampComputeAndGraphics=1, timestampPeriod=1.0, maxClipDistances=0, maxCullDistances=0,
         discreteQueuePriorities=2, strictLines=0, standardSampleLocations=0,

@@ -106,3 +106,16 @@ def test_buffer_device_addresses_through_the_icd(manifest):
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", test], env=env,
                        capture_output=True, text=True, timeout=600, cwd=HERE.parents[1])
     assert r.returncode == 0 and f"PASSED {test}" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_mapped_memory_is_aligned_as_reported(manifest):
+    """Every allocation's mapped pointer is on minMemoryMapAlignment (the spec's rule for
+    vkMapMemory): llama.cpp's ggml wraps a mapped host buffer as a CPU buffer and aborts when it is
+    not 32-byte aligned (numpy's own allocations are 16-byte aligned)."""
+    env = dict(os.environ, VK_DRIVER_FILES=manifest, VK_LOADER_LAYERS_DISABLE="*")
+    r = subprocess.run([sys.executable, str(HERE / "clients" / "memory_map.py")], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["minMemoryMapAlignment: 64", "remainders: [0, 0, 0, 0, 0, 0, 0, 0]",
+                                     "offset 100: 36", "done"]
+    assert r.stderr == ""
