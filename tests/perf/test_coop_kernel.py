@@ -751,6 +751,9 @@ SPIRV_CASES = [
     ("spec_id_twins.comp", "reference", None, {"0": 8, "1": 3}, lambda rng: {(0, 0): 4 * 4 * 64}, (2, 1, 1), "fused"),
     ("subgroup_clustered_ballot.comp", "lavapipe", 8, {}, lambda rng: {
         (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 128 * 32}, (2, 1, 1), "declined"),
+    ("subgroup_allequal_special.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.choice(np.array([0x7FC00000, 0x80000000, 0, 0x3F800000], np.uint32), 256), (0, 1): 256 * 4},
+     (8, 1, 1), "fused"),
     ("subgroup_quad_allequal.comp", "nvidia-h200", None, {}, lambda rng: _sizes(2, extra={
         (0, 0): rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32), (0, 1): 256 * 16}), (2, 1, 1),
      "fused"),
