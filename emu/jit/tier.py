@@ -164,7 +164,6 @@ class Tier:
         except (OSError, ValueError):
             self.rent = 0.0
         self.why = ""
-        self.declined = False           # a compile that would not fit in memory was said (once)
 
     def hot(self) -> bool:
         """Already interpreted for as long as a compile takes: compile before interpreting more."""
@@ -177,10 +176,9 @@ class Tier:
     def _fits(self) -> bool:
         """Whether a compile fits in memory now (compile_fits); where not, say so once."""
         why = compile_fits(self.lines)
-        if why and not self.declined:
-            self.declined = True
-            print(f"emu JIT: {self.what} stays in the interpreter: {why} (EMU_JIT=1 compiles it anyway)",
-                  file=sys.stderr, flush=True)
+        if why:
+            _say_once(f"{self.key}/memory", f"emu JIT: {self.what} stays in the interpreter: {why} "
+                                            f"(EMU_JIT=1 compiles it anyway)")
         return not why
 
     def go_on(self, spent: float, last_s: float, last_wgs: int, done: int, left: int) -> bool:

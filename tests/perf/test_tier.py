@@ -294,6 +294,7 @@ def test_a_compile_that_would_not_fit_in_memory_stays_interpreted(cache, monkeyp
     want = _reference(monkeypatch, NAIVE, 64, np.float32, (4, 4, 1))
     monkeypatch.setattr(tier, "compile_estimate", lambda kind, cache, lines=None: 1e-9)
     monkeypatch.setattr(tier, "available_memory", lambda: 3 << 20)
+    monkeypatch.setattr(tier, "_SAID", set())                    # said once per process: from here
     monkeypatch.setattr(tier.Tier, "PROBE_LANES", 1024)         # a first batch of 4 workgroups
     monkeypatch.setattr(tier, "LOAD_S", 0.0)                     # every interpreted second is rent
     dev = emu.Device("reference")
