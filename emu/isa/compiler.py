@@ -31,8 +31,7 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          or more), or as one chain from the first product (two, three)
                            number        value numbering: one value for equal pure expressions
                                          (operands of a commutative op in either order, f32 and
-                                         f16; loads of
-                                         one element with no write of it between):
+                                         f16; loads of one element with no write of it between):
                                          what the driver sees as one product
                            fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
                                          (a - x) + x are x or a, x - (x + b) is -b, -(a - b) is
@@ -732,9 +731,9 @@ _COMMUTATIVE = {("binary", "add"), ("binary", "mul"), ("builtin", "min"), ("buil
 
 
 def _operand_key(inst: Inst) -> tuple:
-    """The operands as numbering compares them: f32 a + b and b + a (a * b, min, max) are one value
-    (DECISIONS['number']: fit seed 332's SASS, x2 * x3 and x3 * x2 one FMUL; f16 keeps the order,
-    fit func programs 4 more identical so)."""
+    """The operands as numbering compares them: f32 and f16 a + b and b + a (a * b, min, max) are one
+    value (DECISIONS['number']: fit seed 332's SASS, x2 * x3 and x3 * x2 one FMUL; f16 seed 917's,
+    one HMUL2)."""
     ids = tuple(a.id for a in inst.args)
     commuted = (inst.op, inst.attrs.get("fn")) in _COMMUTATIVE and _float_scalar(inst.type) in (F32, F16)
     return tuple(sorted(ids)) if commuted else ids

@@ -114,11 +114,11 @@ class PhysicalDevice(Dispatchable):
 EXECUTOR_LIMITS = {"maxComputeSharedMemorySize": "max-compute-workgroup-storage-size",
                    "maxComputeWorkGroupInvocations": "max-compute-invocations-per-workgroup"}
 # recorded limits reported as they are (emu honours any value of them)
+REPORTED_LIMITS = ("maxPushConstantsSize", "minStorageBufferOffsetAlignment", "minUniformBufferOffsetAlignment")
 # what the device reports and what vkAllocateMemory gives every allocation's first byte (the H100's
 # driver reports 64 too): programs count on it, e.g. ggml wraps a mapped pointer as a CPU buffer and
 # asserts that it is 32-byte aligned
 MIN_MEMORY_MAP_ALIGNMENT = 64
-REPORTED_LIMITS = ("maxPushConstantsSize", "minStorageBufferOffsetAlignment", "minUniformBufferOffsetAlignment")
 
 
 def vulkan_profile(profile):
