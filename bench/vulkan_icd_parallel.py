@@ -22,7 +22,7 @@ import threading
 import time
 
 from bench.vulkan_icd import FAMILIES, _tbo
-from bench.vulkan_icd_sample import run_op
+from bench.vulkan_icd_sample import mark, run_op
 
 
 def units(cases: dict, families: list, ops: list, skip: set, chunk: int) -> list:
@@ -80,8 +80,7 @@ def main(argv=None) -> int:
         t.join()
     while not todo.empty():
         fam, op, cs = todo.get_nowait()
-        for c in cs:
-            out.write(json.dumps(dict(op=op, family=fam, case=c, result="not started")) + "\n")
+        mark(out, op, fam, cs, "not started")
     out.close()
     return 0
 

@@ -110,6 +110,12 @@ def _escape(s: str) -> str:
     return re.sub(r"([\[\]().*+?^$|{}\\])", r"\\\1", s)
 
 
+def mark(out, op: str, family: str, cases: list, result: str) -> None:
+    """One JSON line per case of `cases` with the same `result` (cases a run did not report)."""
+    for c in cases:
+        out.write(json.dumps(dict(op=op, family=family, case=c, result=result)) + "\n")
+
+
 def run_op(tbo, env, op: str, cases: list, family: str, timeout: float, out) -> None:
     todo = list(cases)
     while todo:
@@ -132,8 +138,7 @@ def run_op(tbo, env, op: str, cases: list, family: str, timeout: float, out) -> 
                 out.write(json.dumps(dict(op=op, family=family, case=c, result=done[c])) + "\n")
         rest = [c for c in todo if c not in done]
         if rest and rc is None:
-            for c in rest:
-                out.write(json.dumps(dict(op=op, family=family, case=c, result="not reached")) + "\n")
+            mark(out, op, family, rest, "not reached")
             rest = []
         elif rest:                              # the process died (or stopped) before this case ended
             said = [ln for ln in text.splitlines() if ln.startswith("emu vulkan:")][:1]
@@ -154,8 +159,7 @@ def run_chunked(tbo, env, op: str, cases: list, family: str, timeout: float, out
     for i in range(0, len(cases), chunk):
         left = deadline - time.time()
         if left < 15:
-            for c in cases[i:]:
-                out.write(json.dumps(dict(op=op, family=family, case=c, result="not reached")) + "\n")
+            mark(out, op, family, cases[i:], "not reached")
             out.flush()
             return
         run_op(tbo, env, op, cases[i:i + chunk], family, min(left, timeout), out)

@@ -9,22 +9,20 @@ sid_unpack() {
   mkdir -p "$P/apt/lists/partial" "$P/apt/cache/archives/partial" "$P/apt/sources" "$P/debs" "$P/root"
   if [ -n "${SID_DEBS:-}" ]; then
     cp "$SID_DEBS"/*.deb "$P/debs/" || { echo "$who: no .debs in SID_DEBS=$SID_DEBS" >&2; return 1; }
-    local d
-    for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
-    return 0
-  fi
-  cat > "$P/apt/sources/sid.sources" <<SRC
+  else
+    cat > "$P/apt/sources/sid.sources" <<SRC
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: sid
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-  local APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
-             -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
-  apt-get "${APT[@]}" update -qq >&2 || { echo "$who: apt-get update failed (no network to Debian?)" >&2; return 1; }
-  (cd "$P/debs" && apt-get "${APT[@]}" download "$@" >&2 2>/dev/null) \
-    || { echo "$who: could not download $* from sid" >&2; return 1; }
+    local APT=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$P/apt/sources"
+               -o Dir::State::Lists="$P/apt/lists" -o Dir::Cache="$P/apt/cache" -o Debug::NoLocking=1)
+    apt-get "${APT[@]}" update -qq >&2 || { echo "$who: apt-get update failed (no network to Debian?)" >&2; return 1; }
+    (cd "$P/debs" && apt-get "${APT[@]}" download "$@" >&2 2>/dev/null) \
+      || { echo "$who: could not download $* from sid" >&2; return 1; }
+  fi
   local d
   for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
 }
