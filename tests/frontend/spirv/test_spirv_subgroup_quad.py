@@ -5,6 +5,7 @@ the rule written here in numpy, at subgroup sizes 8 (lavapipe's; tests/hw/test_v
 runs it there) and 32 (nvidia-h200's)."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,8 +14,22 @@ import pytest
 import emu
 from emu.isa.ir import PUSH_CONSTANTS
 
-FILE = "tests/shaders/spirv/subgroup_quad_allequal.comp"
-SRC = (Path(__file__).resolve().parents[3] / FILE).read_text()
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+from h200_subgroup_probe import PROBES  # noqa: E402  (the shaders and launches the recording ran)
+
+
+def run(profile: str, sg: int | None, file: str, x: np.ndarray, dispatch: tuple, size: int, push: int | None):
+    """The words tests/shaders/spirv/`file` writes to binding 1 from `x` at binding 0."""
+    dev = emu.Device(profile, subgroup_size=sg)
+    f = f"tests/shaders/spirv/{file}"
+    pipe = dev.create_compute_pipeline(dev.create_shader_module((ROOT / f).read_text(), f))
+    out = dev.create_buffer(size=size)
+    binds = {(0, 0): dev.create_buffer(x), (0, 1): out}
+    if push is not None:
+        binds[PUSH_CONSTANTS] = dev.create_buffer(np.array([push], np.uint32))
+    dev.dispatch(pipe, binds, dispatch)
+    return out.read(np.uint32)
 
 
 def _all_equal(x, sg, active=None):
@@ -45,14 +60,9 @@ def reference(x: np.ndarray, sg: int, pick: int) -> np.ndarray:
 @pytest.mark.parametrize("profile,sg", [("lavapipe", 8), ("nvidia-h200", 32)])
 @pytest.mark.parametrize("pick", [0, 3])
 def test_quad_operations_and_all_equal_are_bit_exact(profile, sg, pick):
-    dev = emu.Device(profile, subgroup_size=sg)
-    pipe = dev.create_compute_pipeline(dev.create_shader_module(SRC, FILE))
     x = np.random.default_rng(sg + pick).integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
     x[32:40] = 77                  # one subgroup of 8 (a quarter of one of 32) holds one value
-    out = dev.create_buffer(size=256 * 16)
-    dev.dispatch(pipe, {(0, 0): dev.create_buffer(x), (0, 1): out,
-                        PUSH_CONSTANTS: dev.create_buffer(np.array([pick], np.uint32))}, (2, 1, 1))
-    got = out.read(np.uint32).reshape(256, 4)
+    got = run(profile, sg, "subgroup_quad_allequal.comp", x, (2, 1, 1), 256 * 16, pick).reshape(256, 4)
     want = reference(x, sg, pick)
     assert np.array_equal(got, want), [(int(a), int(b), got[a, b], want[a, b]) for a, b in np.argwhere(got != want)[:6]]
     if sg == 8:                    # lanes 32..39 all hold 77: subgroupAllEqual(v) is true there only
@@ -89,23 +99,14 @@ def test_a_quad_swap_direction_other_than_0_1_or_2_is_one_message():
 RECORDED = Path(__file__).resolve().parents[2] / "data/hw/h100/subgroup_probe.npz"
 
 
-@pytest.mark.parametrize("name,file,groups,size,push", [
-    ("allequal", "subgroup_allequal_special.comp", 8, 256 * 4, None),
-    ("quad", "subgroup_quad_allequal.comp", 2, 256 * 16, 3)])
-def test_all_equal_and_quads_give_the_recorded_gpus_bits(name, file, groups, size, push):
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_all_equal_and_quads_give_the_recorded_gpus_bits(name):
     """scripts/h200_subgroup_probe.py on an H100 (driver 580.159.04, the H200's chip family and
     driver): a float subgroupAllEqual compares as OpFOrdEqual does (-0.0 equals 0.0; any NaN,
     even one NaN everywhere, makes it false), which is what emu does. (lavapipe differs here: it
     gives true for NaNs; emu's lavapipe profile does not model that.)"""
     rec = np.load(RECORDED)
-    f = f"tests/shaders/spirv/{file}"
-    dev = emu.Device("nvidia-h200")
-    pipe = dev.create_compute_pipeline(dev.create_shader_module((Path(__file__).resolve().parents[3] / f).read_text(), f))
-    out = dev.create_buffer(size=size)
-    binds = {(0, 0): dev.create_buffer(rec[f"{name}.x"]), (0, 1): out}
-    if push is not None:
-        binds[PUSH_CONSTANTS] = dev.create_buffer(np.array([push], np.uint32))
-    dev.dispatch(pipe, binds, (groups, 1, 1))
-    assert np.array_equal(out.read(np.uint32), rec[f"{name}.y"])
+    file, _, dispatch, size, push = PROBES[name]
+    assert np.array_equal(run("nvidia-h200", None, file, rec[f"{name}.x"], dispatch, size, push), rec[f"{name}.y"])
     if name == "allequal":        # per subgroup: float result | bits result << 1
         assert list(rec["allequal.y"].reshape(8, 32)[:, 0]) == [2, 1, 0, 0, 0, 0, 3, 3]
