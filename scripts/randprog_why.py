@@ -31,19 +31,6 @@ from emu.isa.types import scalar_of  # noqa: E402
 FUSED = ("fma", "fma-shared", "fma-fewer-users", "fma-division", "fma-constant-factor", "fma-widened")
 
 
-def compiled(prog, path, profile, fma: bool):
-    """The program's IR through the model's passes (``fma``: fma formation too)."""
-    from emu.api import compile_wgsl
-    from emu.profiles import load_profile
-    text, file = randprog.source(prog, path)
-    m, _ = compile_wgsl(text, file)
-    stack = compiler.stack_for(load_profile(profile), path == "vulkan")
-    if not fma:
-        stack = compiler.Stack(stack.translator, stack.types, stack.divide, stack.nvidia, fma=False)
-    compiler.compile_for(m, stack)
-    return m
-
-
 def run_ir(module, prog, path, profile):
     from emu.api import Device, ShaderModule
     text, file = randprog.source(prog, path)
@@ -188,8 +175,8 @@ def why(rec, seed, path, profile, depth, show_ir, exhaustive=256):
     gpu = rec[(path, seed)].reshape(prog.invocations, prog.n_outputs)
     from emu.profiles import load_profile
     types = compiler.stack_for(load_profile(profile), path == "vulkan").types
-    before = compiled(prog, path, profile, fma=False)
-    after = compiled(prog, path, profile, fma=True)
+    before = randprog.compiled(prog, path, profile, fma=False)
+    after = randprog.compiled(prog, path, profile)
     got = run_ir(copy.deepcopy(after), prog, path, profile)
     bad = [j for j in range(prog.n_outputs) if not np.array_equal(got[:, j], gpu[:, j])]
     src = randprog.source(prog, path)[0].splitlines()

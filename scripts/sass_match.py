@@ -28,17 +28,6 @@ from emu.hw import randprog, sass  # noqa: E402
 SASS_DIRS = {"vulkan": "/work/main/.hwtmp/sass/sass", "dawn": "/work/main/.hwtmp/sass_tint/sass"}
 
 
-def compiled(seed: int, path: str, profile: str):
-    from emu.api import compile_wgsl
-    from emu.isa import compiler
-    from emu.profiles import load_profile
-    prog = randprog.generate(seed)
-    text, file = randprog.source(prog, path)
-    m, _ = compile_wgsl(text, file)
-    compiler.compile_for(m, compiler.stack_for(load_profile(profile), path == "vulkan"))
-    return m
-
-
 def match(seed: int, path: str, sass_dir: str, profile: str = "nvidia-h200"):
     """(terms, {slot: (emu term, driver term, difference or None)}); raises sass.Unreadable."""
     f = Path(sass_dir) / f"{seed}.sass"
@@ -46,7 +35,7 @@ def match(seed: int, path: str, sass_dir: str, profile: str = "nvidia-h200"):
         raise sass.Unreadable(f"no SASS at {f}")
     terms = sass.Terms()
     drv = sass.sass_outputs(f.read_text(), terms, randprog.WORKGROUP)
-    emu = sass.ir_outputs(compiled(seed, path, profile), terms)
+    emu = sass.ir_outputs(randprog.compiled(randprog.generate(seed), path, profile), terms)
     out = {}
     for slot in sorted(set(drv) | set(emu)):
         if slot not in drv or slot not in emu:

@@ -504,6 +504,19 @@ def source(prog: Program, path: str) -> tuple[str, str]:
     return prog.glsl, f"randprog_{prog.seed}.comp"
 
 
+def compiled(prog: Program, path: str, profile: str = "nvidia-h200", fma: bool = True):
+    """The program's IR through ``profile``'s compiler model for ``path`` (``fma``: with fma
+    formation; without, the IR that formation sees): what scripts/randprog_why.py and
+    scripts/sass_match.py read."""
+    from dataclasses import replace
+    from ..api import compile_wgsl
+    from ..isa.compiler import stack_for
+    from ..profiles import load_profile
+    text, file = source(prog, path)
+    stack = stack_for(load_profile(profile), path == "vulkan")
+    return compile_wgsl(text, file, stack=stack if fma else replace(stack, fma=False))[0]
+
+
 def run_emu(prog: Program, path: str, profile: str = "nvidia-h200") -> np.ndarray:
     """The program's outputs (uint32 bits of each f32) on emu's ``profile``."""
     from ..api import Device
