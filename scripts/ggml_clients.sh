@@ -31,11 +31,5 @@ sid_unpack "$P" ggml_clients.sh whisper.cpp-tools libwhisper1 llama.cpp-tools ll
 # dynamic loader here: link them there
 for f in "$L"/ggml/backends0/*.so; do ln -sf "ggml/backends0/$(basename "$f")" "$L/"; done
 # the loader's ICD search paths stay the system's (/usr/share/vulkan/icd.d, VK_DRIVER_FILES)
-for t in $TOOLS; do
-  cat > "$P/$t" <<RUN
-#!/bin/sh
-exec "$L/ld-linux-x86-64.so.2" --library-path "$L:$L/ggml/backends0" "$P/root/usr/bin/$t" "\$@"
-RUN
-  chmod +x "$P/$t"
-done
+for t in $TOOLS; do sid_wrap "$P" "$t" "$P/root/usr/bin/$t" "$L:$L/ggml/backends0"; done
 echo "$P"

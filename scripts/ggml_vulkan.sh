@@ -27,9 +27,5 @@ sid_unpack "$P" ggml_vulkan.sh llama.cpp-tests libllama0 libggml0 \
 # dynamic loader here: link them there
 for f in "$L"/ggml/backends0/*.so; do ln -sf "ggml/backends0/$(basename "$f")" "$L/"; done
 # the loader's ICD search paths stay the system's (/usr/share/vulkan/icd.d, VK_DRIVER_FILES)
-cat > "$P/test-backend-ops" <<RUN
-#!/bin/sh
-exec "$L/ld-linux-x86-64.so.2" --library-path "$L:$L/ggml/backends0" "$T" "\$@"
-RUN
-chmod +x "$P/test-backend-ops"
+sid_wrap "$P" test-backend-ops "$T" "$L:$L/ggml/backends0"
 echo "$P"

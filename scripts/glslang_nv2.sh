@@ -19,13 +19,6 @@ if [ -x "$P/glslang" ] && [ -f "$G" ] && [ -x "$P/spirv-as" ] && "$P/glslang" --
 fi
 . "$ROOT/scripts/sid_unpack.sh"
 sid_unpack "$P" glslang_nv2.sh glslang-tools spirv-tools spirv-headers libc6 libstdc++6 libgcc-s1 || exit 1
-L=$P/root/usr/lib/x86_64-linux-gnu
-for t in glslang spirv-as spirv-val spirv-dis; do
-  cat > "$P/$t" <<RUN
-#!/bin/sh
-exec "$L/ld-linux-x86-64.so.2" --library-path "$L" "$P/root/usr/bin/$t" "\$@"
-RUN
-  chmod +x "$P/$t"
-done
+for t in glslang spirv-as spirv-val spirv-dis; do sid_wrap "$P" "$t" "$P/root/usr/bin/$t"; done
 "$P/glslang" --version | head -1 >&2
 echo "$P/glslang"

@@ -1,4 +1,4 @@
-# Sourced by the scripts that need packages from Debian sid (glslang_nv2.sh, ggml_vulkan.sh,
+# Sourced by the scripts that need packages from Debian sid (glslang_nv2.sh, ggml_vulkan.sh, ggml_clients.sh,
 # vk_xml.sh): sid_unpack PREFIX WHO PACKAGE... fetches the packages with apt through a temporary
 # sources list under PREFIX (nothing is installed system-wide) and unpacks them under PREFIX/root.
 # It returns 1 with a reason on stderr, naming WHO, when apt cannot fetch them. With SID_DEBS=DIR
@@ -25,4 +25,15 @@ SRC
   fi
   local d
   for d in "$P"/debs/*.deb; do dpkg-deb -x "$d" "$P/root"; done
+}
+
+# sid_wrap PREFIX NAME PROGRAM [LIBRARY-PATH]: PREFIX/NAME runs PROGRAM with the unpacked runtime's
+# own dynamic loader (bookworm's is too old for it), its libraries from PREFIX/root first
+sid_wrap() {
+  local L=$1/root/usr/lib/x86_64-linux-gnu
+  cat > "$1/$2" <<RUN
+#!/bin/sh
+exec "$L/ld-linux-x86-64.so.2" --library-path "${4:-$L}" "$3" "\$@"
+RUN
+  chmod +x "$1/$2"
 }
