@@ -7,7 +7,8 @@ after the model was frozen at 6c699cf; randprog_heldout2.npz: seeds 300000..3011
 H100 with driver 580.159.04 (2,400 of 2,400 programs of randprog_heldout.npz equal to the H200's,
 re-recorded in the same session) after the model was frozen at a169fd2; randprog_fit2.npz: seeds
 500000..501199, recorded on an H100 (580.159.04) on 2026-12-07 for fitting, with the driver's SASS of
-both paths (scripts/h200_sass.py). The whole recordings:
+both paths (scripts/h200_sass.py); randprog_heldout3.npz: seeds 400000..401199, recorded on an H100
+(580.159.04) on 2026-12-07 after the model was frozen at e3d49eb. The whole recordings:
 `python scripts/randprog_compare.py` (minutes); here a sample, whose per-seed results are pinned
 so that a change of the compiler model shows."""
 import hashlib
@@ -70,6 +71,8 @@ PINNED = {
     # products, the one with fewer users fused) and f16drv (f16 log as LG2.F16 * ln 2, a mix's
     # (x - b) - x as -b, a constant shift folded into f16 smoothstep, f16 products numbered commutatively)
     "randprog_fit2.npz": [[p, 500000 + k] for p in ("dawn", "vulkan") for k in (0, 1, 2, 3, 4, 5, 6, 7, 10, 11)],
+    # recorded after the model above was frozen (e3d49eb), on an H100 with the H200's driver
+    "randprog_heldout3.npz": [[p, 400000 + k] for p in ("dawn", "vulkan") for k in (0, 1, 2, 3, 5, 6, 7, 10)],
 }
 
 
