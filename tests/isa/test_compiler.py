@@ -154,6 +154,25 @@ def test_of_two_products_the_one_with_fewer_users_fuses():
     assert text.count('contracted = "fma-fewer-users"') == 1
 
 
+def test_of_an_adds_products_a_multiply_fuses_before_a_division():
+    """x / y + a * b fuses a * b wherever it stands and rounds x * RCP(y) (judge seed 1084's SASS:
+    x1 / x2 + x3 * x1 is FFMA x3, x1, x1 * RCP(x2)); a subtract keeps its order, its left product
+    fusing: x / y - a * b is fma(x, RCP(y), -(a * b)) (fit seed 23). y = 1: the division is exact,
+    so only a * b's rounding shows (a = 1 + 2^-12: a * a + c is 2^-24 fused, 0 rounded)."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let y = o[2]; let nc = o[5]; let b = o[7]; let d = o[8];
+  o[3] = c / y + a * a;    // the multiply fuses: fma(a, a, c * RCP(y))
+  o[4] = nc / y - b * b;   // the division fuses: fma(nc, RCP(y), -(b * b))
+  o[6] = d * d + o[9] / y; // either side
+}"""
+    vals = np.zeros(10, np.float32)
+    vals[[0, 1, 2, 5, 7, 8, 9]] = [A, C, 1.0, -C, A, A, C]
+    out = _run(src, vals)
+    assert out[3] == FUSED and out[6] == FUSED and out[4] == 0
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-multiply-first"') == 2
+
+
 def test_division_fuses_only_as_the_adds_one_use():
     src = HEAD + """@compute @workgroup_size(1) fn main() {
   let x = o[0]; let y = o[1]; let z = o[2];
