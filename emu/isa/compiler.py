@@ -130,14 +130,20 @@ DECISIONS = {
                        "325 of 443, f32 330 -> 330 of 444 (with 'fma-shared')",
     "fma-multiply-first": "of an add's two products the driver fuses a multiply before f32(a * b) of f16 a, b (a "
                           "widened product) before a division x * RCP(y), on either side; the other is rounded. f32: "
-                          "x1 / x2 + x3 * x1 is FFMA x3, x1, x1 * RCP(x2) (randprog_judge.npz seed 1084's SASS, "
+                          "x3 / x1 + x2 * x3 is FMUL x3, RCP(x1), then FFMA x2, x3 and it (randprog_fit.npz seed 1084's SASS, "
                           "likewise fit seeds 400, 551, 840, 980, 1147, judge 100063, 100152, 100335, 100343, 100448, "
                           "fit2 500408, 500566, 500671: divisions; fit 704, judge 100540, fit2 500444, 500592, 500660, "
                           "500668, 501000, 501024, 501032: widened products); an f32 subtract keeps its order, the left "
                           "fusing (p / q - a * b is FFMA p, RCP(q), -(a * b): fit seeds 23, 68, 494, judge 100000, 100187, "
                           "100344, 100460). f16 alike, subtracts too: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a "
-                          "product (fit seed 1067, both paths). Per add decided in the Vulkan fit+judge+fit2 SASS (f32, "
-                          "scripts/fma_study.py): 5,944 -> 5,969 of 6,047 as the driver",
+                          "product (fit seed 1067, both paths). The f32 adds of the Vulkan fit+judge+fit2 SASS whose "
+                          "decision the driver's terms show (the guided evaluation of scripts/fma_study.py, each "
+                          "unrolled iteration counted): 5,944 -> 5,969 of 6,047 as the driver. Programs bit-identical "
+                          "(f32, func, loop families; f16 unchanged): fit Vulkan 735 -> 741 of 881, Dawn 741 -> 748 "
+                          "of 900; judge 361 -> 368 of 450 on each path; fit2 Vulkan 732 -> 743, Dawn 725 -> 736 of "
+                          "900: 51 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
+                          "RCP(t5) - 0.5 * t8 in the driver's SASS, x4 cancelled, which emu does not fold; its "
+                          "division fused had matched)",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
