@@ -156,9 +156,10 @@ def test_of_two_products_the_one_with_fewer_users_fuses():
 
 def test_of_an_adds_products_a_multiply_fuses_before_a_division():
     """x / y + a * b fuses a * b wherever it stands and rounds x * RCP(y) (fit seed 1084's SASS:
-    x3 / x1 + x2 * x3 is FMUL x3, RCP(x1), then FFMA x2, x3 and it); a subtract keeps its order, its left product
-    fusing: x / y - a * b is fma(x, RCP(y), -(a * b)) (fit seed 23). y = 1: the division is exact,
-    so only a * b's rounding shows (a = 1 + 2^-12: a * a + c is 2^-24 fused, 0 rounded)."""
+    x3 / x1 + x2 * x3 is FMUL x3, RCP(x1), then FFMA x2, x3 and it); a subtract keeps its order,
+    its left product fusing: x / y - a * b is fma(x, RCP(y), -(a * b)) (fit seed 23). y = 1: the
+    division is exact, so only a * b's rounding shows (a = 1 + 2^-12: a * a + c is 2^-24 fused,
+    0 rounded)."""
     src = HEAD + """@compute @workgroup_size(1) fn main() {
   let a = o[0]; let c = o[1]; let y = o[2]; let nc = o[5]; let b = o[7]; let d = o[8];
   o[3] = c / y + a * a;    // the multiply fuses: fma(a, a, c * RCP(y))
