@@ -136,12 +136,14 @@ DECISIONS = {
                           "500668, 501000, 501024, 501032: widened products); an f32 subtract keeps its order, the left "
                           "fusing (p / q - a * b is FFMA p, RCP(q), -(a * b): fit seeds 23, 68, 494, judge 100000, 100187, "
                           "100344, 100460). f16 alike, subtracts too: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a "
-                          "product (fit seed 1067, both paths). The f32 adds of the Vulkan fit+judge+fit2 SASS whose "
+                          "product (fit seed 1067, both paths). x / k, k a constant, ranks as a multiply (x * RCP(k), "
+                          "RCP(k) folded): 2 / y + x / 1.702 is FFMA x, 0.58754, 2 * RCP(y) in fit seed 608's SASS "
+                          "(Vulkan 608 fixed, counted below; no program lost). The f32 adds of the Vulkan fit+judge+fit2 SASS whose "
                           "decision the driver's terms show (the guided evaluation of scripts/fma_study.py, each "
                           "unrolled iteration counted): 5,944 -> 5,969 of 6,047 as the driver. Programs bit-identical "
-                          "(f32, func, loop families; f16 unchanged): fit Vulkan 735 -> 741 of 881, Dawn 741 -> 748 "
+                          "(f32, func, loop families; f16 unchanged): fit Vulkan 735 -> 742 of 881, Dawn 741 -> 748 "
                           "of 900; judge 361 -> 368 of 450 on each path; fit2 Vulkan 732 -> 743, Dawn 725 -> 736 of "
-                          "900: 51 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
+                          "900: 52 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
                           "RCP(t5) - 0.5 * t8 in the driver's SASS, x4 cancelled, which emu does not fold; its "
                           "division fused had matched)",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
@@ -1396,7 +1398,7 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
                 ranked = [(defs[a.id], side, False) for side, a in enumerate(sides)]
                 if scalar_of(u.type) == F32:         # the one with fewer users (DECISIONS['fma-fewer-users'])
                     ranked.sort(key=lambda r: len(by.get(r[0].result.id, [])))
-                ranked = _multiply_first(ranked, u)
+                ranked = _multiply_first(ranked, u, defs)
                 losers = [r[0].result for r in ranked[1:]]
             else:
                 continue
@@ -1437,7 +1439,7 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
             choices.append((p, side, True))
     if not choices:
         return None
-    p, side, negated = _multiply_first(choices, inst)[0]
+    p, side, negated = _multiply_first(choices, inst, defs)[0]
     c = inst.args[1 - side]
     a, m = _factors(p, inst.loc, b, pre, defs)
     subtract_product = negated != (fn == "sub" and side == 1)
@@ -1449,7 +1451,8 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
     elif decision == "fma" and side == 1 and scalar_of(t) == F32 and (q := _product(x, defs, divide, t)) is not None \
             and uses[q.result.id] > uses[p.result.id]:
         decision = "fma-fewer-users"                 # of two products, the right one: it has fewer users
-    elif decision == "fma" and p.attrs["fn"] == "mul" and _late_product(inst.args[1 - side], defs, divide, t):
+    elif decision in ("fma", "fma-division") and _kind(p, defs) == "mul" and _late_product(inst.args[1 - side], defs,
+                                                                                              divide, t):
         decision = "fma-multiply-first"              # the other operand, a division or f32(a * b), rounded
     if constant_factor and not subtract_product and p.attrs.get("fn") == "mul":
         kx = _constant_times(a, defs, uses)
@@ -1468,17 +1471,28 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
 def _late_product(v: Value, defs, divide: bool, t) -> bool:
     """v is a product the driver fuses only after a multiply: f32(a * b) of f16 a, b, or x * RCP(y)."""
     d = _product(v, defs, divide, t)
-    return _widened_product(v, defs, t) is not None or (d is not None and d.attrs["fn"] == "div")
+    return _widened_product(v, defs, t) is not None or (d is not None and _kind(d, defs) == "div")
 
 
-def _multiply_first(choices: list, add: Inst) -> list:
+def _kind(p: Inst, defs) -> str:
+    """A product's kind as the driver ranks it (_LATE); x / k, k a constant, is a multiply, x * RCP(k)
+    with RCP(k) folded when compiling (randprog_fit.npz seed 608's SASS: 2 / y + x / 1.702 fuses
+    x / 1.702)."""
+    if p.op == "convert":
+        return "convert"
+    if p.attrs["fn"] == "div" and _const_value(p.args[1], defs) is not None:
+        return "mul"
+    return p.attrs["fn"]
+
+
+def _multiply_first(choices: list, add: Inst, defs) -> list:
     """Of an add's two products the driver fuses a multiply before a widened f16 product
     (f32(a * b)) before a division (x * RCP(y)), wherever each stands; (p, side, negated) choices
     of one kind keep their order. A subtract keeps its order (f32: p / q - a * b fuses the
     division), f16 ranks there too (DECISIONS['fma-multiply-first'])."""
     if add.attrs["fn"] == "sub" and scalar_of(add.type) == F32:
         return choices
-    return sorted(choices, key=lambda c: _LATE.index(c[0].attrs.get("fn") if c[0].op == "binary" else c[0].op))
+    return sorted(choices, key=lambda c: _LATE.index(_kind(c[0], defs)))
 
 
 # the kinds of product in the order the driver fuses them: a multiply, then f32(a * b) of f16 a and

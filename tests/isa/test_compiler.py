@@ -165,13 +165,18 @@ def test_of_an_adds_products_a_multiply_fuses_before_a_division():
   o[3] = c / y + a * a;    // the multiply fuses: fma(a, a, c * RCP(y))
   o[4] = nc / y - b * b;   // the division fuses: fma(nc, RCP(y), -(b * b))
   o[6] = d * d + o[9] / y; // either side
+  o[10] = o[12] / o[13] + o[14] / 0.5;   // x / k is a multiply: it fuses
 }"""
-    vals = np.zeros(10, np.float32)
-    vals[[0, 1, 2, 5, 7, 8, 9]] = [A, C, 1.0, -C, A, A, C]
+    vals = np.zeros(15, np.float32)
+    vals[[0, 1, 2, 5, 7, 8, 9, 12, 13, 14]] = [A, C, 1.0, -C, A, A, C, 3.0, 3.0, 2.0 ** -25]
     out = _run(src, vals)
     assert out[3] == FUSED and out[6] == FUSED and out[4] == 0
+    # 3 * RCP(3) = 1 + 2^-25 exactly: rounded first (to 1) and 2^-24 added, a tie to 1; fused with
+    # 3 / 3 instead, 1 + 3 * 2^-25 rounds to 1 + 2^-23 (fit seed 608's SASS: 2 / y + x / 1.702 is
+    # FFMA x, RCP(1.702), 2 * RCP(y))
+    assert out[10] == 1.0
     done, text = _ir(src)
-    assert text.count('contracted = "fma-multiply-first"') == 2
+    assert text.count('contracted = "fma-multiply-first"') == 3
 
 
 def test_division_fuses_only_as_the_adds_one_use():
