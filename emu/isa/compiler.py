@@ -140,7 +140,7 @@ DECISIONS = {
                           "RCP(k) folded): 2 / y + x / 1.702 is FFMA x, 0.58754, 2 * RCP(y) in fit seed 608's SASS "
                           "(Vulkan 608 fixed, counted below; no program lost). The f32 adds of the Vulkan fit+judge+fit2 SASS whose "
                           "decision the driver's terms show (the guided evaluation of scripts/fma_study.py, each "
-                          "unrolled iteration counted): 5,944 -> 5,969 of 6,047 as the driver. Programs bit-identical "
+                          "unrolled iteration counted): 5,944 -> 5,970 of 6,047 as the driver. Programs bit-identical "
                           "(f32, func, loop families; f16 unchanged): fit Vulkan 735 -> 742 of 881, Dawn 741 -> 748 "
                           "of 900; judge 361 -> 368 of 450 on each path; fit2 Vulkan 732 -> 743, Dawn 725 -> 736 of "
                           "900: 52 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
