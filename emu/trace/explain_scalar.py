@@ -24,6 +24,8 @@ RULES = {
                           "that use it also reads a or b, and the driver fuses it into every one"),
     "fma-fewer-users": ("fma", "a * b + c * d with c * d fused: of the add's two products the one with fewer "
                                "users fuses, the other (a * b) rounded first"),
+    "fma-multiply-first": ("fma", "a * b + p with a * b fused: of the add's two products a multiply fuses before a "
+                                  "division or a widened f16 product (p), which is rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "

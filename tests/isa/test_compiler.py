@@ -154,6 +154,31 @@ def test_of_two_products_the_one_with_fewer_users_fuses():
     assert text.count('contracted = "fma-fewer-users"') == 1
 
 
+def test_of_an_adds_products_a_multiply_fuses_before_a_division():
+    """x / y + a * b fuses a * b wherever it stands and rounds x * RCP(y) (fit seed 1084's SASS:
+    x3 / x1 + x2 * x3 is FMUL x3, RCP(x1), then FFMA x2, x3 and it); a subtract keeps its order,
+    its left product fusing: x / y - a * b is fma(x, RCP(y), -(a * b)) (fit seed 23). y = 1: the
+    division is exact, so only a * b's rounding shows (a = 1 + 2^-12: a * a + c is 2^-24 fused,
+    0 rounded)."""
+    src = HEAD + """@compute @workgroup_size(1) fn main() {
+  let a = o[0]; let c = o[1]; let y = o[2]; let nc = o[5]; let b = o[7]; let d = o[8];
+  o[3] = c / y + a * a;    // the multiply fuses: fma(a, a, c * RCP(y))
+  o[4] = nc / y - b * b;   // the division fuses: fma(nc, RCP(y), -(b * b))
+  o[6] = d * d + o[9] / y; // either side
+  o[10] = o[12] / o[13] + o[14] / 0.5;   // x / k is a multiply: it fuses
+}"""
+    vals = np.zeros(15, np.float32)
+    vals[[0, 1, 2, 5, 7, 8, 9, 12, 13, 14]] = [A, C, 1.0, -C, A, A, C, 3.0, 3.0, 2.0 ** -25]
+    out = _run(src, vals)
+    assert out[3] == FUSED and out[6] == FUSED and out[4] == 0
+    # 3 * RCP(3) = 1 + 2^-25 exactly: rounded first (to 1) and 2^-24 added, a tie to 1; fused with
+    # 3 / 3 instead, 1 + 3 * 2^-25 rounds to 1 + 2^-23 (fit seed 608's SASS: 2 / y + x / 1.702 is
+    # FFMA x, RCP(1.702), 2 * RCP(y))
+    assert out[10] == 1.0
+    done, text = _ir(src)
+    assert text.count('contracted = "fma-multiply-first"') == 3
+
+
 def test_division_fuses_only_as_the_adds_one_use():
     src = HEAD + """@compute @workgroup_size(1) fn main() {
   let x = o[0]; let y = o[1]; let z = o[2];
