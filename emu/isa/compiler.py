@@ -42,7 +42,7 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          one value, negation and abs)
                            square        a * (a * y) is (a * a) * y
                            algebra       constant factors of a product multiplied together
-                           rsqrt         f32 1 / sqrt(x) is one RSQ
+                           rsqrt         f32 1 / sqrt(x) is one RSQ; f16 x / sqrt(y) is x * RSQ(y)
                            expand        smoothstep, mix, dot, length, normalize as the driver's
                                          arithmetic (then numbered again), log as LG2 * ln 2 (f16:
                                          MUFU.LG2.F16, HMUL2), smoothstep's last product
@@ -106,8 +106,8 @@ DECISIONS = {
            "x * x), where an add's other operand is the product fused there (of two products the one with fewer "
            "users, DECISIONS['fma-fewer-users'], then the left), where "
            "it has more than two users, or where every user subtracts it; a division only into its one use, "
-           "and not into an add of another fma. The driver's SASS of randprog_fit.npz seeds 15, 824, 88 (two "
-           "users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
+           "and (f32) not into an add of another fma (f16: DECISIONS['fma-division-beside-fma']). The driver's "
+           "SASS of randprog_fit.npz seeds 15, 824, 88 (two users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
            "96 (three users: FADDs of one FMUL), 40, 332 (k1 - p, k2 - p: FADDs), 108 (tanh), 99 (division), "
            "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
            "fma-constants, expand-log, expand-fract, divide-rsqrt): Vulkan fit f32 178 -> 219 of 294, func 132 -> "
@@ -128,6 +128,12 @@ DECISIONS = {
                        "x * x in the SASS of randprog_fit.npz seeds 443, 507, 627, 735 (sass_match's 'emu fuses, the "
                        "driver rounds'); seed 19's c * c of two dots likewise FADDed to each. Vulkan fit+judge func 314 -> "
                        "325 of 443, f32 330 -> 330 of 444 (with 'fma-shared')",
+    "fma-division-beside-fma": "f16 x / y + c where c is itself an fma (an add that fused a product) is fma(x, "
+                               "RCP(y), c), where f32 rounds x * RCP(y) (DECISIONS['fma']): randprog_fit.npz seed 189's "
+                               "SASS ((x2 + x1) / (t5 * t5) - (clamp(x1) - x1 * (t4 * t3)) is HFMA2 x1, t4 * t3, -clamp, "
+                               "then HFMA2 (x2 + x1), RCP, that); seed 253's (.. / (|x2| + 1e-5) + mix(..)). f16 family "
+                               "fit+judge 350 -> 356 of 444 (Vulkan), 352 -> 358 of 450 (Dawn), fit2 228 -> 231, 227 -> 230 "
+                               "of 300, none lost",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
@@ -189,6 +195,10 @@ DECISIONS = {
                    "llama.cpp 0.3.19's row_norm and GELU: 54,402 -> 78,080 of 78,080 outputs",
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
+    "divide-sqrt-f16": "f16 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ.F16, HMUL2), the sqrt kept for its other users: "
+                       "randprog_fit.npz seed 257's SASS (t4 / t3 of t3 = sqrt(x2 * x2 + 1e-5): MUFU.SQRT.F16 and "
+                       "MUFU.RSQ.F16 of one HFMA2, then HMUL2 t4, RSQ); the only f16 programs whose SASS has "
+                       "MUFU.RSQ.F16 without inverseSqrt in the source: fit+judge 257, fit2 500457, 500493",
     "divide-rsqrt": "f32 x / inverseSqrt(y) is x * sqrt(y) (MUFU.SQRT, FMUL): randprog_fit.npz seed 160's SASS "
                     "(t4 / t5 of t5 = inversesqrt(x1 * x1 + 1e-5)), 128 of 128",
     "factor": "a * c + b * c is (a + b) * c where one product has no other use: randprog fit seed 16, x1 * t6 + "
@@ -880,15 +890,24 @@ def _gather_constant_factors(inst: Inst, defs, b: Builder) -> bool:
 # -- rsqrt -----------------------------------------------------------------------------------------
 
 def reciprocal_sqrt(module: Module) -> int:
-    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`."""
+    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`; f16 `x / sqrt(y)`
+    (the sqrt used anywhere else too) is `x * inverseSqrt(y)` (DECISIONS['divide-sqrt-f16'])."""
     uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count, pending, b = 0, [], Builder(_next_id(module))
     for f in module.functions:
         for inst in f.walk():
-            if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F32 or inst.attrs.get("exact"):
+            if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.attrs.get("exact"):
                 continue
             one, root = (defs.get(a.id) for a in inst.args)
+            if inst.type == F16 and root is not None and root.op == "builtin" and root.attrs["fn"] == "sqrt":
+                rsq = Inst("builtin", list(root.args), F16, {"fn": "inverseSqrt"}, [], inst.loc, b.value(F16))
+                pending.append((inst, rsq))
+                inst.args, inst.attrs = [inst.args[0], rsq.result], {"fn": "mul", "contracted": "divide-sqrt-f16"}
+                count += 1
+                continue
+            if inst.type != F32:
+                continue
             if root is not None and root.op == "builtin" and root.attrs["fn"] == "inverseSqrt" and root.type == F32:
                 # x / inverseSqrt(y) is x * sqrt(y): MUFU.SQRT, FMUL (randprog_fit.npz seed 160's SASS)
                 sq = Inst("builtin", list(root.args), F32, {"fn": "sqrt"}, [], inst.loc, b.value(F32))
@@ -1339,6 +1358,12 @@ def _is_fma(v: Value, defs) -> bool:
     return d is not None and d.op == "builtin" and d.attrs.get("fn") == "fma" and d.attrs.get("contracted") != "fma-widened"
 
 
+def _beside_fma(p: Inst, inst: Inst, side: int, defs) -> bool:
+    """p is a division and the add's other operand an fma: f32 rounds the quotient there (fit seed
+    99's SASS), f16 fuses it (DECISIONS['fma-division-beside-fma'])."""
+    return p.op == "binary" and p.attrs["fn"] == "div" and _is_fma(inst.args[1 - side], defs)
+
+
 def _is_add(u: Inst, types) -> bool:
     return u.op == "binary" and u.attrs["fn"] in ("add", "sub") and not u.attrs.get("exact") \
         and _fusable_type(u.type, types)
@@ -1414,7 +1439,7 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _product(v, defs, divide, t)
-        if p is not None and p.result.id in fusing and not (p.attrs["fn"] == "div" and _is_fma(inst.args[1 - side], defs)):
+        if p is not None and p.result.id in fusing and not (scalar_of(t) == F32 and _beside_fma(p, inst, side, defs)):
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _negated_product(v, defs, divide, t)
@@ -1431,6 +1456,8 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
     if fn == "sub" and side == 0:
         c = neg(c)
     decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
+    if _beside_fma(p, inst, side, defs):
+        decision = "fma-division-beside-fma"
     if decision == "fma" and uses[p.result.id] > _MAX_FUSED_USERS:
         decision = "fma-shared"
     elif decision == "fma" and side == 1 and scalar_of(t) == F32 and (q := _product(x, defs, divide, t)) is not None \
@@ -1948,13 +1975,14 @@ def sink_negations(module: Module) -> int:
 def reassociate_constants(module: Module) -> int:
     """k1 + (k2 - v) (either side) is (k1 + k2) - v, the constants added when compiling, the
     subtract kept for its other users (randprog_fit.npz seed 40's SASS: 0.7978846 + (0.125 - x3 * x2)
-    is one FADD of -fl(x3 * x2) and 0.9228846, beside t5's own FADD of 0.125); (x + k) + x is
-    fma(x, 2, k) (seed 99's SASS: (x4 + 1.702) + x4 is FFMA x4, 2, 1.702)."""
+    is one FADD of -fl(x3 * x2) and 0.9228846, beside t5's own FADD of 0.125); f32 (x + k) + x is
+    fma(x, 2, k) (seed 99's SASS: (x4 + 1.702) + x4 is FFMA x4, 2, 1.702), f16 two HADD2s (seed 949's
+    SASS: (x2 + 2) + x2)."""
     def rewrite(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.attrs.get("exact") \
                 or _float_scalar(inst.type) not in (F32, F16) or hasattr(inst.type, "n"):
             return False
-        for x, v in inst.args, inst.args[::-1]:             # (x + k) + x is fma(x, 2, k)
+        for x, v in (inst.args, inst.args[::-1]) if inst.type == F32 else ():    # (x + k) + x is fma(x, 2, k)
             d = defs.get(v.id)
             if d is not None and d.op == "binary" and d.attrs["fn"] == "add" and not d.attrs.get("exact") \
                     and d.type == inst.type and uses[d.result.id] == 1 and x.id in [a.id for a in d.args]:

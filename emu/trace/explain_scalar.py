@@ -26,12 +26,16 @@ RULES = {
                                "users fuses, the other (a * b) rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
+    "fma-division-beside-fma": ("fma", "f16 x / y + c with c itself a fused multiply-add: the division's product "
+                                       "x * RCP(y) fused too (f32 rounds it there)"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "
                                    "multiply-add's factor, x * y rounded first"),
     "unroll": ("fma", "a cooperative matrix element's v[i] + c in a loop the driver unrolls: "
                       "fma(x[i], y[i], c), rounded once per element"),
     "rsqrt": ("inverseSqrt", "1 / sqrt(x) as one reciprocal square root (MUFU.RSQ), not a square root "
                              "then a division"),
+    "divide-sqrt-f16": ("mul", "f16 x / sqrt(y) as x * inverseSqrt(y): one reciprocal square root (MUFU.RSQ.F16) "
+                               "rounded, then the product (not the square root, its reciprocal, the product)"),
     "divide-rsqrt": ("mul", "x / inverseSqrt(y) as x * sqrt(y): the square root rounded, then the product"),
     "expand": ("mul", "smoothstep(e0, e1, x) as the driver's own arithmetic; this is its last product "
                       "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),

@@ -683,6 +683,62 @@ def test_f16_mix_of_a_difference_from_its_first_operand_is_one_fma():
     assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, unfolded)
 
 
+def test_f16_division_fuses_into_an_add_of_another_fma():
+    """f16 (a + b) / c - (d - e * f) is fma(a + b, RCP(c), fma(e, f, -d)): the division fuses
+    although the add's other operand is an fma (the SASS of randprog fit seed 189: HFMA2 x1, t4 *
+    t3, -clamp, then HFMA2 (x2 + x1), RCP, that; f32 rounds the quotient there, fit seed 99),
+    DECISIONS['fma-division-beside-fma']."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 5u]), b = float16_t(inp[i * 5u + 1u]), c = float16_t(inp[i * 5u + 2u]);
+  float16_t d = float16_t(inp[i * 5u + 3u]), e = float16_t(inp[i * 5u + 4u]);
+  o[i] = float(((a + b) / c) - (d - (e * a)));
+}"""
+    rng = np.random.default_rng(189)
+    x = rng.uniform(-4, 4, (128, 5)).astype(np.float16).astype(np.float32)
+    a, b, c, d, e = x.T.astype(np.float16)
+    s = (a + b).astype(np.float16)
+    rcp = np.array([nvidia.binary("div", "f16", np.float16(1), v) for v in c], np.float16)
+    inner = _fma16(e, a, -d)
+    want = _fma16(s, rcp, inner)
+    rounded = (np.array([nvidia.binary("div", "f16", p, q) for p, q in zip(s, c)], np.float16) + inner).astype(np.float16)
+    out = _run_many(src, x, 1)[:, 0]
+    assert np.array_equal(out.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert not np.array_equal(want, rounded)
+    _, text = _ir(src, file="k.comp")
+    assert text.count('contracted = "fma-division-beside-fma"') == 1 and text.count('contracted = "fma"') == 1
+
+
+def test_f16_quotient_by_a_square_root_is_a_product_by_its_reciprocal_square_root():
+    """f16 x / sqrt(y) is x * RSQ(y), the sqrt kept for its other use (the SASS of randprog fit
+    seed 257: MUFU.SQRT.F16 and MUFU.RSQ.F16 of one value, then HMUL2; DECISIONS['divide-sqrt-f16']);
+    f16 (x + k) + x stays two adds (seed 949's SASS: HADD2 x2, 2 then HADD2 x2), where f32 is fma(x, 2, k)."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 2u]), y = float16_t(inp[i * 2u + 1u]);
+  float16_t r = sqrt(y);
+  o[i * 3u] = float(r);
+  o[i * 3u + 1u] = float(x / r);
+  o[i * 3u + 2u] = float((x + 1.703125hf) + x);
+}"""
+    rng = np.random.default_rng(257)
+    v = np.stack([rng.uniform(-8, 8, 128), rng.uniform(0.01, 30, 128)], 1).astype(np.float16).astype(np.float32)
+    x, y = v.T.astype(np.float16)
+    rsq = np.array([nvidia.call("inverseSqrt", "f16", t) for t in y], np.float16)
+    root = np.array([nvidia.call("sqrt", "f16", t) for t in y], np.float16)
+    want = (x * rsq).astype(np.float16)
+    quotient = np.array([nvidia.binary("div", "f16", p, q) for p, q in zip(x, root)], np.float16)
+    twice = ((x + np.float16(1.703125)).astype(np.float16) + x).astype(np.float16)
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 1], want) and not np.array_equal(want, quotient)
+    assert np.array_equal(out[:, 0], root) and np.array_equal(out[:, 2], twice)
+    assert not np.array_equal(twice, _fma16(x, 2, 1.703125))
+    done, text = _ir(src, file="k.comp")
+    assert done["rsqrt"] == 1 and 'contracted = "divide-sqrt-f16"' in text
+
+
 @pytest.mark.parametrize("file", ["k.comp", "k.wgsl"])
 def test_f16_log_is_lg2_times_ln2_open_to_fusing(file):
     """f16 log(x) is MUFU.LG2.F16 then HMUL2 by f16(ln 2), and that product fuses into the add
