@@ -48,7 +48,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          MUFU.LG2.F16, HMUL2), smoothstep's last product
                                          open to the add around it; f32 constant edges folded into
                                          one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
-                           division-chain  (x / y) / z is x / (y * z)
+                           division-chain  (x / y) / z is x / (y * z), x / (y / z) is (x * z) / y
+                                         (then numbered again)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c (one of them used only
@@ -88,7 +89,15 @@ DECISIONS = {
     "division-chain": "(x / y) / z is x * RCP(y * z): f16 (x3 / (|x3| + 0.5)) / (|x1| + 1) is HMUL2 of the two "
                       "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
                       "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
-                      "(f32) 128 of 128 only so; constant divisors not measured",
+                      "(f32) 128 of 128 only so; constant divisors not measured. x / (y / z), y / z used only there, "
+                      "is (x * z) * RCP(y) where x is not itself a quotient that joins first (judge seed 100453's "
+                      "SASS: HMUL2 x1 * (x1 - x2) then * RCP(t6) for (x1 - x2) / (t6 / x1); fit2 seed 500148's: "
+                      "((t5 - 1) / (2.985 + t5)) / ((t5 - t8) / x2) joins as (x / y) / z); the joined divisor y * z "
+                      "is numbered with the shader's own y * z (seed 100453: (0.25 / t4) / t4's t4 * t4 is the one "
+                      "of t4 * t4 + 0.25, HMUL2 then its MUFU.RCP.F16 and an HADD2). With DECISIONS['algebra']'s "
+                      "products used only there: f16 fit+judge 357 -> 364 of 444 (Vulkan), 359 -> 366 of 450 (Dawn), "
+                      "fit2 234 -> 240, 233 -> 239 of 300; f32 fit+judge 332 -> 334, 330 -> 333, fit2 205 -> 209, "
+                      "199 -> 203; func fit2 242 -> 243; loop fit2 287 -> 288, 286 -> 287 (both paths alike); none lost",
     "relu-f16": "f16 clamp(v, 0, hi) of an add, subtract or fma v is .RELU then HMNMX2 with hi, a NaN v giving hi: "
                 "randprog_fit.npz seed 81 (HFMA2.RELU, HMNMX2 2 in its SASS; -0.7065 = 2 * -0.3533 where 0 was "
                 "modelled), seeds 1, 9 (128 of 128 after); hi = 1 is .SAT (HFMA2.SAT), NaN giving 0 (seeds 645, "
@@ -147,7 +156,10 @@ DECISIONS = {
                "and (k1 * x) * k2 is x * (k1 * k2): fit seed 212's SASS (FFMA R10, -2.3936539, |x2| for "
                "|x2| - (3.0 / x1) * 0.7978846; 128 of 128 only so); (x * k1) * (y * k2) is (x * y) * (k1 * k2), k1, k2 "
                "powers of two (not 1.702: judge seed 100224's SASS): "
-               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25)",
+               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25), or any "
+               "constants where x * k1 and y * k2 have no other user (seed 349's SASS: f16 (x2 * 1.423) * (x2 * "
+               "1.423) + 1e-5 is HFMA2 2.0254, x2 * x2, 1e-5; 100224's t8 = x3 * 1.702 is stored and used again); "
+               "measured with DECISIONS['division-chain']'s x / (y / z)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
                   ".hwtmp/sass, has no loop); WGSL's `for (var k = 0u; ...)` too: Tint stores the initializer before "
                   "the loop as glslang does (its SPIR-V of fit seed 30), and through Dawn the f16 sums pair alike "
@@ -300,6 +312,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
         done["division-chain"] = join_divisions(module)
+        done["number"] += number_values(module)          # a joined divisor that the shader also multiplies
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
@@ -806,6 +819,7 @@ def fold_algebra(module: Module, types) -> int:
     b.pending = []                              # (instruction, what goes before it)
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        uses = Counter(a.id for i in f.walk() for a in i.args)
         for inst in f.walk():
             if inst.op != "binary" or inst.attrs.get("exact") or not _fusable_type(inst.type, types) \
                     or hasattr(inst.type, "n"):
@@ -818,7 +832,7 @@ def fold_algebra(module: Module, types) -> int:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
                 count += 1
             elif fn == "mul":
-                count += _fold_constant_factors(inst, defs, b)
+                count += _fold_constant_factors(inst, defs, uses, b)
         for blk in _blocks(f.body):
             for inst, new in [(i, n) for i, n in b.pending if any(i is j for j in blk.insts)]:
                 k = next(n for n, j in enumerate(blk.insts) if j is inst)
@@ -828,11 +842,11 @@ def fold_algebra(module: Module, types) -> int:
     return count
 
 
-def _fold_constant_factors(inst: Inst, defs, b: Builder) -> int:
+def _fold_constant_factors(inst: Inst, defs, uses, b: Builder) -> int:
     """(k1 * x) * k2 -> x * (k1 * k2) and (k1 / y) * k2 -> RCP(y) * (k1 * k2), the constants
     multiplied (rounded) on the host; the inner product stays for its other users."""
     x, y = inst.args
-    if _gather_constant_factors(inst, defs, b):
+    if _gather_constant_factors(inst, defs, uses, b):
         return 1
     k2, v = (_const_value(x, defs), y) if _const_value(x, defs) is not None else (_const_value(y, defs), x)
     d = defs.get(v.id)
@@ -871,13 +885,17 @@ def _constant_factor(v: Value, defs):
     return (ks[0], d.args[1]) if ks[0] is not None else (ks[1], d.args[0])
 
 
-def _gather_constant_factors(inst: Inst, defs, b: Builder) -> bool:
-    """(x * k1) * (y * k2) is (x * y) * (k1 * k2), k1 and k2 powers of two, the constants multiplied
-    when compiling (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL t3, t3 then FFMA
-    with 0.25, 0.25)."""
+def _gather_constant_factors(inst: Inst, defs, uses, b: Builder) -> bool:
+    """(x * k1) * (y * k2) is (x * y) * (k1 * k2), the constants multiplied when compiling, where k1
+    and k2 are powers of two (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL
+    t3, t3 then FFMA with 0.25, 0.25) or the two products have no other users (seed 349's SASS: f16
+    (x2 * 1.423) * (x2 * 1.423) is HFMA2 x2 * x2, 2.0254 of the log's argument)."""
     fx, fy = (_constant_factor(v, defs) for v in inst.args)
-    if fx is None or fy is None or not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
-        return False                  # powers of two only: (t8 * t8) of t8 = x3 * 1.702 stays (judge seed 100224)
+    if fx is None or fy is None:
+        return False
+    alone = all(uses[v.id] == sum(a.id == v.id for a in inst.args) for v in inst.args)
+    if not alone and not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
+        return False                  # (t8 * t8) of t8 = x3 * 1.702, t8 used again, stays (judge seed 100224)
     from ..numerics import nvidia
     k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", scalar_of(inst.type).name, fx[0], fy[0]))},
              [], inst.loc, b.value(inst.type))
@@ -1716,7 +1734,7 @@ def _is_mul(i: Inst) -> bool:
 
 def join_divisions(module: Module) -> int:
     """`(x / y) / z` (x / y used only there; y, z not constants) is x / (y * z): one RCP of the
-    product, one multiply (DECISIONS['division-chain'])."""
+    product, one multiply; `x / (y / z)` (y / z used only there) is (x * z) / y (DECISIONS['division-chain'])."""
     return _rewrite_each(module, _join_divisions)
 
 
@@ -1725,11 +1743,23 @@ def _join_divisions(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         return False
     inner = defs.get(inst.args[0].id)
     if inner is None or not _is_div(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
-        return False
+        return _invert_divided_divisor(inst, out, uses, defs, b)
     if any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in (inner.args[1], inst.args[1])):
         return False                             # a constant divisor: not measured
     yz = _emitter(inst, b, out)("binary", [inner.args[1], inst.args[1]], fn="mul")
     inst.args = [inner.args[0], yz]
+    inst.attrs = dict(inst.attrs, contracted="division-chain")
+    return True
+
+
+def _invert_divided_divisor(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    """x / (y / z) (y / z used only there, y, z not constants; x not a quotient that joins first:
+    fit2 seed 500148's SASS) is (x * z) / y (judge seed 100453's SASS)."""
+    under = defs.get(inst.args[1].id)
+    if under is None or not _is_div(under) or under.type != inst.type or uses[under.result.id] != 1 \
+            or any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in under.args):
+        return False
+    inst.args = [_emitter(inst, b, out)("binary", [inst.args[0], under.args[1]], fn="mul"), under.args[0]]
     inst.attrs = dict(inst.attrs, contracted="division-chain")
     return True
 

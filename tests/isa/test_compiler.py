@@ -584,6 +584,64 @@ def test_a_quotient_divided_again_is_one_reciprocal_of_the_product(file):
     assert done["division-chain"] == 2
 
 
+def test_f16_joined_divisor_is_the_shaders_own_product_and_a_divided_quotient_is_inverted():
+    """(0.25 / t) / t is 0.25 * RCP(t * t), and that t * t is the one of t / (t * t + 0.25), so
+    it is rounded there (a user that is not an add); a / (q / c) is (a * c) * RCP(q) (the SASS of
+    randprog judge seed 100453: HMUL2 t4 * t4, its MUFU.RCP.F16 and HADD2 0.25; HMUL2 x1 * (x1 - x2),
+    then * RCP(t6); DECISIONS['division-chain'])."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), c = float16_t(inp[i * 3u + 2u]);
+  float16_t t = a - b;
+  float16_t q = (0.25hf / t) / t;
+  o[i * 3u] = float(t / ((t * t) + 0.25hf));
+  o[i * 3u + 1u] = float(q);
+  o[i * 3u + 2u] = float(a / (q / c));
+}"""
+    rng = np.random.default_rng(100453)
+    v = rng.uniform(0.5, 4, (128, 3)).astype(np.float16).astype(np.float32)
+    v[:, 1] = -v[:, 1]
+    a, b, c = v.T.astype(np.float16)
+    div = lambda x, y: np.array([nvidia.binary("div", "f16", p, r) for p, r in zip(x, y)], np.float16)  # noqa: E731
+    t = (a - b).astype(np.float16)
+    tt = (t * t).astype(np.float16)
+    want0, fused0 = div(t, (tt + np.float16(0.25)).astype(np.float16)), div(t, _fma16(t, t, 0.25))
+    q = div(np.full(128, 0.25, np.float16), tt)
+    want2, chained2 = div((a * c).astype(np.float16), q), div(a, div(q, c))
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], want0) and np.array_equal(out[:, 1], q) and np.array_equal(out[:, 2], want2)
+    assert not np.array_equal(want0, fused0) and not np.array_equal(want2, chained2)
+    done, _ = _ir(src, file="k.comp")
+    assert done["division-chain"] == 2
+
+
+def test_f16_constant_factors_of_products_used_only_there_are_one_constant():
+    """(x * k) * (x * k) + c, x * k used nowhere else, is fma(x * x, f16(k * k), c) also where k is
+    not a power of two (the SASS of randprog fit seed 349: HFMA2 2.0254, x2 * x2, 1e-5 for
+    log((x2 * 1.423) * (x2 * 1.423) + 1e-5)); where x * k has another user it stays (judge seed
+    100224, f32: t8 * t8 of t8 = x3 * 1.702), DECISIONS['algebra']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 2u]), y = float16_t(inp[i * 2u + 1u]);
+  float16_t u = y * 1.421875hf;
+  o[i * 3u] = float(((x * 1.421875hf) * (x * 1.421875hf)) + 0.25hf);
+  o[i * 3u + 1u] = float((u * u) + 0.25hf);
+  o[i * 3u + 2u] = float(u);
+}"""
+    rng = np.random.default_rng(349)
+    v = rng.uniform(-6, 6, (128, 2)).astype(np.float16).astype(np.float32)
+    x, y = v.T.astype(np.float16)
+    k = np.float16(1.421875)
+    want = _fma16((x * x).astype(np.float16), k * k, 0.25)
+    xk = (x * k).astype(np.float16)
+    u = (y * k).astype(np.float16)
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], want) and not np.array_equal(want, _fma16(xk, xk, 0.25))
+    assert np.array_equal(out[:, 1], _fma16(u, u, 0.25)) and np.array_equal(out[:, 2], u)
+    assert not np.array_equal(_fma16(u, u, 0.25), _fma16((y * y).astype(np.float16), k * k, 0.25))
+
+
 def test_a_zero_over_y_and_a_difference_added_back_are_folded():
     """(x - x) / y is +0 for a negative y (randprog fit seed 601: +0 where IEEE gives -0, 64 of
     64); (x * y - c) + (c + x) is x * y + x, so the product fuses: fma(x, y, x) (fit seed 1089's
