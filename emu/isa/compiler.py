@@ -36,7 +36,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
                                          (a - x) + x are x or a, x - (x + b) is -b, -(a - b) is
                                          b - a, k1 + (k2 - v) is (k1 + k2) - v, +0 / y is +0,
-                                         (a - c) + (c + b) is a + b, (x - b) - x is -b (no NaN, infinity or
+                                         (a - c) + (c + b) is a + b, (a + c) - (c + b) is a - b,
+                                         (a + c) - (c - b) is a + b, (x - b) - x is -b (no NaN, infinity or
                                          signed-zero cases kept)
                            f16-round-trip  f32(f16(x)) of an f32 x is x (through min/max/select of
                                          one value, negation and abs)
@@ -234,7 +235,11 @@ DECISIONS = {
             "128 of 128); the SASS of seed 216: c5 - (c5 + x2) is -x2, -(p - q) is q - p (q the left product, "
             "fused); seed 40: k1 + (k2 - v) is (k1 + k2) - v, the subtract kept for its other users; (x - b) - x is "
             "-b (f16 seed 29's SASS: mix(x4, x4 - x2, fract(x2)) is HFMA2 -x2, fract(x2), x4): f16 family fit 221 -> "
-            "227 of 300, judge 97 -> 99 of 150 (Dawn); 218 -> 225 of 294, 96 -> 98 of 150 (Vulkan)",
+            "227 of 300, judge 97 -> 99 of 150 (Dawn); 218 -> 225 of 294, 96 -> 98 of 150 (Vulkan); (a + c) - (c + b) "
+            "is a - b and (a + c) - (c - b) is a + b (f16 seed 89's SASS: (x4 + x3) - (x3 - 0.852) is HADD2 x4, 0.8516; "
+            "judge seed 100209: (x1 + p) - (p + r) is x1 - r): fit+judge f16 364 -> 369 of 444 (Vulkan), 366 -> 371 "
+            "of 450 (Dawn), f32 334 -> 337, 333 -> 336, func 336 -> 341, 338 -> 343, loop 430 -> 431, 436 -> 437; "
+            "fit2 f16 240 -> 243, 239 -> 242, func 243 -> 244 (both); none lost",
     "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths; also through "
                       "max(h, h), min(h, h), select(h, h, c) (fit seeds 209, 497, 829, 1121), -h and abs(h) (seeds 741, 813: "
                       "the SASS stores the f32 load, 128 of 128); clamp rounds (seed 813 o0). max(h, h) is not folded before "
@@ -1900,6 +1905,9 @@ def fold_identities(module: Module) -> int:
                 inst.attrs = {"fn": "neg", "contracted": "fold"}
             elif fn == "add" and _regroups(x, y, defs, value) is not None:
                 inst.args, inst.attrs = list(_regroups(x, y, defs, value)), dict(inst.attrs, contracted="fold")
+            elif fn == "sub" and _difference_cancels(x, y, defs, value) is not None:
+                op, a, c = _difference_cancels(x, y, defs, value)
+                inst.args, inst.attrs = [a, c], dict(inst.attrs, fn=op, contracted="fold")
             else:
                 continue
             count += 1
@@ -1936,6 +1944,27 @@ def _regroups(x: Value, y: Value, defs, value):
         sub, add = parts(left, "sub"), parts(right, "add")
         if sub and add and sub[1].id in (add[0].id, add[1].id):
             return sub[0], add[1] if add[0].id == sub[1].id else add[0]
+    return None
+
+
+def _difference_cancels(x: Value, y: Value, defs, value):
+    """(a + c) - (c + b) is a - b, (a + c) - (c - b) is a + b (either add's operands either way round):
+    ('sub' or 'add', a, b) (the SASS of randprog fit seed 89: (x4 + x3) - (x3 - 0.852) is HADD2 x4,
+    0.8516; judge seed 100209: (x1 + p) - (p + r) is x1 - r)."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(w) for w in d.args]
+    left = parts(x, "add")
+    if not left:
+        return None
+    for a, c in (left, left[::-1]):
+        plus, minus = parts(y, "add"), parts(y, "sub")
+        if plus and c.id in (plus[0].id, plus[1].id):
+            return "sub", a, plus[1] if plus[0].id == c.id else plus[0]
+        if minus and minus[0].id == c.id:
+            return "add", a, minus[1]
     return None
 
 

@@ -642,6 +642,28 @@ def test_f16_constant_factors_of_products_used_only_there_are_one_constant():
     assert not np.array_equal(_fma16(u, u, 0.25), _fma16((y * y).astype(np.float16), k * k, 0.25))
 
 
+def test_f16_a_term_added_and_subtracted_again_cancels():
+    """(x + y) - (y - k) is x + k and (x + y) - (y + z) is x - z, one rounding each (the SASS of
+    randprog fit seed 89: HADD2 x4, 0.8516 for (x4 + x3) - (x3 - 0.852); judge seed 100209),
+    DECISIONS['fold']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 3u]), y = float16_t(inp[i * 3u + 1u]), z = float16_t(inp[i * 3u + 2u]);
+  o[i * 2u] = float((x + y) - (y - 0.75hf));
+  o[i * 2u + 1u] = float((x + y) - (y + z));
+}"""
+    rng = np.random.default_rng(89)
+    v = np.stack([rng.uniform(-4, 4, 128), rng.uniform(-900, 900, 128), rng.uniform(-4, 4, 128)], 1)
+    v = v.astype(np.float16).astype(np.float32)
+    x, y, z = v.T.astype(np.float16)
+    out = _run_many(src, v, 2).astype(np.float16)
+    assert np.array_equal(out[:, 0], (x + np.float16(0.75)).astype(np.float16))
+    assert np.array_equal(out[:, 1], (x - z).astype(np.float16))
+    assert not np.array_equal(out[:, 0], ((x + y).astype(np.float16) - (y - np.float16(0.75)).astype(np.float16)))
+    done, _ = _ir(src, file="k.comp")
+    assert done["fold"] >= 2
+
+
 def test_a_zero_over_y_and_a_difference_added_back_are_folded():
     """(x - x) / y is +0 for a negative y (randprog fit seed 601: +0 where IEEE gives -0, 64 of
     64); (x * y - c) + (c + x) is x * y + x, so the product fuses: fma(x, y, x) (fit seed 1089's
