@@ -36,19 +36,21 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            fold          x - x is +0, x * 0 is +0, x / x is 1, x * 1, x + 0,
                                          (a - x) + x are x or a, x - (x + b) is -b, -(a - b) is
                                          b - a, k1 + (k2 - v) is (k1 + k2) - v, +0 / y is +0,
-                                         (a - c) + (c + b) is a + b, (x - b) - x is -b (no NaN, infinity or
+                                         (a - c) + (c + b) is a + b, (a + c) - (c + b) is a - b,
+                                         (a + c) - (c - b) is a + b, (x - b) - x is -b (no NaN, infinity or
                                          signed-zero cases kept)
                            f16-round-trip  f32(f16(x)) of an f32 x is x (through min/max/select of
                                          one value, negation and abs)
                            square        a * (a * y) is (a * a) * y
                            algebra       constant factors of a product multiplied together
-                           rsqrt         f32 1 / sqrt(x) is one RSQ
+                           rsqrt         f32 1 / sqrt(x) is one RSQ; f16 x / sqrt(y) is x * RSQ(y)
                            expand        smoothstep, mix, dot, length, normalize as the driver's
                                          arithmetic (then numbered again), log as LG2 * ln 2 (f16:
                                          MUFU.LG2.F16, HMUL2), smoothstep's last product
                                          open to the add around it; f32 constant edges folded into
                                          one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
-                           division-chain  (x / y) / z is x / (y * z)
+                           division-chain  (x / y) / z is x / (y * z), x / (y / z) is (x * z) / y
+                                         (then numbered again)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c (one of them used only
@@ -88,7 +90,15 @@ DECISIONS = {
     "division-chain": "(x / y) / z is x * RCP(y * z): f16 (x3 / (|x3| + 0.5)) / (|x1| + 1) is HMUL2 of the two "
                       "divisors, one MUFU.RCP.F16, one HMUL2 (SASS of randprog_fit.npz seed 297); f32 (x2 / t6) / "
                       "(0.7 * x4) is FMUL, MUFU.RCP, FFMA (seed 852); fit seeds 113, 297, 433, 845 (f16), 852, 1160 "
-                      "(f32) 128 of 128 only so; constant divisors not measured",
+                      "(f32) 128 of 128 only so; constant divisors not measured. x / (y / z), y / z used only there, "
+                      "is (x * z) * RCP(y) where x is not itself a quotient that joins first (judge seed 100453's "
+                      "SASS: HMUL2 x1 * (x1 - x2) then * RCP(t6) for (x1 - x2) / (t6 / x1); fit2 seed 500148's: "
+                      "((t5 - 1) / (2.985 + t5)) / ((t5 - t8) / x2) joins as (x / y) / z); the joined divisor y * z "
+                      "is numbered with the shader's own y * z (seed 100453: (0.25 / t4) / t4's t4 * t4 is the one "
+                      "of t4 * t4 + 0.25, HMUL2 then its MUFU.RCP.F16 and an HADD2). With DECISIONS['algebra']'s "
+                      "products used only there: f16 fit+judge 357 -> 364 of 444 (Vulkan), 359 -> 366 of 450 (Dawn), "
+                      "fit2 234 -> 240, 233 -> 239 of 300; f32 fit+judge 332 -> 334, 330 -> 333, fit2 205 -> 209, "
+                      "199 -> 203; func fit2 242 -> 243; loop fit2 287 -> 288, 286 -> 287 (both paths alike); none lost",
     "relu-f16": "f16 clamp(v, 0, hi) of an add, subtract or fma v is .RELU then HMNMX2 with hi, a NaN v giving hi: "
                 "randprog_fit.npz seed 81 (HFMA2.RELU, HMNMX2 2 in its SASS; -0.7065 = 2 * -0.3533 where 0 was "
                 "modelled), seeds 1, 9 (128 of 128 after); hi = 1 is .SAT (HFMA2.SAT), NaN giving 0 (seeds 645, "
@@ -106,8 +116,8 @@ DECISIONS = {
            "x * x), where an add's other operand is the product fused there (of two products the one with fewer "
            "users, DECISIONS['fma-fewer-users'], then the left), where "
            "it has more than two users, or where every user subtracts it; a division only into its one use, "
-           "and not into an add of another fma. The driver's SASS of randprog_fit.npz seeds 15, 824, 88 (two "
-           "users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
+           "and (f32) not into an add of another fma (f16: DECISIONS['fma-division-beside-fma']). The driver's "
+           "SASS of randprog_fit.npz seeds 15, 824, 88 (two users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
            "96 (three users: FADDs of one FMUL), 40, 332 (k1 - p, k2 - p: FADDs), 108 (tanh), 99 (division), "
            "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
            "fma-constants, expand-log, expand-fract, divide-rsqrt): Vulkan fit f32 178 -> 219 of 294, func 132 -> "
@@ -146,6 +156,12 @@ DECISIONS = {
                           "900: 52 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
                           "RCP(t5) - 0.5 * t8 in the driver's SASS, x4 cancelled, which emu does not fold; its "
                           "division fused had matched)",
+    "fma-division-beside-fma": "f16 x / y + c where c is itself an fma (an add that fused a product) is fma(x, "
+                               "RCP(y), c), where f32 rounds x * RCP(y) (DECISIONS['fma']): randprog_fit.npz seed 189's "
+                               "SASS ((x2 + x1) / (t5 * t5) - (clamp(x1) - x1 * (t4 * t3)) is HFMA2 x1, t4 * t3, -clamp, "
+                               "then HFMA2 (x2 + x1), RCP, that); seed 253's (.. / (|x2| + 1e-5) + mix(..)). f16 family "
+                               "fit+judge 350 -> 356 of 444 (Vulkan), 352 -> 358 of 450 (Dawn), fit2 228 -> 231, 227 -> 230 "
+                               "of 300, none lost",
     "fma-division": "x / y + c is fma(x, RCP(y), c): 65,536 of 65,536 (tests/data/hw/h200/div_add.npz); f16 too "
                     "(randprog_fit.npz seed 425, 128 of 128)",
     "fma-constant-factor": "(k * x) * x + c is fma(k, x * x, c): GELU's 0.044715 * v * v + 1 "
@@ -159,7 +175,10 @@ DECISIONS = {
                "and (k1 * x) * k2 is x * (k1 * k2): fit seed 212's SASS (FFMA R10, -2.3936539, |x2| for "
                "|x2| - (3.0 / x1) * 0.7978846; 128 of 128 only so); (x * k1) * (y * k2) is (x * y) * (k1 * k2), k1, k2 "
                "powers of two (not 1.702: judge seed 100224's SASS): "
-               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25)",
+               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25), or any "
+               "constants where x * k1 and y * k2 have no other user (seed 349's SASS: f16 (x2 * 1.423) * (x2 * "
+               "1.423) + 1e-5 is HFMA2 2.0254, x2 * x2, 1e-5; 100224's t8 = x3 * 1.702 is stored and used again); "
+               "measured with DECISIONS['division-chain']'s x / (y / z)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
                   ".hwtmp/sass, has no loop); WGSL's `for (var k = 0u; ...)` too: Tint stores the initializer before "
                   "the loop as glslang does (its SPIR-V of fit seed 30), and through Dawn the f16 sums pair alike "
@@ -207,6 +226,10 @@ DECISIONS = {
                    "llama.cpp 0.3.19's row_norm and GELU: 54,402 -> 78,080 of 78,080 outputs",
     "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
               "(tests/data/hw/h200/randprog_fit.npz)",
+    "divide-sqrt-f16": "f16 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ.F16, HMUL2), the sqrt kept for its other users: "
+                       "randprog_fit.npz seed 257's SASS (t4 / t3 of t3 = sqrt(x2 * x2 + 1e-5): MUFU.SQRT.F16 and "
+                       "MUFU.RSQ.F16 of one HFMA2, then HMUL2 t4, RSQ); the only f16 programs whose SASS has "
+                       "MUFU.RSQ.F16 without inverseSqrt in the source: fit+judge 257, fit2 500457, 500493",
     "divide-rsqrt": "f32 x / inverseSqrt(y) is x * sqrt(y) (MUFU.SQRT, FMUL): randprog_fit.npz seed 160's SASS "
                     "(t4 / t5 of t5 = inversesqrt(x1 * x1 + 1e-5)), 128 of 128",
     "factor": "a * c + b * c is (a + b) * c where one product has no other use: randprog fit seed 16, x1 * t6 + "
@@ -230,7 +253,11 @@ DECISIONS = {
             "128 of 128); the SASS of seed 216: c5 - (c5 + x2) is -x2, -(p - q) is q - p (q the left product, "
             "fused); seed 40: k1 + (k2 - v) is (k1 + k2) - v, the subtract kept for its other users; (x - b) - x is "
             "-b (f16 seed 29's SASS: mix(x4, x4 - x2, fract(x2)) is HFMA2 -x2, fract(x2), x4): f16 family fit 221 -> "
-            "227 of 300, judge 97 -> 99 of 150 (Dawn); 218 -> 225 of 294, 96 -> 98 of 150 (Vulkan)",
+            "227 of 300, judge 97 -> 99 of 150 (Dawn); 218 -> 225 of 294, 96 -> 98 of 150 (Vulkan); (a + c) - (c + b) "
+            "is a - b and (a + c) - (c - b) is a + b (f16 seed 89's SASS: (x4 + x3) - (x3 - 0.852) is HADD2 x4, 0.8516; "
+            "judge seed 100209: (x1 + p) - (p + r) is x1 - r): fit+judge f16 364 -> 369 of 444 (Vulkan), 366 -> 371 "
+            "of 450 (Dawn), f32 334 -> 337, 333 -> 336, func 336 -> 341, 338 -> 343, loop 430 -> 431, 436 -> 437; "
+            "fit2 f16 240 -> 243, 239 -> 242, func 243 -> 244 (both); none lost",
     "f16-round-trip": "f32(f16(x)) stores x unrounded: randprog_fit.npz seed 93, 128 of 128 on both paths; also through "
                       "max(h, h), min(h, h), select(h, h, c) (fit seeds 209, 497, 829, 1121), -h and abs(h) (seeds 741, 813: "
                       "the SASS stores the f32 load, 128 of 128); clamp rounds (seed 813 o0). max(h, h) is not folded before "
@@ -308,6 +335,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
         done["division-chain"] = join_divisions(module)
+        done["number"] += number_values(module)          # a joined divisor that the shader also multiplies
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
     if not stack.fma:
@@ -814,6 +842,7 @@ def fold_algebra(module: Module, types) -> int:
     b.pending = []                              # (instruction, what goes before it)
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        uses = Counter(a.id for i in f.walk() for a in i.args)
         for inst in f.walk():
             if inst.op != "binary" or inst.attrs.get("exact") or not _fusable_type(inst.type, types) \
                     or hasattr(inst.type, "n"):
@@ -826,7 +855,7 @@ def fold_algebra(module: Module, types) -> int:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
                 count += 1
             elif fn == "mul":
-                count += _fold_constant_factors(inst, defs, b)
+                count += _fold_constant_factors(inst, defs, uses, b)
         for blk in _blocks(f.body):
             for inst, new in [(i, n) for i, n in b.pending if any(i is j for j in blk.insts)]:
                 k = next(n for n, j in enumerate(blk.insts) if j is inst)
@@ -836,11 +865,11 @@ def fold_algebra(module: Module, types) -> int:
     return count
 
 
-def _fold_constant_factors(inst: Inst, defs, b: Builder) -> int:
+def _fold_constant_factors(inst: Inst, defs, uses, b: Builder) -> int:
     """(k1 * x) * k2 -> x * (k1 * k2) and (k1 / y) * k2 -> RCP(y) * (k1 * k2), the constants
     multiplied (rounded) on the host; the inner product stays for its other users."""
     x, y = inst.args
-    if _gather_constant_factors(inst, defs, b):
+    if _gather_constant_factors(inst, defs, uses, b):
         return 1
     k2, v = (_const_value(x, defs), y) if _const_value(x, defs) is not None else (_const_value(y, defs), x)
     d = defs.get(v.id)
@@ -879,13 +908,17 @@ def _constant_factor(v: Value, defs):
     return (ks[0], d.args[1]) if ks[0] is not None else (ks[1], d.args[0])
 
 
-def _gather_constant_factors(inst: Inst, defs, b: Builder) -> bool:
-    """(x * k1) * (y * k2) is (x * y) * (k1 * k2), k1 and k2 powers of two, the constants multiplied
-    when compiling (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL t3, t3 then FFMA
-    with 0.25, 0.25)."""
+def _gather_constant_factors(inst: Inst, defs, uses, b: Builder) -> bool:
+    """(x * k1) * (y * k2) is (x * y) * (k1 * k2), the constants multiplied when compiling, where k1
+    and k2 are powers of two (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL
+    t3, t3 then FFMA with 0.25, 0.25) or the two products have no other users (seed 349's SASS: f16
+    (x2 * 1.423) * (x2 * 1.423) is HFMA2 x2 * x2, 2.0254 of the log's argument)."""
     fx, fy = (_constant_factor(v, defs) for v in inst.args)
-    if fx is None or fy is None or not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
-        return False                  # powers of two only: (t8 * t8) of t8 = x3 * 1.702 stays (judge seed 100224)
+    if fx is None or fy is None:
+        return False
+    alone = all(uses[v.id] == sum(a.id == v.id for a in inst.args) for v in inst.args)
+    if not alone and not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
+        return False                  # (t8 * t8) of t8 = x3 * 1.702, t8 used again, stays (judge seed 100224)
     from ..numerics import nvidia
     k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", scalar_of(inst.type).name, fx[0], fy[0]))},
              [], inst.loc, b.value(inst.type))
@@ -898,15 +931,24 @@ def _gather_constant_factors(inst: Inst, defs, b: Builder) -> bool:
 # -- rsqrt -----------------------------------------------------------------------------------------
 
 def reciprocal_sqrt(module: Module) -> int:
-    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`."""
+    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`; f16 `x / sqrt(y)`
+    (the sqrt used anywhere else too) is `x * inverseSqrt(y)` (DECISIONS['divide-sqrt-f16'])."""
     uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count, pending, b = 0, [], Builder(_next_id(module))
     for f in module.functions:
         for inst in f.walk():
-            if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.type != F32 or inst.attrs.get("exact"):
+            if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.attrs.get("exact"):
                 continue
             one, root = (defs.get(a.id) for a in inst.args)
+            if inst.type == F16 and root is not None and root.op == "builtin" and root.attrs["fn"] == "sqrt":
+                rsq = Inst("builtin", list(root.args), F16, {"fn": "inverseSqrt"}, [], inst.loc, b.value(F16))
+                pending.append((inst, rsq))
+                inst.args, inst.attrs = [inst.args[0], rsq.result], {"fn": "mul", "contracted": "divide-sqrt-f16"}
+                count += 1
+                continue
+            if inst.type != F32:
+                continue
             if root is not None and root.op == "builtin" and root.attrs["fn"] == "inverseSqrt" and root.type == F32:
                 # x / inverseSqrt(y) is x * sqrt(y): MUFU.SQRT, FMUL (randprog_fit.npz seed 160's SASS)
                 sq = Inst("builtin", list(root.args), F32, {"fn": "sqrt"}, [], inst.loc, b.value(F32))
@@ -1357,6 +1399,12 @@ def _is_fma(v: Value, defs) -> bool:
     return d is not None and d.op == "builtin" and d.attrs.get("fn") == "fma" and d.attrs.get("contracted") != "fma-widened"
 
 
+def _beside_fma(p: Inst, inst: Inst, side: int, defs) -> bool:
+    """p is a division and the add's other operand an fma: f32 rounds the quotient there (fit seed
+    99's SASS), f16 fuses it (DECISIONS['fma-division-beside-fma'])."""
+    return p.op == "binary" and p.attrs["fn"] == "div" and _is_fma(inst.args[1 - side], defs)
+
+
 def _is_add(u: Inst, types) -> bool:
     return u.op == "binary" and u.attrs["fn"] in ("add", "sub") and not u.attrs.get("exact") \
         and _fusable_type(u.type, types)
@@ -1431,7 +1479,7 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _product(v, defs, divide, t)
-        if p is not None and p.result.id in fusing and not (p.attrs["fn"] == "div" and _is_fma(inst.args[1 - side], defs)):
+        if p is not None and p.result.id in fusing and not (scalar_of(t) == F32 and _beside_fma(p, inst, side, defs)):
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _negated_product(v, defs, divide, t)
@@ -1446,6 +1494,8 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
     if fn == "sub" and side == 0:
         c = neg(c)
     decision = {"div": "fma-division", "mul": "fma"}.get(p.attrs.get("fn"), "fma-widened")
+    if _beside_fma(p, inst, side, defs):
+        decision = "fma-division-beside-fma"
     if decision == "fma" and uses[p.result.id] > _MAX_FUSED_USERS:
         decision = "fma-shared"
     elif decision == "fma" and side == 1 and scalar_of(t) == F32 and (q := _product(x, defs, divide, t)) is not None \
@@ -1732,7 +1782,7 @@ def _is_mul(i: Inst) -> bool:
 
 def join_divisions(module: Module) -> int:
     """`(x / y) / z` (x / y used only there; y, z not constants) is x / (y * z): one RCP of the
-    product, one multiply (DECISIONS['division-chain'])."""
+    product, one multiply; `x / (y / z)` (y / z used only there) is (x * z) / y (DECISIONS['division-chain'])."""
     return _rewrite_each(module, _join_divisions)
 
 
@@ -1741,11 +1791,23 @@ def _join_divisions(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         return False
     inner = defs.get(inst.args[0].id)
     if inner is None or not _is_div(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
-        return False
+        return _invert_divided_divisor(inst, out, uses, defs, b)
     if any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in (inner.args[1], inst.args[1])):
         return False                             # a constant divisor: not measured
     yz = _emitter(inst, b, out)("binary", [inner.args[1], inst.args[1]], fn="mul")
     inst.args = [inner.args[0], yz]
+    inst.attrs = dict(inst.attrs, contracted="division-chain")
+    return True
+
+
+def _invert_divided_divisor(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+    """x / (y / z) (y / z used only there, y, z not constants; x not a quotient that joins first:
+    fit2 seed 500148's SASS) is (x * z) / y (judge seed 100453's SASS)."""
+    under = defs.get(inst.args[1].id)
+    if under is None or not _is_div(under) or under.type != inst.type or uses[under.result.id] != 1 \
+            or any(defs.get(v.id) is not None and defs[v.id].op == "const" for v in under.args):
+        return False
+    inst.args = [_emitter(inst, b, out)("binary", [inst.args[0], under.args[1]], fn="mul"), under.args[0]]
     inst.attrs = dict(inst.attrs, contracted="division-chain")
     return True
 
@@ -1886,6 +1948,9 @@ def fold_identities(module: Module) -> int:
                 inst.attrs = {"fn": "neg", "contracted": "fold"}
             elif fn == "add" and _regroups(x, y, defs, value) is not None:
                 inst.args, inst.attrs = list(_regroups(x, y, defs, value)), dict(inst.attrs, contracted="fold")
+            elif fn == "sub" and _difference_cancels(x, y, defs, value) is not None:
+                op, a, c = _difference_cancels(x, y, defs, value)
+                inst.args, inst.attrs = [a, c], dict(inst.attrs, fn=op, contracted="fold")
             else:
                 continue
             count += 1
@@ -1922,6 +1987,27 @@ def _regroups(x: Value, y: Value, defs, value):
         sub, add = parts(left, "sub"), parts(right, "add")
         if sub and add and sub[1].id in (add[0].id, add[1].id):
             return sub[0], add[1] if add[0].id == sub[1].id else add[0]
+    return None
+
+
+def _difference_cancels(x: Value, y: Value, defs, value):
+    """(a + c) - (c + b) is a - b, (a + c) - (c - b) is a + b (either add's operands either way round):
+    ('sub' or 'add', a, b) (the SASS of randprog fit seed 89: (x4 + x3) - (x3 - 0.852) is HADD2 x4,
+    0.8516; judge seed 100209: (x1 + p) - (p + r) is x1 - r)."""
+    def parts(v, op):
+        d = defs.get(v.id)
+        if d is None or d.op != "binary" or d.attrs["fn"] != op or d.attrs.get("exact") or d.type != v.type:
+            return None
+        return [value(w) for w in d.args]
+    left = parts(x, "add")
+    if not left:
+        return None
+    for a, c in (left, left[::-1]):
+        plus, minus = parts(y, "add"), parts(y, "sub")
+        if plus and c.id in (plus[0].id, plus[1].id):
+            return "sub", a, plus[1] if plus[0].id == c.id else plus[0]
+        if minus and minus[0].id == c.id:
+            return "add", a, minus[1]
     return None
 
 
@@ -1991,13 +2077,14 @@ def sink_negations(module: Module) -> int:
 def reassociate_constants(module: Module) -> int:
     """k1 + (k2 - v) (either side) is (k1 + k2) - v, the constants added when compiling, the
     subtract kept for its other users (randprog_fit.npz seed 40's SASS: 0.7978846 + (0.125 - x3 * x2)
-    is one FADD of -fl(x3 * x2) and 0.9228846, beside t5's own FADD of 0.125); (x + k) + x is
-    fma(x, 2, k) (seed 99's SASS: (x4 + 1.702) + x4 is FFMA x4, 2, 1.702)."""
+    is one FADD of -fl(x3 * x2) and 0.9228846, beside t5's own FADD of 0.125); f32 (x + k) + x is
+    fma(x, 2, k) (seed 99's SASS: (x4 + 1.702) + x4 is FFMA x4, 2, 1.702), f16 two HADD2s (seed 949's
+    SASS: (x2 + 2) + x2)."""
     def rewrite(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.attrs.get("exact") \
                 or _float_scalar(inst.type) not in (F32, F16) or hasattr(inst.type, "n"):
             return False
-        for x, v in inst.args, inst.args[::-1]:             # (x + k) + x is fma(x, 2, k)
+        for x, v in (inst.args, inst.args[::-1]) if inst.type == F32 else ():    # (x + k) + x is fma(x, 2, k)
             d = defs.get(v.id)
             if d is not None and d.op == "binary" and d.attrs["fn"] == "add" and not d.attrs.get("exact") \
                     and d.type == inst.type and uses[d.result.id] == 1 and x.id in [a.id for a in d.args]:

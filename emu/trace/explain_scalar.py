@@ -28,12 +28,16 @@ RULES = {
                                   "division or a widened f16 product (p), which is rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
+    "fma-division-beside-fma": ("fma", "f16 x / y + c with c itself a fused multiply-add: the division's product "
+                                       "x * RCP(y) fused too (f32 rounds it there)"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "
                                    "multiply-add's factor, x * y rounded first"),
     "unroll": ("fma", "a cooperative matrix element's v[i] + c in a loop the driver unrolls: "
                       "fma(x[i], y[i], c), rounded once per element"),
     "rsqrt": ("inverseSqrt", "1 / sqrt(x) as one reciprocal square root (MUFU.RSQ), not a square root "
                              "then a division"),
+    "divide-sqrt-f16": ("mul", "f16 x / sqrt(y) as x * inverseSqrt(y): one reciprocal square root (MUFU.RSQ.F16) "
+                               "rounded, then the product (not the square root, its reciprocal, the product)"),
     "divide-rsqrt": ("mul", "x / inverseSqrt(y) as x * sqrt(y): the square root rounded, then the product"),
     "expand": ("mul", "smoothstep(e0, e1, x) as the driver's own arithmetic; this is its last product "
                       "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),
@@ -61,17 +65,18 @@ RULES = {
     "flatten": (None, "a branch that only computes run as both sides and a select (SEL): what the two "
                       "sides compute alike is one value"),
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
-    "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time"),
+    "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time "
+                      "((x * k1) * (y * k2) as (x * y) * (k1 * k2))"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
-                   "are x; (a - y) + y is a, (a - y) + (y + b) is a + b; x - (x + b) and (x - b) - x are -b; -(a - b) is b - a; "
+                   "are x; (a - y) + y is a, (a - y) + (y + b) is a + b, (a + y) - (y + b) is a - b, (a + y) - (y - b) is a + b; x - (x + b) and (x - b) - x are -b; -(a - b) is b - a; "
                    "k1 + (k2 - v) is (k1 + k2) - v; +0 / y is +0; x < x is false, a select on a constant its operand)"),
     "fma-constants": ("fma", "k1 - fma(a, b, k2) as fma(-a, b, k1 - k2) (+ k1 and - k1 alike): the constants "
                              "combined at compile time, the product fused again with their sum"),
     "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),
     "f16-round-trip": (None, "f32(f16(x)) of an f32 x is x: the round trip through f16 dropped (also "
                              "through max(h, h), select(h, h, c), -h, abs(h))"),
-    "division-chain": (None, "(x / y) / z as x / (y * z): the two divisors multiplied, one reciprocal, "
-                              "one multiply (two roundings of the quotient become one)"),
+    "division-chain": (None, "(x / y) / z as x / (y * z), x / (y / z) as (x * z) / y: the two divisors (or x "
+                              "and z) multiplied, one reciprocal, one multiply (two roundings of the quotient become one)"),
     "relu-f16": (None, "f16 clamp(v, 0, hi) as the add's .RELU then a min with hi: a NaN v gives hi"),
     "f16-constant-division": ("fma", "f16 v / c as v * r, r the f16 nearest 1 / c folded at compile time; "
                                      "(x + k) / c as fma(x, r, k * r), ((y + kk) + k) / c as fma(y, r, (kk + k) * r)"),

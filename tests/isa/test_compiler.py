@@ -609,6 +609,86 @@ def test_a_quotient_divided_again_is_one_reciprocal_of_the_product(file):
     assert done["division-chain"] == 2
 
 
+def test_f16_joined_divisor_is_the_shaders_own_product_and_a_divided_quotient_is_inverted():
+    """(0.25 / t) / t is 0.25 * RCP(t * t), and that t * t is the one of t / (t * t + 0.25), so
+    it is rounded there (a user that is not an add); a / (q / c) is (a * c) * RCP(q) (the SASS of
+    randprog judge seed 100453: HMUL2 t4 * t4, its MUFU.RCP.F16 and HADD2 0.25; HMUL2 x1 * (x1 - x2),
+    then * RCP(t6); DECISIONS['division-chain'])."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 3u]), b = float16_t(inp[i * 3u + 1u]), c = float16_t(inp[i * 3u + 2u]);
+  float16_t t = a - b;
+  float16_t q = (0.25hf / t) / t;
+  o[i * 3u] = float(t / ((t * t) + 0.25hf));
+  o[i * 3u + 1u] = float(q);
+  o[i * 3u + 2u] = float(a / (q / c));
+}"""
+    rng = np.random.default_rng(100453)
+    v = rng.uniform(0.5, 4, (128, 3)).astype(np.float16).astype(np.float32)
+    v[:, 1] = -v[:, 1]
+    a, b, c = v.T.astype(np.float16)
+    div = lambda x, y: np.array([nvidia.binary("div", "f16", p, r) for p, r in zip(x, y)], np.float16)  # noqa: E731
+    t = (a - b).astype(np.float16)
+    tt = (t * t).astype(np.float16)
+    want0, fused0 = div(t, (tt + np.float16(0.25)).astype(np.float16)), div(t, _fma16(t, t, 0.25))
+    q = div(np.full(128, 0.25, np.float16), tt)
+    want2, chained2 = div((a * c).astype(np.float16), q), div(a, div(q, c))
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], want0) and np.array_equal(out[:, 1], q) and np.array_equal(out[:, 2], want2)
+    assert not np.array_equal(want0, fused0) and not np.array_equal(want2, chained2)
+    done, _ = _ir(src, file="k.comp")
+    assert done["division-chain"] == 2
+
+
+def test_f16_constant_factors_of_products_used_only_there_are_one_constant():
+    """(x * k) * (x * k) + c, x * k used nowhere else, is fma(x * x, f16(k * k), c) also where k is
+    not a power of two (the SASS of randprog fit seed 349: HFMA2 2.0254, x2 * x2, 1e-5 for
+    log((x2 * 1.423) * (x2 * 1.423) + 1e-5)); where x * k has another user it stays (judge seed
+    100224, f32: t8 * t8 of t8 = x3 * 1.702), DECISIONS['algebra']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 2u]), y = float16_t(inp[i * 2u + 1u]);
+  float16_t u = y * 1.421875hf;
+  o[i * 3u] = float(((x * 1.421875hf) * (x * 1.421875hf)) + 0.25hf);
+  o[i * 3u + 1u] = float((u * u) + 0.25hf);
+  o[i * 3u + 2u] = float(u);
+}"""
+    rng = np.random.default_rng(349)
+    v = rng.uniform(-6, 6, (128, 2)).astype(np.float16).astype(np.float32)
+    x, y = v.T.astype(np.float16)
+    k = np.float16(1.421875)
+    want = _fma16((x * x).astype(np.float16), k * k, 0.25)
+    xk = (x * k).astype(np.float16)
+    u = (y * k).astype(np.float16)
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], want) and not np.array_equal(want, _fma16(xk, xk, 0.25))
+    assert np.array_equal(out[:, 1], _fma16(u, u, 0.25)) and np.array_equal(out[:, 2], u)
+    assert not np.array_equal(_fma16(u, u, 0.25), _fma16((y * y).astype(np.float16), k * k, 0.25))
+
+
+def test_f16_a_term_added_and_subtracted_again_cancels():
+    """(x + y) - (y - k) is x + k and (x + y) - (y + z) is x - z, one rounding each (the SASS of
+    randprog fit seed 89: HADD2 x4, 0.8516 for (x4 + x3) - (x3 - 0.852); judge seed 100209),
+    DECISIONS['fold']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 3u]), y = float16_t(inp[i * 3u + 1u]), z = float16_t(inp[i * 3u + 2u]);
+  o[i * 2u] = float((x + y) - (y - 0.75hf));
+  o[i * 2u + 1u] = float((x + y) - (y + z));
+}"""
+    rng = np.random.default_rng(89)
+    v = np.stack([rng.uniform(-4, 4, 128), rng.uniform(-900, 900, 128), rng.uniform(-4, 4, 128)], 1)
+    v = v.astype(np.float16).astype(np.float32)
+    x, y, z = v.T.astype(np.float16)
+    out = _run_many(src, v, 2).astype(np.float16)
+    assert np.array_equal(out[:, 0], (x + np.float16(0.75)).astype(np.float16))
+    assert np.array_equal(out[:, 1], (x - z).astype(np.float16))
+    assert not np.array_equal(out[:, 0], ((x + y).astype(np.float16) - (y - np.float16(0.75)).astype(np.float16)))
+    done, _ = _ir(src, file="k.comp")
+    assert done["fold"] >= 2
+
+
 def test_a_zero_over_y_and_a_difference_added_back_are_folded():
     """(x - x) / y is +0 for a negative y (randprog fit seed 601: +0 where IEEE gives -0, 64 of
     64); (x * y - c) + (c + x) is x * y + x, so the product fuses: fma(x, y, x) (fit seed 1089's
@@ -706,6 +786,62 @@ def test_f16_mix_of_a_difference_from_its_first_operand_is_one_fma():
     want = _fma16(f, -b, a)
     unfolded = _fma16(f, ((a - b).astype(np.float16) - a).astype(np.float16), a)
     assert np.array_equal(out, want.astype(np.float32)) and not np.array_equal(want, unfolded)
+
+
+def test_f16_division_fuses_into_an_add_of_another_fma():
+    """f16 (a + b) / c - (d - e * f) is fma(a + b, RCP(c), fma(e, f, -d)): the division fuses
+    although the add's other operand is an fma (the SASS of randprog fit seed 189: HFMA2 x1, t4 *
+    t3, -clamp, then HFMA2 (x2 + x1), RCP, that; f32 rounds the quotient there, fit seed 99),
+    DECISIONS['fma-division-beside-fma']."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t a = float16_t(inp[i * 5u]), b = float16_t(inp[i * 5u + 1u]), c = float16_t(inp[i * 5u + 2u]);
+  float16_t d = float16_t(inp[i * 5u + 3u]), e = float16_t(inp[i * 5u + 4u]);
+  o[i] = float(((a + b) / c) - (d - (e * a)));
+}"""
+    rng = np.random.default_rng(189)
+    x = rng.uniform(-4, 4, (128, 5)).astype(np.float16).astype(np.float32)
+    a, b, c, d, e = x.T.astype(np.float16)
+    s = (a + b).astype(np.float16)
+    rcp = np.array([nvidia.binary("div", "f16", np.float16(1), v) for v in c], np.float16)
+    inner = _fma16(e, a, -d)
+    want = _fma16(s, rcp, inner)
+    rounded = (np.array([nvidia.binary("div", "f16", p, q) for p, q in zip(s, c)], np.float16) + inner).astype(np.float16)
+    out = _run_many(src, x, 1)[:, 0]
+    assert np.array_equal(out.view(np.uint32), want.astype(np.float32).view(np.uint32))
+    assert not np.array_equal(want, rounded)
+    _, text = _ir(src, file="k.comp")
+    assert text.count('contracted = "fma-division-beside-fma"') == 1 and text.count('contracted = "fma"') == 1
+
+
+def test_f16_quotient_by_a_square_root_is_a_product_by_its_reciprocal_square_root():
+    """f16 x / sqrt(y) is x * RSQ(y), the sqrt kept for its other use (the SASS of randprog fit
+    seed 257: MUFU.SQRT.F16 and MUFU.RSQ.F16 of one value, then HMUL2; DECISIONS['divide-sqrt-f16']);
+    f16 (x + k) + x stays two adds (seed 949's SASS: HADD2 x2, 2 then HADD2 x2), where f32 is fma(x, 2, k)."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 2u]), y = float16_t(inp[i * 2u + 1u]);
+  float16_t r = sqrt(y);
+  o[i * 3u] = float(r);
+  o[i * 3u + 1u] = float(x / r);
+  o[i * 3u + 2u] = float((x + 1.703125hf) + x);
+}"""
+    rng = np.random.default_rng(257)
+    v = np.stack([rng.uniform(-8, 8, 128), rng.uniform(0.01, 30, 128)], 1).astype(np.float16).astype(np.float32)
+    x, y = v.T.astype(np.float16)
+    rsq = np.array([nvidia.call("inverseSqrt", "f16", t) for t in y], np.float16)
+    root = np.array([nvidia.call("sqrt", "f16", t) for t in y], np.float16)
+    want = (x * rsq).astype(np.float16)
+    quotient = np.array([nvidia.binary("div", "f16", p, q) for p, q in zip(x, root)], np.float16)
+    twice = ((x + np.float16(1.703125)).astype(np.float16) + x).astype(np.float16)
+    out = _run_many(src, v, 3).astype(np.float16)
+    assert np.array_equal(out[:, 1], want) and not np.array_equal(want, quotient)
+    assert np.array_equal(out[:, 0], root) and np.array_equal(out[:, 2], twice)
+    assert not np.array_equal(twice, _fma16(x, 2, 1.703125))
+    done, text = _ir(src, file="k.comp")
+    assert done["rsqrt"] == 1 and 'contracted = "divide-sqrt-f16"' in text
 
 
 @pytest.mark.parametrize("file", ["k.comp", "k.wgsl"])
