@@ -1111,22 +1111,40 @@ class _Gen:
 
     def group(self, insts, d: int, wloop, in_body: bool):
         n = self.pipe.layout.wg_count
-        self.emit(d, outline.GROUP_BEGIN)           # (a function of its own where long: emu/jit/outline.py)
-        self.emit(d, f"for local in range({n}):")
-        self.emit(d + 1, "if retd[local]:")
-        self.emit(d + 2, "continue")
-        self.emit(d + 1, "ret = False")
-        self.emit(d + 1, "##PRE##")
-        self.emit(d + 1, "while True:")
+
+        def head(skip: str):
+            self.emit(d, outline.GROUP_BEGIN)       # (a function of its own where long: emu/jit/outline.py)
+            self.emit(d, f"for local in range({n}):")
+            self.emit(d + 1, f"if {skip}:")
+            self.emit(d + 2, "continue")
+            self.emit(d + 1, "ret = False")
+            self.emit(d + 1, "##PRE##")
+            self.emit(d + 1, "while True:")
+
+        def tail():
+            self.emit(d + 2, "break")
+            self.emit(d + 1, "if ret:")
+            self.emit(d + 2, "retd[local] = True")
+            self.emit(d, outline.GROUP_END)
+        # a long group is cut between its statements into groups run one after the other (each
+        # a function of its own: numba's time grows faster than a function's length); a later
+        # part skips the invocations that left the group in an earlier one (a return, or in a
+        # loop's body a break or continue), as the one-shot loop of the whole group did
+        skip = "retd[local]"
+        if wloop is not None and in_body:
+            skip += f" or wbrk{wloop}[local] or wcnt{wloop}[local]"
+        head("retd[local]")
+        start = len(self.lines)
         ctx = ("wg", wloop) if wloop is not None else None
-        for inst in insts:
+        for j, inst in enumerate(insts):
             if inst.op in (OP.break_, OP.continue_, OP.break_if) and ctx is None:
                 raise Unsupported(f"{inst.op} outside a loop")
             self.inst(inst, d + 2, ctx)
-        self.emit(d + 2, "break")
-        self.emit(d + 1, "if ret:")
-        self.emit(d + 2, "retd[local] = True")
-        self.emit(d, outline.GROUP_END)
+            if len(self.lines) - start > outline.GROUP_LINES and j + 1 < len(insts):
+                tail()
+                head(skip)
+                start = len(self.lines)
+        tail()
         if wloop is None:
             return
         # every live invocation must agree on leaving the loop (else the interpreter reports it)

@@ -26,6 +26,7 @@ import re
 GROUP_BEGIN, GROUP_END = "##GROUP{", "##GROUP}"     # a group (fuse._Gen.group)
 STMT_BEGIN, STMT_END = "##STMT{", "##STMT}"         # a statement holding a barrier (fuse._Gen.wg_block)
 MIN_LINES = 24              # shorter regions stay inline (a function of their own costs numba more)
+GROUP_LINES = 150           # a longer group is cut into groups of about this many lines (fuse._Gen.group)
 CHUNK_LINES = 300           # a block's statements are cut into runs of about this many lines
 _LANE = re.compile(r"\b([vmie]\d+(?:_\d+)*)\[local\]")
 _SSA = re.compile(r"^[vmie]\d+(?:_\d+)*$")      # a lane's value, variable or index (fuse._Gen.lane_var)

@@ -550,6 +550,25 @@ def test_long_workgroup_kernel_in_functions(monkeypatch):
     assert source.count("np.zeros((") <= 6
 
 
+@pytest.mark.parametrize("name", sorted(WG_SHADERS) + ["unrolled"])
+def test_workgroup_kernel_cut_finely_same_bits(monkeypatch, name):
+    """Every cut emu/jit/outline.py makes, made as often as it can be (groups cut after each
+    statement, every region of two lines a function, runs of statements of a few lines): returns,
+    breaks and continues inside the parts, values and variables crossing them, the interpreter's
+    bits."""
+    from emu.jit import outline
+    monkeypatch.setattr(outline, "GROUP_LINES", 1)
+    monkeypatch.setattr(outline, "MIN_LINES", 2)
+    monkeypatch.setattr(outline, "CHUNK_LINES", 12)
+    rng = np.random.default_rng(22)
+    if name == "unrolled":
+        x = rng.standard_normal(4 * 3 * 64).astype(np.float32)
+        same(unrolled_reduction(3), [x], [4 * 4 * 3 * 64, 4 * 4 * 64], (4, 1, 1), monkeypatch, profile="nvidia-h200")
+        return
+    x = rng.integers(0, 10, 256).astype(np.uint32)
+    same(WG_SHADERS[name], [x], [4 * 256], (4, 1, 1), monkeypatch, race_check=name != "racy")
+
+
 STRUCT_BUFFERS = """
 struct Input { n : u32, scale : f32, data : array<f32> }
 struct Params { bias : i32, limit : u32 }
