@@ -211,6 +211,7 @@ class _Gen:
         self.inputs: set[str] = set()
         self.loop_depth = 0
         self.nloops = 0
+        self.nagree = 0
         self.sw_continued: set[int] = set()     # switches a `continue` leaves
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
@@ -1148,15 +1149,17 @@ class _Gen:
         if wloop is None:
             return
         # every live invocation must agree on leaving the loop (else the interpreter reports it)
-        self.emit(d, f"_a = wg.agree(retd, wbrk{wloop}[:], wcnt{wloop}[:])")
-        self.emit(d, "if _a == 1:")
+        self.nagree += 1            # (a name of its own at each: see outline.split)
+        a = f"_a{self.nagree}"
+        self.emit(d, f"{a} = wg.agree(retd, wbrk{wloop}[:], wcnt{wloop}[:])")
+        self.emit(d, f"if {a} == 1:")
         self.fail(d + 1, ERR_FALLBACK, "0")
-        self.emit(d, "if _a == 2:")
+        self.emit(d, f"if {a} == 2:")
         if in_body:
             self.emit(d + 1, f"wexit{wloop} = True")
         self.emit(d + 1, "break")
         if in_body:
-            self.emit(d, "if _a == 3:")
+            self.emit(d, f"if {a} == 3:")
             self.emit(d + 1, "break")
 
     def wg_if(self, inst: Inst, d: int, wloop, in_body: bool):

@@ -25,7 +25,7 @@ import re
 
 GROUP_BEGIN, GROUP_END = "##GROUP{", "##GROUP}"     # a group (fuse._Gen.group)
 STMT_BEGIN, STMT_END = "##STMT{", "##STMT}"         # a statement holding a barrier (fuse._Gen.wg_block)
-MIN_LINES = 24              # shorter regions stay inline (a function of their own costs numba more)
+MIN_LINES = 10              # shorter regions stay inline (a function of their own costs numba more)
 GROUP_LINES = 150           # a longer group is cut into groups of about this many lines (fuse._Gen.group)
 CHUNK_LINES = 300           # a block's statements are cut into runs of about this many lines
 _LANE = re.compile(r"\b([vmie]\d+(?:_\d+)*)\[local\]")
@@ -193,10 +193,10 @@ def split(lines: list[str], outer: set[str], decorator: str, prefix: str = "grp"
     optimized once, in `run`."""
     funcs: list[str] = []
     begins, ends = (GROUP_BEGIN, STMT_BEGIN), (GROUP_END, STMT_END)
-    call = f"_s = {prefix}"         # a region that calls one of them stays inline (below)
+    call = re.compile(rf"^\s*_s\d+ = {prefix}\d+\(")    # a region that calls one stays inline (below)
 
     def outlined(body: list[str], ind: int) -> list[str]:
-        if len(body) < MIN_LINES or any((m := _ASSIGN.match(x)) and m[1] in outer or call in x for x in body):
+        if len(body) < MIN_LINES or any((m := _ASSIGN.match(x)) and m[1] in outer or call.match(x) for x in body):
             return body
         names = sorted({n for x in body for n in _IDENT.findall(x.split("#", 1)[0]) if n in outer})
         name = f"{prefix}{sum(1 for x in funcs if x.startswith('def '))}"
@@ -211,10 +211,12 @@ def split(lines: list[str], outer: set[str], decorator: str, prefix: str = "grp"
             funcs.append("    " + s)
         funcs.extend([f"    return {_GO}", "", ""])
         pad = " " * ind
-        site = [pad + f"_s = {name}({', '.join(names)})", pad + f"if _s == {_RETURN}:", pad + "    return"]
+        # (a name of its own at each call: numba rebuilds SSA form for a name assigned in many places)
+        res = f"_s{name[len(prefix):]}"
+        site = [pad + f"{res} = {name}({', '.join(names)})", pad + f"if {res} == {_RETURN}:", pad + "    return"]
         for word in ("break", "continue"):
             if any(body[i].strip() == word for i in esc):
-                site += [pad + f"if _s == {done[word]}:", pad + f"    {word}"]
+                site += [pad + f"if {res} == {done[word]}:", pad + f"    {word}"]
         return site
 
     def walk(part: list[str]) -> list[str]:

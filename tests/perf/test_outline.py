@@ -37,7 +37,7 @@ def test_region_leaving_the_loop_around_it(monkeypatch):
              "    out[2] += 1"]
     run, funcs, body = _run(lines, {"out", "x", "err", "i"}, ["out", "x", "err"], monkeypatch)
     assert sum(1 for f in funcs if f.startswith("def ")) == 1
-    assert any("_s == 2" in b for b in body) and any("_s == 3" in b for b in body)
+    assert any("_s0 == 2" in b for b in body) and any("_s0 == 3" in b for b in body)
     for x in ([0, 1, 0, 4, 1, 2, 5, 5, 5, 5], [0, 0, 3, 1, 1, 1, 1, 1, 1, 1], [5] * 10):
         got, err = np.zeros(3, np.int64), np.full(1, -1)
         run(got, np.array(x), err)
