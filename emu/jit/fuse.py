@@ -41,7 +41,10 @@ takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it). Workgroup arrays may be
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
-one-shot loop that the whole workgroup must leave together.
+one-shot loop that the whole workgroup must leave together. A long workgroup-mode kernel (an
+unrolled shader: thousands of lines) is cut into functions of bounded length, the values one
+group uses made its locals (emu/jit/outline.py), so that numba's time and memory grow with the
+kernel's length, not faster.
 
 Subgroup operations also run in workgroup mode: a statement holding one runs for the whole
 workgroup at once, as a barrier does, and the operation combines each subgroup's active
