@@ -413,8 +413,9 @@ class _CoopGen(_Gen):
             name = inst.attrs["name"]
             if name not in self.ovs:
                 self.ovs.append(name)
-            self.emit(d, f"v{r.id} = {_NP[t.name]}(ovs[{self.ovs.index(name)}])")
-            self.vals[r.id] = f"v{r.id}"
+            v = self.lane_var(f"v{r.id}", t)     # (per lane in workgroup mode, as every value: groups may be functions)
+            self.emit(d, f"{v} = {_NP[t.name]}(ovs[{self.ovs.index(name)}])")
+            self.vals[r.id] = v
         elif op == OP.const and isinstance(t, ScalarType) and t.name == "f16":
             # only a fill uses it: its bits, as the interpreter's constant holds them
             self.vals[r.id] = ("bits", int(np.array(inst.attrs["value"], np.float16).view(np.uint16)))
@@ -494,8 +495,9 @@ class _CoopGen(_Gen):
             if self.pipe.profile.is_flexible(inst.attrs["matrix"]):
                 raise Unsupported("the length of a matrix of flexible dimensions (the interpreter refuses it)")
             n = self.pipe.profile.matrix_lane_map(inst.attrs["matrix"], self.pipe.opts.subgroup_size)
-            self.emit(d, f"v{r.id} = np.uint32({int(n.rows_idx.shape[1])})")
-            self.vals[r.id] = f"v{r.id}"
+            v = self.lane_var(f"v{r.id}", inst.type)
+            self.emit(d, f"{v} = np.uint32({int(n.rows_idx.shape[1])})")
+            self.vals[r.id] = v
         else:
             super().inst(inst, d, loop_ctx)
 

@@ -41,7 +41,10 @@ takes over. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it). Workgroup arrays may be
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
-one-shot loop that the whole workgroup must leave together.
+one-shot loop that the whole workgroup must leave together. A long workgroup-mode kernel (an
+unrolled shader: thousands of lines) is cut into functions of bounded length, the values one
+group uses made its locals (emu/jit/outline.py), so that numba's time and memory grow with the
+kernel's length, not faster.
 
 Subgroup operations also run in workgroup mode: a statement holding one runs for the whole
 workgroup at once, as a barrier does, and the operation combines each subgroup's active
@@ -85,6 +88,7 @@ from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
 from ..isa.types import ArrayType, ScalarType, StructType, VectorType
 from ..numerics.reduce import identity
+from . import outline
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
 
@@ -210,6 +214,7 @@ class _Gen:
         self.inputs: set[str] = set()
         self.loop_depth = 0
         self.nloops = 0
+        self.nagree = 0
         self.sw_continued: set[int] = set()     # switches a `continue` leaves
         # workgroup mode (workgroup memory or barriers): values live in per-lane arrays, and the
         # code between barriers runs invocation by invocation for the whole workgroup
@@ -1071,71 +1076,93 @@ class _Gen:
 
     def wg_block(self, block: Block, d: int, wloop, in_body: bool):
         run: list = []
+        starts = [len(self.lines)]          # where each statement of the block begins
         for inst in block.insts:
             if self._has_barrier(inst):
                 if run:
                     self.group(run, d, wloop, in_body)
+                    starts.append(len(self.lines))
                     run = []
                 if inst.op == OP.barrier:
-                    self.emit(d, "_nl = 0")
-                    self.emit(d, f"for local in range({self.pipe.layout.wg_count}):")
-                    self.emit(d + 1, "_nl += 0 if retd[local] else 1")
-                    self.emit(d, f"if _nl != 0 and _nl != {self.pipe.layout.wg_count}:")
+                    self.emit(d, "if wg.parted(retd):")
                     self.fail(d + 1, ERR_FALLBACK, "0")
                     self.emit(d, "ep += 4096                  # a new barrier interval")
                 elif inst.op == OP.subgroup:
                     self.at = inst
+                    self.emit(d, outline.STMT_BEGIN)
                     self.subgroup(inst, d)
-                elif inst.op == OP.if_:
-                    self.wg_if(inst, d, wloop, in_body)
-                elif inst.op == OP.loop:
-                    self.wg_loop(inst, d)
-                elif inst.op == OP.switch:
-                    self.wg_switch(inst, d)
+                    self.emit(d, outline.STMT_END)
+                elif inst.op in (OP.if_, OP.loop, OP.switch):
+                    self.emit(d, outline.STMT_BEGIN)
+                    if inst.op == OP.if_:
+                        self.wg_if(inst, d, wloop, in_body)
+                    elif inst.op == OP.loop:
+                        self.wg_loop(inst, d)
+                    else:
+                        self.wg_switch(inst, d)
+                    self.emit(d, outline.STMT_END)
                 else:
                     raise Unsupported(f"barrier inside {inst.op}")
+                starts.append(len(self.lines))
             else:
                 run.append(inst)
         if run:
             self.group(run, d, wloop, in_body)
+            starts.append(len(self.lines))
         if not block.insts:
             self.emit(d, "pass")
+        outline.chunk(self.lines, starts, "    " * d)
 
     def group(self, insts, d: int, wloop, in_body: bool):
         n = self.pipe.layout.wg_count
-        self.emit(d, f"for local in range({n}):")
-        self.emit(d + 1, "if retd[local]:")
-        self.emit(d + 2, "continue")
-        self.emit(d + 1, "ret = False")
-        self.emit(d + 1, "##PRE##")
-        self.emit(d + 1, "while True:")
+
+        def head(skip: str):
+            self.emit(d, outline.GROUP_BEGIN)       # (a function of its own where long: emu/jit/outline.py)
+            self.emit(d, f"for local in range({n}):")
+            self.emit(d + 1, f"if {skip}:")
+            self.emit(d + 2, "continue")
+            self.emit(d + 1, "ret = False")
+            self.emit(d + 1, "##PRE##")
+            self.emit(d + 1, "while True:")
+
+        def tail():
+            self.emit(d + 2, "break")
+            self.emit(d + 1, "if ret:")
+            self.emit(d + 2, "retd[local] = True")
+            self.emit(d, outline.GROUP_END)
+        # a long group is cut between its statements into groups run one after the other (each
+        # a function of its own: numba's time grows faster than a function's length); a later
+        # part skips the invocations that left the group in an earlier one (a return, or in a
+        # loop's body a break or continue), as the one-shot loop of the whole group did
+        skip = "retd[local]"
+        if wloop is not None and in_body:
+            skip += f" or wbrk{wloop}[local] or wcnt{wloop}[local]"
+        head("retd[local]")
+        start = len(self.lines)
         ctx = ("wg", wloop) if wloop is not None else None
-        for inst in insts:
+        for j, inst in enumerate(insts):
             if inst.op in (OP.break_, OP.continue_, OP.break_if) and ctx is None:
                 raise Unsupported(f"{inst.op} outside a loop")
             self.inst(inst, d + 2, ctx)
-        self.emit(d + 2, "break")
-        self.emit(d + 1, "if ret:")
-        self.emit(d + 2, "retd[local] = True")
+            if len(self.lines) - start > outline.GROUP_LINES and j + 1 < len(insts):
+                tail()
+                head(skip)
+                start = len(self.lines)
+        tail()
         if wloop is None:
             return
         # every live invocation must agree on leaving the loop (else the interpreter reports it)
-        self.emit(d, "_nl = 0")
-        self.emit(d, "_nb = 0")
-        self.emit(d, "_nc = 0")
-        self.emit(d, f"for local in range({n}):")
-        self.emit(d + 1, "if not retd[local]:")
-        self.emit(d + 2, "_nl += 1")
-        self.emit(d + 2, f"_nb += 1 if wbrk{wloop}[local] else 0")
-        self.emit(d + 2, f"_nc += 1 if wcnt{wloop}[local] else 0")
-        self.emit(d, "if (_nb != 0 and _nb != _nl) or (_nc != 0 and _nc != _nl):")
+        self.nagree += 1            # (a name of its own at each: see outline.split)
+        a = f"_a{self.nagree}"
+        self.emit(d, f"{a} = wg.agree(retd, wbrk{wloop}[:], wcnt{wloop}[:])")
+        self.emit(d, f"if {a} == 1:")
         self.fail(d + 1, ERR_FALLBACK, "0")
-        self.emit(d, "if _nl == 0 or _nb == _nl:")
+        self.emit(d, f"if {a} == 2:")
         if in_body:
             self.emit(d + 1, f"wexit{wloop} = True")
         self.emit(d + 1, "break")
         if in_body:
-            self.emit(d, "if _nc == _nl:")
+            self.emit(d, f"if {a} == 3:")
             self.emit(d + 1, "break")
 
     def wg_if(self, inst: Inst, d: int, wloop, in_body: bool):
@@ -1635,7 +1662,8 @@ class _Gen:
                 [p for p in pre if not p.startswith("in_workgroup_id")])
 
     # -- the whole kernel ------------------------------------------------------------------
-    IMPORTS = ["import numpy as np", "from numba import njit", "from emu.numerics import scalar_compiled as rt"]
+    IMPORTS = ["import numpy as np", "from numba import njit", "from emu.numerics import scalar_compiled as rt",
+               "from emu.jit import rt as wg"]
 
     def driver(self, params: str, body: list, setup=(), per_workgroup=(), unit=None) -> list:
         """The one loop every generated kernel runs, `run(w0, w1, ...)`: `setup` once, then for each
@@ -1646,18 +1674,39 @@ class _Gen:
         `return` and `break` leave; None (workgroup mode): the body runs the workgroup's invocations itself,
         their builtin inputs where it says ##PRE##."""
         wgpre, pre = self.prelude()
-        out = ["@njit(cache=True, nogil=True, error_model='numpy')", f"def run({params}):"]
-        out += ["    " + x for x in setup]
-        out += ["    for w in range(w0, w1):"]
-        out += ["        " + x for x in list(wgpre) + list(per_workgroup)]
+        deco = "@njit(cache=True, nogil=True, error_model='numpy')"
         if unit is None:
+            lines = []
             for line in body:
                 if line.strip() == "##PRE##":
                     ind = line[:len(line) - len(line.lstrip())]
-                    out += ["        " + ind + x for x in pre]
+                    lines += [ind + x for x in pre]
                 else:
-                    out.append("        " + line)
-            return out + [""]
+                    lines.append(line)
+            # each group's own values as its locals, each long group a function (emu/jit/outline.py)
+            lines = outline.prune(lines, {x.split(" = ", 1)[0] for x in pre})
+            local = outline.localize(lines, set(self.decls))
+            lines, packed, gone = outline.pack(lines, {k: t for k, t in self.decls.items() if k not in local},
+                                               self.pipe.layout.wg_count)
+            setup = packed + [x for x in setup if x.split(" = ", 1)[0] not in local | gone]
+            outer = {p.strip() for p in params.split(",")} | {"w"} | {
+                x.split(" = ", 1)[0].strip() for x in list(setup) + list(wgpre) + list(per_workgroup)}
+            outer.discard("")
+            # the workgroup's epoch and loop steps in an array, so that functions can advance them
+            setup, per_workgroup, lines = ([outline.WG_STATE.sub(outline.wg_state, x) for x in part]
+                                           for part in (setup, per_workgroup, lines))
+            setup = [f"wst = np.zeros({2 + self.nloops}, np.int64)"] + setup
+            outer |= {"wst"}
+            funcs, lines = outline.split(lines, {n for n in outer if n.isidentifier()}, deco)
+            out = funcs + [deco, f"def run({params}):"]
+            out += ["    " + x for x in setup]
+            out += ["    for w in range(w0, w1):"]
+            out += ["        " + x for x in list(wgpre) + list(per_workgroup)]
+            return out + ["        " + x for x in lines] + [""]
+        out = [deco, f"def run({params}):"]
+        out += ["    " + x for x in setup]
+        out += ["    for w in range(w0, w1):"]
+        out += ["        " + x for x in list(wgpre) + list(per_workgroup)]
         var, count, first, what = unit
         out += [f"        for {var} in range({count}):"]
         out += ["            " + x for x in list(first) + ["steps = 0", "ret = False"] + pre]
@@ -1784,7 +1833,7 @@ _STAMP: list = []
 # the modules whose compiled functions generated kernels call (their imports within emu included)
 _CALLED = ("numerics/scalar_compiled.py", "numerics/scalar.py", "numerics/dtypes.py", "numerics/rounding.py",
            "numerics/mma_kernels.py", "numerics/mma_params.py", "numerics/mma_tile.py", "numerics/mma_fast.py",
-           "numerics/mma_call.py", "jit/coop_tiles.py")
+           "numerics/mma_call.py", "jit/coop_tiles.py", "jit/rt.py")
 
 
 def _stamp() -> str:

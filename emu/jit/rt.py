@@ -17,3 +17,32 @@ def collides(addr, n):
                 return True
             seen[a] = True
     return False
+
+
+@njit(cache=True, nogil=True)
+def agree(retd, brk, cnt):
+    """What a workgroup's live invocations (retd False) do at the end of a group in the body of a
+    loop that holds a barrier (emu/jit/fuse.py's workgroup mode): 0 go on, 1 they disagree on
+    leaving it (the interpreter takes over and reports it), 2 all break (or none is live), 3 all
+    continue."""
+    nl = nb = nc = 0
+    for i in range(retd.shape[0]):
+        if not retd[i]:
+            nl += 1
+            nb += 1 if brk[i] else 0
+            nc += 1 if cnt[i] else 0
+    if (nb != 0 and nb != nl) or (nc != 0 and nc != nl):
+        return 1
+    if nl == 0 or nb == nl:
+        return 2
+    return 3 if nc == nl else 0
+
+
+@njit(cache=True, nogil=True)
+def parted(retd):
+    """Whether some of a workgroup's invocations returned and some did not (at a barrier: the
+    interpreter takes over and reports it)."""
+    n = 0
+    for i in range(retd.shape[0]):
+        n += 0 if retd[i] else 1
+    return n != 0 and n != retd.shape[0]

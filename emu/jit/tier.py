@@ -31,9 +31,11 @@ over every block and variable: minutes, and gigabytes, for ten thousand lines), 
 dispatch would pay back, and a process killed for its memory is worse than a slow one. Such a
 kernel runs interpreted, said once per process on stderr.
 
-Memory can veto a compile: numba (LLVM) needs memory in proportion to a kernel's source, about
-COMPILE_BYTES_PER_LINE a line (llama.cpp's rms_norm, unrolled by the fusion JIT into 13,136 lines,
-was killed by the OOM killer at 18.5 GiB of anonymous memory, still compiling: 1.5 MiB a line).
+Memory can veto a compile: numba (LLVM) needs memory in proportion to the function it compiles,
+about COMPILE_BYTES_PER_LINE a line (llama.cpp's rms_norm, unrolled by the fusion JIT into one
+function of 13,136 lines, was killed by the OOM killer at 18.5 GiB of anonymous memory, still
+compiling: 1.5 MiB a line), and a little for each function it compiled before (a long
+workgroup-mode kernel is cut into functions: emu/jit/outline.py).
 Where the estimate exceeds MEMORY_SHARE of the memory available when the rule would compile (MemAvailable, or the
 cgroup's limit less its use), the kernel keeps being interpreted, said once per kernel: slower, but
 the host program lives.
@@ -60,7 +62,9 @@ LARGE_LINES = 500       # without per-line samples, a kernel longer than this co
 KEEP_RENTS = 256        # rent files kept in tier/ (one per kernel interpreted and not compiled yet)
 STALE_TMP_S = 3600      # a temporary file this old was left by a process that died while writing
 MAX_FUNCTION_LINES = 3000   # longer functions are not compiled in the automatic mode (see above)
-COMPILE_BYTES_PER_LINE = 3 << 19    # numba's memory while compiling, per line of generated source (above)
+COMPILE_BYTES_PER_LINE = 3 << 19    # numba's memory while compiling, per line of one function (above)
+KEPT_BYTES_PER_LINE = 1 << 16       # and per line of the functions it compiled before (rms_norm cut into
+                                    # 51 functions, emu/jit/outline.py: 1.4 GiB at most for 9,569 lines)
 MEMORY_SHARE = 0.5      # a compile may take at most this share of the memory available
 
 
@@ -110,9 +114,19 @@ def available_memory() -> int | None:
     return max(0, min(found)) if found else None
 
 
-def compile_fits(lines: int | None) -> str:
-    """'' where compiling a kernel of `lines` lines fits in memory now, else why not (one line)."""
-    need = (lines or 0) * COMPILE_BYTES_PER_LINE
+def compile_need(lines: int | None, longest: int | None = None) -> int:
+    """Bytes numba is expected to take to compile a kernel of `lines` lines whose longest function
+    has `longest`: numba compiles one function at a time (COMPILE_BYTES_PER_LINE a line of it)
+    and keeps what each built (KEPT_BYTES_PER_LINE a line of the whole)."""
+    lines = lines or 0
+    longest = lines if longest is None else min(longest, lines)
+    return longest * COMPILE_BYTES_PER_LINE + (lines - longest) * KEPT_BYTES_PER_LINE
+
+
+def compile_fits(lines: int | None, longest: int | None = None) -> str:
+    """'' where compiling a kernel of `lines` lines (its longest function `longest`) fits in memory
+    now, else why not (one line)."""
+    need = compile_need(lines, longest)
     have = available_memory()
     if have is None or need <= MEMORY_SHARE * have:
         return ""
@@ -151,6 +165,7 @@ class Tier:
     def __init__(self, kind: str, key: str, what: str, cache: Path, lines: int | None = None,
                  longest: int | None = None):
         self.kind, self.key, self.what, self.cache, self.lines = kind, key, what, cache, lines
+        self.longest = longest
         self.compile_s = compile_estimate(kind, cache, lines)
         budget = max_function_lines()
         if longest is not None and longest > budget:
@@ -175,7 +190,7 @@ class Tier:
 
     def _fits(self) -> bool:
         """Whether a compile fits in memory now (compile_fits); where not, say so once."""
-        why = compile_fits(self.lines)
+        why = compile_fits(self.lines, self.longest)
         if why:
             _say_once(f"{self.key}/memory", f"emu JIT: {self.what} stays in the interpreter: {why} "
                                             f"(EMU_JIT=1 compiles it anyway)")

@@ -478,6 +478,97 @@ def test_bench_workgroup_shaders(monkeypatch):
     same((shaders / "reduce.wgsl").read_text(), [a], [4 * 16], (16, 1, 1), monkeypatch)
 
 
+def unrolled_reduction(steps: int = 6) -> str:
+    """A workgroup-mode shader the size of llama.cpp's unrolled norms: a tree reduction through
+    workgroup memory written out step by step (a group between each pair of barriers), inside a
+    loop over rows, with function variables that the first group sets and later groups store
+    before reading (unconditionally, or in both arms of a branch) or carry across groups."""
+    body = []
+    for k in range(steps):
+        half = 64 >> (k + 1)
+        body.append(f"""
+    workgroupBarrier();
+    tmp = t[li];
+    if (li < {half}u) {{
+      var u = t[li + {half}u];
+      u = u * scale + f32(k{k % 3}) * 0.25;
+      if (u > tmp) {{ m = u - tmp; }} else {{ m = tmp - u; }}
+      tmp = fma(tmp, 0.5, u * 0.5) + m * 0.125;
+      carry = carry + m;
+      k{k % 3} = k{k % 3} ^ bitcast<u32>(tmp);
+    }}
+    workgroupBarrier();
+    t[li] = tmp;""")
+    return f"""
+var<workgroup> t : array<f32, 64>;
+@group(0) @binding(0) var<storage, read> x : array<f32>;
+@group(0) @binding(1) var<storage, read_write> o : array<f32>;
+@group(0) @binding(2) var<storage, read_write> bits : array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) li : u32, @builtin(workgroup_id) wg : vec3<u32>) {{
+  var tmp = 0.0;
+  var m = 0.0;
+  var carry = 0.0;
+  var scale = 1.0;
+  var k0 = 0u;
+  var k1 = 1u;
+  var k2 = 2u;
+  for (var row = 0u; row < 3u; row++) {{
+    t[li] = x[(wg.x * 3u + row) * 64u + li] * scale;
+    scale = scale * 1.5;
+{"".join(body)}
+    workgroupBarrier();
+    o[(wg.x * 3u + row) * 64u + li] = t[0] + carry;
+    workgroupBarrier();
+  }}
+  bits[wg.x * 64u + li] = k0 + k1 * 3u + k2 * 7u;
+}}
+"""
+
+
+def test_long_workgroup_kernel_in_functions(monkeypatch):
+    """A long workgroup-mode kernel is cut into functions (emu/jit/outline.py: values one group
+    uses are its locals, long groups and statements that hold barriers are functions of their
+    own), none as long as the whole, with the interpreter's bits."""
+    from emu.jit import outline
+    from emu.jit.tier import longest_function
+    rng = np.random.default_rng(21)
+    x = rng.standard_normal(4 * 3 * 64).astype(np.float32)
+    x[::17] = 0.0
+    src = unrolled_reduction()
+    same(src, [x], [4 * 4 * 3 * 64, 4 * 4 * 64], (4, 1, 1), monkeypatch, profile="nvidia-h200")
+    monkeypatch.setenv("EMU_JIT", "1")
+    dev = emu.Device("nvidia-h200")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(src, "t.wgsl")).pipeline
+    from emu.jit import fuse
+    source = fuse.compile_pipeline(pipe).source
+    lines = source.count("\n")
+    assert source.count("\ndef grp") >= 4, "the groups were not made functions"
+    assert longest_function(source) < lines / 2
+    assert outline.MIN_LINES > 1
+    # values used by one group only are its locals: far fewer per-lane arrays than values
+    assert source.count("np.zeros((") <= 6
+
+
+@pytest.mark.parametrize("name", sorted(WG_SHADERS) + ["unrolled"])
+def test_workgroup_kernel_cut_finely_same_bits(monkeypatch, name):
+    """Every cut emu/jit/outline.py makes, made as often as it can be (groups cut after each
+    statement, every region of two lines a function, runs of statements of a few lines): returns,
+    breaks and continues inside the parts, values and variables crossing them, the interpreter's
+    bits."""
+    from emu.jit import outline
+    monkeypatch.setattr(outline, "GROUP_LINES", 1)
+    monkeypatch.setattr(outline, "MIN_LINES", 2)
+    monkeypatch.setattr(outline, "CHUNK_LINES", 12)
+    rng = np.random.default_rng(22)
+    if name == "unrolled":
+        x = rng.standard_normal(4 * 3 * 64).astype(np.float32)
+        same(unrolled_reduction(3), [x], [4 * 4 * 3 * 64, 4 * 4 * 64], (4, 1, 1), monkeypatch, profile="nvidia-h200")
+        return
+    x = rng.integers(0, 10, 256).astype(np.uint32)
+    same(WG_SHADERS[name], [x], [4 * 256], (4, 1, 1), monkeypatch, race_check=name != "racy")
+
+
 STRUCT_BUFFERS = """
 struct Input { n : u32, scale : f32, data : array<f32> }
 struct Params { bias : i32, limit : u32 }
