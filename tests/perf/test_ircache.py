@@ -159,3 +159,46 @@ def test_spirv_binary_with_spec_constants_lowered_once_per_machine(cache, monkey
     assert outs == [3, 172, 3, 172]              # 0 + 3; 0 + 3 + ... + 21 with a[4] = 100 for 12
     assert irs[:2] == irs[2:]
     assert len(list(cache.glob("*.pickle"))) == 3    # the module and its two specializations
+
+
+def test_a_cached_spirv_module_is_read_only_for_its_pipelines(cache, monkeypatch):
+    """From the cache, a SPIR-V module whose pipelines lower it again with their constants is not
+    read at all (its overrides come from the summary beside it), and a pipeline the device checked
+    once (emu.isa.verify) is not checked again; a damaged entry is compiled again. The results are
+    the first device's."""
+    import emu.isa.verify as verify_mod
+    from emu.frontend import spirv
+    src = (ROOT / "tests" / "shaders" / "spirv" / "spec_short_array.comp").read_text()
+    binary = spirv.compile_glsl(src, "spec_short_array.comp").decode("utf-8", "surrogateescape")
+    real_verify, checks = verify_mod.verify, []
+
+    def counted(*a, **k):
+        checks.append(a[3].name if len(a) > 3 and a[3] is not None else None)
+        return real_verify(*a, **k)
+    monkeypatch.setattr(verify_mod, "verify", counted)
+    outs = []
+    for n in range(3):
+        dev = emu.Device(profile="nvidia-h200")
+        mod = dev.create_shader_module(binary, file="shader-0123.spv", cache=True)
+        assert (mod._ir is None) == (n > 0)              # a hit: not loaded
+        for length in (2, 8):
+            pipe = dev.create_compute_pipeline(mod, "main", {"0": length})
+            o = np.zeros(1, np.int32)
+            dev.dispatch(pipe, {(0, 0): o}, 1)
+            outs.append(int(o[0]))
+        assert mod._ir is None or n == 0                 # nor by its pipelines
+        if n == 0:
+            assert checks == [None, "main", None, "main"]     # each pipeline: module, then entry point
+            assert len(list(cache.glob("*.checked"))) == 4
+            checks.clear()
+    assert checks == []                                  # the later devices check nothing again
+    assert outs == [3, 172] * 3
+    assert [o.id for o in mod.about("overrides")] == [o.id for o in mod.ir.overrides]
+    for p in cache.glob("*.pickle"):                     # damaged: compiled again, same results
+        p.write_bytes(b"not a pickle")
+    dev = emu.Device(profile="nvidia-h200")
+    mod = dev.create_shader_module(binary, file="shader-0123.spv", cache=True)
+    pipe = dev.create_compute_pipeline(mod, "main", {"0": 8})
+    o = np.zeros(1, np.int32)
+    dev.dispatch(pipe, {(0, 0): o}, 1)
+    assert int(o[0]) == 172
