@@ -373,11 +373,8 @@ class Device:
         profile's text is not its content (an object without a repr of its own): checked every time."""
         key = self.__dict__.get("_profile_text")
         if key is None:
-            import dataclasses
-            import re
-            p = self.profile
-            text = "|".join(f"{f.name}={getattr(p, f.name)!r}" for f in dataclasses.fields(p) if f.name != "_cache")
-            key = self._profile_text = "" if re.search(r" at 0x[0-9a-f]+", text) else text
+            from .jit.ircache import content_text
+            key = self._profile_text = content_text(self.profile) or ""
         if not key:
             return None
         return f"verify {key} subgroup {self.subgroup_size} entry {entry.name if entry else '-'}"

@@ -36,13 +36,21 @@ def _mma_fast(ex, inst, *operands):
 
 
 def _coop(pipe):
-    from .coop_kernel import compile_pipeline
-    return compile_pipeline(pipe)
+    from .kernelcache import cached
+
+    def make(pipe):
+        from .coop_kernel import compile_pipeline
+        return compile_pipeline(pipe)
+    return cached(pipe, "cooperative", make)
 
 
 def _fuse(pipe):
-    from .fuse import compile_pipeline
-    return compile_pipeline(pipe)
+    from .kernelcache import cached
+
+    def make(pipe):
+        from .fuse import compile_pipeline
+        return compile_pipeline(pipe)
+    return cached(pipe, "fusion", make)
 
 
 fastpaths.register("coop_load", "coop_fast.load", _load_fast,

@@ -154,3 +154,12 @@ def _prune(root: Path, keep: Path) -> None:
                   key=lambda p: p.stat().st_mtime, reverse=True)
     for p in olds[KEEP_STAMPS - 1:]:
         shutil.rmtree(p, ignore_errors=True)
+
+
+def content_text(obj, skip=("_cache",)) -> str | None:
+    """A dataclass's every field as text (a profile, a pipeline's options): the key of what was
+    made from it; None where the text is not the content (an object shown as its address)."""
+    import dataclasses
+    import re
+    text = "|".join(f"{f.name}={getattr(obj, f.name)!r}" for f in dataclasses.fields(obj) if f.name not in skip)
+    return None if re.search(r" at 0x[0-9a-f]+", text) else text

@@ -202,3 +202,44 @@ def test_a_cached_spirv_module_is_read_only_for_its_pipelines(cache, monkeypatch
     o = np.zeros(1, np.int32)
     dev.dispatch(pipe, {(0, 0): o}, 1)
     assert int(o[0]) == 172
+
+
+ADD = """
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  o[id.x] = a[id.x] * 3.0 + 1.0;
+}
+"""
+
+
+def test_a_pipelines_kernel_is_generated_once_per_machine(cache, monkeypatch):
+    """The fusion kernel of a pipeline whose IR comes from the cache is kept beside it
+    (emu/jit/kernelcache.py): a later device does not generate its source again, and runs it to
+    the same bits; other options are another kernel."""
+    from emu.jit import fuse
+    a = np.linspace(-3, 3, 256).astype(np.float32)
+    outs, sources = [], []
+    for n in range(2):
+        if n:
+            def no_gen(self):
+                raise AssertionError("generated again")
+            monkeypatch.setattr(fuse._Gen, "build", no_gen)
+        dev = emu.Device(profile="nvidia-h200")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(ADD, "add.wgsl", cache=True), "main")
+        o = np.zeros(256, np.float32)
+        dev.dispatch(pipe, {(0, 0): a, (0, 1): o}, 4)
+        outs.append(o)
+        sources.append(pipe.pipeline._jit.source)
+        assert pipe.pipeline._jit.pipe is pipe.pipeline
+    assert np.array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32))
+    assert np.array_equal(outs[0], (a.astype(np.float64) * 3 + 1).astype(np.float32))     # one FFMA
+    assert sources[0] == sources[1]
+    assert len(list(cache.glob("*.fusion.kernel"))) == 1
+    monkeypatch.undo()
+    monkeypatch.setenv("EMU_JIT_CACHE", str(cache.parents[1]))
+    dev = emu.Device(profile="nvidia-h200", bounds="strict")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(ADD, "add.wgsl", cache=True), "main")
+    dev.dispatch(pipe, {(0, 0): a, (0, 1): np.zeros(256, np.float32)}, 4)
+    assert len(list(cache.glob("*.fusion.kernel"))) == 2
