@@ -19,7 +19,7 @@ def forget_once() -> None:
     fuse._CACHE.clear()
 
 
-# coop_fast (numba) is imported on first use: a run whose kernels load without numba never does
+# coop_fast is imported on first use (its kernels' machine code loads without numba where it was saved)
 def _load_fast(ex, inst, *operands):
     from .coop_fast import load
     return load(ex, inst, *operands)
