@@ -99,7 +99,9 @@ def test_emu_run_twice_same_bits_second_without_the_front_end(tmp_path):
     src = ROOT / "bench" / "shaders" / "gemm_simple.wgsl"
     a = np.random.default_rng(1).uniform(-1, 1, (64, 64)).astype(np.float16)
     np.save(tmp_path / "a.npy", a)
-    prog = ("import sys, runpy; sys.argv = ['emu'] + sys.argv[1:]\n"
+    # (an atexit handler keeps `emu run` from ending the process at once, startup.exit_now, so
+    # that the last line can say what was imported)
+    prog = ("import atexit, sys, runpy; sys.argv = ['emu'] + sys.argv[1:]; atexit.register(lambda: None)\n"
             "try:\n    runpy.run_module('emu', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print('emu.frontend.wgsl' in sys.modules)")
