@@ -132,9 +132,29 @@ def _shaped(flat: np.ndarray, shape: tuple, buf: Buffer, dtype, explicit: bool) 
 
 
 class ShaderModule:
-    def __init__(self, module: Module, source: str, file: str, warnings: list, cache: bool = False):
-        self.ir, self.source, self.file, self.warnings = module, source, file, warnings
+    def __init__(self, module: Module | None, source: str, file: str, warnings: list | None, cache: bool = False,
+                 about=None, load=None):
+        self._ir, self.source, self.file, self._warnings = module, source, file, warnings
         self.cache = cache          # its pipelines' IR, where lowered again, kept too
+        # from emu's IR cache: what its overrides are (ircache.SUMMARY_FIELDS), and load() giving
+        # (IR, warnings) when first asked for: its pipelines may each lower it again anyway
+        self._about, self._load = about, load
+
+    @property
+    def ir(self) -> Module:
+        if self._ir is None:
+            self._ir, self._warnings = self._load()
+        return self._ir
+
+    @property
+    def warnings(self) -> list:
+        if self._warnings is None:
+            self._ir, self._warnings = self._load()
+        return self._warnings
+
+    def about(self, field: str):
+        """One of the module's fields ircache.SUMMARY_FIELDS names, without loading it."""
+        return getattr(self._about if self._ir is None and self._about is not None else self.ir, field)
 
 
 @dataclass
@@ -293,11 +313,22 @@ class Device:
         if not isinstance(code, str):
             raise ArgumentError(f"create_shader_module: code must be WGSL text (a str), not {type(code).__name__}",
                                   hint="read the file first: create_shader_module(open(path).read(), path)")
+        from .frontend import is_spirv_file
         with self._errors({file: code}):
+            if cache:
+                from .jit import ircache
+                args = dict(const_eval=self.profile.const_eval, stack=self._stack(file), strict=strict,
+                            defer_unset=True, constants=None)
+                hit = ircache.summary(_lower, code, file, **args)
+                if hit is not None:
+                    about, entry, load = hit
+                    # checked per pipeline (below), or checked for this device by an earlier process
+                    key = self._check_key()
+                    if (about.needs_constants and is_spirv_file(file)) or (key and ircache.checked(entry, key)):
+                        return ShaderModule(None, code, file, None, cache, about, load)
             module, warnings = self._lower(code, file, cache, strict=strict, defer_unset=True)
             # SPIR-V whose spec constants size its types (matrix shapes, arrays) is checked per
             # pipeline, with the pipeline's values (the defaults may name no config of the device)
-            from .frontend import is_spirv_file
             self._check(module, check=not (module.needs_constants and is_spirv_file(file)))
         return ShaderModule(module, code, file, warnings, cache)
 
@@ -321,11 +352,32 @@ class Device:
         compile_for(module, self._stack(module.file))
         self._check(module, check)
 
-    def _check(self, module, check: bool = True) -> None:
-        """Check that the device can run the module (made what it runs by _lower)."""
-        if check:
-            from .isa.verify import verify
-            verify(module, self.profile, self.subgroup_size)
+    def _check(self, module, check: bool = True, entry=None) -> None:
+        """Check that the device can run the module (made what it runs by _lower), for `entry`
+        (emu.isa.verify's rules); a module from emu's IR cache that passed once for this device
+        passes again, so it is not walked again."""
+        if not check:
+            return
+        from .jit import ircache
+        key = self._check_key(entry)
+        if key is not None and ircache.checked(module, key):
+            return
+        from .isa.verify import verify
+        verify(module, self.profile, self.subgroup_size, entry)
+        if key is not None:
+            ircache.mark_checked(module, key)
+
+    def _check_key(self, entry=None) -> str | None:
+        """What a check depends on besides the module: the profile's every field (a user's profile
+        file may change under its name), the subgroup size and the entry point; None where the
+        profile's text is not its content (an object without a repr of its own): checked every time."""
+        key = self.__dict__.get("_profile_text")
+        if key is None:
+            from .jit.ircache import content_text
+            key = self._profile_text = content_text(self.profile) or ""
+        if not key:
+            return None
+        return f"verify {key} subgroup {self.subgroup_size} entry {entry.name if entry else '-'}"
 
     def create_compute_pipeline(self, module: ShaderModule | None = None, entry_point: str | None = None,
                                 constants: dict | None = None, *, compute: dict | None = None,
@@ -342,16 +394,17 @@ class Device:
         if layout != "auto":
             raise ArgumentError("create_compute_pipeline: emu's Python API lays out bindings itself "
                                   "(layout='auto'); explicit layouts are emu.wgpu's")
-        ir, constants = module.ir, dict(constants or {})
+        constants = dict(constants or {})
         with self._errors({module.file: module.source}):
-            if ir.needs_constants and (constants or ir.unset_overrides):
+            if module.about("needs_constants") and (constants or module.about("unset_overrides")):
                 # overrides size types here: lower the shader again with this pipeline's values
                 ir, _ = self._lower(module.source, module.file, module.cache, constants=constants)
                 self._check(ir)
                 constants = {}
+            else:
+                ir = module.ir
             pipeline = Pipeline(ir, entry_point, constants, self.profile, self.options)
-            from .isa.verify import verify
-            verify(ir, self.profile, self.subgroup_size, pipeline.entry)   # the device's rules for this entry point
+            self._check(ir, entry=pipeline.entry)       # the device's rules for this entry point
             return ComputePipeline(module, pipeline)
 
     def create_buffer(self, data=None, *, size: int | None = None, label: str = "", usage=None) -> Buffer:

@@ -19,7 +19,7 @@ def forget_once() -> None:
     fuse._CACHE.clear()
 
 
-# coop_fast (numba) is imported on first use: a run whose kernels load without numba never does
+# coop_fast is imported on first use (its kernels' machine code loads without numba where it was saved)
 def _load_fast(ex, inst, *operands):
     from .coop_fast import load
     return load(ex, inst, *operands)
@@ -36,13 +36,21 @@ def _mma_fast(ex, inst, *operands):
 
 
 def _coop(pipe):
-    from .coop_kernel import compile_pipeline
-    return compile_pipeline(pipe)
+    from .kernelcache import cached
+
+    def make(pipe):
+        from .coop_kernel import compile_pipeline
+        return compile_pipeline(pipe)
+    return cached(pipe, "cooperative", make)
 
 
 def _fuse(pipe):
-    from .fuse import compile_pipeline
-    return compile_pipeline(pipe)
+    from .kernelcache import cached
+
+    def make(pipe):
+        from .fuse import compile_pipeline
+        return compile_pipeline(pipe)
+    return cached(pipe, "fusion", make)
 
 
 fastpaths.register("coop_load", "coop_fast.load", _load_fast,

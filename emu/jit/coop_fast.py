@@ -1,51 +1,26 @@
-"""Fast paths of cooperative loads and stores (numba), registered for coop_load and coop_store
+"""Fast paths of cooperative loads, stores and multiply-adds, registered for coop_load and coop_store
 (emu/scheduler/fastpaths.py: never while a tracer observes), for the common case only: the stride is legal, every element of every executing subgroup is inside the buffer and
 aligned to its size. Then the addresses follow from (base, stride) per subgroup and the lane map,
 so the bounds check is two comparisons per subgroup and the gather or scatter is one compiled
 loop. Both place the access with emu/memory/coop.py:place. Anything else returns None and the
 handler in emu/scheduler/coop.py runs its general path
 (which raises the errors and applies the profile's out-of-bounds behaviour) as before.
-Writes go in (subgroup, lane, element) order, as the general path's fancy assignment does."""
+Writes go in (subgroup, lane, element) order, as the general path's fancy assignment does.
+The compiled loops are numba's (emu/jit/coop_tiles.py, emu/numerics/mma_tile.py and mma_fast.py),
+called through their saved machine code (coop_kernel.saved): a process whose kernels ran before
+interprets a cooperative shader without importing numba (~0.4 s of a warm run)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ..isa.types import ArrayType
 from ..memory import coop as mcoop
+from ..numerics import mma as nmma
 from ..numerics.dtypes import NP
-from ..numerics import mma_fast
 from ..scheduler.coop import lane_map, matrix_model
+from .coop_kernel import saved
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-@njit(cache=True, nogil=True)
-def _gather(view, rows, base, stride, major, minor, valid, sgs, out):
-    lanes, E = major.shape
-    for t in range(sgs.shape[0]):
-        s = sgs[t]
-        r = rows[t]
-        b = base[t]
-        st = stride[t]
-        for ln in range(lanes):
-            for e in range(E):
-                if valid[ln, e]:
-                    out[s, ln, e] = view[r, b + st * major[ln, e] + minor[ln, e]]
-
-
-@njit(cache=True, nogil=True)
-def _scatter(view, rows, base, stride, major, minor, valid, sgs, frags):
-    lanes, E = major.shape
-    for t in range(sgs.shape[0]):
-        s = sgs[t]
-        r = rows[t]
-        b = base[t]
-        st = stride[t]
-        for ln in range(lanes):
-            for e in range(E):
-                if valid[ln, e]:
-                    view[r, b + st * major[ln, e] + minor[ln, e]] = frags[s, ln, e]
 
 
 _IDX: dict = {}
@@ -82,7 +57,7 @@ def load(ex, inst, ptr, offset, stride, subgroups, mask):
     E = plan[3].shape[1]
     out = np.zeros((ex.lanes // sg, sg, E), dt)
     u = _UINT[dt.itemsize]
-    _gather(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
+    saved("coop_tiles.gather", u.__name__)(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
             np.ascontiguousarray(subgroups, np.int64), out.view(u))
     return out.reshape(ex.lanes, -1)
 
@@ -96,7 +71,7 @@ def store(ex, inst, ptr, offset, value, stride, subgroups, mask):
     sg = ex.opts.subgroup_size
     frags = np.ascontiguousarray(value).reshape(-1, sg, value.shape[-1])
     u = _UINT[frags.dtype.itemsize]
-    _scatter(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
+    saved("coop_tiles.scatter", u.__name__)(ptr.region.view(u), plan[0], plan[1], plan[2], plan[3], plan[4], plan[5],
              np.ascontiguousarray(subgroups, np.int64), frags.view(u))
     return True
 
@@ -108,6 +83,28 @@ def mma(ex, inst, a, b, c, subgroups):
     if ta.scope != "subgroup" or ex.pipe.profile.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name,
                                                              tc.elem.name) is None:
         return None         # flexible dimensions: K steps of a configuration (scheduler.coop)
-    return mma_fast.frag_mma(matrix_model(ex, ta, tc), a, b, c,
-                             [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
-                             subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))
+    return nmma.frag_mma_with(_Saved(a.dtype, c.dtype, tc.elem.name), matrix_model(ex, ta, tc), a, b, c,
+                              [lane_map(ex, t) for t in (ta, tb, tc, inst.type)], tc.elem.name,
+                              subgroups, ex.opts.subgroup_size, getattr(ex.opts, "jobs", 1))
+
+
+class _Saved:
+    """mma_fast's kernels (mma_fast.KERNELS) through their saved machine code, one saved function
+    per operand and result type (the saved code takes the argument types of its first call);
+    the two for subgroups the fast kernels hand back (rare) through numba."""
+
+    def __init__(self, a, c, result: str):
+        types = f"{a}-{c}-{result}"
+        self.tiles = saved("mma_tile.tiles", types)
+        self.run = saved("mma_fast._run", types)
+        self.run_exact = saved("mma_fast._run_exact", types)
+
+    @staticmethod
+    def float_mma(*args):
+        from ..numerics.mma_fast import float_mma
+        return float_mma(*args)
+
+    @staticmethod
+    def reference(*args):
+        from ..numerics.mma_fast import KERNELS
+        return KERNELS.reference(*args)

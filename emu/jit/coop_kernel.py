@@ -776,17 +776,20 @@ class Kernel:
 _SAVED: dict = {}
 
 
-def saved(name: str):
+def saved(name: str, variant: str = ""):
     """The numba function `name` (coop_tiles._disjoint_part, mma_tile.tiles: module.function under
-    emu/jit or emu/numerics), called without numba where its machine code was saved."""
-    f = _SAVED.get(name)
+    emu/jit or emu/numerics), called without numba where its machine code was saved; `variant`
+    names one of several saved codes of it (its code is saved for the argument types of its first
+    call: a caller whose types vary names them)."""
+    f = _SAVED.get((name, variant))
     if f is None:
         def numba_function():
             import importlib
             mod, fn = name.split(".")
             pkg = "emu.jit" if mod == "coop_tiles" else "emu.numerics"
             return getattr(importlib.import_module(f"{pkg}.{mod}"), fn)
-        f = _SAVED[name] = native.Function(native.path(_cache_dir(), f"{name}.{_stamp()}"), numba_function)
+        key = f"{name}.{variant}.{_stamp()}" if variant else f"{name}.{_stamp()}"
+        f = _SAVED[(name, variant)] = native.Function(native.path(_cache_dir(), key), numba_function)
     return f
 
 

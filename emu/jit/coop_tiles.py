@@ -159,3 +159,33 @@ def _disjoint_part(log, nlog, owner, lo):
                     return False
                 owner[x - lo] = gid
     return True
+
+
+# the interpreter's cooperative loads and stores in bounds (emu/jit/coop_fast.py): a gather and a
+# scatter of whole fragments through the lane map
+@njit(cache=True, nogil=True)
+def gather(view, rows, base, stride, major, minor, valid, sgs, out):
+    lanes, E = major.shape
+    for t in range(sgs.shape[0]):
+        s = sgs[t]
+        r = rows[t]
+        b = base[t]
+        st = stride[t]
+        for ln in range(lanes):
+            for e in range(E):
+                if valid[ln, e]:
+                    out[s, ln, e] = view[r, b + st * major[ln, e] + minor[ln, e]]
+
+
+@njit(cache=True, nogil=True)
+def scatter(view, rows, base, stride, major, minor, valid, sgs, frags):
+    lanes, E = major.shape
+    for t in range(sgs.shape[0]):
+        s = sgs[t]
+        r = rows[t]
+        b = base[t]
+        st = stride[t]
+        for ln in range(lanes):
+            for e in range(E):
+                if valid[ln, e]:
+                    view[r, b + st * major[ln, e] + minor[ln, e]] = frags[s, ln, e]

@@ -188,13 +188,15 @@ def _spec(t):
         return ["i"]
     if isinstance(t, types.Boolean) and not isinstance(t, types.Literal):
         return ["b"]
+    if t == types.none:                 # (a kernel's variant switch: branches on `is None` pruned)
+        return ["n"]
     return None
 
 
 def _llvm_args(spec) -> list:
     if spec[0] == "a":
         return ["ptr", "ptr", "i64", "i64", "ptr"] + ["i64"] * (2 * spec[2])
-    return ["i64"] if spec[0] == "i" else ["i8"]
+    return {"i": ["i64"], "b": ["i8"], "n": ["ptr"]}[spec[0]]
 
 
 def _matches(spec, x, dtype) -> bool:
@@ -205,6 +207,8 @@ def _matches(spec, x, dtype) -> bool:
                 and x.flags.c_contiguous and x.flags.aligned and x.flags.writeable == spec[3])
     if spec[0] == "i":
         return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+    if spec[0] == "n":
+        return x is None
     return isinstance(x, (bool, np.bool_))
 
 
@@ -213,7 +217,7 @@ def _flat(spec, x) -> list:
     data, shape, strides."""
     if spec[0] == "a":
         return [None, None, x.size, x.itemsize, x.ctypes.data, *x.shape, *x.strides]
-    return [int(x)]
+    return [None] if spec[0] == "n" else [int(x)]
 
 
 # ------------------------------------------------------------------------------ save

@@ -516,6 +516,75 @@ def packed(model, a_dtype, c_dtype, result_type: str):
     return None if prm is False else prm
 
 
+def frag_mma_with(k, model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: int,
+                  jobs: int | None = 1):
+    """emu/numerics/mma_fast.py's frag_mma (see there) with its compiled kernels given in `k`:
+    tiles (mma_tile.tiles), float_mma, run, run_exact (mma_fast._run, _run_exact) and reference
+    (mma_fast._reference), so that a caller may run their saved machine code without importing
+    numba (emu/jit/coop_fast.py); mma_fast.frag_mma passes numba's."""
+    prm = packed(model, a.dtype, c.dtype, result_type)
+    if prm is None:
+        return None
+    la, lb, lc, lo = maps
+    odt = np.dtype(np.float16 if result_type == "f16" else np.float32)
+    nsub = a.shape[0] // sg
+    out = np.zeros((nsub, sg, lo.elements_per_lane), odt)
+    if (_k.covers(prm, la.rows, lb.cols, la.cols) and a.dtype.itemsize == b.dtype.itemsize == 2
+            and c.dtype.itemsize == 4 and odt.itemsize == 4):
+        # Hopper's 16 x 16 x 16 step in vector registers, as matrix_mma runs it: the same bits,
+        # and a sixth of _run's cold compile (_run then compiles only where tiles leaves a subgroup)
+        sgs = np.ascontiguousarray(subgroups, np.int64)
+        A, B, C = (np.ascontiguousarray(lm.to_matrix(_frag_bits(x, nsub, sg)[sgs])) for lm, x in zip((la, lb, lc), (a, b, c)))
+        D = np.empty(C.shape, np.uint32)
+        need = np.zeros(len(sgs), np.bool_)
+        k.tiles(A, B, C, D, prm, need)
+        if need.any():
+            o = np.empty((int(need.sum()),) + D.shape[1:], np.uint32)
+            k.float_mma(A[need], B[need], C[need], o, prm)
+            D[need] = o
+        out.view(np.uint32)[sgs] = lo.to_fragments(D)
+        zero_sign(out.view(np.uint32), prm)
+        return out.reshape(nsub * sg, -1)
+    args = (_frag_bits(a, nsub, sg), _frag_bits(b, nsub, sg), _frag_bits(c, nsub, sg), out.view(_FRAG_BITS[odt.itemsize]),
+            la.lane_idx, la.elem_idx, lb.lane_idx, lb.elem_idx, lc.lane_idx, lc.elem_idx,
+            lo.rows_idx, lo.cols_idx, lo.valid, np.ascontiguousarray(subgroups, np.int64), prm,
+            np.zeros(len(subgroups), np.bool_))
+    _frag_dispatch(k, args, len(subgroups), jobs)
+    need = args[-1]
+    if need.any():
+        # subgroups with infinities, NaNs, overflow or wide exact sums: the reference kernel
+        sg_ = np.asarray(subgroups)[need]
+        A, B, C = (lm.to_matrix(x.reshape(nsub, sg, -1)[sg_]) for lm, x in zip((la, lb, lc), (a, b, c)))
+        D = np.empty(C.shape, np.uint32)
+        k.reference(bits32(A), bits32(B), bits32(C), D, prm)
+        D = (D.astype(np.uint16) if odt.itemsize == 2 else D).view(odt)
+        out[sg_] = lo.to_fragments(D)
+    zero_sign(out.view(_FRAG_BITS[odt.itemsize]), prm)
+    return out.reshape(nsub * sg, -1)
+
+
+_FRAG_BITS = {2: np.uint16, 4: np.uint32}
+
+
+def _frag_bits(x, nsub: int, sg: int):
+    x = np.ascontiguousarray(x)
+    return x.view(_FRAG_BITS[x.dtype.itemsize]).reshape(nsub, sg, -1)
+
+
+def _frag_dispatch(k, args, n, jobs):
+    from .pool import run_chunks
+    # the lane maps as unsigned indices: numba then drops the negative-index wrap-around of
+    # every gather and scatter (they are never negative: lanemap.LaneMap)
+    args = args[:4] + tuple(x.astype(np.uint64) for x in args[4:12]) + args[12:]
+    prm = args[-2]
+    only32 = _k.only32(prm, args[4].shape[0], args[6].shape[1], args[4].shape[1])
+    if int(prm[_k.P_KIND]) == _k.K_EXACT:
+        run_chunks(k.run_exact, n, 1 if jobs is None else int(jobs), *args, grain=64)
+    else:
+        run_chunks(k.run, n, 1 if jobs is None else int(jobs), *args, _k.use32(prm), None if only32 else True,
+                   True, grain=64)
+
+
 def zero_sign(bits: np.ndarray, prm: np.ndarray) -> None:
     """Apply the model's sign rule for zero results to raw result bits (packed parameters `prm`),
     in place. Every kernel path calls it after computing: the sign of a zero only matters at the

@@ -47,7 +47,6 @@ _piece = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=
 _NEG = np.int64(-(1 << 40))     # exponent of a zero operand: below every real one
 _POS = np.int64(1 << 40)        # ... and above every real one (for minima)
 _NEG32 = np.int32(-(1 << 28))   # the same in the 32-bit lanes (two of them still fit an int32)
-_BITS = {2: np.uint16, 4: np.uint32}
 
 
 @intrinsic
@@ -714,18 +713,8 @@ def _reference(a, b, c, out, prm):
 
 
 def _dispatch(args, n, jobs):
-    from .pool import run_chunks
-    # the lane maps as unsigned indices: numba then drops the negative-index wrap-around of
-    # every gather and scatter (they are never negative: lanemap.LaneMap)
-    args = args[:4] + tuple(x.astype(np.uint64) for x in args[4:12]) + args[12:]
-    prm, use32 = args[-2], _use32(args[-2])
-    Kd, N = args[4].shape[1], args[6].shape[1]
-    only32 = use32 and N == _V and max(1, min(int(prm[P_L]), Kd)) == _V
-    if int(prm[P_KIND]) == K_EXACT:
-        run_chunks(_run_exact, n, 1 if jobs is None else int(jobs), *args, grain=64)
-    else:
-        run_chunks(_run, n, 1 if jobs is None else int(jobs), *args, use32, None if only32 else True,
-                   True, grain=64)
+    from . import mma as nmma
+    nmma._frag_dispatch(KERNELS, args, n, jobs)
 
 
 # One subgroup's multiply-add on whole matrices (raw bits, [1, rows, cols]), for compiled code
@@ -794,48 +783,16 @@ def frag_mma(model, a, b, c, maps, result_type: str, subgroups: np.ndarray, sg: 
     """The cooperative multiply-add straight on fragments (lanes, E) of all subgroups of a batch,
     for the subgroups listed in `subgroups` (others get zero fragments); `maps` are the lane maps
     of A, B, C and the result. Returns the result fragments, or None where this path does not
-    apply (integer or other float models: the caller then takes the general path)."""
+    apply (integer or other float models: the caller then takes the general path). The work is
+    emu.numerics.mma.frag_mma_with's, with this module's kernels."""
     from . import mma as nmma
-    prm = nmma.packed(model, a.dtype, c.dtype, result_type)
-    if prm is None:
-        return None
-    la, lb, lc, lo = maps
-    odt = np.dtype(np.float16 if result_type == "f16" else np.float32)
-    nsub = a.shape[0] // sg
-    out = np.zeros((nsub, sg, lo.elements_per_lane), odt)
+    return nmma.frag_mma_with(KERNELS, model, a, b, c, maps, result_type, subgroups, sg, jobs)
 
-    def bits(x):
-        x = np.ascontiguousarray(x)
-        return x.view(_BITS[x.dtype.itemsize]).reshape(nsub, sg, -1)
-    if (mma_tile.covers(prm, la.rows, lb.cols, la.cols) and a.dtype.itemsize == b.dtype.itemsize == 2
-            and c.dtype.itemsize == 4 and odt.itemsize == 4):
-        # Hopper's 16 x 16 x 16 step in vector registers, as matrix_mma runs it: the same bits,
-        # and a sixth of _run's cold compile (_run then compiles only where tiles leaves a subgroup)
-        sgs = np.ascontiguousarray(subgroups, np.int64)
-        A, B, C = (np.ascontiguousarray(lm.to_matrix(bits(x)[sgs])) for lm, x in zip((la, lb, lc), (a, b, c)))
-        D = np.empty(C.shape, np.uint32)
-        need = np.zeros(len(sgs), np.bool_)
-        mma_tile.tiles(A, B, C, D, prm, need)
-        if need.any():
-            o = np.empty((int(need.sum()),) + D.shape[1:], np.uint32)
-            float_mma(A[need], B[need], C[need], o, prm)
-            D[need] = o
-        out.view(np.uint32)[sgs] = lo.to_fragments(D)
-        nmma.zero_sign(out.view(np.uint32), prm)
-        return out.reshape(nsub * sg, -1)
-    args = (bits(a), bits(b), bits(c), out.view(_BITS[odt.itemsize]),
-            la.lane_idx, la.elem_idx, lb.lane_idx, lb.elem_idx, lc.lane_idx, lc.elem_idx,
-            lo.rows_idx, lo.cols_idx, lo.valid, np.ascontiguousarray(subgroups, np.int64), prm,
-            np.zeros(len(subgroups), np.bool_))
-    _dispatch(args, len(subgroups), jobs)
-    need = args[-1]
-    if need.any():
-        # subgroups with infinities, NaNs, overflow or wide exact sums: the reference kernel
-        sg_ = np.asarray(subgroups)[need]
-        A, B, C = (lm.to_matrix(x.reshape(nsub, sg, -1)[sg_]) for lm, x in zip((la, lb, lc), (a, b, c)))
-        D = np.empty(C.shape, np.uint32)
-        _reference(nmma.bits32(A), nmma.bits32(B), nmma.bits32(C), D, prm)
-        D = (D.astype(np.uint16) if odt.itemsize == 2 else D).view(odt)
-        out[sg_] = lo.to_fragments(D)
-    nmma.zero_sign(out.view(_BITS[odt.itemsize]), prm)
-    return out.reshape(nsub * sg, -1)
+
+class KERNELS:
+    """The kernels frag_mma runs (emu.numerics.mma.frag_mma_with)."""
+    tiles = staticmethod(mma_tile.tiles)
+    float_mma = staticmethod(float_mma)
+    run = staticmethod(_run)
+    run_exact = staticmethod(_run_exact)
+    reference = staticmethod(_reference)

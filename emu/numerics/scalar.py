@@ -144,6 +144,16 @@ def _int_binary(op, ty, a, b):
             return np.asarray(np.bitwise_xor(a, b), dt)
         if op in ('div', 'rem') and WIDTH[ty] == 64:
             return _int64_divide(op, ty, a, b)
+        if op in ('div', 'rem') and ty[0] == 'u':
+            # unsigned: numpy's floor division is the truncating one, in the type itself
+            a, b = np.asarray(a, dt), np.asarray(b, dt)
+            zero = b == 0
+            some_zero = bool(zero.any())
+            y = np.where(zero, dt.type(1), b) if some_zero else b
+            r = np.floor_divide(a, y) if op == 'div' else np.remainder(a, y)
+            if some_zero:
+                r = np.where(zero, a if op == 'div' else dt.type(0), r)
+            return np.asarray(r, dt)
         if op in ('div', 'rem'):
             # int64 holds |MIN| and the wrap of MIN / -1 = 2^31 back to MIN.
             x = a.astype(np.int64)

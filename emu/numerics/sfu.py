@@ -112,15 +112,46 @@ def _cache_file(name: str, crc: int) -> str | None:
 
 
 def _cached(path: str, crc: int):
-    """The kept table if it is there and its CRC is the measured one's, else None."""
+    """The kept table if it is there and its CRC is the measured one's, else None. The file is
+    mapped, not read: a process touches only the cells its inputs reach (the sine table alone is
+    128 MB, which reading and checking took ~0.1 s and as much memory in every process that called
+    sin()). Its CRC is checked once per version of the file: a checked file's (inode, size, ctime)
+    are noted beside it, and a file written since (damaged, replaced or planted) is checked again."""
     try:
-        bits = np.load(path, allow_pickle=False)
+        bits = np.load(path, mmap_mode="r", allow_pickle=False)
+        if bits.dtype != np.uint32 or bits.ndim != 1:
+            return None
+        mark = f"{path}.checked"
+        if _signature(path) != _read_mark(mark):
+            if zlib.crc32(memoryview(np.ascontiguousarray(bits))) != crc:
+                return None
+            _write_mark(mark, _signature(path))
     except (OSError, ValueError, TypeError):
         return None
-    if bits.dtype != np.uint32 or bits.ndim != 1 or zlib.crc32(memoryview(bits)) != crc:
+    return np.asarray(bits)        # read-only: the map is opened for reading
+
+
+def _signature(path: str) -> str:
+    st = os.stat(path)
+    return f"{st.st_ino} {st.st_size} {st.st_ctime_ns}"
+
+
+def _read_mark(mark: str) -> str | None:
+    try:
+        with open(mark) as f:
+            return f.read()
+    except OSError:
         return None
-    bits.setflags(write=False)
-    return bits
+
+
+def _write_mark(mark: str, signature: str) -> None:
+    try:
+        tmp = f"{mark}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(signature)
+        os.replace(tmp, mark)
+    except OSError:         # a read-only cache: checked again next time
+        pass
 
 
 @lru_cache(maxsize=None)
@@ -149,6 +180,7 @@ def table(name: str) -> np.ndarray:
             tmp = f"{path}.{os.getpid()}.tmp.npy"
             np.save(tmp, bits, allow_pickle=False)
             os.replace(tmp, path)
+            _write_mark(f"{path}.checked", _signature(path))      # its CRC was checked above
         except OSError:         # a read-only home: rebuilt again next time
             pass
     bits.setflags(write=False)

@@ -194,11 +194,10 @@ class Batch:
         for i, name in fn.param_builtins.items():
             frame.vals[fn.params[i].id] = self.inputs[name]
         for g in self.pipe.module.globals:
-            if g.space in ("private", "workgroup") and not contains(g.type, CoopMatrixType):
-                # WGSL zero-initialises workgroup memory and initialises private variables.
-                ptr = self.globals[g.name]
-                value = zero_value(g.type, self.lanes) if g.init is None else self.constant(g.type, g.init)
-                store(ptr, value, self.lanes, self.live, False)
+            if g.space in ("private", "workgroup") and g.init is not None and not contains(g.type, CoopMatrixType):
+                # WGSL initialises private variables; the rest, workgroup memory included, starts
+                # as zeros: the batch's regions are made zero-filled (Batch.__init__)
+                store(self.globals[g.name], self.constant(g.type, g.init), self.lanes, self.live, False)
         self.run_block(fn.body, self.live.copy(), frame)
 
     def run_block(self, block: Block, mask: np.ndarray, frame: Frame) -> np.ndarray:

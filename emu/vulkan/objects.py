@@ -637,12 +637,13 @@ class ComputePipeline:
                      if g.space in ("storage", "uniform", "handle")]
 
 
-def _spec_constants(spec, ir) -> dict:
-    """VkSpecializationInfo as {SpecId: value}, each read as its constant's type."""
+def _spec_constants(spec, overrides) -> dict:
+    """VkSpecializationInfo as {SpecId: value}, each read as its constant's type (`overrides`:
+    the module's)."""
     if spec == ffi.NULL:
         return {}
     from ..numerics.dtypes import NP
-    types = {o.id: o.type for o in ir.overrides if o.id is not None}
+    types = {o.id: o.type for o in overrides if o.id is not None}
     data = bytes(ffi.buffer(spec.pData, spec.dataSize)) if spec.dataSize else b""
     out = {}
     for k in range(spec.mapEntryCount):
@@ -676,7 +677,7 @@ def _create_pipeline(dev: Device, k: int, c) -> ComputePipeline:
         mod = module.by_device[id(emu)] = emu.create_shader_module(
             module.code.decode("utf-8", "surrogateescape"), file=module.label, cache=True)
     entry = ffi.string(stage.pName).decode()
-    constants = _spec_constants(stage.pSpecializationInfo, mod.ir)
+    constants = _spec_constants(stage.pSpecializationInfo, mod.about("overrides"))
     pipe = emu.create_compute_pipeline(mod, entry_point=entry, constants=constants)
     flags = int(c.flags)
     flags2 = icd.find(c.pNext, "VkPipelineCreateFlags2CreateInfo")    # maintenance5 takes its flags there

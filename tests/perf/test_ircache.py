@@ -99,7 +99,9 @@ def test_emu_run_twice_same_bits_second_without_the_front_end(tmp_path):
     src = ROOT / "bench" / "shaders" / "gemm_simple.wgsl"
     a = np.random.default_rng(1).uniform(-1, 1, (64, 64)).astype(np.float16)
     np.save(tmp_path / "a.npy", a)
-    prog = ("import sys, runpy; sys.argv = ['emu'] + sys.argv[1:]\n"
+    # (an atexit handler keeps `emu run` from ending the process at once, startup.exit_now, so
+    # that the last line can say what was imported)
+    prog = ("import atexit, sys, runpy; sys.argv = ['emu'] + sys.argv[1:]; atexit.register(lambda: None)\n"
             "try:\n    runpy.run_module('emu', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "print('emu.frontend.wgsl' in sys.modules)")
@@ -159,3 +161,87 @@ def test_spirv_binary_with_spec_constants_lowered_once_per_machine(cache, monkey
     assert outs == [3, 172, 3, 172]              # 0 + 3; 0 + 3 + ... + 21 with a[4] = 100 for 12
     assert irs[:2] == irs[2:]
     assert len(list(cache.glob("*.pickle"))) == 3    # the module and its two specializations
+
+
+def test_a_cached_spirv_module_is_read_only_for_its_pipelines(cache, monkeypatch):
+    """From the cache, a SPIR-V module whose pipelines lower it again with their constants is not
+    read at all (its overrides come from the summary beside it), and a pipeline the device checked
+    once (emu.isa.verify) is not checked again; a damaged entry is compiled again. The results are
+    the first device's."""
+    import emu.isa.verify as verify_mod
+    from emu.frontend import spirv
+    src = (ROOT / "tests" / "shaders" / "spirv" / "spec_short_array.comp").read_text()
+    binary = spirv.compile_glsl(src, "spec_short_array.comp").decode("utf-8", "surrogateescape")
+    real_verify, checks = verify_mod.verify, []
+
+    def counted(*a, **k):
+        checks.append(a[3].name if len(a) > 3 and a[3] is not None else None)
+        return real_verify(*a, **k)
+    monkeypatch.setattr(verify_mod, "verify", counted)
+    outs = []
+    for n in range(3):
+        dev = emu.Device(profile="nvidia-h200")
+        mod = dev.create_shader_module(binary, file="shader-0123.spv", cache=True)
+        assert (mod._ir is None) == (n > 0)              # a hit: not loaded
+        for length in (2, 8):
+            pipe = dev.create_compute_pipeline(mod, "main", {"0": length})
+            o = np.zeros(1, np.int32)
+            dev.dispatch(pipe, {(0, 0): o}, 1)
+            outs.append(int(o[0]))
+        assert mod._ir is None or n == 0                 # nor by its pipelines
+        if n == 0:
+            assert checks == [None, "main", None, "main"]     # each pipeline: module, then entry point
+            assert len(list(cache.glob("*.checked"))) == 4
+            checks.clear()
+    assert checks == []                                  # the later devices check nothing again
+    assert outs == [3, 172] * 3
+    assert [o.id for o in mod.about("overrides")] == [o.id for o in mod.ir.overrides]
+    for p in cache.glob("*.pickle"):                     # damaged: compiled again, same results
+        p.write_bytes(b"not a pickle")
+    dev = emu.Device(profile="nvidia-h200")
+    mod = dev.create_shader_module(binary, file="shader-0123.spv", cache=True)
+    pipe = dev.create_compute_pipeline(mod, "main", {"0": 8})
+    o = np.zeros(1, np.int32)
+    dev.dispatch(pipe, {(0, 0): o}, 1)
+    assert int(o[0]) == 172
+
+
+ADD = """
+@group(0) @binding(0) var<storage, read> a: array<f32>;
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  o[id.x] = a[id.x] * 3.0 + 1.0;
+}
+"""
+
+
+def test_a_pipelines_kernel_is_generated_once_per_machine(cache, monkeypatch):
+    """The fusion kernel of a pipeline whose IR comes from the cache is kept beside it
+    (emu/jit/kernelcache.py): a later device does not generate its source again, and runs it to
+    the same bits; other options are another kernel."""
+    from emu.jit import fuse
+    a = np.linspace(-3, 3, 256).astype(np.float32)
+    outs, sources = [], []
+    for n in range(2):
+        if n:
+            def no_gen(self):
+                raise AssertionError("generated again")
+            monkeypatch.setattr(fuse._Gen, "build", no_gen)
+        dev = emu.Device(profile="nvidia-h200")
+        pipe = dev.create_compute_pipeline(dev.create_shader_module(ADD, "add.wgsl", cache=True), "main")
+        o = np.zeros(256, np.float32)
+        dev.dispatch(pipe, {(0, 0): a, (0, 1): o}, 4)
+        outs.append(o)
+        sources.append(pipe.pipeline._jit.source)
+        assert pipe.pipeline._jit.pipe is pipe.pipeline
+    assert np.array_equal(outs[0].view(np.uint32), outs[1].view(np.uint32))
+    assert np.array_equal(outs[0], (a.astype(np.float64) * 3 + 1).astype(np.float32))     # one FFMA
+    assert sources[0] == sources[1]
+    assert len(list(cache.glob("*.fusion.kernel"))) == 1
+    monkeypatch.undo()
+    monkeypatch.setenv("EMU_JIT_CACHE", str(cache.parents[1]))
+    dev = emu.Device(profile="nvidia-h200", bounds="strict")
+    pipe = dev.create_compute_pipeline(dev.create_shader_module(ADD, "add.wgsl", cache=True), "main")
+    dev.dispatch(pipe, {(0, 0): a, (0, 1): np.zeros(256, np.float32)}, 4)
+    assert len(list(cache.glob("*.fusion.kernel"))) == 2

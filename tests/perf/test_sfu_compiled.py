@@ -89,7 +89,13 @@ def test_tables_kept_on_disk_and_checked(tmp_path, monkeypatch):
         fresh = sfu.table("rcp").copy()
         (kept,) = tmp_path.glob("rcp-*.npy")
         sfu.table.cache_clear()
-        assert np.array_equal(sfu.table("rcp"), fresh)          # loaded from the file
+        loaded = sfu.table("rcp")
+        assert np.array_equal(loaded, fresh)                     # loaded from the file,
+        assert isinstance(loaded.base, np.memmap) and not loaded.flags.writeable     # mapped, not read
+        mark = kept.with_name(kept.name + ".checked")
+        assert mark.read_text() == sfu._signature(str(kept))     # its CRC checked once, noted
+        sfu.table.cache_clear()
+        assert np.array_equal(sfu.table("rcp"), fresh)
         bad = np.load(kept)
         bad[12345] ^= 1
         np.save(kept, bad)
