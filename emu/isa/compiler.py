@@ -168,8 +168,8 @@ DECISIONS = {
                      "extract(construct(..)) folded and numbered again: randprog_fit.npz func programs' "
                      "vector helpers (SASS of seed 19: the two inlined dots share one FMUL of the third "
                      "component), fit func 110 -> 117 of 293",
-    "expand-mix": "scalar mix(a, b, t) is t * (b - a) + a in the IR (fused where nothing else reads the "
-                  "product), so its subtract is open to fma formation: randprog_fit.npz seed 8's SASS (FADD -t4, "
+    "expand-mix": "scalar mix(a, b, t) is fma(t, b - a, a) in the IR, so its subtract is open to fma "
+                  "formation: randprog_fit.npz seed 8's SASS (FADD -t4, "
                   "c5*c5 unrounded: the widened product's first "
                   "subtract is mix's), 128 of 128",
     "fma-widened": "f32(a * b) of f16 a and b fuses into its first add or subtract (in program order; not "
@@ -219,9 +219,15 @@ DECISIONS = {
               "((x1 * x1) - x2) - (-x2 + p) is x1 * x1 - p (seed 420), ((t6 + x4) - (t6 - t7)) - x3 (seed 652); "
               "before value numbering, so only one value of the shader cancels, not two equal expressions "
               "((x3 + x2) - (x3 * t4 + (x2 + x3)) keeps its FFMA and FADD: judge seed 100180's SASS); "
-              "mix(x3, 0.3, f) - x3 is (0.3 - x3) * f, the product then shared with the mix, t * (b - a) + a "
-              "(seed 268's SASS: FMUL, FADD x3); f32 (x * y) / x and x * (y / x) are y (seeds 740, 276: "
-              "x1 * (x2 / x1) stores x2; 436), not f16 (seed 117's SASS: HMUL2 x3, RCP(x3) * ..)",
+              "f32 (x * y) / x is y, also where x * y is read again (seeds 1052, fit2 500056; factoring's x2 * (..) / x2, "
+              "seed 740), before the identities fold (fit2 seed 501124's t4 / x2 of t4 = (x2 < x2) ? .. : ((x2 * x3) + "
+              "x3) - x3: FFMA RCP(x2), x2 * x3, ..), x * (y / x) is y (seed 276: (x2 / x1) * x1 stores x2, "
+              "x2 / x1 read again by a smoothstep; 436), not where x "
+              "is a product (seed 732: t5 * (x4 / t5) of smoothstep's t5) nor in f16 (seed 117's SASS: HMUL2 x3, "
+              "RCP(x3) * ..). Through a sum used again no (seed 472: clamp(..) - t4 of t4 = x2 - x2, t4 read "
+              "elsewhere, is not clamp(..)); a mix's addend does not cancel in emu (seed 268: the driver's "
+              "mix(x3, 0.3, f) - x3 is FMUL (0.3 - x3), f shared with the mix's FADD; mix(0, b, t) keeps its "
+              "+0, seed 472: not modelled)",
     "distribute": "k * (x + k1) (x - k1, k1 - x; the sum read only there) is fma(x, k, k * k1), the constants "
                   "multiplied when compiling: randprog_fit.npz seed 664's SASS (-2.425 * (1.5 + x2) is FFMA x2, -2.425, -3.6375), "
                   "the rule 'expand-constant-edges' and 'f16-constant-division' follow for their own products",
@@ -311,6 +317,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["pair-f16"] = pair_f16_reductions(module)
         done["cancel"] = cancel_terms(module)
         done["number"] = number_values(module)
+        done["cancel"] += cancel_factors(module)
         done["fold"] = fold_identities(module) + sink_negations(module) + reassociate_constants(module)
         done["algebra"] = fold_algebra(module, stack.types)
         done["f16-round-trip"] = drop_f16_round_trips(module)
@@ -1064,11 +1071,10 @@ def expand_builtins(module: Module, types) -> int:
             inst.op, inst.args, inst.attrs = "binary", [lg.result, ln2.result], {"fn": "mul", "contracted": "expand-log"}
             return [lg, ln2, inst]
         if fn == "mix":
-            a, bb, t = inst.args              # t * (b - a) + a: its subtract open to fma formation
+            a, bb, t = inst.args              # fma(t, b - a, a): its subtract open to fma formation
             d = Inst("binary", [bb, a], inst.type, {"fn": "sub"}, [], inst.loc, b.value(inst.type))
-            m = Inst("binary", [t, d.result], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
-            inst.op, inst.args, inst.attrs = "binary", [m.result, a], {"fn": "add", "contracted": "expand"}
-            return [d, m, inst]
+            inst.args, inst.attrs = [t, d.result, a], {"fn": "fma", "contracted": "expand"}
+            return [d, inst]
         return _vector_builtin(inst, b)
     return _expand_each(module, pick, expand)
 
@@ -1212,7 +1218,7 @@ def factor_products(module: Module, types) -> int:
                             and _fusable_type(inst.type, types):
                         n += _factor(inst, out, uses, defs, b)
                     elif inst.op == "binary" and _fusable_type(inst.type, types) and not hasattr(inst.type, "n"):
-                        same = _cancelled_factor(inst, defs)
+                        same = _cancelled_factor(inst, defs, made_by="factor")
                         if same is not None:
                             mapping[inst.result.id] = same
                             n += 1
@@ -1227,23 +1233,26 @@ def factor_products(module: Module, types) -> int:
     return count
 
 
-def _cancelled_factor(inst: Inst, defs):
-    """y for (x * y) / x, (y * x) / x, x * (y / x) and (y / x) * x (DECISIONS['cancel'])."""
+def _cancelled_factor(inst: Inst, defs, made_by=None):
+    """y for (x * y) / x, (y * x) / x (with ``made_by``: only of a product that decision made),
+    x * (y / x) and (y / x) * x, x not a product (DECISIONS['cancel'])."""
     fn, (x, y) = inst.attrs["fn"], inst.args
     if inst.attrs.get("exact") or inst.type != F32 or x.type != inst.type or y.type != inst.type:
         return None                  # f16 x3 * (y / x3) stays (fit seed 117's SASS: HMUL2 of RCP, HFMA2)
     if fn == "div":
         d = defs.get(x.id)
-        if d is not None and _is_mul(d) and d.type == inst.type:
+        if d is not None and _is_mul(d) and d.type == inst.type and not _is_product(y, defs) \
+                and (made_by is None or d.attrs.get("contracted") == made_by):
             ids = [a.id for a in d.args]
             if y.id in ids:
                 return d.args[1 - ids.index(y.id)]
         return None
     if fn != "mul":
         return None
-    for side in (0, 1):
+    for side in (0, 1):                 # not of a product: t5 * (x4 / t5) of smoothstep's t5 stays (seed 732)
         d = defs.get(inst.args[side].id)
-        if d is not None and _is_div(d) and d.type == inst.type and d.args[1].id == inst.args[1 - side].id:
+        if d is not None and _is_div(d) and d.type == inst.type and d.args[1].id == inst.args[1 - side].id \
+                and not _is_product(d.args[1], defs):
             return d.args[0]
     return None
 
@@ -1888,6 +1897,22 @@ def _constant_shift(v: Value, defs, uses):
 
 # -- driver: algebraic identities ------------------------------------------------------------------
 
+def cancel_factors(module: Module) -> int:
+    """f32 (x * y) / x and x * (y / x) are y (DECISIONS['cancel']), before the identities fold: t4 / x2
+    of t4 = (x2 < x2) ? .. : ((x2 * x3) + x3) - x3 stays a division (fit2 seed 501124's SASS)."""
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    mapping = {}
+    for f in module.functions:
+        for inst in f.walk():
+            if inst.op == "binary" and not hasattr(inst.type, "n"):
+                same = _cancelled_factor(inst, defs)
+                if same is not None:
+                    mapping[inst.result.id] = same
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return len(mapping)
+
+
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
@@ -2153,8 +2178,10 @@ def _sum_terms(inst: Inst, defs, single_use=None):
 
 
 def _is_product(v: Value, defs) -> bool:
+    """v is a multiply or division, or a smoothstep (the driver's code of it ends in a product)."""
     d = defs.get(v.id)
-    return d is not None and d.op == "binary" and d.attrs["fn"] in ("mul", "div")
+    return d is not None and ((d.op == "binary" and d.attrs["fn"] in ("mul", "div"))
+                              or (d.op == "builtin" and d.attrs.get("fn") == "smoothstep"))
 
 
 def _cancel_pair(terms: list):
@@ -2194,8 +2221,8 @@ def _like_terms(inst: Inst, out: list, uses, defs, b: Builder, constant: bool) -
     is fma(x, 2, y) with the signs the terms carry (DECISIONS['like-terms']); with ``constant``, only
     where y is a constant. Not where x or y is a product: x + p is an fma first."""
     terms = _sum_terms(inst, defs, uses)
-    if terms is None or len(terms) != 3 or any(_is_product(v, defs) for _, v in terms):
-        return False
+    if terms is None or len(terms) != 3 or inst.type != F32 or any(_is_product(v, defs) for _, v in terms):
+        return False                            # f16 h + (h - 0.5) stays (judge seed 100543's SASS)
     opened_left = len(_signed_terms(inst.args[0], 1, defs, uses)) == 2
     for i, j in ((0, 1), (0, 2), (1, 2)):
         (si, vi), (sj, vj) = terms[i], terms[j]
@@ -2213,18 +2240,19 @@ def _like_terms(inst: Inst, out: list, uses, defs, b: Builder, constant: bool) -
 
 
 def cancel_terms(module: Module) -> int:
-    """An add or subtract whose operands, opened one level (adds, subtracts, negations), hold one
-    value added and subtracted, is the sum of the other terms: (t - a) - (t - b) is b - a,
+    """An add or subtract whose operands, opened one level (adds, subtracts, negations used only
+    there), hold one value added and subtracted, is the sum of the other terms: (t - a) - (t - b) is b - a,
     (p - y) - (-y + q) is p - q (DECISIONS['cancel']). Runs before value numbering: the values
     must be one already in the shader (a variable read twice), not two equal expressions."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     mapping, count = {}, 0
     b = Builder(_next_id(module))
     for f in module.functions:
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
-                terms = _sum_terms(inst, defs)
+                terms = _sum_terms(inst, defs, uses)
                 rest = _cancel_pair(terms) if terms is not None and len(terms) > 2 else None
                 if rest is not None and len(rest) <= 2:
                     same = _set_sum(inst, rest, _emitter(inst, b, out), "cancel")

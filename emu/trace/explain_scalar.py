@@ -54,8 +54,7 @@ RULES = {
     "expand-log": ("mul", "log(x) as log2(x) * ln 2 (MUFU.LG2 then FMUL; f16: MUFU.LG2.F16 truncated, then HMUL2 by "
                           "f16(ln 2)): the product left open to fuse with "
                           "an add around it"),
-    "expand-mix": ("fma", "mix(a, b, t) as t * (b - a) + a: the difference rounded, the product fused into "
-                          "the add where nothing else reads it"),
+    "expand-mix": ("fma", "mix(a, b, t) as fma(t, b - a, a): the difference rounded, then one rounding"),
     "expand-vector": (None, "dot, length or normalize as the driver's scalar arithmetic, each product open "
                             "to fuse with the add after it"),
     "fma-widened": ("fma", "f32(a * b) of f16 a, b fused into its first add: the exact product, not the "

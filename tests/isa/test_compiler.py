@@ -776,8 +776,7 @@ def test_sums_cancel_collect_like_terms_and_factor_through_products():
     FADD x2, -x1); ((c * (c + a)) + c * c) / c is fma(c, 2, a) (seed 740); dot((a, c, a * c), (c, a -
     0.5, a)) is c * fma(a, a, fma(a, 2, -0.5)) (seed 143's helper: c taken out of all three
     products, a + (a - 0.5) collected); -2.425 * (1.5 + a) is fma(a, -2.425, -3.6375) (seed 664);
-    (a * 0.3) * (a * 0.3) + 1e-5 is fma(a * a, 0.09, 1e-5) (seed 196); mix(a, 0.3, f) - a is
-    (0.3 - a) * f (seed 268)."""
+    a * (f / a) is f (seed 276); (a * 0.3) * (a * 0.3) + 1e-5 is fma(a * a, 0.09, 1e-5) (seed 196)."""
     src = GLSL_IO + """void main() {
   uint i = gl_GlobalInvocationID.x;
   float a = inp[i * 3u], c = inp[i * 3u + 1u], f = inp[i * 3u + 2u];
@@ -787,7 +786,7 @@ def test_sums_cancel_collect_like_terms_and_factor_through_products():
   o[i * 6u + 2u] = dot(vec3(a, c, a * c), vec3(c, a - 0.5, a));
   o[i * 6u + 3u] = -2.425 * (1.5 + a);
   o[i * 6u + 4u] = ((a * 0.3) * (a * 0.3)) + 1e-05;
-  o[i * 6u + 5u] = mix(a, 0.3, f) - a;
+  o[i * 6u + 5u] = a * (f / a);
 }"""
     from fractions import Fraction as F
     rng = np.random.default_rng(11)
@@ -798,8 +797,7 @@ def test_sums_cancel_collect_like_terms_and_factor_through_products():
         inner = _f32(F(float(a)) * F(float(a)) + F(float(_f32(2 * F(float(a)) - F(1, 2)))))
         want = [c - a, _f32(2 * F(float(c)) + F(float(a))), c * inner,
                 _f32(F(float(a)) * F(float(k(-2.425))) + F(float(k(k(-2.425) * k(1.5))))),
-                _f32(F(float(a * a)) * F(float(k(k(0.3) * k(0.3)))) + F(float(k(1e-5)))),
-                (k(0.3) - a) * f]
+                _f32(F(float(a * a)) * F(float(k(k(0.3) * k(0.3)))) + F(float(k(1e-5)))), f]
         assert [v.view(np.uint32) for v in row] == [k(v).view(np.uint32) for v in want]
     t = np.sqrt(np.abs(x[:, 2]))
     assert not np.array_equal(out[:, 0], (t - x[:, 0]) - (t - x[:, 1]))     # the inputs tell the forms apart
