@@ -29,6 +29,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          is that value
                            pair-f16      an unrolled f16 sum of products as HFMA2's two halves (four
                                          or more), or as one chain from the first product (two, three)
+                           cancel        a value added and subtracted in one sum (operands opened one
+                                         level) dropped: (t - a) - (t - b) is b - a
                            number        value numbering: one value for equal pure expressions
                                          (operands of a commutative op in either order, f32 and
                                          f16; loads of one element with no write of it between):
@@ -42,7 +44,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            f16-round-trip  f32(f16(x)) of an f32 x is x (through min/max/select of
                                          one value, negation and abs)
                            square        a * (a * y) is (a * a) * y
-                           algebra       constant factors of a product multiplied together
+                           algebra       constant factors of a product multiplied together (again after
+                                         expand); k * (x + k1) is fma(x, k, k * k1)
                            rsqrt         f32 1 / sqrt(x) is one RSQ; f16 x / sqrt(y) is x * RSQ(y)
                            expand        smoothstep, mix, dot, length, normalize as the driver's
                                          arithmetic (then numbered again), log as LG2 * ln 2 (f16:
@@ -54,7 +57,9 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
                                          fma(x, 1/c, k/c)
                            factor        a * c + b * c is (a + b) * c (one of them used only
-                                         there), p + p is (a + a) * b, x + x * k is x * (1 + k)
+                                         there), p + p is (a + a) * b, x + x * k is x * (1 + k),
+                                         repeated on what it made; the sum inside collects like terms
+                                         (x + (x - y) is fma(x, 2, -y)); f32 (x * y) / x is y
                            fma           all or nothing: a product fuses into every add or
                                          subtract that uses it, unless one user is not an add, or
                                          takes the other product (of two the left; f16: a multiply
@@ -175,9 +180,11 @@ DECISIONS = {
                "and (k1 * x) * k2 is x * (k1 * k2): fit seed 212's SASS (FFMA R10, -2.3936539, |x2| for "
                "|x2| - (3.0 / x1) * 0.7978846; 128 of 128 only so); (x * k1) * (y * k2) is (x * y) * (k1 * k2), k1, k2 "
                "powers of two (not 1.702: judge seed 100224's SASS): "
-               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25), or any "
-               "constants where x * k1 and y * k2 have no other user (seed 349's SASS: f16 (x2 * 1.423) * (x2 * "
-               "1.423) + 1e-5 is HFMA2 2.0254, x2 * x2, 1e-5; 100224's t8 = x3 * 1.702 is stored and used again); "
+               "seed 112's SASS ((t3 * 0.5) * (t3 * 0.5) + 0.25: FMUL t3, t3; FFMA .., 0.25, 0.25), and any k1, k2 "
+               "where "
+               "nothing else reads x * k1 and y * k2 (seed 196's SASS: (x2 * 0.3) * (x2 * 0.3) + 1e-5 is FFMA x2 * x2, "
+               "0.09, 1e-5); again after the expansions (seed 684: (ln 2 * log2(x)) * 2.337 is FMUL lg2, 1.6199); "
+               "f16 alike (seed 349's SASS: (x2 * 1.423) * (x2 * 1.423) + 1e-5 is HFMA2 2.0254, x2 * x2, 1e-5); "
                "measured with DECISIONS['division-chain']'s x / (y / z)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
                   ".hwtmp/sass, has no loop); WGSL's `for (var k = 0u; ...)` too: Tint stores the initializer before "
@@ -198,7 +205,8 @@ DECISIONS = {
                      "vector helpers (SASS of seed 19: the two inlined dots share one FMUL of the third "
                      "component), fit func 110 -> 117 of 293",
     "expand-mix": "scalar mix(a, b, t) is fma(t, b - a, a) in the IR, so its subtract is open to fma "
-                  "formation: randprog_fit.npz seed 8's SASS (FADD -t4, c5*c5 unrounded: the widened product's first "
+                  "formation: randprog_fit.npz seed 8's SASS (FADD -t4, "
+                  "c5*c5 unrounded: the widened product's first "
                   "subtract is mix's), 128 of 128",
     "fma-widened": "f32(a * b) of f16 a and b fuses into its first add or subtract (in program order; not "
                    "x - x), as fma(f32(a), f32(b), c), ahead of a product on the other side; its later users "
@@ -224,8 +232,6 @@ DECISIONS = {
                    "-0.5, 1.5, 2.5 keep the general sequence (4,096 of 4,096 each; n = 0 and 5 were recorded "
                    "after the rule for 1..4 was written and took it from 1,990 and 59 of 4,096 (f32) to 4,096). "
                    "llama.cpp 0.3.19's row_norm and GELU: 54,402 -> 78,080 of 78,080 outputs",
-    "factor": "a * c + b * c is (a + b) * c: randprog fit seed 16, x1 * t6 + x3 * t6, 128 of 128 "
-              "(tests/data/hw/h200/randprog_fit.npz)",
     "divide-sqrt-f16": "f16 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ.F16, HMUL2), the sqrt kept for its other users: "
                        "randprog_fit.npz seed 257's SASS (t4 / t3 of t3 = sqrt(x2 * x2 + 1e-5): MUFU.SQRT.F16 and "
                        "MUFU.RSQ.F16 of one HFMA2, then HMUL2 t4, RSQ); the only f16 programs whose SASS has "
@@ -236,7 +242,36 @@ DECISIONS = {
               "x3 * t6, 128 of 128 (tests/data/hw/h200/randprog_fit.npz); seed 0's SASS, t7 + t6 * t7 of t7 = "
               "floor(..) * t6 (t7 stored and used again) is FADD floor + t7 times t6; p + p is (a + a) * b (seed 19's "
               "SASS: x1 * x1 + x1 * x1 of normalize(vec3(x1, x1, ..)) is FADD x1 + x1, FFMA); x - x * k is x * (1 - k) "
-              "(seed 1100's SASS: c10 - c10 * -0.245 is FMUL c10, 1.245)",
+              "(seed 1100's SASS: c10 - c10 * -0.245 is FMUL c10, 1.245); repeated on what it made: the helper "
+              "dot(vec3(a, b, a * b), vec3(b, a - 0.5, a)) is b * fma(a, a, fma(a, 2, -0.5)) (fit seeds 143, 239, 283, "
+              "967's SASS: b out of a * b + b * (a - 0.5), then out of (a * b) * a once that is (a * a) * b); "
+              "only a factor that is an operand of both products: x1 * x3 - ((x4 * t6) * x1) * (..) stays "
+              "(seed 288's SASS)",
+    "like-terms": "x + (x + y) (any signs) is fma(x, 2, y) where the inner sum is used only there and neither x nor "
+                  "y is a product: in a sum that factoring built, any such y (randprog_fit.npz seed 740's SASS: ((x2 * (x2 + x1)) + "
+                  "x2 * x2) / x2 is FFMA x2, 2, x1; seed 420: x1 * x1 - x1 * (x3 - x1) is x1 * FFMA x1, 2, -x3; seed "
+                  "143: a + (a - 0.5)); in the shader's own sums only a constant y ((x4 + 1.702) + x4 is FFMA x4, 2, "
+                  "1.702, seed 99's SASS): x + (y + x) stays two FADDs (judge seed 100480, fit 972), and p + (p + y) "
+                  "of a product p two FFMAs (judge seed 100092)",
+    "cancel": "a value added and subtracted in one sum (its operands opened one level through adds, subtracts and "
+              "negations) cancels, whatever it holds: (t4 - x1) - (t4 - x2) is FADD x2, -x1 (randprog_fit.npz seed 724's "
+              "SASS), "
+              "((x1 * x1) - x2) - (-x2 + p) is x1 * x1 - p (seed 420), ((t6 + x4) - (t6 - t7)) - x3 (seed 652); "
+              "before value numbering, so only one value of the shader cancels, not two equal expressions "
+              "((x3 + x2) - (x3 * t4 + (x2 + x3)) keeps its FFMA and FADD: judge seed 100180's SASS); "
+              "f32 (x * y) / x is y, also where x * y is read again (seeds 1052, fit2 500056; factoring's x2 * (..) / "
+              "x2, "
+              "seed 740), before the identities fold (fit2 seed 501124's t4 / x2 of t4 = (x2 < x2) ? .. : ((x2 * x3) + "
+              "x3) - x3: FFMA RCP(x2), x2 * x3, ..), x * (y / x) is y (seed 276: (x2 / x1) * x1 stores x2, "
+              "x2 / x1 read again by a smoothstep; 436), not where x "
+              "is a product (seed 732: t5 * (x4 / t5) of smoothstep's t5) nor in f16 (seed 117's SASS: HMUL2 x3, "
+              "RCP(x3) * ..). Through a sum used again no (seed 472: clamp(..) - t4 of t4 = x2 - x2, t4 read "
+              "elsewhere, is not clamp(..)); a mix's addend does not cancel in emu (seed 268: the driver's "
+              "mix(x3, 0.3, f) - x3 is FMUL (0.3 - x3), f shared with the mix's FADD; mix(0, b, t) keeps its "
+              "+0, seed 472: not modelled)",
+    "distribute": "k * (x + k1) (x - k1, k1 - x; the sum read only there) is fma(x, k, k * k1), the constants "
+                  "multiplied when compiling: randprog_fit.npz seed 664's SASS (-2.425 * (1.5 + x2) is FFMA x2, -2.425, -3.6375), "
+                  "the rule 'expand-constant-edges' and 'f16-constant-division' follow for their own products",
     "expand": "smoothstep's last product fuses with the add around it: randprog fit seeds "
               "(tests/data/hw/h200/randprog_fit.npz), 1 more program of 200; f16 (t * t) * ((3 - t) - t): "
               "the driver's code of fit seed 1 (Vulkan), seeds 753 and 445 128 of 128",
@@ -325,13 +360,16 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["promote"] = promote_variables(module)
         done["pow-integer"] = expand_integer_powers(module, stack.types)
         done["pair-f16"] = pair_f16_reductions(module)
+        done["cancel"] = cancel_terms(module)
         done["number"] = number_values(module)
+        done["cancel"] += cancel_factors(module)
         done["fold"] = fold_identities(module) + sink_negations(module) + reassociate_constants(module)
         done["algebra"] = fold_algebra(module, stack.types)
         done["f16-round-trip"] = drop_f16_round_trips(module)
         done["square"] = square_products(module)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
+        done["algebra"] += fold_algebra(module, stack.types)      # log's ln 2 * k2 (fit seed 684)
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
         done["division-chain"] = join_divisions(module)
@@ -842,7 +880,10 @@ def fold_algebra(module: Module, types) -> int:
     b.pending = []                              # (instruction, what goes before it)
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
-        uses = Counter(a.id for i in f.walk() for a in i.args)
+        users = {}                              # value -> the instructions that read it
+        for i in f.walk():
+            for a in i.args:
+                users.setdefault(a.id, set()).add(id(i))
         for inst in f.walk():
             if inst.op != "binary" or inst.attrs.get("exact") or not _fusable_type(inst.type, types) \
                     or hasattr(inst.type, "n"):
@@ -855,7 +896,7 @@ def fold_algebra(module: Module, types) -> int:
                 inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": "algebra"}
                 count += 1
             elif fn == "mul":
-                count += _fold_constant_factors(inst, defs, uses, b)
+                count += _fold_constant_factors(inst, defs, b, users)
         for blk in _blocks(f.body):
             for inst, new in [(i, n) for i, n in b.pending if any(i is j for j in blk.insts)]:
                 k = next(n for n, j in enumerate(blk.insts) if j is inst)
@@ -865,11 +906,11 @@ def fold_algebra(module: Module, types) -> int:
     return count
 
 
-def _fold_constant_factors(inst: Inst, defs, uses, b: Builder) -> int:
+def _fold_constant_factors(inst: Inst, defs, b: Builder, users) -> int:
     """(k1 * x) * k2 -> x * (k1 * k2) and (k1 / y) * k2 -> RCP(y) * (k1 * k2), the constants
     multiplied (rounded) on the host; the inner product stays for its other users."""
     x, y = inst.args
-    if _gather_constant_factors(inst, defs, uses, b):
+    if _gather_constant_factors(inst, defs, b, users) or _distribute_constant(inst, defs, b, users):
         return 1
     k2, v = (_const_value(x, defs), y) if _const_value(x, defs) is not None else (_const_value(y, defs), x)
     d = defs.get(v.id)
@@ -897,6 +938,32 @@ def _fold_constant_factors(inst: Inst, defs, uses, b: Builder) -> int:
     return 1
 
 
+def _distribute_constant(inst: Inst, defs, b: Builder, users) -> bool:
+    """k * (x + k1) (x - k1, k1 - x; either side; the sum read only here) is fma(x, k, k * k1), the
+    constants multiplied when compiling (DECISIONS['distribute']: fit seed 664's SASS, -2.425 * (1.5 + x2)
+    is FFMA x2, -2.425, -3.6375)."""
+    for side in (0, 1):
+        k, d = _const_value(inst.args[side], defs), defs.get(inst.args[1 - side].id)
+        if k is None or d is None or d.op != "binary" or d.attrs["fn"] not in ("add", "sub") or d.attrs.get("exact") \
+                or d.type != inst.type or users.get(d.result.id) != {id(inst)}:
+            continue
+        ks = [_const_value(v, defs) for v in d.args]
+        if (ks[0] is None) == (ks[1] is None):
+            continue
+        from ..numerics import nvidia
+        ty = scalar_of(inst.type).name
+        sub = d.attrs["fn"] == "sub"
+        x, k1 = (d.args[1], ks[0]) if ks[0] is not None else (d.args[0], -ks[1] if sub else ks[1])
+        kx = -k if sub and ks[0] is not None else k          # k1 - x: x's factor is -k
+        new = [Inst("const", [], inst.type, {"value": float(v)}, [], inst.loc, b.value(inst.type))
+               for v in (kx, nvidia.binary("mul", ty, k, k1))]
+        inst.op, inst.args = "builtin", [x, new[0].result, new[1].result]
+        inst.attrs = {"fn": "fma", "contracted": "distribute"}
+        b.pending.extend((inst, i) for i in new)
+        return True
+    return False
+
+
 def _constant_factor(v: Value, defs):
     """(k, x) where v = x * k or k * x, k a constant; else None."""
     d = defs.get(v.id)
@@ -908,17 +975,17 @@ def _constant_factor(v: Value, defs):
     return (ks[0], d.args[1]) if ks[0] is not None else (ks[1], d.args[0])
 
 
-def _gather_constant_factors(inst: Inst, defs, uses, b: Builder) -> bool:
+def _gather_constant_factors(inst: Inst, defs, b: Builder, users) -> bool:
     """(x * k1) * (y * k2) is (x * y) * (k1 * k2), the constants multiplied when compiling, where k1
     and k2 are powers of two (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL
-    t3, t3 then FFMA with 0.25, 0.25) or the two products have no other users (seed 349's SASS: f16
-    (x2 * 1.423) * (x2 * 1.423) is HFMA2 x2 * x2, 2.0254 of the log's argument)."""
+    t3, t3 then FFMA with 0.25, 0.25) or nothing else reads the two products (seed 196's SASS, f32;
+    seed 349's, f16: (x2 * 1.423) * (x2 * 1.423) is HFMA2 x2 * x2, 2.0254)."""
     fx, fy = (_constant_factor(v, defs) for v in inst.args)
     if fx is None or fy is None:
         return False
-    alone = all(uses[v.id] == sum(a.id == v.id for a in inst.args) for v in inst.args)
-    if not alone and not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
-        return False                  # (t8 * t8) of t8 = x3 * 1.702, t8 used again, stays (judge seed 100224)
+    only_here = all(users[v.id] == {id(inst)} for v in inst.args)
+    if not only_here and not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
+        return False                  # (t8 * t8) of t8 = x3 * 1.702, t8 stored, stays (judge seed 100224)
     from ..numerics import nvidia
     k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", scalar_of(inst.type).name, fx[0], fy[0]))},
              [], inst.loc, b.value(inst.type))
@@ -1185,24 +1252,65 @@ def _smoothstep_f16(inst: Inst, b: Builder, defs) -> list:
 
 def factor_products(module: Module, types) -> int:
     """`a * c + b * c` (or -) -> `(a + b) * c` where one of the products has no other use (the
-    other's stays for its other users), `p + p` -> `(a + a) * b`, and `x + x * k` (k a constant;
-    or -, either side) -> `x * (1 + k)` with 1 + k folded: the driver takes the common factor out
-    before it forms fused multiply-adds (DECISIONS['factor'])."""
+    other's stays for its other users), `p + p` -> `(a + a) * b`,
+    and `x + x * k` (k a constant; or -, either side) -> `x * (1 + k)` with 1 + k folded: the
+    driver takes the common factor out before it forms fused multiply-adds (DECISIONS['factor']).
+    The sum left inside collects its like terms (x + (x - y) is fma(x, 2, -y), DECISIONS['like-terms']),
+    and an f32 quotient of a product by one of its factors is the other ((x * y) / x is y,
+    DECISIONS['cancel']). Repeated until nothing changes: what one step factors is a product the
+    next may factor again, and a * (a * b) whose inner product lost its other user to factoring is
+    (a * a) * b (`square`), its b open to the next step: b * s + (a * b) * a is b * (s + a * a)."""
     count = 0
-    for f in module.functions:
-        uses = Counter(a.id for i in f.walk() for a in i.args)
-        defs = {i.result.id: i for i in f.walk() if i.result is not None}
-        b = Builder(_next_id(module))
-        for blk in _blocks(f.body):
-            out = []
-            for inst in blk.insts:
-                if inst.op == "binary" and inst.attrs["fn"] in ("add", "sub") and not inst.attrs.get("exact") \
-                        and _fusable_type(inst.type, types):
-                    count += _factor(inst, out, uses, defs, b)
-                out.append(inst)
-            blk.insts[:] = out
-    _remove_dead(module)
+    for _ in range(8):
+        n, mapping = 0, {}
+        for f in module.functions:
+            uses = Counter(a.id for i in f.walk() for a in i.args)
+            defs = {i.result.id: i for i in f.walk() if i.result is not None}
+            b = Builder(_next_id(module))
+            for blk in _blocks(f.body):
+                out = []
+                for inst in blk.insts:
+                    if inst.op == "binary" and inst.attrs["fn"] in ("add", "sub") and not inst.attrs.get("exact") \
+                            and _fusable_type(inst.type, types):
+                        n += _factor(inst, out, uses, defs, b)
+                    elif inst.op == "binary" and _fusable_type(inst.type, types) and not hasattr(inst.type, "n"):
+                        same = _cancelled_factor(inst, defs, made_by="factor")
+                        if same is not None:
+                            mapping[inst.result.id] = same
+                            n += 1
+                    out.append(inst)
+                blk.insts[:] = out
+        _replace_uses(module, mapping)
+        _remove_dead(module)
+        count += n
+        if not n:
+            break
+        square_products(module)          # what factoring left of a * (a * b) (its other user gone)
     return count
+
+
+def _cancelled_factor(inst: Inst, defs, made_by=None):
+    """y for (x * y) / x, (y * x) / x (with ``made_by``: only of a product that decision made),
+    x * (y / x) and (y / x) * x, x not a product (DECISIONS['cancel'])."""
+    fn, (x, y) = inst.attrs["fn"], inst.args
+    if inst.attrs.get("exact") or inst.type != F32 or x.type != inst.type or y.type != inst.type:
+        return None                  # f16 x3 * (y / x3) stays (fit seed 117's SASS: HMUL2 of RCP, HFMA2)
+    if fn == "div":
+        d = defs.get(x.id)
+        if d is not None and _is_mul(d) and d.type == inst.type and not _is_product(y, defs) \
+                and (made_by is None or d.attrs.get("contracted") == made_by):
+            ids = [a.id for a in d.args]
+            if y.id in ids:
+                return d.args[1 - ids.index(y.id)]
+        return None
+    if fn != "mul":
+        return None
+    for side in (0, 1):                 # not of a product: t5 * (x4 / t5) of smoothstep's t5 stays (seed 732)
+        d = defs.get(inst.args[side].id)
+        if d is not None and _is_div(d) and d.type == inst.type and d.args[1].id == inst.args[1 - side].id \
+                and not _is_product(d.args[1], defs):
+            return d.args[0]
+    return None
 
 
 def _factor(inst: Inst, out: list, uses, defs, b: Builder) -> int:
@@ -1219,7 +1327,11 @@ def _factor(inst: Inst, out: list, uses, defs, b: Builder) -> int:
             c = common[0]
             a = p.args[1] if p.args[0].id == c.id else p.args[0]
             bb = q.args[1] if q.args[0].id == c.id else q.args[0]
-            inst.args, inst.attrs = [op("binary", [a, bb], fn=fn), c], {"fn": "mul", "contracted": "factor"}
+            inner = Inst("binary", [a, bb], t, {"fn": fn}, [], inst.loc, b.value(t))
+            defs[inner.result.id] = inner
+            _like_terms(inner, out, uses, defs, b, constant=False)
+            out.append(inner)
+            inst.args, inst.attrs = [inner.result, c], {"fn": "mul", "contracted": "factor"}
             return 1
     for side in (0, 1):                                              # x + x * k
         x, m = inst.args[side], (p, q)[1 - side]
@@ -1886,6 +1998,22 @@ def _constant_shift(v: Value, defs, uses):
 
 # -- driver: algebraic identities ------------------------------------------------------------------
 
+def cancel_factors(module: Module) -> int:
+    """f32 (x * y) / x and x * (y / x) are y (DECISIONS['cancel']), before the identities fold: t4 / x2
+    of t4 = (x2 < x2) ? .. : ((x2 * x3) + x3) - x3 stays a division (fit2 seed 501124's SASS)."""
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    mapping = {}
+    for f in module.functions:
+        for inst in f.walk():
+            if inst.op == "binary" and not hasattr(inst.type, "n"):
+                same = _cancelled_factor(inst, defs)
+                if same is not None:
+                    mapping[inst.result.id] = same
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return len(mapping)
+
+
 def fold_identities(module: Module) -> int:
     """Float identities the driver applies whatever the operands hold (no NaN, infinity or
     signed-zero exceptions): x - x and x * 0 are +0, x / x is 1, x * 1, x / 1, x + 0 and x - 0
@@ -2081,18 +2209,11 @@ def reassociate_constants(module: Module) -> int:
     fma(x, 2, k) (seed 99's SASS: (x4 + 1.702) + x4 is FFMA x4, 2, 1.702), f16 two HADD2s (seed 949's
     SASS: (x2 + 2) + x2)."""
     def rewrite(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+        if _like_terms(inst, out, uses, defs, b, constant=True):     # (x + k) + x is fma(x, 2, k)
+            return True
         if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.attrs.get("exact") \
                 or _float_scalar(inst.type) not in (F32, F16) or hasattr(inst.type, "n"):
             return False
-        for x, v in (inst.args, inst.args[::-1]) if inst.type == F32 else ():    # (x + k) + x is fma(x, 2, k)
-            d = defs.get(v.id)
-            if d is not None and d.op == "binary" and d.attrs["fn"] == "add" and not d.attrs.get("exact") \
-                    and d.type == inst.type and uses[d.result.id] == 1 and x.id in [a.id for a in d.args]:
-                k = d.args[1] if d.args[0].id == x.id else d.args[0]
-                if _const_value(k, defs) is not None:
-                    inst.op, inst.args = "builtin", [x, _emitter(inst, b, out)("const", [], value=2.0), k]
-                    inst.attrs = {"fn": "fma", "contracted": "fold"}
-                    return True
         for k, v in inst.args, inst.args[::-1]:
             d, k1 = defs.get(v.id), _const_value(k, defs)
             if k1 is None or d is None or d.op != "binary" or d.attrs["fn"] != "sub" or d.attrs.get("exact") \
@@ -2145,3 +2266,127 @@ def _absorbed(x: Value, y: Value, defs, value):
 
 def _splat(t, v: float):
     return [v] * t.n if hasattr(t, "n") else v
+
+
+# -- driver: sums as lists of terms ----------------------------------------------------------------
+
+def _signed_terms(v: Value, sign: int, defs, single_use=None) -> list:
+    """v as (sign, value) terms one level down: an add or subtract of v's type gives its two
+    operands (signed), a negation its operand; anything else is one term. With ``single_use``
+    (a use count), only a node used once is opened."""
+    d = defs.get(v.id)
+    if d is None or d.type != v.type or d.attrs.get("exact") or (single_use is not None and single_use[v.id] != 1):
+        return [(sign, v)]
+    if d.op == "binary" and d.attrs["fn"] in ("add", "sub"):
+        return [_negated(sign, d.args[0], defs), _negated(sign if d.attrs["fn"] == "add" else -sign, d.args[1], defs)]
+    return [_negated(sign, v, defs)]
+
+
+def _negated(sign: int, v: Value, defs) -> tuple:
+    """(sign, v), or (-sign, a) where v is -a."""
+    d = defs.get(v.id)
+    if d is not None and d.op == "unary" and d.attrs.get("fn") == "neg" and not d.attrs.get("exact") \
+            and d.type == v.type:
+        return -sign, d.args[0]
+    return sign, v
+
+
+def _sum_terms(inst: Inst, defs, single_use=None):
+    """An f32/f16 scalar add or subtract's operands as signed terms (_signed_terms), or None."""
+    if inst.op != "binary" or inst.attrs["fn"] not in ("add", "sub") or inst.attrs.get("exact") \
+            or _float_scalar(inst.type) not in (F32, F16) or hasattr(inst.type, "n"):
+        return None
+    x, y = inst.args
+    if x.type != inst.type or y.type != inst.type:
+        return None
+    return _signed_terms(x, 1, defs, single_use) + _signed_terms(y, -1 if inst.attrs["fn"] == "sub" else 1,
+                                                                   defs, single_use)
+
+
+def _is_product(v: Value, defs) -> bool:
+    """v is a multiply or division, or a smoothstep (the driver's code of it ends in a product)."""
+    d = defs.get(v.id)
+    return d is not None and ((d.op == "binary" and d.attrs["fn"] in ("mul", "div"))
+                              or (d.op == "builtin" and d.attrs.get("fn") == "smoothstep"))
+
+
+def _cancel_pair(terms: list):
+    """terms without the first pair of one value added and subtracted, or None."""
+    for i, (s, v) in enumerate(terms):
+        for j in range(i + 1, len(terms)):
+            if terms[j][1].id == v.id and terms[j][0] == -s:
+                return [t for k, t in enumerate(terms) if k not in (i, j)]
+    return None
+
+
+def _set_sum(inst: Inst, terms: list, op, decision: str):
+    """Make inst the sum of one or two signed terms (new instructions through op); returns the
+    value that replaces inst where it is one term taken as it is, else None."""
+    t = inst.type
+    if not terms:
+        inst.op, inst.args, inst.attrs = "const", [], {"value": 0.0, "contracted": decision}
+        return None
+    if len(terms) == 1:
+        s, v = terms[0]
+        if s > 0:
+            return v
+        inst.op, inst.args, inst.attrs = "unary", [v], {"fn": "neg", "contracted": decision}
+        return None
+    (s0, v0), (s1, v1) = terms
+    if s0 > 0 or s1 > 0:                        # u + w, u - w (w - u where only w is added)
+        args, fn = ([v0, v1], "add" if s1 > 0 else "sub") if s0 > 0 else ([v1, v0], "sub")
+        inst.op, inst.args, inst.attrs = "binary", args, {"fn": fn, "contracted": decision}
+        return None
+    total = op("binary", [v0, v1], fn="add")    # -u - w is -(u + w)
+    inst.op, inst.args, inst.attrs = "unary", [total], {"fn": "neg", "contracted": decision}
+    return None
+
+
+def _like_terms(inst: Inst, out: list, uses, defs, b: Builder, constant: bool) -> bool:
+    """x + (x + y) (any order and signs: (x - y) + x, x - (y - x), ...; the inner add used only there)
+    is fma(x, 2, y) with the signs the terms carry (DECISIONS['like-terms']); with ``constant``, only
+    where y is a constant. Not where x or y is a product: x + p is an fma first."""
+    terms = _sum_terms(inst, defs, uses)
+    if terms is None or len(terms) != 3 or inst.type != F32 or any(_is_product(v, defs) for _, v in terms):
+        return False                            # f16 h + (h - 0.5) stays (judge seed 100543's SASS)
+    opened_left = len(_signed_terms(inst.args[0], 1, defs, uses)) == 2
+    for i, j in ((0, 1), (0, 2), (1, 2)):
+        (si, vi), (sj, vj) = terms[i], terms[j]
+        if vi.id != vj.id or si != sj or (i, j) == ((0, 1) if opened_left else (1, 2)):
+            continue                            # (x + x) + y stays: x + x is one exact add
+        sk, w = terms[3 - i - j]
+        if constant and _const_value(w, defs) is None:
+            continue
+        op = _emitter(inst, b, out)
+        two = op("const", [], value=2.0 * si)
+        c = w if sk > 0 else op("unary", [w], fn="neg")
+        inst.op, inst.args, inst.attrs = "builtin", [vi, two, c], {"fn": "fma", "contracted": "like-terms"}
+        return True
+    return False
+
+
+def cancel_terms(module: Module) -> int:
+    """An add or subtract whose operands, opened one level (adds, subtracts, negations used only
+    there), hold one value added and subtracted, is the sum of the other terms: (t - a) - (t - b) is b - a,
+    (p - y) - (-y + q) is p - q (DECISIONS['cancel']). Runs before value numbering: the values
+    must be one already in the shader (a variable read twice), not two equal expressions."""
+    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
+    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    mapping, count = {}, 0
+    b = Builder(_next_id(module))
+    for f in module.functions:
+        for blk in _blocks(f.body):
+            out = []
+            for inst in blk.insts:
+                terms = _sum_terms(inst, defs, uses)
+                rest = _cancel_pair(terms) if terms is not None and len(terms) > 2 else None
+                if rest is not None and len(rest) <= 2:
+                    same = _set_sum(inst, rest, _emitter(inst, b, out), "cancel")
+                    if same is not None:
+                        mapping[inst.result.id] = same
+                    count += 1
+                out.append(inst)
+            blk.insts[:] = out
+    _replace_uses(module, mapping)
+    _remove_dead(module)
+    return count

@@ -43,6 +43,12 @@ RULES = {
                       "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),
     "factor": ("mul", "a * c + b * c as (a + b) * c (p + p as (a + a) * b, x + x * k as x * (1 + k)): the "
                       "sum rounded, then the product (two roundings where the source has three)"),
+    "like-terms": ("fma", "x + (x + y) (any signs) as fma(x, 2, y): the two x's collected into one term, "
+                          "the sum rounded once"),
+    "cancel": (None, "a value added and subtracted in one sum dropped at compile time ((t - a) - (t - b) is "
+                     "b - a, (x * y) / x is y): the terms left rounded once, whatever the dropped one held"),
+    "distribute": ("fma", "k * (x + k1) as fma(x, k, k * k1): the constant distributed over the sum, k * k1 "
+                          "rounded at compile time, then one rounding"),
     "rounded-after-division": ("sub", "c - x * y kept as two roundings (the product rounded first, not "
                                       "fused) where a division of the same two values comes before it"),
     "expand-constant-edges": ("fma", "smoothstep's t with constant edges as fma(x, k, -e0 * k), k = RCP(e1 - e0): "

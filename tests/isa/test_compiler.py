@@ -929,3 +929,40 @@ def test_f16_a_times_b_and_b_times_a_are_one_product():
     assert np.array_equal(out[:, 0], want.astype(np.float32))
     assert not np.array_equal(want, _fma16(a, b, (b + b).astype(np.float16)))
     assert np.array_equal(out[:, 1], np.where(c < a, p, c).astype(np.float32))
+
+
+def test_sums_cancel_collect_like_terms_and_factor_through_products():
+    """The driver's reassociation (DECISIONS['cancel'], 'like-terms', 'factor', 'distribute',
+    'algebra'), each form in the SASS of a random program: (t - a) - (t - c) is c - a (fit seed 724:
+    FADD x2, -x1); ((c * (c + a)) + c * c) / c is fma(c, 2, a) (seed 740); dot((a, c, a * c), (c, a -
+    0.5, a)) is c * fma(a, a, fma(a, 2, -0.5)) (seed 143's helper: c taken out of all three
+    products, a + (a - 0.5) collected); -2.425 * (1.5 + a) is fma(a, -2.425, -3.6375) (seed 664);
+    a * (f / a) is f (seed 276); (a * 0.3) * (a * 0.3) + 1e-5 is fma(a * a, 0.09, 1e-5) (seed 196)."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float a = inp[i * 3u], c = inp[i * 3u + 1u], f = inp[i * 3u + 2u];
+  float t = sqrt(abs(f));
+  o[i * 6u] = (t - a) - (t - c);
+  o[i * 6u + 1u] = ((c * (c + a)) + (c * c)) / c;
+  o[i * 6u + 2u] = dot(vec3(a, c, a * c), vec3(c, a - 0.5, a));
+  o[i * 6u + 3u] = -2.425 * (1.5 + a);
+  o[i * 6u + 4u] = ((a * 0.3) * (a * 0.3)) + 1e-05;
+  o[i * 6u + 5u] = a * (f / a);
+}"""
+    from fractions import Fraction as F
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((128, 3)).astype(np.float32)
+    out = _run_many(src, x, 6)
+    k = np.float32
+    for (a, c, f), row in zip(x, out):
+        inner = _f32(F(float(a)) * F(float(a)) + F(float(_f32(2 * F(float(a)) - F(1, 2)))))
+        want = [c - a, _f32(2 * F(float(c)) + F(float(a))), c * inner,
+                _f32(F(float(a)) * F(float(k(-2.425))) + F(float(k(k(-2.425) * k(1.5))))),
+                _f32(F(float(a * a)) * F(float(k(k(0.3) * k(0.3)))) + F(float(k(1e-5)))), f]
+        assert [v.view(np.uint32) for v in row] == [k(v).view(np.uint32) for v in want]
+    t = np.sqrt(np.abs(x[:, 2]))
+    assert not np.array_equal(out[:, 0], (t - x[:, 0]) - (t - x[:, 1]))     # the inputs tell the forms apart
+    assert not np.array_equal(out[:, 3], k(-2.425) * (k(1.5) + x[:, 0]))
+    done, text = _ir(src, "k.comp")
+    for decision in ("cancel", "like-terms", "factor", "distribute"):
+        assert f'contracted = "{decision}"' in text, decision
