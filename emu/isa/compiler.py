@@ -1867,18 +1867,23 @@ def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 
 def _rewrite_each(module: Module, rewrite) -> int:
     """rewrite(inst, out, uses, defs, builder) over every instruction, block by block: it appends
-    what it makes before inst to out and says whether it changed inst. Dead values go after."""
+    what it makes before inst to out and says whether it changed inst, or returns the Value that
+    replaces inst (its uses are moved to it). Dead values go after."""
     uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     b = Builder(_next_id(module))
-    count = 0
+    count, mapping = 0, {}
     for f in module.functions:
         for blk in _blocks(f.body):
             out = []
             for inst in blk.insts:
-                count += bool(rewrite(inst, out, uses, defs, b))
+                done = rewrite(inst, out, uses, defs, b)
+                if isinstance(done, Value):
+                    mapping[inst.result.id] = done
+                count += bool(done)
                 out.append(inst)
             blk.insts[:] = out
+    _replace_uses(module, mapping)
     _remove_dead(module)
     return count
 
@@ -2001,17 +2006,9 @@ def _constant_shift(v: Value, defs, uses):
 def cancel_factors(module: Module) -> int:
     """f32 (x * y) / x and x * (y / x) are y (DECISIONS['cancel']), before the identities fold: t4 / x2
     of t4 = (x2 < x2) ? .. : ((x2 * x3) + x3) - x3 stays a division (fit2 seed 501124's SASS)."""
-    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
-    mapping = {}
-    for f in module.functions:
-        for inst in f.walk():
-            if inst.op == "binary" and not hasattr(inst.type, "n"):
-                same = _cancelled_factor(inst, defs)
-                if same is not None:
-                    mapping[inst.result.id] = same
-    _replace_uses(module, mapping)
-    _remove_dead(module)
-    return len(mapping)
+    def rewrite(inst: Inst, out: list, uses, defs, b: Builder):
+        return _cancelled_factor(inst, defs) if inst.op == "binary" and not hasattr(inst.type, "n") else None
+    return _rewrite_each(module, rewrite)
 
 
 def fold_identities(module: Module) -> int:
@@ -2370,23 +2367,10 @@ def cancel_terms(module: Module) -> int:
     there), hold one value added and subtracted, is the sum of the other terms: (t - a) - (t - b) is b - a,
     (p - y) - (-y + q) is p - q (DECISIONS['cancel']). Runs before value numbering: the values
     must be one already in the shader (a variable read twice), not two equal expressions."""
-    defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
-    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
-    mapping, count = {}, 0
-    b = Builder(_next_id(module))
-    for f in module.functions:
-        for blk in _blocks(f.body):
-            out = []
-            for inst in blk.insts:
-                terms = _sum_terms(inst, defs, uses)
-                rest = _cancel_pair(terms) if terms is not None and len(terms) > 2 else None
-                if rest is not None and len(rest) <= 2:
-                    same = _set_sum(inst, rest, _emitter(inst, b, out), "cancel")
-                    if same is not None:
-                        mapping[inst.result.id] = same
-                    count += 1
-                out.append(inst)
-            blk.insts[:] = out
-    _replace_uses(module, mapping)
-    _remove_dead(module)
-    return count
+    def rewrite(inst: Inst, out: list, uses, defs, b: Builder):
+        terms = _sum_terms(inst, defs, uses)
+        rest = _cancel_pair(terms) if terms is not None and len(terms) > 2 else None
+        if rest is None or len(rest) > 2:
+            return False
+        return _set_sum(inst, rest, _emitter(inst, b, out), "cancel") or True
+    return _rewrite_each(module, rewrite)
