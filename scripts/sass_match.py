@@ -6,8 +6,9 @@ for each output, where the two first part and what differs there (emu/hw/sass.py
         [--json OUT.json]
     python scripts/sass_match.py --range 0:1200 ...     # every program's terms, not only differing ones
 
-SEED's SASS is SASS_DIR/SEED.sass (--sass, default /work/main/.hwtmp/sass/sass for Vulkan and
-.../sass_tint/sass for Dawn). One seed prints each output that differs as "driver: ... ; emu: ...";
+SEED's SASS is DIR/SEED.sass in the first of the path's folders that holds it: --sass DIR (repeatable)
+first, then the recordings' folders under /work/main/.hwtmp (SASS_DIRS: fit, fit2 and fit3, glslang's
+modules for Vulkan and Tint's for Dawn). One seed prints each output that differs as "driver: ... ; emu: ...";
 --all prints the agreeing ones too. --differ reads the (path, seed)s that scripts/randprog_compare.py
 --out found differing and prints the table of mechanisms (one row per output that differs in the
 recording, at its first difference) with their counts and example seeds; seeds it cannot read are
@@ -25,12 +26,19 @@ sys.path.insert(0, str(Path.cwd()))
 
 from emu.hw import randprog, sass  # noqa: E402
 
-SASS_DIRS = {"vulkan": "/work/main/.hwtmp/sass/sass", "dawn": "/work/main/.hwtmp/sass_tint/sass"}
+HWTMP = Path("/work/main/.hwtmp")
+SASS_DIRS = {"vulkan": [HWTMP / d / "sass" for d in ("sass", "sass_fit2", "sass_fit3")],
+             "dawn": [HWTMP / d / "sass" for d in ("sass_tint", "sass_tint_f2", "sass_tint_f3")]}
 
 
-def match(seed: int, path: str, sass_dir: str, profile: str = "nvidia-h200"):
+def sass_dir(seed: int, dirs) -> Path:
+    """The first of DIRS holding SEED.sass (the first of them where none does, for the message)."""
+    return next((Path(d) for d in dirs if (Path(d) / f"{seed}.sass").exists()), Path(dirs[0]))
+
+
+def match(seed: int, path: str, folder, profile: str = "nvidia-h200"):
     """(terms, {slot: (emu term, driver term, difference or None)}); raises sass.Unreadable."""
-    f = Path(sass_dir) / f"{seed}.sass"
+    f = Path(folder) / f"{seed}.sass"
     if not f.exists():
         raise sass.Unreadable(f"no SASS at {f}")
     terms = sass.Terms()
@@ -44,9 +52,9 @@ def match(seed: int, path: str, sass_dir: str, profile: str = "nvidia-h200"):
     return terms, out
 
 
-def show(seed, path, sass_dir, every: bool, depth: int) -> None:
+def show(seed, path, folder, every: bool, depth: int) -> None:
     try:
-        terms, outs = match(seed, path, sass_dir)
+        terms, outs = match(seed, path, folder)
     except sass.Unreadable as e:
         print(f"== {path} {seed}: cannot read: {e}")
         return
@@ -62,13 +70,14 @@ def show(seed, path, sass_dir, every: bool, depth: int) -> None:
         print(f"      emu:    {terms.show(de, depth)}")
 
 
-def cluster(result: str | None, paths, families, out_json: str | None, depth: int, seeds=None) -> None:
+def cluster(result: str | None, paths, families, out_json: str | None, depth: int, seeds=None,
+            dirs=SASS_DIRS) -> None:
     if result:
         data = json.loads(Path(result).read_text())
         differ, bad_slots = data["differ"], data.get("slots", {})
     else:                                              # every program of the range, every output
         differ, bad_slots = [(p, s) for p in paths for s in range(*seeds)
-                             if (Path(SASS_DIRS[p]) / f"{s}.sass").exists()], {}
+                             if (sass_dir(s, dirs[p]) / f"{s}.sass").exists()], {}
     table = collections.Counter()
     programs = collections.defaultdict(set)
     examples = collections.defaultdict(list)
@@ -79,7 +88,7 @@ def cluster(result: str | None, paths, families, out_json: str | None, depth: in
         if path not in paths or randprog.family_of(seed) not in families:
             continue
         try:
-            terms, outs = match(seed, path, SASS_DIRS[path])
+            terms, outs = match(seed, path, sass_dir(seed, dirs[path]))
         except sass.Unreadable as e:
             reason = str(e).split(" at ")[0] if "backward" in str(e) or "no SASS" in str(e) else str(e)[:60]
             unreadable[reason] += 1
@@ -124,7 +133,8 @@ def main(argv) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("seeds", nargs="*", type=int)
     ap.add_argument("--path", default="vulkan", choices=randprog.PATHS)
-    ap.add_argument("--sass", help="the folder of SEED.sass (default: the path's)")
+    ap.add_argument("--sass", action="append", default=[],
+                    help="a folder of SEED.sass, searched before the path's own (repeatable)")
     ap.add_argument("--all", action="store_true", help="print the outputs that agree too")
     ap.add_argument("--depth", type=int, default=5, help="how deep to print terms")
     ap.add_argument("--differ", help="randprog_compare.py --out JSON: cluster its differing programs")
@@ -134,12 +144,13 @@ def main(argv) -> int:
                     "against emu, whatever the recording says)")
     ap.add_argument("--json", help="with --differ or --range: write each difference here")
     a = ap.parse_args(argv)
+    dirs = {p: a.sass + d for p, d in SASS_DIRS.items()}
     if a.differ or a.range:
         cluster(a.differ, a.paths.split(","), a.families.split(","), a.json, a.depth,
-                tuple(map(int, a.range.split(":"))) if a.range else None)
+                tuple(map(int, a.range.split(":"))) if a.range else None, dirs)
         return 0
     for s in a.seeds:
-        show(s, a.path, a.sass or SASS_DIRS[a.path], a.all, a.depth)
+        show(s, a.path, sass_dir(s, dirs[a.path]), a.all, a.depth)
     return 0
 
 
