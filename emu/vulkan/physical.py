@@ -139,10 +139,9 @@ def vulkan_profile(profile):
 
 
 def _capabilities() -> set:
-    from ..frontend.spirv import images
-    from ..frontend.spirv.module import CAPABILITIES
+    from ..frontend.capabilities import SPIRV_CAPABILITIES, SPIRV_IMAGE_CAPABILITIES
     # the image instructions' (texel buffers are accepted as capabilities but refused at their type)
-    return set(CAPABILITIES) | (images.CAPABILITIES - {"SampledBuffer", "ImageBuffer"})
+    return set(SPIRV_CAPABILITIES) | (SPIRV_IMAGE_CAPABILITIES - {"SampledBuffer", "ImageBuffer"})
 
 
 def device_features(profile) -> set:
