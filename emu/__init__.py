@@ -5,7 +5,7 @@ from . import server as _server
 
 _server.hand_over()                     # `emu run` where `emu serve` listens: run there, exit
 
-_blas = _startup.one_blas_thread()      # the `emu` command only: numpy loads below
+_blas = _startup.one_blas_thread()      # the `emu` command and the Vulkan driver only: numpy loads below
 try:
     from .api import Buffer, ComputePipeline, Device, ShaderModule, compile_wgsl  # noqa: E402,F401
     from .errors import EmuError, HostError  # noqa: E402,F401

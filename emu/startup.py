@@ -39,13 +39,26 @@ def is_command() -> bool:
     return "-m" in orig and orig[orig.index("-m") + 1:orig.index("-m") + 2] == ["emu"]
 
 
+ICD_SHIM = "_emu_vk_icd"       # emu/vulkan/build.py MODULE (this module imports nothing of emu's)
+
+
+def is_driver() -> bool:
+    """Whether this interpreter was started by emu's Vulkan driver for a program that is not
+    Python (the shim, emu/vulkan/build.py's MODULE, is loaded and found no Python running): the
+    process is the program's, and emu is all the Python in it."""
+    shim = sys.modules.get(ICD_SHIM)
+    return shim is not None and not getattr(shim.lib, "emu_host_had_python", 1)
+
+
 def one_blas_thread() -> bool:
-    """Before the `emu` command loads numpy: OpenBLAS starts a thread per core as numpy loads,
-    ~0.15 s of CPU (~40 ms of wall) at every start on a 2-core machine, and no command of emu's
-    computes through BLAS (the demo's check is one small float64 matmul). Only where the user set
-    none of OpenBLAS's variables. True where it set one: restore() takes it out again once numpy
-    is loaded, so the processes emu starts see the user's environment."""
-    if "numpy" in sys.modules or any(k in os.environ for k in BLAS_THREADS) or not is_command():
+    """Before the `emu` command, or emu's Vulkan driver in a program that is not Python, loads
+    numpy: OpenBLAS starts a thread per core as numpy loads, ~0.15 s of CPU (~40 ms of wall) at
+    every start of the command on a 2-core machine (~0.02 s of the driver's), and no command of
+    emu's computes through BLAS (the demo's check is one small float64 matmul). Only where the
+    user set none of OpenBLAS's variables. True where it set one: restore() takes it out again
+    once numpy is loaded, so the processes emu starts (and the program, for the driver) see the
+    user's environment."""
+    if "numpy" in sys.modules or any(k in os.environ for k in BLAS_THREADS) or not (is_command() or is_driver()):
         return False
     os.environ[BLAS_THREADS[0]] = "1"
     return True

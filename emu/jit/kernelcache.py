@@ -39,7 +39,7 @@ def cached(pipe, kind: str, make):
     path = _entry(pipe, kind)
     if path is not None:
         try:
-            kept = pickle.loads(path.read_bytes())
+            kept = ircache.loads(path.read_bytes())
             if kept == _DECLINED:
                 return None
             kept.pipe = pipe

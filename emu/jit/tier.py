@@ -308,7 +308,24 @@ def in_cache(source_hash: str, folder: Path) -> bool:
     name = f"emu_jit_{source_hash}"
     if native.enabled() and native.path(folder, f"{name}.run").exists():
         return True
-    return any((folder / "__pycache__").glob(f"{name}.run-*.nbi"))
+    return name in _numba_indexed(folder / "__pycache__")
+
+
+_INDEXED: dict = {}     # numba's cache folder -> (its modification time, the modules it has an index of)
+
+
+def _numba_indexed(folder: Path) -> set:
+    """The modules numba's cache folder holds an index of (MODULE.FUNCTION-LINE.pyXY.nbi), read
+    again only when the folder changed: globbing its thousands of files for each kernel took ~10 ms."""
+    try:
+        mtime = folder.stat().st_mtime_ns
+    except OSError:
+        return set()
+    got = _INDEXED.get(folder)
+    if got is None or got[0] != mtime:
+        names = {f.split(".", 1)[0] for f in os.listdir(folder) if f.endswith(".nbi") and ".run-" in f}
+        got = _INDEXED[folder] = (mtime, names)
+    return got[1]
 
 
 def timed_compile(kernel, kind: str, build) -> None:

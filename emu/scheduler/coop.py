@@ -14,12 +14,18 @@ from ..isa.types import ArrayType, CoopMatrixType
 from ..memory import coop as mcoop
 from ..memory.memory import Ptr
 from ..numerics import builtins as nbuiltins
-from ..numerics import mma as nmma
 from ..numerics import nvidia as nnvidia
 from ..numerics import scalar as nscalar
 from ..numerics.dtypes import NP
 from . import fastpaths
 from .registry import handler
+
+
+def _mma(*args, **kw):
+    """emu.numerics.mma's multiply-add, imported at the first cooperative multiply-add (~8 ms of
+    every start of a program that has none, such as the Vulkan driver's)."""
+    from ..numerics.mma import mma
+    return mma(*args, **kw)
 
 
 def scalar_numerics(ex, which):
@@ -283,7 +289,7 @@ def h_coop_mma(ex, inst, mask, frame):
     prof = ex.pipe.profile
     cfg = prof.find_config(ta.rows, tc.cols, ta.cols, ta.elem.name, tc.elem.name) if ta.scope == "subgroup" else None
     if cfg is not None:
-        D = nmma.mma(prof.model_for(cfg), A, B, C, tc.elem.name, saturate=sat)
+        D = _mma(prof.model_for(cfg), A, B, C, tc.elem.name, saturate=sat)
     else:
         D = _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask)
     return _fragments(ex, D, inst.type, subgroups)
@@ -308,7 +314,7 @@ def _flexible_mma(ex, inst, ta, tb, tc, A, B, C, sat, mask):
     model, kg = prof.model_for(base), f["k_granularity"]
     D = C
     for k0 in range(0, ta.cols, kg):
-        D = nmma.mma(model, A[:, :, k0:k0 + kg], B[:, k0:k0 + kg, :], D, tc.elem.name, saturate=sat)
+        D = _mma(model, A[:, :, k0:k0 + kg], B[:, k0:k0 + kg, :], D, tc.elem.name, saturate=sat)
     return D
 
 
@@ -388,7 +394,7 @@ def h_coop_mul(ex, inst, mask, frame):
     A, B = _matrices(ex, a, ta, subgroups), _matrices(ex, b, tb, subgroups)
     # A product without accumulator is the multiply-add with C = +0 on these units.
     C = np.zeros((len(subgroups), tr.rows, tr.cols), NP[tr.elem.name])
-    D = nmma.mma(matrix_model(ex, ta, tr), A, B, C, tr.elem.name)
+    D = _mma(matrix_model(ex, ta, tr), A, B, C, tr.elem.name)
     return _fragments(ex, D, tr, subgroups)
 
 

@@ -23,10 +23,11 @@ import sysconfig
 from pathlib import Path
 
 from ..errors import HostError
+from ..startup import ICD_SHIM
 from ..version import __version__
 
 HERE = Path(__file__).resolve().parent
-MODULE = "_emu_vk_icd"
+MODULE = ICD_SHIM               # the shim's module (emu.startup knows it loaded)
 LIB_NAME = f"lib{MODULE}.so"
 INTERFACE_VERSION = 7
 ICD_API = "1.3.0"

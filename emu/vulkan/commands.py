@@ -227,12 +227,12 @@ def _device_memory(dev: Device, pipe: ComputePipeline, regions: dict, in_memory:
     """For a shader that reaches memory by device address: the addressed allocations laid out
     for the dispatch (emu.memory.addresses.AddressTable), each binding in one of them a view of
     the table's copy, so both ways reach the same bytes; None for other shaders."""
+    ops = pipe.address_ops()
+    if not ops:
+        return None
     from ..isa.ops import OP
     from ..memory.addresses import DEVICE_MEMORY, AddressTable
     from ..memory.memory import Region
-    module = pipe.emu.pipeline.module
-    ops = {i.op: i for f in module.functions for i in f.walk()
-           if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor and "decode" in i.attrs)}
     if OP.coop_load_tensor in ops:
         for key, (mem, _, _) in in_memory.items():     # block loads decode at the bound buffers' addresses
             if regions[key].space == "storage":

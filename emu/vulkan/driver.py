@@ -12,6 +12,13 @@ def install(ffi, lib) -> None:
     icd.connect(ffi, lib)
     from . import physical, objects, commands, images  # noqa: F401  (each registers its commands)
     icd.attach()
+    from ..startup import is_driver
+    if is_driver():
+        # all the Python of the process is emu's, and what is loaded by now (numpy's and emu's
+        # modules, classes, functions: ~100,000 objects) lives as long as it: kept out of the
+        # collector's full passes, which would otherwise walk them again and again
+        import gc
+        gc.freeze()
     out = os.environ.get("EMU_VK_PROFILE")
     if out:
         _profile(out)

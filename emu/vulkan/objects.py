@@ -635,6 +635,16 @@ class ComputePipeline:
         from ..isa.ir import used_globals
         self.used = [g for g in used_globals(emu_pipeline.pipeline.module, emu_pipeline.pipeline.entry)
                      if g.space in ("storage", "uniform", "handle")]
+        self._address_ops = None
+
+    def address_ops(self) -> set:
+        """The ops of the module that reach memory by device address (address_ptr, and block loads
+        through a decode function, coop_load_tensor): found once, not at each dispatch."""
+        if self._address_ops is None:
+            from ..isa.ops import OP
+            self._address_ops = {i.op for f in self.emu.pipeline.module.functions for i in f.walk()
+                                 if i.op == OP.address_ptr or (i.op == OP.coop_load_tensor and "decode" in i.attrs)}
+        return self._address_ops
 
 
 def _spec_constants(spec, overrides) -> dict:

@@ -139,10 +139,9 @@ def vulkan_profile(profile):
 
 
 def _capabilities() -> set:
-    from ..frontend.spirv import images
-    from ..frontend.spirv.module import CAPABILITIES
+    from ..frontend.capabilities import SPIRV_CAPABILITIES, SPIRV_IMAGE_CAPABILITIES
     # the image instructions' (texel buffers are accepted as capabilities but refused at their type)
-    return set(CAPABILITIES) | (images.CAPABILITIES - {"SampledBuffer", "ImageBuffer"})
+    return set(SPIRV_CAPABILITIES) | (SPIRV_IMAGE_CAPABILITIES - {"SampledBuffer", "ImageBuffer"})
 
 
 def device_features(profile) -> set:
@@ -313,6 +312,17 @@ def _uuid(text: str) -> bytes:
 
 
 def _fill_properties(pd, p) -> None:
+    """VkPhysicalDeviceProperties, made once per physical device (every field, the ones emu does
+    not set zero) and copied at each query (ggml asks 66 times at its start: ~5 ms made anew)."""
+    made = getattr(pd, "_properties", None)
+    if made is None:
+        fresh = ffi.new("VkPhysicalDeviceProperties *")
+        _write_properties(pd, fresh)
+        made = pd._properties = bytes(ffi.buffer(fresh))
+    ffi.memmove(p, made, len(made))
+
+
+def _write_properties(pd, p) -> None:
     prof = pd.profile
     p.apiVersion = API_VERSION
     p.driverVersion = _version_number(__version__)

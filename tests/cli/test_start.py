@@ -50,6 +50,30 @@ def test_a_program_importing_emu_is_left_alone():
     assert r.stdout.split() == ["None", "False"]
 
 
+# emu's Vulkan driver started by its shim in a program that is not Python (the shim module loaded,
+# emu_host_had_python 0), then in a Python program (1): only the first is taken for the driver
+DRIVER = ("import sys, types\nsys.modules['_emu_vk_icd'] = types.SimpleNamespace(lib=types.SimpleNamespace("
+          "emu_host_had_python={host}))\nimport os, emu\n"
+          "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'), emu.startup.is_driver())")
+
+
+def test_the_driver_in_a_program_not_python_loads_numpy_with_one_blas_thread():
+    r = _py(DRIVER.format(host=0))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "None", "True"]
+
+
+def test_the_driver_in_a_python_program_leaves_its_blas_alone():
+    from emu.startup import ICD_SHIM
+    from emu.vulkan.build import MODULE
+    assert ICD_SHIM == MODULE
+    r = _py(DRIVER.format(host=1))
+    assert r.returncode == 0, r.stderr
+    threads, var, driver = r.stdout.split()
+    assert (var, driver) == ("None", "False")
+    assert int(threads) > 1 or os.cpu_count() == 1        # OpenBLAS's own threads: its settings untouched
+
+
 def test_exit_now_keeps_the_code_and_flushes():
     r = _py("import sys; from emu.startup import exit_now\nprint('out', end=''); "
             "sys.stderr.write('err'); exit_now(7)\nprint('not reached')")

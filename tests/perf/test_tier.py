@@ -338,3 +338,23 @@ def test_compile_fits_against_the_memory_available(monkeypatch):
     assert tier.compile_need(10159, 2037) == 2037 * (3 << 19) + (10159 - 2037) * (1 << 16)
     monkeypatch.setattr(tier, "available_memory", lambda: None)      # unknown (not Linux): no veto
     assert tier.compile_fits(10 ** 6) == ""
+
+
+def test_in_cache_finds_numba_s_index_and_sees_one_written_since(tmp_path, monkeypatch):
+    """A kernel counts as in numba's cache where its index file is there (MODULE.run-LINE.pyXY.nbi),
+    the folder read once and again only when it changed (a glob per kernel took ~3 ms on a cache
+    of thousands of files)."""
+    monkeypatch.setenv("EMU_NATIVE", "0")
+    pc = tmp_path / "__pycache__"
+    pc.mkdir()
+    (pc / "emu_jit_aaaa.run-7.py311.nbi").write_bytes(b"")
+    (pc / "emu_jit_aaaa.run-7.py311.1.nbc").write_bytes(b"")
+    (pc / "emu_jit_cccc.helper-3.py311.nbi").write_bytes(b"")         # not a kernel's run
+    assert tier.in_cache("aaaa", tmp_path) and not tier.in_cache("bbbb", tmp_path)
+    assert not tier.in_cache("cccc", tmp_path)
+    (pc / "emu_jit_bbbb.run-9.py311.nbi").write_bytes(b"")            # written by another process
+    import os
+    st = pc.stat()
+    os.utime(pc, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))     # (a coarse clock: the change seen)
+    assert tier.in_cache("bbbb", tmp_path)
+    assert not tier.in_cache("aaaa", tmp_path / "elsewhere")

@@ -2,7 +2,8 @@
  * shader given as SPIR-V, push constants and a specialization constant; checks every value.
  *   icd_client SHADER.spv [N [R]]  exit 0 and "ok N" when all N values are right; with R, the
  *                                  submission runs R more times and the mean time per submit
- *                                  (one dispatch) is printed */
+ *                                  (one dispatch) is printed, wall and CPU of the process (the
+ *                                  fair measure on a shared machine) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,16 +118,19 @@ int main(int argc, char **argv) {
 
     int repeat = argc > 3 ? atoi(argv[3]) : 0;
     if (repeat > 0) {
-        struct timespec t0, t1;
+        struct timespec t0, t1, c0, c1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
         for (int k = 0; k < repeat; k++) {
             CHECK(vkResetFences(dev, 1, &fence));
             CHECK(vkQueueSubmit(queue, 1, &submit, fence));
             CHECK(vkWaitForFences(dev, 1, &fence, VK_TRUE, UINT64_MAX));
         }
         clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
         double ms = ((t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6) / repeat;
-        printf("%.3f ms per submit of one dispatch (%d submits)\n", ms, repeat);
+        double cpu = ((c1.tv_sec - c0.tv_sec) * 1e3 + (c1.tv_nsec - c0.tv_nsec) / 1e6) / repeat;
+        printf("%.3f ms per submit of one dispatch, %.3f ms of CPU (%d submits)\n", ms, cpu, repeat);
     }
     const uint32_t *out = (const uint32_t *)((const char *)host + stride);
     uint32_t bad = 0;

@@ -35,12 +35,8 @@ from ...isa.ir import Global
 from ...isa.types import (F32, I32, U32, SamplerType, ScalarType, TextureType, VectorType,
                           scalar_of, width)
 from ...numerics.texels import FORMATS
+from ..capabilities import SPIRV_IMAGE_CAPABILITIES as CAPABILITIES  # noqa: F401  (module.py allows them beside its own)
 
-# capabilities the image instructions need (module.py allows them beside its own)
-CAPABILITIES = {"ImageQuery", "Sampled1D", "Image1D", "SampledCubeArray", "ImageCubeArray",
-                "StorageImageReadWithoutFormat", "StorageImageWriteWithoutFormat",
-                "StorageImageExtendedFormats", "ImageGatherExtended",
-                "SampledBuffer", "ImageBuffer"}      # (texel buffers: refused at their type, by name)
 DREF = {"OpImageSampleDrefExplicitLod", "OpImageSampleDrefImplicitLod", "OpImageDrefGather",
         "OpImageSampleProjDrefExplicitLod", "OpImageSampleProjDrefImplicitLod"}
 IMPLICIT = {"OpImageSampleImplicitLod", "OpImageSampleDrefImplicitLod", "OpImageSampleProjImplicitLod",

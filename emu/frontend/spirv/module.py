@@ -18,6 +18,7 @@ from ...isa.ir import Global, Loc, Override
 from ...isa.types import (BF16, BOOL, F16, F32, F64, I8, I16, I32, I64, U8, U16, U32, U64, VOID, ArrayType, CoopMatrixType,
                           MatrixType, Member, PointerType, ScalarType, StructType, Type, VectorType)
 from . import images, minifloats, mixed_dot
+from ..capabilities import SPIRV_CAPABILITIES
 from .grammar import Instruction, enum_names
 from ...isa.ir import PUSH_CONSTANTS  # noqa: F401  (also spelled here)
 
@@ -35,46 +36,13 @@ WORKGROUP_SCOPE = 2
 # the instructions that end a block (SPIR-V 2.2.5); only debug lines may follow up to the next OpLabel
 TERMINATORS = {"OpBranch", "OpBranchConditional", "OpSwitch", "OpReturn", "OpReturnValue", "OpKill",
                "OpUnreachable", "OpTerminateInvocation"}
-CAPABILITIES = {"Shader", "Int8", "Float16", "StorageBuffer8BitAccess", "UniformAndStorageBuffer8BitAccess",
-                "StoragePushConstant8", "StorageBuffer16BitAccess", "UniformAndStorageBuffer16BitAccess",
-                "StoragePushConstant16", "GroupNonUniform", "GroupNonUniformVote",
-                "GroupNonUniformArithmetic", "GroupNonUniformBallot", "GroupNonUniformShuffle",
-                "GroupNonUniformShuffleRelative", "CooperativeMatrixKHR", "VulkanMemoryModel",
-                "VulkanMemoryModelDeviceScope", "BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR",
-                "Int8", "ShaderNonUniform", "Matrix", "Linkage",
-                # VK_NV_cooperative_matrix2: reductions and conversions between uses (subgroup scope)
-                "CooperativeMatrixReductionsNV", "CooperativeMatrixConversionsNV",
-                # its tensor addressing, per-element operations and workgroup scope
-                "CooperativeMatrixTensorAddressingNV", "TensorAddressingNV",
-                "CooperativeMatrixPerElementOperationsNV",
-                # VK_EXT_cooperative_matrix_maintenance1 (its reductions and per-element operations
-                # are NV2's capabilities renamed): use conversions, element index -> (row, column)
-                "CooperativeMatrixConversionsEXT", "CooperativeMatrixGetCoordinateEXT",
-                # 64-bit scalars (the IR's i64, u64, f64; a profile without shaderFloat64 refuses
-                # f64 values where the verifier meets them) and 64-bit atomics on them
-                "Float64", "Int64", "Int64Atomics",
-                # 16-bit integers (the IR's i16, u16) in registers; their storage is above
-                "Int16"}
+CAPABILITIES = SPIRV_CAPABILITIES       # (emu/frontend/capabilities.py: data the Vulkan driver reads too)
 
 
 def ident(name: str) -> str:
     """A SPIR-V debug name as an IR identifier (glslang mangles functions as 'f(i1;')."""
     s = re.sub(r"[^A-Za-z0-9_]", "_", name).strip("_") or "v"
     return s if not s[0].isdigit() else "_" + s
-
-
-# the capabilities of llama.cpp's shaders beyond the core set above
-CAPABILITIES |= {
-    # SPV_KHR_integer_dot_product (intdot.py)
-    "DotProduct", "DotProductInputAll", "DotProductInput4x8Bit", "DotProductInput4x8BitPacked",
-    # clustered reductions and quad operations (subgroups.py)
-    "GroupNonUniformClustered", "GroupNonUniformQuad",
-    # aliased workgroup blocks (Global.aliased), their 8- and 16-bit members
-    "WorkgroupMemoryExplicitLayoutKHR", "WorkgroupMemoryExplicitLayout8BitAccessKHR",
-    "WorkgroupMemoryExplicitLayout16BitAccessKHR",
-    # buffer device addresses: PhysicalStorageBuffer pointers (physical.py); block loads through
-    # a decode function, which takes one (its vector form is optional: emu decodes each element)
-    "PhysicalStorageBufferAddresses", "CooperativeMatrixBlockLoadsNV", "CooperativeMatrixDecodeVectorNV"}
 
 
 def _holds_void(t) -> bool:
