@@ -8,7 +8,10 @@ H100 with driver 580.159.04 (2,400 of 2,400 programs of randprog_heldout.npz equ
 re-recorded in the same session) after the model was frozen at a169fd2; randprog_fit2.npz: seeds
 500000..501199, recorded on an H100 (580.159.04) on 2026-12-07 for fitting, with the driver's SASS of
 both paths (scripts/h200_sass.py); randprog_heldout3.npz: seeds 400000..401199, recorded on an H100
-(580.159.04) on 2026-12-07 after the model was frozen at e3d49eb. The whole recordings:
+(580.159.04) on 2026-12-07 after the model was frozen at e3d49eb; randprog_heldout4.npz: seeds
+600000..601199, and randprog_fit3.npz: seeds 700000..701199 for fitting (with the driver's SASS of
+both paths), recorded on an H100 (580.159.04) on 2026-12-07 at 23:12 after the model was frozen at
+d8188de. The whole recordings:
 `python scripts/randprog_compare.py` (minutes); here a sample, whose per-seed results are pinned
 so that a change of the compiler model shows."""
 import hashlib
