@@ -280,6 +280,10 @@ DECISIONS = {
                        "445 through Dawn, 128 of 128 each",
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
               "(builtins.npz through Dawn, fit seeds 753 and 445)",
+    "fold-constants": "an operation of constants is the constant the device's code computes, folded when compiling: "
+                      "f16 sin((3 * t3) / t3) stores sin(3) (fit2 seed 500693's SASS: constant stores; 128 of 128), "
+                      "inverseSqrt(k * k + 0.25) of a constant k is a constant factor (501093), smoothstep(-1, 2, x4 - "
+                      "x4) is the constant 0.259 that x2 * p fuses with (500461: HFMA2 x2, p, 0.259)",
     "fold": "+0 / y is +0 (fit seed 601: (x4 - x4) / (x2 / x4) stores +0 for every invocation, 64 where IEEE "
             "gives -0); (a - c) + (c + b) is a + b (seed 1089: ((x1 * x3) - c6) + (c6 + x1) is one HFMA2 x1 * x3 + x1); "
             "x - x, x * 0, x / x, x * 1 folded whatever x is: randprog_fit.npz seed 49 ((a * (x3 - x3)) * t5 stores +0 where "
@@ -365,11 +369,13 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["cancel"] += cancel_factors(module)
         done["fold"] = fold_identities(module) + sink_negations(module) + reassociate_constants(module)
         done["algebra"] = fold_algebra(module, stack.types)
+        done["fold-constants"] = fold_constant_operations(module)
         done["f16-round-trip"] = drop_f16_round_trips(module)
         done["square"] = square_products(module)
         done["rsqrt"] = reciprocal_sqrt(module)
         done["expand"] = expand_builtins(module, stack.types)
         done["algebra"] += fold_algebra(module, stack.types)      # log's ln 2 * k2 (fit seed 684)
+        done["fold-constants"] += fold_constant_operations(module)     # an expansion of constants
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
         done["division-chain"] = join_divisions(module)
@@ -1293,9 +1299,9 @@ def _cancelled_factor(inst: Inst, defs, made_by=None):
     """y for (x * y) / x, (y * x) / x (with ``made_by``: only of a product that decision made),
     x * (y / x) and (y / x) * x, x not a product (DECISIONS['cancel'])."""
     fn, (x, y) = inst.attrs["fn"], inst.args
-    if inst.attrs.get("exact") or inst.type != F32 or x.type != inst.type or y.type != inst.type:
-        return None                  # f16 x3 * (y / x3) stays (fit seed 117's SASS: HMUL2 of RCP, HFMA2)
-    if fn == "div":
+    if inst.attrs.get("exact") or inst.type not in (F32, F16) or x.type != inst.type or y.type != inst.type:
+        return None
+    if fn == "div":                  # f16 too: (3 * t3) / t3 is 3 (fit2 seeds 500693, 501093's SASS)
         d = defs.get(x.id)
         if d is not None and _is_mul(d) and d.type == inst.type and not _is_product(y, defs) \
                 and (made_by is None or d.attrs.get("contracted") == made_by):
@@ -1303,8 +1309,8 @@ def _cancelled_factor(inst: Inst, defs, made_by=None):
             if y.id in ids:
                 return d.args[1 - ids.index(y.id)]
         return None
-    if fn != "mul":
-        return None
+    if fn != "mul" or inst.type != F32:
+        return None                  # f16 x3 * (y / x3) stays (fit seed 117's SASS: HMUL2 of RCP, HFMA2)
     for side in (0, 1):                 # not of a product: t5 * (x4 / t5) of smoothstep's t5 stays (seed 732)
         d = defs.get(inst.args[side].id)
         if d is not None and _is_div(d) and d.type == inst.type and d.args[1].id == inst.args[1 - side].id \
@@ -1499,7 +1505,8 @@ def _users_read_a_factor(p: Inst, users: list) -> bool:
 
 
 # builtins whose code on the device multiplies their argument by itself: x * x in the shader is
-# that FMUL too (randprog_fit.npz seed 108's SASS: tanh(x2)'s FMUL x2, x2 is (x2 * x2) + x3's, FADD)
+# that FMUL too (randprog_fit.npz seed 108's SASS: tanh(x2)'s FMUL x2, x2 is (x2 * x2) + x3's, FADD);
+# f32 only: f16 tanh is one MUFU.TANH.F16 (fit2 seed 500861's SASS: tanh(x3) beside HFMA2 x3, x3, 0.25)
 _SQUARES_ITS_ARGUMENT = ("tanh",)
 
 
@@ -1530,7 +1537,8 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
     (the left; f16 a multiply before a division; a widened f16 product before both), and the
     other, unable to fuse there, is rounded everywhere, until nothing changes."""
     cands = set()
-    squared = {i.args[0].id for i in f.walk() if i.op == "builtin" and i.attrs.get("fn") in _SQUARES_ITS_ARGUMENT}
+    squared = {i.args[0].id for i in f.walk() if i.op == "builtin" and i.attrs.get("fn") in _SQUARES_ITS_ARGUMENT
+               and i.type == F32}
     for i in f.walk():
         if i.result is None or not _fusable_type(i.type, types):
             continue
@@ -1837,10 +1845,18 @@ def square_products(module: Module) -> int:
     `(a * a) * y`: the driver multiplies the repeated factor first. Measured: Tint's smoothstep
     t * (t * p) rounds as (t * t) * p (builtins.npz f32/f16 smoothstep through Dawn; randprog fit
     seeds 753 and 445, 128 of 128); f16 (t3 * x2) * t3 as (t3 * t3) * x2 (fit seed 1069, 128 of
-    128, once `fold` has made t4 / t4 one). Not where y is a constant (t * (t * 1.0): the driver
-    folds the 1.0 and fuses t * t, fit seed 129) nor where a * y has another use (f32 x2 * t5 of
-    t5 = x3 * x2, t5 stored: fit seed 572)."""
+    128, once `fold` has made t4 / t4 one); y a constant too: f16 t3 * (3 * t3) - s is fma(t3 * t3, 3,
+    -s) (fit2 seeds 500321, 500581's SASS: HMUL2 t * t, HFMA2 with 3 and 1.988), but not t * (t * 1.0)
+    (the driver folds the 1.0 and fuses t * t, fit seed 129); not where a * y has another use (f32
+    x2 * t5 of t5 = x3 * x2, t5 stored: fit seed 572)."""
     return _rewrite_each(module, _square)
+
+
+def _unselected(v: Value, defs) -> Value:
+    """v through select(c, w, w), min(w, w) and max(w, w): the w that they all are."""
+    while (d := defs.get(v.id)) is not None and (w := _same_operands(d)) is not None:
+        v = w
+    return v
 
 
 def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
@@ -1850,12 +1866,11 @@ def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         a, inner = inst.args[side], defs.get(inst.args[1 - side].id)
         if inner is None or not _is_mul(inner) or inner.type != inst.type or uses[inner.result.id] != 1:
             continue
-        ids = [w.id for w in inner.args]
-        if a.id not in ids or ids[0] == ids[1]:
+        ids = [_unselected(w, defs).id for w in inner.args]      # (c ? t5 : t5) * (k * t5): fit2 seed 500581
+        if _unselected(a, defs).id not in ids or ids[0] == ids[1]:
             continue
-        y = inner.args[1 - ids.index(a.id)]
-        yd = defs.get(y.id)
-        if yd is not None and yd.op == "const":      # x * 1.0 and the like: folded first
+        y = inner.args[1 - ids.index(_unselected(a, defs).id)]
+        if _const_value(y, defs) == 1.0:            # x * 1.0: folded first
             continue
         sq = Inst("binary", [a, a], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
         out.append(sq)
@@ -2197,6 +2212,54 @@ def sink_negations(module: Module) -> int:
             return True
         return False
     return _rewrite_each(module, rewrite)
+
+
+_FOLDABLE = ("binary", "unary", "builtin", "convert")
+# the builtins folded, correctly rounded (sin(3) in f16 is 0.14111, the nearest, where MUFU.SIN.F16
+# gives 0.1406: fit2 seed 500693's SASS stores 0.14111 and 1 / that, 7.0859); smoothstep and mix
+# wait for their expansion, whose steps fold one by one in the type (500461's 0.259033, not 7/27's
+# nearest 0.259277); not tanh, the unit's own instruction (fit2 seed 500509's SASS: tanh(c10 / c10) is
+# MUFU.TANH.F16 of the constant 1)
+_FOLDED_BUILTINS = ("abs", "min", "max", "clamp", "floor", "ceil", "trunc", "fract", "fma", "sqrt", "inverseSqrt",
+                    "exp", "exp2", "log", "log2", "sin", "cos", "tan")
+
+
+def fold_constant_operations(module: Module) -> int:
+    """A scalar float operation whose operands are all constants is the constant it computes when
+    compiling: adds, subtracts and multiplies as the device's code (emu.numerics.nvidia), divisions
+    and builtins correctly rounded (_FOLDED_BUILTINS), so that what reads it sees a constant (DECISIONS['fold-constants']): f16 sin((3 * t3) / t3) stores sin(3) for every
+    invocation and (t6 * t6) + 0.25 of a constant t6 is no product to fuse (fit2 seeds 500693,
+    501093); smoothstep(-1, 2, x4 - x4) is one constant that x2 * p + 0.259 fuses with (500461)."""
+    from ..numerics import builtins as ieee, dtypes, nvidia, scalar
+    count = 0
+    for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        for inst in f.walk():
+            if inst.op not in _FOLDABLE or not inst.args or _float_scalar(inst.type) not in (F32, F16) \
+                    or hasattr(inst.type, "n") or any(_float_scalar(a.type) not in (F32, F16) for a in inst.args):
+                continue
+            ks = [_const_value(a, defs) for a in inst.args]
+            if any(k is None for k in ks):
+                continue
+            ty, fn = scalar_of(inst.type).name, inst.attrs.get("fn")
+            if inst.op == "builtin" and fn not in _FOLDED_BUILTINS:
+                continue
+            with np.errstate(all="ignore"):
+                if inst.op == "binary" and fn != "div":
+                    v = nvidia.binary(fn, ty, *ks)
+                elif inst.op in ("binary", "unary"):
+                    v = getattr(scalar, inst.op)(fn, ty, *ks)
+                elif inst.op == "convert":
+                    v = nvidia.convert(ks[0], scalar_of(inst.args[0].type).name, ty)
+                else:
+                    v = ieee.call(fn, ty, *(np.asarray([k], dtypes.NP[ty]) for k in ks))
+            v = float(np.asarray(v).reshape(-1)[0])
+            if not np.isfinite(v):
+                continue
+            inst.op, inst.args, inst.attrs = "const", [], {"value": v, "contracted": "fold-constants"}
+            count += 1
+    _remove_dead(module)
+    return count
 
 
 def reassociate_constants(module: Module) -> int:

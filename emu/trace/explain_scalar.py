@@ -73,6 +73,7 @@ RULES = {
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
     "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time "
                       "((x * k1) * (y * k2) as (x * y) * (k1 * k2))"),
+    "fold-constants": (None, "an operation of constants folded at compile time: the constant it computes"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
                    "are x; (a - y) + y is a, (a - y) + (y + b) is a + b, (a + y) - (y + b) is a - b, (a + y) - (y - b) is a + b; x - (x + b) and (x - b) - x are -b; -(a - b) is b - a; "
                    "k1 + (k2 - v) is (k1 + k2) - v; +0 / y is +0; x < x is false, a select on a constant its operand)"),
