@@ -382,6 +382,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["number"] += number_values(module)          # a joined divisor that the shader also multiplies
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
+        done["algebra"] += fold_algebra(module, stack.types)      # a factored x * k squared (fit2 seed 500497)
     if not stack.fma:
         return done
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
@@ -1660,7 +1661,7 @@ def _multiply_first(choices: list, add: Inst, defs) -> list:
     (f32(a * b)) before a division (x * RCP(y)), wherever each stands; (p, side, negated) choices
     of one kind keep their order. A subtract keeps its order (f32: p / q - a * b fuses the
     division), f16 ranks there too (DECISIONS['fma-multiply-first'])."""
-    if add.attrs["fn"] == "sub" and scalar_of(add.type) == F32:
+    if add.attrs["fn"] == "sub":
         return choices
     return sorted(choices, key=lambda c: _LATE.index(_kind(c[0], defs)))
 
@@ -1853,8 +1854,10 @@ def square_products(module: Module) -> int:
 
 
 def _unselected(v: Value, defs) -> Value:
-    """v through select(c, w, w), min(w, w) and max(w, w): the w that they all are."""
-    while (d := defs.get(v.id)) is not None and (w := _same_operands(d)) is not None:
+    """v through select(c, w, w): w. Not through min(w, w) or max(w, w), which the driver folds later
+    (fit2 seed 500269's SASS: x2 * (min(x2, x2) * y) stays x2 * (x2 * y); DECISIONS['f16-round-trip'])."""
+    while (d := defs.get(v.id)) is not None and "select" in (d.op, d.attrs.get("fn")) \
+            and (w := _same_operands(d)) is not None:
         v = w
     return v
 
