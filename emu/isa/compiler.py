@@ -382,7 +382,7 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["number"] += number_values(module)          # a joined divisor that the shader also multiplies
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
-        done["algebra"] += fold_algebra(module, stack.types)      # a factored x * k squared (fit2 seed 500497)
+        done["algebra"] += fold_algebra(module, stack.types, factored=True)     # x * k squared (fit2 seed 500497)
     if not stack.fma:
         return done
     done["fma"] = form_fma(module, stack.types, stack.divide, constant_factor=stack.nvidia,
@@ -879,9 +879,12 @@ def number_values(module: Module) -> int:
 
 # -- algebra ---------------------------------------------------------------------------------------
 
-def fold_algebra(module: Module, types) -> int:
+def fold_algebra(module: Module, types, factored: bool = False) -> int:
     """x - x is +0 and +0 * x (either side) is +0, whatever x holds (its sign, infinities and
-    NaN ignored), after value numbering made equal values one (DECISIONS['algebra'])."""
+    NaN ignored), after value numbering made equal values one (DECISIONS['algebra']). ``factored``:
+    after factoring, only (x * k1) * (y * k2) whose products nothing else reads is gathered (fit2
+    seed 500497: (x3 * k - x3) squared, x3 * (k - 1) read only there, is HFMA2 x3 * x3, (k - 1)^2;
+    501193: (x1 * 4) squared of t3 = x1 * 3 + x1, t3 read again, stays HFMA2 t3, t3)."""
     count = 0
     b = Builder(_next_id(module))
     b.pending = []                              # (instruction, what goes before it)
@@ -896,6 +899,9 @@ def fold_algebra(module: Module, types) -> int:
                     or hasattr(inst.type, "n"):
                 continue
             fn, (x, y) = inst.attrs["fn"], inst.args
+            if factored:
+                count += fn == "mul" and _gather_constant_factors(inst, defs, b, users, only_here=True)
+                continue
             zero = fn == "sub" and x.id == y.id
             zero = zero or (fn == "mul" and any(_const_value(v, defs) == 0.0 and
                                                  str(defs[v.id].attrs["value"])[0] != "-" for v in (x, y)))
@@ -982,7 +988,7 @@ def _constant_factor(v: Value, defs):
     return (ks[0], d.args[1]) if ks[0] is not None else (ks[1], d.args[0])
 
 
-def _gather_constant_factors(inst: Inst, defs, b: Builder, users) -> bool:
+def _gather_constant_factors(inst: Inst, defs, b: Builder, users, only_here: bool = False) -> bool:
     """(x * k1) * (y * k2) is (x * y) * (k1 * k2), the constants multiplied when compiling, where k1
     and k2 are powers of two (randprog_fit.npz seed 112's SASS: (t3 * 0.5) * (t3 * 0.5) + 0.25 is FMUL
     t3, t3 then FFMA with 0.25, 0.25) or nothing else reads the two products (seed 196's SASS, f32;
@@ -990,8 +996,8 @@ def _gather_constant_factors(inst: Inst, defs, b: Builder, users) -> bool:
     fx, fy = (_constant_factor(v, defs) for v in inst.args)
     if fx is None or fy is None:
         return False
-    only_here = all(users[v.id] == {id(inst)} for v in inst.args)
-    if not only_here and not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0])):
+    if not all(users[v.id] == {id(inst)} for v in inst.args) \
+            and (only_here or not all(abs(np.frexp(k)[0]) == 0.5 for k in (fx[0], fy[0]))):
         return False                  # (t8 * t8) of t8 = x3 * 1.702, t8 stored, stays (judge seed 100224)
     from ..numerics import nvidia
     k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", scalar_of(inst.type).name, fx[0], fy[0]))},
