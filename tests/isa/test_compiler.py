@@ -1074,3 +1074,28 @@ def test_f16_factored_constant_squared_is_gathered():
     other = _fma16((x * k).astype(np.float16), (x * k).astype(np.float16), 0.25)
     out = _run_many(src, v, 1)[:, 0].astype(np.float16)
     assert np.array_equal(out, want) and not np.array_equal(want, other)
+
+
+def test_f16_chained_constant_terms_are_added_when_compiling():
+    """f16 (v + k1) + k2 is v + (k1 + k2), k1 + k2 rounded to f16 when compiling, although v + k1 is
+    stored too (randprog fit2 seed 500681's SASS: HADD2 t6, 4.0625 for (t6 + 1.998) + 2.067);
+    k2 + (k1 + v) alike (500041: -1.423 + (0.25 + t3) is HADD2 t3, -1.1729); DECISIONS['fold']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t v = float16_t(inp[i * 2u]), w = float16_t(inp[i * 2u + 1u]);
+  float16_t t = v + 1.998hf;
+  o[i * 3u] = float(t);
+  o[i * 3u + 1u] = float(t + 2.067hf);
+  o[i * 3u + 2u] = float(-1.423hf + (0.25hf + w));
+}"""
+    rng = np.random.default_rng(500681)
+    x = rng.uniform(-40, 40, (128, 2)).astype(np.float16).astype(np.float32)
+    v, w = x.T.astype(np.float16)
+    k1, k2 = np.float16(1.9970703125), np.float16(2.06640625)          # glslang's f16 of 1.998, 2.067
+    out = _run_many(src, x, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], (v + k1).astype(np.float16))
+    want = (v + np.float16(k1 + k2)).astype(np.float16)
+    assert np.float16(k1 + k2) == np.float16(4.0625)
+    assert np.array_equal(out[:, 1], want) and not np.array_equal(want, ((v + k1).astype(np.float16) + k2).astype(np.float16))
+    kk = np.float16(np.float16(0.25) + np.float16(-1.4228515625))
+    assert np.array_equal(out[:, 2], (w + kk).astype(np.float16))
