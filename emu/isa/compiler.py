@@ -164,7 +164,7 @@ DECISIONS = {
     "fma-f16-blocks": "an f16 product read by several adds fuses into them only where they are all computed in its "
                       "block: each store to a buffer is guarded (its own block), what only one store reads is sunk into it, "
                       "and the driver forms fused multiply-adds within a block. Rounded (its adds in two blocks): "
-                      "randprog fit seed 969, judge 100109, 100589, fit2 500485, 500613 (HMUL2 t5, t5 then one HADD2 of "
+                      "randprog_fit.npz seed 969, judge 100109, 100589, fit2 500485, 500613 (HMUL2 t5, t5 then one HADD2 of "
                       "0.25 and 1), 500773, 500801; fused (one block): fit 33, 513, 713, 1005, judge 100405, 100413, fit2 "
                       "500581, 501021; f16 log's lg2 * ln 2 fuses wherever (fit2 500537); against it: judge 100433, 100505 "
                       "(fused across blocks; a select or branch between)",
@@ -288,7 +288,7 @@ DECISIONS = {
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
               "(builtins.npz through Dawn, fit seeds 753 and 445)",
     "fold-constants": "an operation of constants is the constant the device's code computes, folded when compiling: "
-                      "f16 sin((3 * t3) / t3) stores sin(3) (fit2 seed 500693's SASS: constant stores; 128 of 128), "
+                      "f16 sin((3 * t3) / t3) stores sin(3) (randprog_fit2.npz seed 500693's SASS: constant stores; 128 of 128), "
                       "inverseSqrt(k * k + 0.25) of a constant k is a constant factor (501093), smoothstep(-1, 2, x4 - "
                       "x4) is the constant 0.259 that x2 * p fuses with (500461: HFMA2 x2, p, 0.259)",
     "fold": "+0 / y is +0 (fit seed 601: (x4 - x4) / (x2 / x4) stores +0 for every invocation, 64 where IEEE "
