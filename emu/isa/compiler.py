@@ -150,8 +150,9 @@ DECISIONS = {
                           "fit2 500408, 500566, 500671: divisions; fit 704, judge 100540, fit2 500444, 500592, 500660, "
                           "500668, 501000, 501024, 501032: widened products); an f32 subtract keeps its order, the left "
                           "fusing (p / q - a * b is FFMA p, RCP(q), -(a * b): fit seeds 23, 68, 494, judge 100000, 100187, "
-                          "100344, 100460). f16 alike, subtracts too: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a "
-                          "product (fit seed 1067, both paths). x / k, k a constant, ranks as a multiply (x * RCP(k), "
+                          "100344, 100460). f16 alike: x2 / (abs(x4) + 0.5) + h0(x4, x4), h0 returning a "
+                          "product (fit seed 1067, both paths); an f16 subtract keeps its order too (randprog_fit2.npz seed "
+                          "500757: (x1 / 1.195) / d - (x2 - 0.3) * v is HFMA2 x1 * 0.837, RCP(d), -p). x / k, k a constant, ranks as a multiply (x * RCP(k), "
                           "RCP(k) folded): 2 / y + x / 1.702 is FFMA x, 0.58754, 2 * RCP(y) in fit seed 608's SASS "
                           "(Vulkan 608 fixed, counted below; no program lost). The f32 adds of the Vulkan fit+judge+fit2 SASS whose "
                           "decision the driver's terms show (the guided evaluation of scripts/fma_study.py, each "
@@ -272,7 +273,8 @@ DECISIONS = {
               "x3) - x3: FFMA RCP(x2), x2 * x3, ..), x * (y / x) is y (seed 276: (x2 / x1) * x1 stores x2, "
               "x2 / x1 read again by a smoothstep; 436), not where x "
               "is a product (seed 732: t5 * (x4 / t5) of smoothstep's t5) nor in f16 (seed 117's SASS: HMUL2 x3, "
-              "RCP(x3) * ..). Through a sum used again no (seed 472: clamp(..) - t4 of t4 = x2 - x2, t4 read "
+              "RCP(x3) * ..), where (x * y) / x is y all the same (randprog_fit2.npz seeds 500693, 501093: (3 * t3) / t3 "
+              "stores sin(3) folded). Through a sum used again no (seed 472: clamp(..) - t4 of t4 = x2 - x2, t4 read "
               "elsewhere, is not clamp(..)); a mix's addend does not cancel in emu (seed 268: the driver's "
               "mix(x3, 0.3, f) - x3 is FMUL (0.3 - x3), f shared with the mix's FADD; mix(0, b, t) keeps its "
               "+0, seed 472: not modelled)",
@@ -286,7 +288,9 @@ DECISIONS = {
                        "(tests/data/tint/randprog_*.spvasm); through the driver: tests/data/hw/h200/randprog_fit.npz seeds 753, "
                        "445 through Dawn, 128 of 128 each",
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
-              "(builtins.npz through Dawn, fit seeds 753 and 445)",
+              "(builtins.npz through Dawn, fit seeds 753 and 445); y a constant too (randprog_fit2.npz seeds 500321, "
+              "500581: t * (3 * t) - s is HMUL2 t, t then HFMA2 with 3), through select(c, a, a) (500581) but not "
+              "min(a, a) (500269)",
     "fold-constants": "an operation of constants is the constant the device's code computes, folded when compiling: "
                       "f16 sin((3 * t3) / t3) stores sin(3) (randprog_fit2.npz seed 500693's SASS: constant stores; 128 of 128), "
                       "inverseSqrt(k * k + 0.25) of a constant k is a constant factor (501093), smoothstep(-1, 2, x4 - "
