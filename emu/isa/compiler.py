@@ -288,7 +288,7 @@ DECISIONS = {
                        "(tests/data/tint/randprog_*.spvasm); through the driver: tests/data/hw/h200/randprog_fit.npz seeds 753, "
                        "445 through Dawn, 128 of 128 each",
     "square": "a * (a * y) rounds as (a * a) * y: randprog_fit.npz f16 seed 1069 (128 of 128), Tint's smoothstep "
-              "(builtins.npz through Dawn, fit seeds 753 and 445); y a constant too (randprog_fit2.npz seeds 500321, "
+              "(builtins.npz through Dawn, fit seeds 753 and 445); f16 y a constant too (randprog_fit2.npz seeds 500321, "
               "500581: t * (3 * t) - s is HMUL2 t, t then HFMA2 with 3), through select(c, a, a) (500581) but not "
               "min(a, a) (500269)",
     "fold-constants": "an operation of constants is the constant the device's code computes, folded when compiling: "
@@ -1896,7 +1896,7 @@ def square_products(module: Module) -> int:
     `(a * a) * y`: the driver multiplies the repeated factor first. Measured: Tint's smoothstep
     t * (t * p) rounds as (t * t) * p (builtins.npz f32/f16 smoothstep through Dawn; randprog fit
     seeds 753 and 445, 128 of 128); f16 (t3 * x2) * t3 as (t3 * t3) * x2 (fit seed 1069, 128 of
-    128, once `fold` has made t4 / t4 one); y a constant too: f16 t3 * (3 * t3) - s is fma(t3 * t3, 3,
+    128, once `fold` has made t4 / t4 one); f16 y a constant too: t3 * (3 * t3) - s is fma(t3 * t3, 3,
     -s) (fit2 seeds 500321, 500581's SASS: HMUL2 t * t, HFMA2 with 3 and 1.988), but not t * (t * 1.0)
     (the driver folds the 1.0 and fuses t * t, fit seed 129); not where a * y has another use (f32
     x2 * t5 of t5 = x3 * x2, t5 stored: fit seed 572)."""
@@ -1923,8 +1923,9 @@ def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         if _unselected(a, defs).id not in ids or ids[0] == ids[1]:
             continue
         y = inner.args[1 - ids.index(_unselected(a, defs).id)]
-        if _const_value(y, defs) == 1.0:            # x * 1.0: folded first
-            continue
+        k = _const_value(y, defs)
+        if k == 1.0 or (k is not None and inst.type != F16):   # x * 1.0: folded first; f32 (k * x) * x + c is
+            continue                                         # fma-constant-factor's fma(k, x * x, c), the same bits
         sq = Inst("binary", [a, a], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
         out.append(sq)
         inst.args = [sq.result, y]
