@@ -162,13 +162,6 @@ DECISIONS = {
                           "900: 52 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
                           "RCP(t5) - 0.5 * t8 in the driver's SASS, x4 cancelled, which emu does not fold; its "
                           "division fused had matched)",
-    "fma-f16-blocks": "an f16 product read by several adds fuses into them only where they are all computed in its "
-                      "block: each store to a buffer is guarded (its own block), what only one store reads is sunk into it, "
-                      "and the driver forms fused multiply-adds within a block. Rounded (its adds in two blocks): "
-                      "randprog_fit.npz seed 969, judge 100109, 100589, fit2 500485, 500613 (HMUL2 t5, t5 then one HADD2 of "
-                      "0.25 and 1), 500773, 500801; fused (one block): fit 33, 513, 713, 1005, judge 100405, 100413, fit2 "
-                      "500581, 501021; f16 log's lg2 * ln 2 fuses wherever (fit2 500537); against it: judge 100433, 100505 "
-                      "(fused across blocks; a select or branch between)",
     "fma-division-beside-fma": "f16 x / y + c where c is itself an fma (an add that fused a product) is fma(x, "
                                "RCP(y), c), where f32 rounds x * RCP(y) (DECISIONS['fma']): randprog_fit.npz seed 189's "
                                "SASS ((x2 + x1) / (t5 * t5) - (clamp(x1) - x1 * (t4 * t3)) is HFMA2 x1, t4 * t3, -clamp, "
@@ -1547,35 +1540,6 @@ def _is_add(u: Inst, types) -> bool:
         and _fusable_type(u.type, types)
 
 
-def _store_blocks(f: Function) -> dict:
-    """id(instruction) -> the block the driver computes it in: every store to a buffer is guarded
-    (its own block), so what only one store reads is sunk into that store's block, ("store", k);
-    the rest stays where the shader computes it, ("after", the stores before it)."""
-    insts = list(f.walk())
-    by = {}
-    for i in insts:
-        for a in i.args:
-            by.setdefault(a.id, []).append(i)
-    stores = {id(i): k for k, i in enumerate(j for j in insts if j.op == "store")}
-    reads = {}                                   # id -> the stores that read it, through any chain
-    for i in reversed(insts):
-        r = {stores[id(i)]} if id(i) in stores else set()
-        for u in by.get(i.result.id, []) if i.result is not None else ():
-            r |= reads.get(id(u), set())
-        reads[id(i)] = r
-    home, before = {}, 0
-    for i in insts:
-        before += i.op == "store"
-        home[id(i)] = ("store", next(iter(reads[id(i)]))) if len(reads[id(i)]) == 1 else ("after", before)
-    return home
-
-
-def _is_log_product(p: Inst, defs) -> bool:
-    """p is f16 log's own lg2 * ln 2 (expand-log), not the shader's product."""
-    return any((d := defs.get(a.id)) is not None and d.op == "builtin" and d.attrs.get("fn") == "lg2_f16"
-               for a in p.args)
-
-
 def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divide: bool) -> set:
     """The products that fuse (DECISIONS['fma']): all or nothing, a product fuses into every one
     of its users or is rounded for all. Candidates are the products whose users are all adds or
@@ -1584,7 +1548,6 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
     (the left; f16 a multiply before a division; a widened f16 product before both), and the
     other, unable to fuse there, is rounded everywhere, until nothing changes."""
     cands = set()
-    home = _store_blocks(f)
     squared = {i.args[0].id for i in f.walk() if i.op == "builtin" and i.attrs.get("fn") in _SQUARES_ITS_ARGUMENT
                and i.type == F32}
     for i in f.walk():
@@ -1597,9 +1560,6 @@ def _fusing_products(f: Function, defs, by: dict, first_user: dict, types, divid
         if p.attrs["fn"] == "mul" and p.args[0].id == p.args[1].id and p.args[0].id in squared:
             continue                             # x * x is also the builtin's own FMUL: a user not an add
         many = len(users) > _MAX_FUSED_USERS and not _users_read_a_factor(p, users)
-        if len(users) > 1 and scalar_of(i.type) == F16 and not _is_log_product(p, defs) \
-                and any(home[id(u)] != home[id(p)] for u in users):
-            continue                             # DECISIONS['fma-f16-blocks']
         if len(users) > 1 and (p.attrs["fn"] == "div" or many
                                or all(u.attrs["fn"] == "sub" and u.args[1].id == p.result.id for u in users)):
             continue

@@ -28,8 +28,6 @@ RULES = {
                                   "division or a widened f16 product (p), which is rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
-    "fma-f16-blocks": (None, "an f16 product read by adds in two blocks (each buffer store is guarded, what one store "
-                             "reads is computed in its block) is rounded for all: the driver fuses within a block"),
     "fma-division-beside-fma": ("fma", "f16 x / y + c with c itself a fused multiply-add: the division's product "
                                        "x * RCP(y) fused too (f32 rounds it there)"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "

@@ -1099,37 +1099,3 @@ def test_f16_chained_constant_terms_are_added_when_compiling():
     assert np.array_equal(out[:, 1], want) and not np.array_equal(want, ((v + k1).astype(np.float16) + k2).astype(np.float16))
     kk = np.float16(np.float16(0.25) + np.float16(-1.4228515625))
     assert np.array_equal(out[:, 2], (w + kk).astype(np.float16))
-
-
-def test_f16_product_read_by_adds_of_two_blocks_is_rounded_for_all():
-    """Each buffer store is guarded, what only one store reads is computed in its block, and the
-    driver fuses within a block: p = a * b read by p + c (kept for two stores) and p + d (read by one
-    store only) is HMUL2 then two HADD2s (randprog fit2 seed 500613's SASS: HMUL2 t5, t5 then one HADD2
-    of 0.25 and 1); q = a * c read by two adds that both stay in one block fuses into each (fit2
-    500581, fit 713). DECISIONS['fma-f16-blocks']."""
-    src = GLSL16_IO + """void main() {
-  uint i = gl_GlobalInvocationID.x;
-  float16_t a = float16_t(inp[i * 4u]), b = float16_t(inp[i * 4u + 1u]);
-  float16_t c = float16_t(inp[i * 4u + 2u]), d = float16_t(inp[i * 4u + 3u]);
-  float16_t p = a * b;
-  float16_t t = p + c;
-  float16_t q = a * c;
-  float16_t u = q + b;
-  float16_t v = q - d;
-  o[i * 5u] = float(t);
-  o[i * 5u + 1u] = float(t * c);
-  o[i * 5u + 2u] = float(p + d);
-  o[i * 5u + 3u] = float(u * v);
-  o[i * 5u + 4u] = float(u + v);
-}"""
-    rng = np.random.default_rng(500613)
-    x = rng.uniform(-4, 4, (128, 4)).astype(np.float16).astype(np.float32)
-    a, b, c, d = x.T.astype(np.float16)
-    out = _run_many(src, x, 5).astype(np.float16)
-    p = (a * b).astype(np.float16)
-    assert np.array_equal(out[:, 0], (p + c).astype(np.float16)) and not np.array_equal(out[:, 0], _fma16(a, b, c))
-    assert np.array_equal(out[:, 2], (p + d).astype(np.float16))
-    u, v = _fma16(a, c, b), _fma16(a, c, -d)
-    assert np.array_equal(out[:, 4], (u + v).astype(np.float16))
-    q = (a * c).astype(np.float16)
-    assert not np.array_equal(out[:, 4], ((q + b).astype(np.float16) + (q - d).astype(np.float16)).astype(np.float16))
