@@ -73,9 +73,10 @@ RULES = {
     "unroll-f16": (None, "an f16 loop with a constant trip count unrolled, so its products fuse"),
     "algebra": (None, "x - x and +0 * x folded to +0, constant factors multiplied together at compile time "
                       "((x * k1) * (y * k2) as (x * y) * (k1 * k2))"),
+    "fold-constants": (None, "an operation of constants folded at compile time: the constant it computes"),
     "fold": (None, "an identity folded at compile time (x - x, x * 0 are +0; x / x is 1; x * 1, x + 0 "
                    "are x; (a - y) + y is a, (a - y) + (y + b) is a + b, (a + y) - (y + b) is a - b, (a + y) - (y - b) is a + b; x - (x + b) and (x - b) - x are -b; -(a - b) is b - a; "
-                   "k1 + (k2 - v) is (k1 + k2) - v; +0 / y is +0; x < x is false, a select on a constant its operand)"),
+                   "k1 + (k2 - v) is (k1 + k2) - v; f16 (v + k1) + k2 is v + (k1 + k2); +0 / y is +0; x < x is false, a select on a constant its operand)"),
     "fma-constants": ("fma", "k1 - fma(a, b, k2) as fma(-a, b, k1 - k2) (+ k1 and - k1 alike): the constants "
                              "combined at compile time, the product fused again with their sum"),
     "square": ("mul", "a * (a * y) as (a * a) * y: the square rounded first"),

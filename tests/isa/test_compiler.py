@@ -966,3 +966,136 @@ def test_sums_cancel_collect_like_terms_and_factor_through_products():
     done, text = _ir(src, "k.comp")
     for decision in ("cancel", "like-terms", "factor", "distribute"):
         assert f'contracted = "{decision}"' in text, decision
+
+
+def test_f16_operations_of_constants_fold_correctly_rounded_but_not_tanh():
+    """(3 * t) / t is 3 in f16 too, sin(3) is then folded to the f16 nearest (0.14111, where
+    MUFU.SIN.F16 gives 0.1406) and 1 / that to 7.0859 (the stores of randprog fit2 seed 500693's
+    SASS); tanh(t / t) stays MUFU.TANH.F16 of 1 (fit2 seed 500509's SASS). DECISIONS['fold-constants']."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t t = float16_t(inp[i]);
+  float16_t s = sin((3.0hf * t) / t);
+  o[i * 3u] = float(s);
+  o[i * 3u + 1u] = float(t / s);
+  o[i * 3u + 2u] = float(tanh(t / t));
+}"""
+    rng = np.random.default_rng(500693)
+    x = rng.uniform(0.5, 4, (64, 1)).astype(np.float16).astype(np.float32)
+    out = _run_many(src, x, 3).astype(np.float16)
+    assert set(out[:, 0].view(np.uint16)) == {np.float16(0.14111328125).view(np.uint16)}
+    assert nvidia.call("sin", "f16", np.float16(3)) == np.float16(0.140625)          # the run time's
+    assert np.array_equal(out[:, 1], (x[:, 0].astype(np.float16) * np.float16(7.0859375)).astype(np.float16))
+    tanh1 = np.asarray(nvidia.call("tanh", "f16", np.float16(1)), np.float16).reshape(-1)[0]
+    assert set(out[:, 2].view(np.uint16)) == {tanh1.view(np.uint16)}
+    done, text = _ir(src, file="k.comp")
+    assert done["fold-constants"] >= 1 and '"sin"' not in text and '"tanh"' in text
+
+
+def test_f16_tanh_squares_nothing_so_its_argument_squared_fuses():
+    """f16 tanh is one MUFU.TANH.F16: x * x + 0.25 beside tanh(x) is HFMA2 x, x, 0.25 (randprog fit2
+    seed 500861's SASS), where f32 tanh's own FMUL x * x keeps the shader's x * x rounded."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i]);
+  o[i * 2u] = float(tanh(x));
+  o[i * 2u + 1u] = float((x * x) + 0.25hf);
+}"""
+    rng = np.random.default_rng(500861)
+    v = rng.uniform(-4, 4, (128, 1)).astype(np.float16).astype(np.float32)
+    x = v[:, 0].astype(np.float16)
+    out = _run_many(src, v, 2).astype(np.float16)
+    want = _fma16(x, x, 0.25)
+    assert np.array_equal(out[:, 1], want) and not np.array_equal(want, ((x * x).astype(np.float16) + np.float16(0.25)).astype(np.float16))
+
+
+def test_f16_repeated_factor_with_a_constant_squares_first_through_a_select_of_one_value():
+    """t * (k * t) - s is fma(t * t, k, -s): the square rounded, the constant the fma's factor
+    (randprog fit2 seeds 500321, 500581's SASS: HMUL2 t, t then HFMA2 with 3 and 1.988), also where the
+    first t is (c ? t : t); not through min(t, t) (fit2 seed 500269's SASS); DECISIONS['square']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t t = float16_t(inp[i * 3u]), s = float16_t(inp[i * 3u + 1u]), c = float16_t(inp[i * 3u + 2u]);
+  o[i * 3u] = float((t * (3.0hf * t)) - s);
+  o[i * 3u + 1u] = float((((c < s) ? t : t) * (1.98828125hf * t)) - s);
+  o[i * 3u + 2u] = float((min(t, t) * (c * t)) - s);
+}"""
+    rng = np.random.default_rng(500581)
+    v = rng.uniform(-4, 4, (128, 3)).astype(np.float16).astype(np.float32)
+    t, s, c = v.T.astype(np.float16)
+    out = _run_many(src, v, 3).astype(np.float16)
+    sq = (t * t).astype(np.float16)
+    for col, k in ((0, 3.0), (1, 1.98828125)):
+        want = _fma16(sq, np.float16(k), -s)
+        other = _fma16(t, (np.float16(k) * t).astype(np.float16), -s)
+        assert np.array_equal(out[:, col], want) and not np.array_equal(want, other)
+    assert np.array_equal(out[:, 2], _fma16(t, (c * t).astype(np.float16), -s))
+    done, _ = _ir(src, file="k.comp")
+    assert done["square"] == 2
+
+
+def test_f16_subtract_of_a_division_and_a_product_fuses_the_division():
+    """f16 x / d - a * b fuses its left operand, as f32 does: fma(x, RCP(d), -(a * b)) (randprog fit2
+    seed 500757's SASS: (x1 / 1.195) / (m * m + 0.25) - (x2 - 0.3) * v is HFMA2 x1 * 0.837, RCP, -p);
+    DECISIONS['fma-multiply-first']."""
+    from emu.numerics import nvidia
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i * 4u]), d = float16_t(inp[i * 4u + 1u]);
+  float16_t a = float16_t(inp[i * 4u + 2u]), b = float16_t(inp[i * 4u + 3u]);
+  o[i] = float((x / d) - (a * b));
+}"""
+    rng = np.random.default_rng(500757)
+    v = rng.uniform(0.5, 4, (128, 4)).astype(np.float16).astype(np.float32)
+    x, d, a, b = v.T.astype(np.float16)
+    rcp = np.array([nvidia.binary("div", "f16", np.float16(1), q) for q in d], np.float16)
+    p = (a * b).astype(np.float16)
+    want = _fma16(x, rcp, -p)
+    other = _fma16(-a, b, (x * rcp).astype(np.float16))
+    out = _run_many(src, v, 1)[:, 0].astype(np.float16)
+    assert np.array_equal(out, want) and not np.array_equal(want, other)
+
+
+def test_f16_factored_constant_squared_is_gathered():
+    """(x * k - x) * (x * k - x) + 0.25 is x * (k - 1) squared, gathered as fma(x * x, (k - 1)^2, 0.25)
+    once factoring has made the two products one (randprog fit2 seed 500497's SASS: HFMA2 x3 * x3,
+    0.040863, 0.25); DECISIONS['algebra']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t x = float16_t(inp[i]);
+  o[i] = float((((x * 0.7978846hf) - x) * ((x * 0.7978846hf) - x)) + 0.25hf);
+}"""
+    rng = np.random.default_rng(500497)
+    v = rng.uniform(-8, 8, (128, 1)).astype(np.float16).astype(np.float32)
+    x = v[:, 0].astype(np.float16)
+    k = (np.float16(0.7978846) - np.float16(1)).astype(np.float16)
+    want = _fma16((x * x).astype(np.float16), (k * k).astype(np.float16), 0.25)
+    other = _fma16((x * k).astype(np.float16), (x * k).astype(np.float16), 0.25)
+    out = _run_many(src, v, 1)[:, 0].astype(np.float16)
+    assert np.array_equal(out, want) and not np.array_equal(want, other)
+
+
+def test_f16_chained_constant_terms_are_added_when_compiling():
+    """f16 (v + k1) + k2 is v + (k1 + k2), k1 + k2 rounded to f16 when compiling, although v + k1 is
+    stored too (randprog fit2 seed 500681's SASS: HADD2 t6, 4.0625 for (t6 + 1.998) + 2.067);
+    k2 + (k1 + v) alike (500041: -1.423 + (0.25 + t3) is HADD2 t3, -1.1729); DECISIONS['fold']."""
+    src = GLSL16_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float16_t v = float16_t(inp[i * 2u]), w = float16_t(inp[i * 2u + 1u]);
+  float16_t t = v + 1.998hf;
+  o[i * 3u] = float(t);
+  o[i * 3u + 1u] = float(t + 2.067hf);
+  o[i * 3u + 2u] = float(-1.423hf + (0.25hf + w));
+}"""
+    rng = np.random.default_rng(500681)
+    x = rng.uniform(-40, 40, (128, 2)).astype(np.float16).astype(np.float32)
+    v, w = x.T.astype(np.float16)
+    k1, k2 = np.float16(1.9970703125), np.float16(2.06640625)          # glslang's f16 of 1.998, 2.067
+    out = _run_many(src, x, 3).astype(np.float16)
+    assert np.array_equal(out[:, 0], (v + k1).astype(np.float16))
+    want = (v + np.float16(k1 + k2)).astype(np.float16)
+    assert np.float16(k1 + k2) == np.float16(4.0625)
+    assert np.array_equal(out[:, 1], want) and not np.array_equal(want, ((v + k1).astype(np.float16) + k2).astype(np.float16))
+    kk = np.float16(np.float16(0.25) + np.float16(-1.4228515625))
+    assert np.array_equal(out[:, 2], (w + kk).astype(np.float16))
