@@ -278,6 +278,27 @@ def test_shared_factor_and_constant_factor_are_taken_out():
     assert done["factor"] == 3
 
 
+def test_a_constant_times_a_square_shares_the_square_with_the_shaders_own():
+    """GELU's (0.044715 * x) * x + 1 is fma(0.044715, x * x, 1) where x * x is one product with the
+    shader's own x * x, so x * x + 1 beside it is rounded first (x * x has a user that is not an add):
+    fit2 seed 500051's SASS (FMUL x2, x2 read by FFMA .., 0.044715, 1 and by FADD .., 1), fit seed 1187
+    (DECISIONS['fma-constant-factor'])."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i];
+  o[i * 2u] = x * (1.0 + (0.044715 * x) * x);
+  o[i * 2u + 1u] = (x * x) + 1.0;
+}"""
+    x = np.random.default_rng(11).standard_normal(128).astype(np.float32)
+    out = _run_many(src, x[:, None], 2)
+    xx = x * x
+    assert np.array_equal(out[:, 1], xx + np.float32(1))
+    assert np.array_equal(out[:, 0], x * _fma32(np.float32(0.044715), xx, np.float32(1)))
+    assert not np.array_equal(out[:, 1], _fma32(x, x, np.float32(1)))      # the inputs tell the forms apart
+    done, text = _ir(src, "k.comp")
+    assert "fma-constant-factor" in text
+
+
 def _f32(exact) -> np.float32:
     """The f32 nearest an exact rational (ties to even): one rounding."""
     from fractions import Fraction
