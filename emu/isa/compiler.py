@@ -121,7 +121,7 @@ DECISIONS = {
            "x * x), where an add's other operand is the product fused there (of two products the one with fewer "
            "users, DECISIONS['fma-fewer-users'], then the left), where "
            "it has more than two users, or where every user subtracts it; a division only into its one use, "
-           "and (f32) not into an add of another fma (f16: DECISIONS['fma-division-beside-fma']). The driver's "
+           "also into an add of another fma (DECISIONS['fma-division-beside-fma']). The driver's "
            "SASS of randprog_fit.npz seeds 15, 824, 88 (two users, both FFMAs), 19 (c * c of two dots one FMUL, FADDed to each: in one the left product fuses), "
            "96 (three users: FADDs of one FMUL), 40, 332 (k1 - p, k2 - p: FADDs), 108 (tanh), 99 (division), "
            "44, 288, 312 (p1 - p2: FFMA of p1); with the other rewrites of this change (fold, factor, "
@@ -161,8 +161,14 @@ DECISIONS = {
                           "900: 52 programs fixed, 2 lost (judge 100040 on both paths: x4 / (t5 * x4) - 0.5 * t8 is "
                           "RCP(t5) - 0.5 * t8 in the driver's SASS, x4 cancelled, which emu does not fold; its "
                           "division fused had matched)",
-    "fma-division-beside-fma": "f16 x / y + c where c is itself an fma (an add that fused a product) is fma(x, "
-                               "RCP(y), c), where f32 rounds x * RCP(y) (DECISIONS['fma']): randprog_fit.npz seed 189's "
+    "fma-division-beside-fma": "x / y + c where c is itself an fma (an add that fused a product) is fma(x, "
+                               "RCP(y), c), f32 and f16 alike. f32: the adds of a single-use division beside an fma "
+                               "in the driver's SASS (scripts/fma_study.py's guided evaluation, Vulkan): fused in fit "
+                               "seeds 64, 291, 704, 840, judge 100331, fit2 500092, 500232, 500628, 500768, rounded in "
+                               "fit seed 99 only (x3 / (x4 * x4 + 0.25) + GELU(x4): FMUL x3, RCP then FADD; not "
+                               "modelled, its program now differs on both paths). The programs whose fma formation "
+                               "this changes (fit, judge, fit2; both paths): 27 of 46 fixed, 2 lost (fit 99). "
+                               "f16: randprog_fit.npz seed 189's "
                                "SASS ((x2 + x1) / (t5 * t5) - (clamp(x1) - x1 * (t4 * t3)) is HFMA2 x1, t4 * t3, -clamp, "
                                "then HFMA2 (x2 + x1), RCP, that); seed 253's (.. / (|x2| + 1e-5) + mix(..)). f16 family "
                                "fit+judge 350 -> 356 of 444 (Vulkan), 352 -> 358 of 450 (Dawn), fit2 228 -> 231, 227 -> 230 "
@@ -1533,15 +1539,14 @@ _SQUARES_ITS_ARGUMENT = ("tanh",)
 
 def _is_fma(v: Value, defs) -> bool:
     """v is a fused multiply-add formed from the shader's own product (not a widened f16 product,
-    which runs as FMUL and FADD): a division is not fused into an add of it (fit seed 99's SASS:
-    x3 / (x4 * x4 + 0.25) + h0(x4, x4), h0 ending in an fma, is FMUL x3 * RCP then FADD)."""
+    which runs as FMUL and FADD)."""
     d = defs.get(v.id)
     return d is not None and d.op == "builtin" and d.attrs.get("fn") == "fma" and d.attrs.get("contracted") != "fma-widened"
 
 
 def _beside_fma(p: Inst, inst: Inst, side: int, defs) -> bool:
-    """p is a division and the add's other operand an fma: f32 rounds the quotient there (fit seed
-    99's SASS), f16 fuses it (DECISIONS['fma-division-beside-fma'])."""
+    """p is a division and the add's other operand an fma: it fuses there as anywhere else, f32 and
+    f16 (DECISIONS['fma-division-beside-fma'])."""
     return p.op == "binary" and p.attrs["fn"] == "div" and _is_fma(inst.args[1 - side], defs)
 
 
@@ -1619,7 +1624,7 @@ def _fuse(inst: Inst, defs, uses, fusing, first_user, b: Builder, types, divide:
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _product(v, defs, divide, t)
-        if p is not None and p.result.id in fusing and not (scalar_of(t) == F32 and _beside_fma(p, inst, side, defs)):
+        if p is not None and p.result.id in fusing:
             choices.append((p, side, False))
     for side, v in ((0, x), (1, y)):
         p = _negated_product(v, defs, divide, t)
