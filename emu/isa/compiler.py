@@ -166,8 +166,9 @@ DECISIONS = {
                                "in the driver's SASS (scripts/fma_study.py's guided evaluation, Vulkan): fused in fit "
                                "seeds 64, 291, 704, 840, judge 100331, fit2 500092, 500232, 500628, 500768, rounded in "
                                "fit seed 99 only (x3 / (x4 * x4 + 0.25) + GELU(x4): FMUL x3, RCP then FADD; not "
-                               "modelled, its program now differs on both paths). The programs whose fma formation "
-                               "this changes (fit, judge, fit2; both paths): 27 of 46 fixed, 2 lost (fit 99). "
+                               "modelled, its program now differs on both paths). fit2 (every program, both paths): 6 "
+                               "programs fixed per path (f32 5, func 1), none lost; fit and judge, the programs whose "
+                               "fma formation this changes: 8 fixed on Dawn, 7 on Vulkan, fit 99 lost on both. "
                                "f16: randprog_fit.npz seed 189's "
                                "SASS ((x2 + x1) / (t5 * t5) - (clamp(x1) - x1 * (t4 * t3)) is HFMA2 x1, t4 * t3, -clamp, "
                                "then HFMA2 (x2 + x1), RCP, that); seed 253's (.. / (|x2| + 1e-5) + mix(..)). f16 family "
@@ -182,8 +183,9 @@ DECISIONS = {
                            "by k then reads, so that x * x is rounded for its adds: fit2 seed 500051's SASS "
                            "(inversesqrt(x2 * x2 + 1) beside GELU(x2): FMUL x2, x2 read by FFMA .., 0.044715, 1 "
                            "and by FADD .., 1), fit seed 1187 (h2(x2, x2)'s x2 * x2 + x2, x2 * x2 - x2 two "
-                           "FADDs beside GELU(x2)). The 137 fit, judge and fit2 programs whose source has a "
-                           "(k * x) * y: 17 of 270 (path, program)s fixed, none lost",
+                           "FADDs beside GELU(x2)). fit2 (every program, both paths): 11 programs fixed per path "
+                           "(func 10, f16 1), none lost; the fit and judge programs whose source has a (k * x) * y: "
+                           "5 fixed on Dawn, 4 on Vulkan (its fit recording lacks seed 1187), none lost",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
                               "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
     "algebra": "x - x is +0 and so is +0 * x: the random 'func' programs' h(a, a) with (a - b) * b, "
