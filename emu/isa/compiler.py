@@ -184,8 +184,8 @@ DECISIONS = {
                            "(inversesqrt(x2 * x2 + 1) beside GELU(x2): FMUL x2, x2 read by FFMA .., 0.044715, 1 "
                            "and by FADD .., 1), fit seed 1187 (h2(x2, x2)'s x2 * x2 + x2, x2 * x2 - x2 two "
                            "FADDs beside GELU(x2)). fit2 (every program, both paths): 11 programs fixed per path "
-                           "(func 10, f16 1), none lost; the fit and judge programs whose source has a (k * x) * y: "
-                           "5 fixed on Dawn, 4 on Vulkan (its fit recording lacks seed 1187), none lost",
+                           "(func 10, f16 1), none lost; fit and judge (every program): 20 fixed on Dawn, 18 on "
+                           "Vulkan, none lost",
     "rounded-after-division": "0.7 - x * c after 0.7 - x / c of the same loads is rounded first: "
                               "4,096 of 4,096 (vulkan_scalar_contract_runs.npz); why is not known",
     "algebra": "x - x is +0 and so is +0 * x: the random 'func' programs' h(a, a) with (a - b) * b, "
