@@ -98,7 +98,7 @@ def emu_decisions(module, path: str) -> dict:
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     before = {k: list(i.args) for k, i in defs.items() if i.op == "binary" and i.attrs.get("fn") in ("add", "sub")}
     st = compiler.stack_for(load_profile("nvidia-h200"), path == "vulkan")
-    compiler.form_fma(module, st.types, st.divide, constant_factor=st.nvidia, after_division=st.nvidia)
+    compiler.form_fma(module, st.types, st.divide, after_division=st.nvidia)
     out = {}
     for f in module.functions:
         now = {i.result.id: i for i in f.walk() if i.result is not None}
@@ -114,8 +114,9 @@ def emu_decisions(module, path: str) -> dict:
                     d = defs.get(d.args[0].id)
                 if d is None or (d.op == "convert") != widened:
                     continue
-                if widened or (d.op == "binary" and d.attrs["fn"] in ("mul", "div") and fused == sorted(
-                        map(repr, [d.args[0].id, d.args[1].id if d.attrs["fn"] == "mul" else ("rcp", d.args[1].id)]))):
+                if widened or (d.op == "binary" and d.attrs["fn"] in ("mul", "div") and fused == sorted(map(repr, [
+                        _factor(d.args[0], defs),
+                        _factor(d.args[1], defs) if d.attrs["fn"] == "mul" else ("rcp", d.args[1].id)]))):
                     out[k] = f"fuse{side}"
     return out
 

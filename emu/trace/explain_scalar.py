@@ -28,8 +28,8 @@ RULES = {
                                   "division or a widened f16 product (p), which is rounded first"),
     "fma-division": ("fma", "x / y + c as fma(x, RCP(y), c): the division's product x * RCP(y) fused "
                             "with the add and rounded once (RCP(y) is rounded on its own)"),
-    "fma-division-beside-fma": ("fma", "f16 x / y + c with c itself a fused multiply-add: the division's product "
-                                       "x * RCP(y) fused too (f32 rounds it there)"),
+    "fma-division-beside-fma": ("fma", "x / y + c with c itself a fused multiply-add: the division's product "
+                                       "x * RCP(y) fused too"),
     "fma-constant-factor": ("fma", "(k * x) * x + c as fma(k, x * x, c): the constant kept as the fused "
                                    "multiply-add's factor, x * y rounded first"),
     "unroll": ("fma", "a cooperative matrix element's v[i] + c in a loop the driver unrolls: "

@@ -278,6 +278,27 @@ def test_shared_factor_and_constant_factor_are_taken_out():
     assert done["factor"] == 3
 
 
+def test_a_constant_times_a_square_shares_the_square_with_the_shaders_own():
+    """GELU's (0.044715 * x) * x + 1 is fma(0.044715, x * x, 1) where x * x is one product with the
+    shader's own x * x, so x * x + 1 beside it is rounded first (x * x has a user that is not an add):
+    fit2 seed 500051's SASS (FMUL x2, x2 read by FFMA .., 0.044715, 1 and by FADD .., 1), fit seed 1187
+    (DECISIONS['fma-constant-factor'])."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i];
+  o[i * 2u] = x * (1.0 + (0.044715 * x) * x);
+  o[i * 2u + 1u] = (x * x) + 1.0;
+}"""
+    x = np.random.default_rng(11).standard_normal(128).astype(np.float32)
+    out = _run_many(src, x[:, None], 2)
+    xx = x * x
+    assert np.array_equal(out[:, 1], xx + np.float32(1))
+    assert np.array_equal(out[:, 0], x * _fma32(np.float32(0.044715), xx, np.float32(1)))
+    assert not np.array_equal(out[:, 1], _fma32(x, x, np.float32(1)))      # the inputs tell the forms apart
+    done, text = _ir(src, "k.comp")
+    assert "fma-constant-factor" in text
+
+
 def _f32(exact) -> np.float32:
     """The f32 nearest an exact rational (ties to even): one rounding."""
     from fractions import Fraction
@@ -791,7 +812,7 @@ def test_f16_mix_of_a_difference_from_its_first_operand_is_one_fma():
 def test_f16_division_fuses_into_an_add_of_another_fma():
     """f16 (a + b) / c - (d - e * f) is fma(a + b, RCP(c), fma(e, f, -d)): the division fuses
     although the add's other operand is an fma (the SASS of randprog fit seed 189: HFMA2 x1, t4 *
-    t3, -clamp, then HFMA2 (x2 + x1), RCP, that; f32 rounds the quotient there, fit seed 99),
+    t3, -clamp, then HFMA2 (x2 + x1), RCP, that; f32 alike),
     DECISIONS['fma-division-beside-fma']."""
     from emu.numerics import nvidia
     src = GLSL16_IO + """void main() {
@@ -813,6 +834,27 @@ def test_f16_division_fuses_into_an_add_of_another_fma():
     assert not np.array_equal(want, rounded)
     _, text = _ir(src, file="k.comp")
     assert text.count('contracted = "fma-division-beside-fma"') == 1 and text.count('contracted = "fma"') == 1
+
+
+def test_f32_division_fuses_into_an_add_of_another_fma():
+    """f32 x / y - (z - x * w) is fma(x, RCP(y), fma(x, w, -z)), as in f16: fit2 seed 500232's SASS
+    (x2 / (x3 * x3 + 1) - (x2 * x4 - x2): FFMA x2, RCP(..), -(FFMA ..)), fit seeds 64, 291, 704, 840
+    (DECISIONS['fma-division-beside-fma'])."""
+    from emu.numerics import sfu
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i * 4u], y = inp[i * 4u + 1u], z = inp[i * 4u + 2u], w = inp[i * 4u + 3u];
+  o[i] = (x / y) - (z - x * w);
+}"""
+    x, y, z, w = np.random.default_rng(232).uniform(0.5, 4, (4, 128)).astype(np.float32)
+    rcp = sfu.rcp(y)
+    inner = _fma32(-x, w, z)
+    want = _fma32(x, rcp, -inner)
+    out = _run_many(src, np.stack([x, y, z, w], 1), 1)[:, 0]
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+    assert not np.array_equal(want, x * rcp - inner)          # the inputs tell the forms apart
+    _, text = _ir(src, file="k.comp")
+    assert text.count('contracted = "fma-division-beside-fma"') == 1
 
 
 def test_f16_quotient_by_a_square_root_is_a_product_by_its_reciprocal_square_root():
