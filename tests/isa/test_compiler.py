@@ -1074,7 +1074,8 @@ def test_f16_repeated_factor_with_a_constant_squares_first_through_a_select_of_o
         assert np.array_equal(out[:, col], want) and not np.array_equal(want, other)
     assert np.array_equal(out[:, 2], _fma16(t, (c * t).astype(np.float16), -s))
     done, _ = _ir(src, file="k.comp")
-    assert done["square"] == 2
+    # t * (3 * t) is taken first by the algebra pass's (k * x) * x as k * (x * x) (same bits)
+    assert (done["square"], done["algebra"]) == (1, 1)
 
 
 def test_f16_subtract_of_a_division_and_a_product_fuses_the_division():
