@@ -1871,9 +1871,10 @@ def square_products(module: Module) -> int:
     `(a * a) * y`: the driver multiplies the repeated factor first. Measured: Tint's smoothstep
     t * (t * p) rounds as (t * t) * p (builtins.npz f32/f16 smoothstep through Dawn; randprog fit
     seeds 753 and 445, 128 of 128); f16 (t3 * x2) * t3 as (t3 * t3) * x2 (fit seed 1069, 128 of
-    128, once `fold` has made t4 / t4 one). Not where y is a constant (t * (t * 1.0): the driver
-    folds the 1.0 and fuses t * t, fit seed 129) nor where a * y has another use (f32 x2 * t5 of
-    t5 = x3 * x2, t5 stored: fit seed 572)."""
+    128, once `fold` has made t4 / t4 one); y a constant too ((x2 * -2.217) * x2 is (x2 * x2) *
+    -2.217 in fit2 seed 500152's SASS), not 1.0 (t * (t * 1.0): the driver folds the 1.0 and fuses
+    t * t, fit seed 129). Not where a * y has another use (f32 x2 * t5 of t5 = x3 * x2, t5 stored:
+    fit seed 572)."""
     return _rewrite_each(module, _square)
 
 
@@ -1889,7 +1890,7 @@ def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
             continue
         y = inner.args[1 - ids.index(a.id)]
         yd = defs.get(y.id)
-        if yd is not None and yd.op == "const":      # x * 1.0 and the like: folded first
+        if _const_of(yd) == 1.0:                     # x * 1.0: folded first
             continue
         sq = Inst("binary", [a, a], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
         out.append(sq)
@@ -2606,3 +2607,4 @@ def cancel_terms(module: Module) -> int:
             return False
         return _set_sum(inst, rest, _emitter(inst, b, out), "cancel") or True
     return _rewrite_each(module, rewrite)
+
