@@ -204,7 +204,8 @@ DECISIONS = {
              "(c * c + 1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed "
              "500068: t4 = (t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < "
              "1.908 its true side (seed 500064), |s| of a smoothstep s is s (seed 500792: 0.5 + |s| is one "
-             "FFMA); arithmetic and builtins of constants are folded, builtins rounded from double (seed 500496: log(0.25 + 1e-5) stores -1.3862543, MUFU.LG2 * ln 2 gives -1.3862542)",
+             "FFMA); arithmetic and builtins of constants are folded, builtins rounded from double (seed "
+             "500496: log(0.25 + 1e-5) stores -1.3862543, MUFU.LG2 * ln 2 gives -1.3862542)",
     "divide-sqrt": "f32 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ, FMUL), the sqrt kept for its other users, and 1 / sqrt(y) "
                    "is RSQ(y) whatever else reads the sqrt: the SASS of every f32 program of fit, judge and fit2 "
                    "that divides by a sqrt: fit seed 756, judge 100447, fit2 500460 (x / sqrt(..) in the source), "
