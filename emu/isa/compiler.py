@@ -198,9 +198,9 @@ DECISIONS = {
              "of two values and two or more constants, through adds and subtracts used only there, is (x + y) + k, "
              "the constants' total added last (seed 500020: (2.831 - t5) - (2.141 + s) is FFMA .., -t5, then FADD "
              "0.69; seed 500572)",
-    "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep, "
-             "fract, sin, cos, tanh within theirs; sqrt, exp, abs not negative; x * x; sums and products) and decides "
-             "what the ranges decide: clamp(smoothstep(..), -2, -1) is -1 (fit2 seed 501132's SASS: the quotient by "
+    "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep's "
+             "[0, 1]; x * x; sums and products; not RSQ's sign: fit seed 192's clamp(inverseSqrt(..), -2, 0) * y "
+             "stays, -0 for a negative y) and decides what the ranges decide: clamp(smoothstep(..), -2, -1) is -1 (fit2 seed 501132's SASS: the quotient by "
              "(c * c + 1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed "
              "500068: t4 = (t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < "
              "1.908 its true side (seed 500064), |s| of a smoothstep s is s (seed 500792: 0.5 + |s| is one "
@@ -2264,8 +2264,10 @@ def reassociate_constants(module: Module) -> int:
 
 def join_shifts(module: Module) -> int:
     """The constants of an f32 sum added together when compiling, their total added last
-    (DECISIONS['shift'])."""
-    return _rewrite_each(module, _shift_of_shift)
+    (DECISIONS['shift']), again on what factoring made; here only through sums used once: the
+    constants that the driver folds later no longer join one read elsewhere (fit seed 108: 768 - t6
+    of t6 = s - fract(-1.222), t6 stored, stays FADD 768 after s - 0.778)."""
+    return _rewrite_each(module, lambda inst, out, uses, defs, b: _shift_of_shift(inst, out, uses, defs, b, True))
 
 
 def _linear_terms(v: Value, sign: int, defs, uses, top: bool = False) -> list:
@@ -2282,7 +2284,7 @@ def _linear_terms(v: Value, sign: int, defs, uses, top: bool = False) -> list:
     return [(sign, v)]
 
 
-def _shift_of_shift(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
+def _shift_of_shift(inst: Inst, out: list, uses, defs, b: Builder, used_once: bool = False) -> bool:
     """f32 (x + k1) + k2 (any signs: k2 - (x - k1), (k1 - x) - k2, ...) is x + (k1 + k2), whatever
     else reads x + k1 (fit2 seed 500064's SASS: 0.3 + t6 of t6 = -0.943 + x4, t6 read three times
     more, is FADD x4, -0.643); a sum of two values and two or more constants, through adds and
@@ -2290,7 +2292,7 @@ def _shift_of_shift(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
     (2.141 + s) is FFMA .., -t5 then FADD 0.69 in fit2 seed 500020's SASS)."""
     if inst.op != "binary" or inst.type != F32:
         return False
-    terms = _sum_terms(inst, defs)
+    terms = _sum_terms(inst, defs, uses if used_once else None)
     if terms is None:
         return False
     ks = [_const_value(v, defs) for _, v in terms]
@@ -2323,9 +2325,9 @@ def _shift_of_shift(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
 # -- driver: value ranges and constants -------------------------------------------------------------
 
 _UNBOUNDED = (-np.inf, np.inf)
-_RANGE_OF_BUILTIN = {"smoothstep": (0.0, 1.0), "fract": (0.0, 1.0), "sin": (-1.0, 1.0), "cos": (-1.0, 1.0),
-                     "tanh": (-1.0, 1.0), "sqrt": (0.0, np.inf), "inverseSqrt": (0.0, np.inf),
-                     "exp": (0.0, np.inf), "exp2": (0.0, np.inf), "abs": (0.0, np.inf)}
+# only what the SASS shows the driver knowing: smoothstep's .SAT t (fit2 seeds 501132, 500068, 500792);
+# not RSQ's sign (fit seed 192: clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y)
+_RANGE_OF_BUILTIN = {"smoothstep": (0.0, 1.0)}
 _FOLD_BUILTIN = {"sqrt": np.sqrt, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
                  "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs, "floor": np.floor,
                  "inverseSqrt": lambda x: 1.0 / np.sqrt(x)}
@@ -2394,10 +2396,10 @@ def _fold_constant(inst: Inst, defs):
 
 def fold_ranges(module: Module) -> int:
     """What the driver knows of f32 values when compiling (DECISIONS['range']): each scalar's range
-    (constants; clamp, min, max; smoothstep, fract, sin, cos, tanh in their own; sqrt, exp, abs not
-    negative; x * x; sums and products of ranges); min, max or clamp whose answer the ranges decide
-    is that operand, a comparison they decide is a constant (a select on it then its operand:
-    fold), and arithmetic or a builtin of constants is the constant."""
+    (constants; clamp, min, max; smoothstep in [0, 1]; x * x; sums and products of ranges); min, max
+    or clamp whose answer the ranges decide is that operand, |x| of an x not negative is x, a
+    comparison they decide is a constant (a select on it then its operand: fold), and arithmetic or
+    a builtin of constants is the constant."""
     count, ranges = 0, {}
     for f in module.functions:
         defs = {i.result.id: i for i in f.walk() if i.result is not None}
