@@ -199,13 +199,15 @@ DECISIONS = {
              "the constants' total added last (seed 500020: (2.831 - t5) - (2.141 + s) is FFMA .., -t5, then FADD "
              "0.69; seed 500572)",
     "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep's "
-             "[0, 1]; x * x; sums and products; not RSQ's sign: fit seed 192's clamp(inverseSqrt(..), -2, 0) * y "
-             "stays, -0 for a negative y) and decides what the ranges decide: clamp(smoothstep(..), -2, -1) is -1 (fit2 seed 501132's SASS: the quotient by "
-             "(c * c + 1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed "
-             "500068: t4 = (t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < "
-             "1.908 its true side (seed 500064), |s| of a smoothstep s is s (seed 500792: 0.5 + |s| is one "
-             "FFMA); arithmetic and builtins of constants are folded, builtins rounded from double (seed "
-             "500496: log(0.25 + 1e-5) stores -1.3862543, MUFU.LG2 * ln 2 gives -1.3862542)",
+             "[0, 1]; sums and products of bounded ranges, not x * x (fit2 seed 500804); not RSQ's sign: fit seed "
+             "192's clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y) and decides what the ranges "
+             "decide: clamp(smoothstep(..), -2, -1) is -1 (fit2 seed 501132's SASS: the quotient by (c * c + "
+             "1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed 500068: t4 = "
+             "(t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < 1.908 its "
+             "true side (seed 500064); arithmetic and sqrt, exp, log of constants are folded, rounded from double "
+             "(seed 500496: log(0.25 + 1e-5) stores -1.3862543, MUFU.LG2 * ln 2 gives -1.3862542), not tanh (seed "
+             "501156: t4 * tanh(t5 - t5) keeps its product). |smoothstep(..)| is not folded: 0.5 + |s| is one "
+             "FFMA in fit2 seed 500792's SASS, FADD of the rounded product in fit seed 662's",
     "divide-sqrt": "f32 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ, FMUL), the sqrt kept for its other users, and 1 / sqrt(y) "
                    "is RSQ(y) whatever else reads the sqrt: the SASS of every f32 program of fit, judge and fit2 "
                    "that divides by a sqrt: fit seed 756, judge 100447, fit2 500460 (x / sqrt(..) in the source), "
@@ -2328,9 +2330,10 @@ _UNBOUNDED = (-np.inf, np.inf)
 # only what the SASS shows the driver knowing: smoothstep's .SAT t (fit2 seeds 501132, 500068, 500792);
 # not RSQ's sign (fit seed 192: clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y)
 _RANGE_OF_BUILTIN = {"smoothstep": (0.0, 1.0)}
+# builtins of constants the driver folds (fit2 seed 500496: sqrt(0.25), log(0.25 + 1e-5)); not tanh
+# (fit2 seed 501156: t4 * tanh(t5 - t5) keeps its product, +0 where folding gives -0)
 _FOLD_BUILTIN = {"sqrt": np.sqrt, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
-                 "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "abs": np.abs, "floor": np.floor,
-                 "inverseSqrt": lambda x: 1.0 / np.sqrt(x)}
+                 "abs": np.abs, "floor": np.floor}
 
 
 def _interval(inst: Inst, rng) -> tuple:
@@ -2353,12 +2356,12 @@ def _interval(inst: Inst, rng) -> tuple:
             lo, hi = (r[0][0] + r[1][0], r[0][1] + r[1][1]) if fn == "add" else \
                 (r[0][0] - r[1][1], r[0][1] - r[1][0])
         elif (inst.op == "binary" and fn == "mul") or (inst.op == "builtin" and fn == "fma"):
-            if inst.args[0].id == inst.args[1].id:          # x * x
-                lo = 0.0 if r[0][0] <= 0.0 <= r[0][1] else min(r[0][0] ** 2, r[0][1] ** 2)
-                hi = max(r[0][0] ** 2, r[0][1] ** 2)
-            else:
-                ends = [p * q for p in r[0] for q in r[1]]
-                lo, hi = min(ends), max(ends)
+            # of bounded operands only: not x * x of an unbounded x (fit2 seed 500804: clamp((0.798 *
+            # x3) * x3, -1, 0) stays a clamp in the driver's SASS)
+            if not all(np.isfinite(e) for v in r for e in v):
+                return _UNBOUNDED
+            ends = [p * q for p in r[0] for q in r[1]]
+            lo, hi = min(ends), max(ends)
             if fn == "fma":
                 lo, hi = lo + r[2][0], hi + r[2][1]
         else:
@@ -2396,9 +2399,8 @@ def _fold_constant(inst: Inst, defs):
 
 def fold_ranges(module: Module) -> int:
     """What the driver knows of f32 values when compiling (DECISIONS['range']): each scalar's range
-    (constants; clamp, min, max; smoothstep in [0, 1]; x * x; sums and products of ranges); min, max
-    or clamp whose answer the ranges decide is that operand, |x| of an x not negative is x, a
-    comparison they decide is a constant (a select on it then its operand: fold), and arithmetic or
+    (constants; clamp, min, max; smoothstep in [0, 1]; sums and products of bounded ranges); min,
+    max or clamp whose answer the ranges decide is that operand, a comparison they decide is a constant (a select on it then its operand: fold), and arithmetic or
     a builtin of constants is the constant."""
     count, ranges = 0, {}
     for f in module.functions:
@@ -2439,11 +2441,6 @@ def fold_ranges(module: Module) -> int:
                 count += 1
                 continue
             fn = inst.attrs.get("fn")
-            if inst.op == "builtin" and fn == "abs" and rng(inst.args[0])[0] >= 0.0:
-                mapping[inst.result.id] = inst.args[0]          # |s| of a smoothstep s (fit2 seed 500792)
-                ranges[inst.result.id] = rng(inst.args[0])
-                count += 1
-                continue
             if inst.op == "builtin" and fn in ("min", "max", "clamp") and not inst.attrs.get("exact"):
                 r = [rng(a) for a in inst.args]
                 pick = None
