@@ -193,7 +193,7 @@ DECISIONS = {
                "measured with DECISIONS['division-chain']'s x / (y / z); f32 (x / k1) * k2 is x * (RCP(k1) * k2), "
                "x / k1 read elsewhere too (fit2 seed 500724's SASS: t6 * 0.3 of t6 = x3 / 0.1 is FMUL x3, 3)",
     "shift": "f32 (x + k1) + k2 (any signs) is x + (k1 + k2), the constants added in f32 when compiling, also where "
-             "x + k1 is read elsewhere (fit2 seed 500064's SASS: 0.3 + t6 of t6 = -0.943 + x4, t6 read three times "
+             "x + k1 is read elsewhere (randprog_fit2.npz seed 500064's SASS: 0.3 + t6 of t6 = -0.943 + x4, t6 read three times "
              "more, is FADD x4, -0.643; seed 500136: factoring's x2 * (2.898 + (x3 - 3)) is x2 * (x3 - 0.102)); a sum "
              "of two values and two or more constants, through adds and subtracts used only there, is (x + y) + k, "
              "the constants' total added last (seed 500020: (2.831 - t5) - (2.141 + s) is FFMA .., -t5, then FADD "
@@ -201,7 +201,7 @@ DECISIONS = {
     "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep's "
              "[0, 1]; sums and products of bounded ranges, not x * x (fit2 seed 500804); not RSQ's sign: fit seed "
              "192's clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y) and decides what the ranges "
-             "decide: clamp(smoothstep(..), -2, -1) is -1 (fit2 seed 501132's SASS: the quotient by (c * c + "
+             "decide: clamp(smoothstep(..), -2, -1) is -1 (randprog_fit2.npz seed 501132's SASS: the quotient by (c * c + "
              "1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed 500068: t4 = "
              "(t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < 1.908 its "
              "true side (seed 500064); arithmetic and sqrt, exp, log of constants are folded, rounded from double "
@@ -209,7 +209,7 @@ DECISIONS = {
              "501156: t4 * tanh(t5 - t5) keeps its product). |smoothstep(..)| is not folded: 0.5 + |s| is one "
              "FFMA in fit2 seed 500792's SASS, FADD of the rounded product in fit seed 662's",
     "divide-sqrt": "f32 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ, FMUL), the sqrt kept for its other users, and 1 / sqrt(y) "
-                   "is RSQ(y) whatever else reads the sqrt: the SASS of every f32 program of fit, judge and fit2 "
+                   "is RSQ(y) whatever else reads the sqrt: the SASS of every f32 program of randprog_fit, judge and fit2.npz "
                    "that divides by a sqrt: fit seed 756, judge 100447, fit2 500460 (x / sqrt(..) in the source), "
                    "500620 (-0.221 / t5 of t5 = sqrt(..), t5 read again: FMUL -0.221, RSQ)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
