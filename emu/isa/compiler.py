@@ -197,7 +197,11 @@ DECISIONS = {
              "more, is FADD x4, -0.643; seed 500136: factoring's x2 * (2.898 + (x3 - 3)) is x2 * (x3 - 0.102)); a sum "
              "of two values and two or more constants, through adds and subtracts used only there, is (x + y) + k, "
              "the constants' total added last (seed 500020: (2.831 - t5) - (2.141 + s) is FFMA .., -t5, then FADD "
-             "0.69; seed 500572)",
+             "0.69; seed 500572). With 'range', 'divide-sqrt', algebra's (x / k1) * k2 and square's a * (a * k) "
+             "(programs whose compiled IR changed, run before and after): fit f32/func Vulkan 243 -> 247, 246 -> 255 "
+             "of 294/293, Dawn 242 -> 250, 248 -> 259 of 300; judge Vulkan 116 -> 118, 121 -> 127, Dawn 116 -> 119, "
+             "121 -> 127 of 150; fit2 Vulkan 223 -> 234, 261 -> 271, Dawn 217 -> 232, 261 -> 271, loop 288 -> 289 "
+             "(Dawn) of 300; f16 fit 254 -> 258, 257 -> 261, fit2 246 -> 248, 245 -> 247; none lost",
     "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep's "
              "[0, 1]; sums and products of bounded ranges, not x * x (fit2 seed 500804); not RSQ's sign: fit seed "
              "192's clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y) and decides what the ranges "
