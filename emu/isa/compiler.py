@@ -46,12 +46,15 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                            square        a * (a * y) is (a * a) * y
                            algebra       constant factors of a product multiplied together (again after
                                          expand); k * (x + k1) is fma(x, k, k * k1)
-                           rsqrt         f32 1 / sqrt(x) is one RSQ; f16 x / sqrt(y) is x * RSQ(y)
+                           rsqrt         f32 1 / sqrt(x) is one RSQ; x / sqrt(y) is x * RSQ(y) (f32, f16)
                            expand        smoothstep, mix, dot, length, normalize as the driver's
                                          arithmetic (then numbered again), log as LG2 * ln 2 (f16:
                                          MUFU.LG2.F16, HMUL2), smoothstep's last product
                                          open to the add around it; f32 constant edges folded into
                                          one fma, x * k - e0 * k; f16: (t * t) * ((3 - t) - t)
+                           range         what the values' ranges decide (clamp, min, max, comparisons;
+                                         then a select on the comparison), arithmetic and builtins of
+                                         constants folded
                            division-chain  (x / y) / z is x / (y * z), x / (y / z) is (x * z) / y
                                          (then numbered again)
                            f16-constant-division  f16 v / c is v * f16(1/c); (x + k) / c is
@@ -60,6 +63,8 @@ earlier passes, so this module runs those passes, in the driver's order, over th
                                          there), p + p is (a + a) * b, x + x * k is x * (1 + k),
                                          repeated on what it made; the sum inside collects like terms
                                          (x + (x - y) is fma(x, 2, -y)); f32 (x * y) / x is y
+                           shift         (x + k1) + k2 is x + (k1 + k2) (again on what factoring made);
+                                         in the fold pass too, before algebra
                            fma           all or nothing: a product fuses into every add or
                                          subtract that uses it, unless one user is not an add, or
                                          takes the other product (of two the left; f16: a multiply
@@ -200,7 +205,32 @@ DECISIONS = {
                "nothing else reads x * k1 and y * k2 (seed 196's SASS: (x2 * 0.3) * (x2 * 0.3) + 1e-5 is FFMA x2 * x2, "
                "0.09, 1e-5); again after the expansions (seed 684: (ln 2 * log2(x)) * 2.337 is FMUL lg2, 1.6199); "
                "f16 alike (seed 349's SASS: (x2 * 1.423) * (x2 * 1.423) + 1e-5 is HFMA2 2.0254, x2 * x2, 1e-5); "
-               "measured with DECISIONS['division-chain']'s x / (y / z)",
+               "measured with DECISIONS['division-chain']'s x / (y / z); f32 (x / k1) * k2 is x * (RCP(k1) * k2), "
+               "x / k1 read elsewhere too (fit2 seed 500724's SASS: t6 * 0.3 of t6 = x3 / 0.1 is FMUL x3, 3)",
+    "shift": "f32 (x + k1) + k2 (any signs) is x + (k1 + k2), the constants added in f32 when compiling, also where "
+             "x + k1 is read elsewhere (randprog_fit2.npz seed 500064's SASS: 0.3 + t6 of t6 = -0.943 + x4, t6 read three times "
+             "more, is FADD x4, -0.643; seed 500136: factoring's x2 * (2.898 + (x3 - 3)) is x2 * (x3 - 0.102)); a sum "
+             "of two values and two or more constants, through adds and subtracts used only there, is (x + y) + k, "
+             "the constants' total added last (seed 500020: (2.831 - t5) - (2.141 + s) is FFMA .., -t5, then FADD "
+             "0.69; seed 500572). With 'range', 'divide-sqrt', algebra's (x / k1) * k2 and square's a * (a * k) "
+             "(programs whose compiled IR changed, run before and after): fit f32/func Vulkan 243 -> 247, 246 -> 255 "
+             "of 294/293, Dawn 242 -> 250, 248 -> 259 of 300; judge Vulkan 116 -> 118, 121 -> 127, Dawn 116 -> 119, "
+             "121 -> 127 of 150; fit2 Vulkan 223 -> 234, 261 -> 271, Dawn 217 -> 232, 261 -> 271, loop 288 -> 289 "
+             "(Dawn) of 300; f16 fit 254 -> 258, 257 -> 261, fit2 246 -> 248, 245 -> 247; none lost",
+    "range": "the driver knows each f32 value's range when compiling (constants; clamp, min, max; smoothstep's "
+             "[0, 1]; sums and products of bounded ranges, not x * x (fit2 seed 500804); not RSQ's sign: fit seed "
+             "192's clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y) and decides what the ranges "
+             "decide: clamp(smoothstep(..), -2, -1) is -1 (randprog_fit2.npz seed 501132's SASS: the quotient by (c * c + "
+             "1e-5) is a product by the constant 0.99999), clamp(smoothstep(..), -2, 0) is +0 (seed 500068: t4 = "
+             "(t3 / ..) / |t3| stores +0, x2 / (t3 * t3) is x2 * inf), a select on clamp(t8, -1, 1) < 1.908 its "
+             "true side (seed 500064); arithmetic and sqrt, exp, log of constants are folded, rounded from double "
+             "(seed 500496: log(0.25 + 1e-5) stores -1.3862543, MUFU.LG2 * ln 2 gives -1.3862542), not tanh (seed "
+             "501156: t4 * tanh(t5 - t5) keeps its product). |smoothstep(..)| is not folded: 0.5 + |s| is one "
+             "FFMA in fit2 seed 500792's SASS, FADD of the rounded product in fit seed 662's",
+    "divide-sqrt": "f32 x / sqrt(y) is x * RSQ(y) (MUFU.RSQ, FMUL), the sqrt kept for its other users, and 1 / sqrt(y) "
+                   "is RSQ(y) whatever else reads the sqrt: the SASS of every f32 program of randprog_fit, judge and fit2.npz "
+                   "that divides by a sqrt: fit seed 756, judge 100447, fit2 500460 (x / sqrt(..) in the source), "
+                   "500620 (-0.221 / t5 of t5 = sqrt(..), t5 read again: FMUL -0.221, RSQ)",
     "unroll-f16": "a counted loop that updates an f16 variable is unrolled (randprog_fit.npz seeds 18, 26: the driver's SASS, "
                   ".hwtmp/sass, has no loop); WGSL's `for (var k = 0u; ...)` too: Tint stores the initializer before "
                   "the loop as glslang does (its SPIR-V of fit seed 30), and through Dawn the f16 sums pair alike "
@@ -396,11 +426,14 @@ def compile_for(module: Module, stack: Stack | None) -> dict:
         done["fold-constants"] += fold_constant_operations(module)     # an expansion of constants
         done["number"] += number_values(module)          # what the expansions made equal
         done["fold"] += fold_identities(module)          # mix(a, a, t)'s a - a
+        done["range"] = fold_ranges(module)             # the expansions' .SAT ranges (fit2 seed 501132)
+        done["fold"] += fold_identities(module)          # a select on what range decided
         done["division-chain"] = join_divisions(module)
         done["number"] += number_values(module)          # a joined divisor that the shader also multiplies
         done["f16-constant-division"] = distribute_f16_constant_division(module)
         done["factor"] = factor_products(module, stack.types)
         done["algebra"] += fold_algebra(module, stack.types, factored=True)     # x * k squared (fit2 seed 500497)
+        done["shift"] = join_shifts(module)     # what factoring made: x * (k1 + (y + k2)) (fit2 seed 500136)
     if not stack.fma:
         return done
     done["fma"] = form_fma(module, stack.types, stack.divide, after_division=stack.nvidia)
@@ -975,13 +1008,20 @@ def _fold_constant_factors(inst: Inst, defs, b: Builder, users) -> int:
     k1 = _const_value(d.args[0], defs)
     if d.attrs["fn"] == "mul" and k1 is None:
         k1, other = _const_value(d.args[1], defs), d.args[0]
+    elif d.attrs["fn"] == "div" and k1 is None and _const_value(d.args[1], defs) not in (None, 0.0) \
+            and scalar_of(inst.type) == F32:
+        # (x / k1) * k2 is x * (RCP(k1) * k2): the driver's x / k1 is x * RCP(k1), RCP(k1) folded (fit2
+        # seed 500724's SASS: t6 * 0.3 of t6 = x3 / 0.1, t6 read again, is FMUL x3, 3)
+        k1, other = float(nvidia.binary("div", "f32", np.float32(1.0), np.float32(_const_value(d.args[1], defs)))), \
+            d.args[0]
+        d = None
     else:
         other = d.args[1]
-    if k1 is None or (d.attrs["fn"] == "div" and scalar_of(inst.type) != F32):
+    if k1 is None or (d is not None and d.attrs["fn"] == "div" and scalar_of(inst.type) != F32):
         return 0
     k = Inst("const", [], inst.type, {"value": float(nvidia.binary("mul", ty, k1, k2))}, [], inst.loc, b.value(inst.type))
     new = [k]
-    if d.attrs["fn"] == "div":
+    if d is not None and d.attrs["fn"] == "div":
         one = Inst("const", [], inst.type, {"value": 1.0}, [], inst.loc, b.value(inst.type))
         rcp = Inst("binary", [one.result, other], inst.type, {"fn": "div"}, [], inst.loc, b.value(inst.type))
         new += [one, rcp]
@@ -1051,9 +1091,8 @@ def _gather_constant_factors(inst: Inst, defs, b: Builder, users, only_here: boo
 # -- rsqrt -----------------------------------------------------------------------------------------
 
 def reciprocal_sqrt(module: Module) -> int:
-    """f32 `1.0 / sqrt(x)`, the sqrt used only there, becomes `inverseSqrt(x)`; f16 `x / sqrt(y)`
-    (the sqrt used anywhere else too) is `x * inverseSqrt(y)` (DECISIONS['divide-sqrt-f16'])."""
-    uses = Counter(a.id for f in module.functions for i in f.walk() for a in i.args)
+    """f32 `1.0 / sqrt(x)` becomes `inverseSqrt(x)`; `x / sqrt(y)` (the sqrt used anywhere else too)
+    is `x * inverseSqrt(y)`, f32 (DECISIONS['divide-sqrt']) and f16 (DECISIONS['divide-sqrt-f16'])."""
     defs = {i.result.id: i for f in module.functions for i in f.walk() if i.result is not None}
     count, pending, b = 0, [], Builder(_next_id(module))
     for f in module.functions:
@@ -1061,10 +1100,17 @@ def reciprocal_sqrt(module: Module) -> int:
             if inst.op != "binary" or inst.attrs["fn"] != "div" or inst.attrs.get("exact"):
                 continue
             one, root = (defs.get(a.id) for a in inst.args)
-            if inst.type == F16 and root is not None and root.op == "builtin" and root.attrs["fn"] == "sqrt":
-                rsq = Inst("builtin", list(root.args), F16, {"fn": "inverseSqrt"}, [], inst.loc, b.value(F16))
+            if inst.type == F32 and _const_of(one) == 1.0 and root is not None and root.op == "builtin" \
+                    and root.attrs["fn"] == "sqrt":
+                inst.op, inst.args, inst.attrs = "builtin", list(root.args), {"fn": "inverseSqrt", "contracted": "rsqrt"}
+                count += 1
+                continue
+            if inst.type in (F16, F32) and root is not None and root.op == "builtin" and root.attrs["fn"] == "sqrt":
+                rsq = Inst("builtin", list(root.args), inst.type, {"fn": "inverseSqrt"}, [], inst.loc,
+                           b.value(inst.type))
                 pending.append((inst, rsq))
-                inst.args, inst.attrs = [inst.args[0], rsq.result], {"fn": "mul", "contracted": "divide-sqrt-f16"}
+                inst.args = [inst.args[0], rsq.result]
+                inst.attrs = {"fn": "mul", "contracted": "divide-sqrt-f16" if inst.type == F16 else "divide-sqrt"}
                 count += 1
                 continue
             if inst.type != F32:
@@ -1076,11 +1122,6 @@ def reciprocal_sqrt(module: Module) -> int:
                 inst.args, inst.attrs = [inst.args[0], sq.result], {"fn": "mul", "contracted": "divide-rsqrt"}
                 count += 1
                 continue
-            if one is None or one.op != "const" or one.attrs.get("value") != 1.0 or root is None \
-                    or root.op != "builtin" or root.attrs["fn"] != "sqrt" or uses[inst.args[1].id] != 1:
-                continue
-            inst.op, inst.args, inst.attrs = "builtin", list(root.args), {"fn": "inverseSqrt", "contracted": "rsqrt"}
-            count += 1
     for f in module.functions:
         for blk in _blocks(f.body):
             for inst, new in [(i, n) for i, n in pending if any(i is j for j in blk.insts)]:
@@ -1885,10 +1926,11 @@ def square_products(module: Module) -> int:
     `(a * a) * y`: the driver multiplies the repeated factor first. Measured: Tint's smoothstep
     t * (t * p) rounds as (t * t) * p (builtins.npz f32/f16 smoothstep through Dawn; randprog fit
     seeds 753 and 445, 128 of 128); f16 (t3 * x2) * t3 as (t3 * t3) * x2 (fit seed 1069, 128 of
-    128, once `fold` has made t4 / t4 one); f16 y a constant too: t3 * (3 * t3) - s is fma(t3 * t3, 3,
-    -s) (fit2 seeds 500321, 500581's SASS: HMUL2 t * t, HFMA2 with 3 and 1.988), but not t * (t * 1.0)
-    (the driver folds the 1.0 and fuses t * t, fit seed 129); not where a * y has another use (f32
-    x2 * t5 of t5 = x3 * x2, t5 stored: fit seed 572)."""
+    128, once `fold` has made t4 / t4 one); y a constant too: f16 t3 * (3 * t3) - s is fma(t3 * t3, 3,
+    -s) (fit2 seeds 500321, 500581's SASS: HMUL2 t * t, HFMA2 with 3 and 1.988), f32 (x2 * -2.217) * x2
+    is (x2 * x2) * -2.217 (fit2 seed 500152's SASS), but not t * (t * 1.0) (the driver folds the 1.0
+    and fuses t * t, fit seed 129); not where a * y has another use (f32 x2 * t5 of t5 = x3 * x2, t5
+    stored: fit seed 572)."""
     return _rewrite_each(module, _square)
 
 
@@ -1912,9 +1954,8 @@ def _square(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         if _unselected(a, defs).id not in ids or ids[0] == ids[1]:
             continue
         y = inner.args[1 - ids.index(_unselected(a, defs).id)]
-        k = _const_value(y, defs)
-        if k == 1.0 or (k is not None and inst.type != F16):   # x * 1.0: folded first; f32 (k * x) * x + c is
-            continue                                         # fma-constant-factor's fma(k, x * x, c), the same bits
+        if _const_of(defs.get(y.id)) == 1.0:        # x * 1.0: folded first (fit seed 129)
+            continue
         sq = Inst("binary", [a, a], inst.type, {"fn": "mul"}, [], inst.loc, b.value(inst.type))
         out.append(sq)
         inst.args = [sq.result, y]
@@ -2315,6 +2356,8 @@ def reassociate_constants(module: Module) -> int:
     def rewrite(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
         if _like_terms(inst, out, uses, defs, b, constant=True):     # (x + k) + x is fma(x, 2, k)
             return True
+        if _shift_of_shift(inst, out, uses, defs, b):
+            return True
         if inst.op != "binary" or inst.attrs["fn"] != "add" or inst.attrs.get("exact") \
                 or _float_scalar(inst.type) not in (F32, F16) or hasattr(inst.type, "n"):
             return False
@@ -2360,6 +2403,204 @@ def _f16_constant_chain(inst: Inst, out: list, uses, defs, b: Builder) -> bool:
     inst.args = [v, c] if sv * so > 0 else [c, v]
     inst.attrs = {"fn": "add" if sv * so > 0 else "sub", "contracted": "fold"}
     return True
+
+
+def join_shifts(module: Module) -> int:
+    """The constants of an f32 sum added together when compiling, their total added last
+    (DECISIONS['shift']), again on what factoring made; here only through sums used once: the
+    constants that the driver folds later no longer join one read elsewhere (fit seed 108: 768 - t6
+    of t6 = s - fract(-1.222), t6 stored, stays FADD 768 after s - 0.778)."""
+    return _rewrite_each(module, lambda inst, out, uses, defs, b: _shift_of_shift(inst, out, uses, defs, b, True))
+
+
+def _linear_terms(v: Value, sign: int, defs, uses, top: bool = False) -> list:
+    """v as signed terms through adds, subtracts and negations of its type that are used only once
+    (``top``: v itself whatever its uses)."""
+    d = defs.get(v.id)
+    if d is None or d.type != v.type or d.attrs.get("exact") or (not top and uses[v.id] != 1):
+        return [(sign, v)]
+    if d.op == "binary" and d.attrs["fn"] in ("add", "sub"):
+        return _linear_terms(d.args[0], sign, defs, uses) + \
+            _linear_terms(d.args[1], sign if d.attrs["fn"] == "add" else -sign, defs, uses)
+    if d.op == "unary" and d.attrs.get("fn") == "neg":
+        return _linear_terms(d.args[0], -sign, defs, uses)
+    return [(sign, v)]
+
+
+def _shift_of_shift(inst: Inst, out: list, uses, defs, b: Builder, used_once: bool = False) -> bool:
+    """f32 (x + k1) + k2 (any signs: k2 - (x - k1), (k1 - x) - k2, ...) is x + (k1 + k2), whatever
+    else reads x + k1 (fit2 seed 500064's SASS: 0.3 + t6 of t6 = -0.943 + x4, t6 read three times
+    more, is FADD x4, -0.643); a sum of two values and two or more constants, through adds and
+    subtracts used only there, is (x + y) + k, the constants' total added last ((2.831 - t5) -
+    (2.141 + s) is FFMA .., -t5 then FADD 0.69 in fit2 seed 500020's SASS)."""
+    if inst.op != "binary" or inst.type != F32:
+        return False
+    terms = _sum_terms(inst, defs, uses if used_once else None)
+    if terms is None:
+        return False
+    ks = [_const_value(v, defs) for _, v in terms]
+    if len(terms) != 3 or sum(k is None for k in ks) != 1:
+        terms = _linear_terms(inst.result, 1, defs, uses, top=True)
+        ks = [_const_value(v, defs) for _, v in terms]
+        if sum(k is None for k in ks) != 2 or sum(k is not None for k in ks) < 2:
+            return False
+    k = np.float32(0.0)
+    for (s, _), c in zip(terms, ks):
+        if c is not None:
+            k = np.float32(k + np.float32(s * c))
+    op = _emitter(inst, b, out)
+    rest = [t for t, c in zip(terms, ks) if c is None]
+    if len(rest) == 2:                          # x + y first, then the constant
+        (s0, x), (s1, y) = rest
+        if s0 < 0 and s1 < 0:
+            rest = [(-1, op("binary", [x, y], fn="add"))]
+        elif s0 > 0:
+            rest = [(1, op("binary", [x, y], fn="add" if s1 > 0 else "sub"))]
+        else:
+            rest = [(1, op("binary", [y, x], fn="sub"))]
+    s, x = rest[0]
+    c = op("const", [], value=float(k))
+    inst.op, inst.args = "binary", ([x, c] if s > 0 else [c, x])
+    inst.attrs = {"fn": "add" if s > 0 else "sub", "contracted": "shift"}
+    return True
+
+
+# -- driver: value ranges and constants -------------------------------------------------------------
+
+_UNBOUNDED = (-np.inf, np.inf)
+# only what the SASS shows the driver knowing: smoothstep's .SAT t (fit2 seeds 501132, 500068, 500792);
+# not RSQ's sign (fit seed 192: clamp(inverseSqrt(..), -2, 0) * y stays, -0 for a negative y)
+_RANGE_OF_BUILTIN = {"smoothstep": (0.0, 1.0)}
+# builtins of constants the driver folds (fit2 seed 500496: sqrt(0.25), log(0.25 + 1e-5)); not tanh
+# (fit2 seed 501156: t4 * tanh(t5 - t5) keeps its product, +0 where folding gives -0)
+_FOLD_BUILTIN = {"sqrt": np.sqrt, "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2,
+                 "abs": np.abs, "floor": np.floor}
+
+
+def _interval(inst: Inst, rng) -> tuple:
+    """(lo, hi) of an f32 scalar instruction's value from its operands' ranges (rng)."""
+    fn = inst.attrs.get("fn")
+    r = [rng(a) for a in inst.args]
+    with np.errstate(all="ignore"):
+        if inst.op == "const":
+            return r and r[0] or _UNBOUNDED
+        if inst.op == "builtin" and fn == "clamp" and len(r) == 3:
+            return max(r[0][0], r[1][0]), min(max(r[0][1], r[1][0]), r[2][1])
+        if inst.op == "builtin" and fn in ("min", "max") and len(r) == 2:
+            pick = min if fn == "min" else max
+            return pick(r[0][0], r[1][0]), pick(r[0][1], r[1][1])
+        if inst.op == "builtin" and fn in _RANGE_OF_BUILTIN:
+            return _RANGE_OF_BUILTIN[fn]
+        if inst.op == "unary" and fn == "neg":
+            return -r[0][1], -r[0][0]
+        if inst.op == "binary" and fn in ("add", "sub"):
+            lo, hi = (r[0][0] + r[1][0], r[0][1] + r[1][1]) if fn == "add" else \
+                (r[0][0] - r[1][1], r[0][1] - r[1][0])
+        elif (inst.op == "binary" and fn == "mul") or (inst.op == "builtin" and fn == "fma"):
+            # of bounded operands only: not x * x of an unbounded x (fit2 seed 500804: clamp((0.798 *
+            # x3) * x3, -1, 0) stays a clamp in the driver's SASS)
+            if not all(np.isfinite(e) for v in r for e in v):
+                return _UNBOUNDED
+            ends = [p * q for p in r[0] for q in r[1]]
+            lo, hi = min(ends), max(ends)
+            if fn == "fma":
+                lo, hi = lo + r[2][0], hi + r[2][1]
+        else:
+            return _UNBOUNDED
+    return (lo, hi) if not (np.isnan(lo) or np.isnan(hi)) else _UNBOUNDED
+
+
+def _fold_constant(inst: Inst, defs):
+    """The f32 value of an arithmetic instruction or builtin whose operands are all constants,
+    as the driver computes it when compiling (IEEE f32 arithmetic, builtins rounded from double);
+    else None."""
+    ks = [_const_value(a, defs) for a in inst.args]
+    if not ks or any(k is None for k in ks) or inst.type != F32 or any(a.type != F32 for a in inst.args):
+        return None
+    fn = inst.attrs.get("fn")
+    x = [np.float32(k) for k in ks]
+    with np.errstate(all="ignore"):
+        if inst.op == "binary" and fn in ("add", "sub", "mul", "div"):
+            v = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[fn](x[0], x[1])
+        elif inst.op == "unary" and fn == "neg":
+            v = -x[0]
+        elif inst.op == "builtin" and fn == "fma":
+            v = np.float64(x[0]) * np.float64(x[1]) + np.float64(x[2])   # exact product, one rounding
+        elif inst.op == "builtin" and fn in ("min", "max"):
+            v = (np.minimum if fn == "min" else np.maximum)(x[0], x[1])
+        elif inst.op == "builtin" and fn == "clamp":
+            v = np.minimum(np.maximum(x[0], x[1]), x[2])
+        elif inst.op == "builtin" and fn in _FOLD_BUILTIN and len(x) == 1:
+            v = _FOLD_BUILTIN[fn](np.float64(x[0]))
+        else:
+            return None
+    v = np.float32(v)
+    return float(v) if np.isfinite(v) else None
+
+
+def fold_ranges(module: Module) -> int:
+    """What the driver knows of f32 values when compiling (DECISIONS['range']): each scalar's range
+    (constants; clamp, min, max; smoothstep in [0, 1]; sums and products of bounded ranges); min,
+    max or clamp whose answer the ranges decide is that operand, a comparison they decide is a constant (a select on it then its operand: fold), and arithmetic or
+    a builtin of constants is the constant."""
+    count, ranges = 0, {}
+    for f in module.functions:
+        defs = {i.result.id: i for i in f.walk() if i.result is not None}
+        mapping = {}
+
+        def value(v):
+            while v.id in mapping:
+                v = mapping[v.id]
+            return v
+
+        def rng(v):
+            k = _const_value(v, defs)
+            return (float(k), float(k)) if k is not None else ranges.get(v.id, _UNBOUNDED)
+        for inst in f.walk():
+            if inst.result is None:
+                continue
+            if any(a.id in mapping for a in inst.args):
+                inst.args = [value(a) for a in inst.args]
+            if inst.op == "binary" and inst.attrs.get("fn") in ("lt", "le", "gt", "ge") and len(inst.args) == 2 \
+                    and inst.type == BOOL and all(a.type == F32 for a in inst.args):
+                (l0, h0), (l1, h1) = (rng(a) for a in inst.args)
+                fn = inst.attrs["fn"]
+                if fn in ("gt", "ge"):
+                    (l0, h0), (l1, h1) = (l1, h1), (l0, h0)
+                strict = fn in ("lt", "gt")
+                known = True if (h0 < l1 if strict else h0 <= l1) else False if (l0 >= h1 if strict else l0 > h1) \
+                    else None
+                if known is not None:
+                    inst.op, inst.args, inst.attrs = "const", [], {"value": known, "contracted": "range"}
+                    count += 1
+                continue
+            if inst.type != F32:
+                continue
+            k = _fold_constant(inst, defs) if inst.op != "const" else None
+            if k is not None:
+                inst.op, inst.args, inst.attrs = "const", [], {"value": k, "contracted": "range"}
+                count += 1
+                continue
+            fn = inst.attrs.get("fn")
+            if inst.op == "builtin" and fn in ("min", "max", "clamp") and not inst.attrs.get("exact"):
+                r = [rng(a) for a in inst.args]
+                pick = None
+                if fn == "min":
+                    pick = 0 if r[0][1] <= r[1][0] else 1 if r[1][1] <= r[0][0] else None
+                elif fn == "max":
+                    pick = 0 if r[0][0] >= r[1][1] else 1 if r[1][0] >= r[0][1] else None
+                elif len(r) == 3:
+                    pick = 1 if r[0][1] <= r[1][0] else 2 if r[0][0] >= r[2][1] else \
+                        0 if r[0][0] >= r[1][1] and r[0][1] <= r[2][0] else None
+                if pick is not None:
+                    mapping[inst.result.id] = inst.args[pick]
+                    ranges[inst.result.id] = rng(inst.args[pick])
+                    count += 1
+                    continue
+            ranges[inst.result.id] = _interval(inst, rng)
+        _replace_uses(module, mapping)
+    _remove_dead(module)
+    return count
 
 
 def _negated_difference(inst: Inst, defs, uses) -> bool:
@@ -2512,3 +2753,4 @@ def cancel_terms(module: Module) -> int:
             return False
         return _set_sum(inst, rest, _emitter(inst, b, out), "cancel") or True
     return _rewrite_each(module, rewrite)
+

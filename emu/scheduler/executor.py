@@ -11,6 +11,8 @@ them is the undefined behaviour WGSL forbids, and is reported.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -310,7 +312,10 @@ class Clock:
 
 
 def _freeze(v):
-    return tuple(_freeze(x) for x in v) if isinstance(v, (list, tuple)) else v
+    """A hashable key of a constant's value; -0.0 and 0.0 (equal, one hash) keep apart."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x) for x in v)
+    return (v, math.copysign(1.0, v)) if isinstance(v, float) else v
 
 
 def _check_bindings(module: Module, entry) -> None:

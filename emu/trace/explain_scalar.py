@@ -38,6 +38,12 @@ RULES = {
                              "then a division"),
     "divide-sqrt-f16": ("mul", "f16 x / sqrt(y) as x * inverseSqrt(y): one reciprocal square root (MUFU.RSQ.F16) "
                                "rounded, then the product (not the square root, its reciprocal, the product)"),
+    "divide-sqrt": ("mul", "x / sqrt(y) as x * inverseSqrt(y): one reciprocal square root (MUFU.RSQ) rounded, "
+                           "then the product (not the square root, its reciprocal, the product)"),
+    "range": (None, "a value the driver computes when compiling: a clamp, min, max or comparison its operands' "
+                    "ranges decide, or arithmetic or a builtin of constants (builtins rounded from double)"),
+    "shift": (None, "(x + k1) + k2 as x + (k1 + k2): the constants added at compile time, then one rounding "
+                     "(two or more constants of a sum of two values: their total added last)"),
     "divide-rsqrt": ("mul", "x / inverseSqrt(y) as x * sqrt(y): the square root rounded, then the product"),
     "expand": ("mul", "smoothstep(e0, e1, x) as the driver's own arithmetic; this is its last product "
                       "(t * t) * fma(-2, t, 3), left open to fuse with an add around it"),

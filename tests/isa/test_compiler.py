@@ -342,7 +342,9 @@ def test_reassociation_the_driver_does_before_fusing():
     v = (f32(0.7978846) + f32(0.125)) - b * d
     assert np.array_equal(out[:, 3], _fma32(t * b, _fma32(-a, a, f32(1.5) - f32(1.771)), v))
     done, text = _ir(src, "k.comp")
-    assert done["fma-constants"] == 1 and text.count('contracted = "fold"') >= 2
+    # f32 1.5 - (a * a + 1.771) and 0.7978846 + (0.125 - b * d) combine their constants before
+    # fusing (DECISIONS['shift']: what fma-constants and fold's k1 + (k2 - v) did), same bits
+    assert 'contracted = "shift"' in text and 'contracted = "fold"' in text
 
 
 def test_builtins_written_as_the_drivers_arithmetic():
@@ -1142,3 +1144,89 @@ def test_f16_chained_constant_terms_are_added_when_compiling():
     assert np.array_equal(out[:, 1], want) and not np.array_equal(want, ((v + k1).astype(np.float16) + k2).astype(np.float16))
     kk = np.float16(np.float16(0.25) + np.float16(-1.4228515625))
     assert np.array_equal(out[:, 2], (w + kk).astype(np.float16))
+
+
+def test_constants_of_a_sum_are_added_when_compiling_and_added_last():
+    """DECISIONS['shift']: (x + k1) + k2 is x + (k1 + k2) also where x + k1 is read again (fit2 seed
+    500064's SASS: FADD x4, -0.643); (2.831 - t) - (2.141 + s) is (-t - s) + 0.69 (seed 500020);
+    DECISIONS['algebra']: (x / 0.1) * 0.3 is x * 3, x / 0.1 read again (seed 500724)."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i * 3u], t = inp[i * 3u + 1u], s = inp[i * 3u + 2u];
+  float t6 = -0.943 + x;
+  float q = x / 0.1;
+  o[i * 5u] = t6 * t6;
+  o[i * 5u + 1u] = 0.3 + t6;
+  o[i * 5u + 2u] = (2.831 - t) - (2.141 + s);
+  o[i * 5u + 3u] = q;
+  o[i * 5u + 4u] = q * 0.3;
+}"""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((128, 3)) * 3).astype(np.float32)
+    out = _run_many(src, x, 5)
+    k = np.float32
+    a, t, s = x.T
+    want1 = a + (k(0.3) + k(-0.943))
+    want2 = (-t - s) + (k(2.831) - k(2.141))
+    assert np.array_equal(out[:, 1].view(np.uint32), want1.view(np.uint32))
+    assert np.array_equal(out[:, 2].view(np.uint32), want2.view(np.uint32))
+    assert np.array_equal(out[:, 4].view(np.uint32), (a * k(3)).view(np.uint32))
+    assert not np.array_equal(out[:, 1], k(0.3) + (k(-0.943) + a))      # the inputs tell the forms apart
+    assert not np.array_equal(out[:, 2], (k(2.831) - t) - (k(2.141) + s))
+    assert not np.array_equal(out[:, 4], out[:, 3] * k(0.3))
+    done, text = _ir(src, "k.comp")
+    assert text.count('contracted = "shift"') == 2
+
+
+def test_f32_quotient_by_a_square_root_is_a_product_by_its_reciprocal_square_root():
+    """DECISIONS['divide-sqrt']: f32 x / sqrt(y) is x * RSQ(y), and 1 / sqrt(y) is RSQ(y) where the
+    sqrt is read again (fit2 seed 500620's SASS: -0.221 / t5 of t5 = sqrt(..) is FMUL, MUFU.RSQ)."""
+    from emu.numerics import nvidia
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i * 2u], y = abs(inp[i * 2u + 1u]) + 0.5;
+  float r = sqrt(y);
+  o[i * 3u] = r;
+  o[i * 3u + 1u] = x / r;
+  o[i * 3u + 2u] = 1.0 / r;
+}"""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((128, 2)).astype(np.float32)
+    out = _run_many(src, x, 3)
+    y = np.abs(x[:, 1]) + np.float32(0.5)
+    rsq = nvidia.call("inverseSqrt", "f32", y)
+    assert np.array_equal(out[:, 1].view(np.uint32), (x[:, 0] * rsq).view(np.uint32))
+    assert np.array_equal(out[:, 2].view(np.uint32), rsq.view(np.uint32))
+    assert not np.array_equal(out[:, 1], nvidia.binary("div", "f32", x[:, 0], out[:, 0]))
+    done, text = _ir(src, "k.comp")
+    assert 'contracted = "divide-sqrt"' in text and 'contracted = "rsqrt"' in text
+
+
+def test_value_ranges_decide_clamps_selects_and_constant_builtins():
+    """DECISIONS['range']: clamp(smoothstep(..), -2, -1) is -1 and clamp(smoothstep(..), -2, 0) is 0
+    (fit2 seeds 501132, 500068: the driver's SASS stores the constant's consequences); a select on
+    clamp(x, -1, 1) < 1.908 is its true side (seed 500064); log(0.25 + 1e-5) folded when compiling,
+    rounded from double (seed 500496: -1.3862543, where MUFU.LG2 * ln 2 gives -1.3862542)."""
+    src = GLSL_IO + """void main() {
+  uint i = gl_GlobalInvocationID.x;
+  float x = inp[i * 2u], y = inp[i * 2u + 1u];
+  float s = smoothstep(-1.0, 2.0, x * x);
+  float c = clamp(s, -2.0, -1.0);
+  float z = clamp(s, -2.0, 0.0);
+  float m = sqrt((y - y) * (y - y) + 0.25);
+  o[i * 4u] = (x + y) / (c * c + 1e-05);
+  o[i * 4u + 1u] = z;
+  o[i * 4u + 2u] = (clamp(y, -1.0, 1.0) < 1.908) ? x : y;
+  o[i * 4u + 3u] = log(m * m + 1e-05);
+}"""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((128, 2)).astype(np.float32)
+    out = _run_many(src, x, 4)
+    k = np.float32
+    r = k(1.0 / np.float64(k(1.0) + k(1e-5)))
+    assert np.array_equal(out[:, 0].view(np.uint32), ((x[:, 0] + x[:, 1]) * r).view(np.uint32))
+    assert np.all(out[:, 1].view(np.uint32) == 0)
+    assert np.array_equal(out[:, 2], x[:, 0])
+    assert np.all(out[:, 3].view(np.uint32) == k(-1.3862543).view(np.uint32))
+    done, text = _ir(src, "k.comp")
+    assert done["range"] >= 4 and 'contracted = "range"' in text

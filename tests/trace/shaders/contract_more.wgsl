@@ -1,6 +1,6 @@
 // The compiler model's other decisions on nvidia-h200 (emu/isa/compiler.py): smoothstep as Tint
-// writes it, t * (t * (3 - 2t)), its square taken first (square) and 3 - 2t fused (fma), a common factor taken out (factor), a constant factor kept
-// for the fused multiply-add of a square (fma-constant-factor), and c - x * y kept rounded after x / y of the
+// writes it, t * (t * (3 - 2t)), its square taken first (square) and 3 - 2t fused (fma), a common factor taken out (factor), a constant factor
+// of a square put outermost and fused (square, fma), and c - x * y kept rounded after x / y of the
 // same loads (rounded-after-division).
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> y: array<f32>;
