@@ -87,7 +87,9 @@ import numpy as np
 from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
 from ..isa.types import ArrayType, ScalarType, StructType, VectorType
+from ..numerics.dtypes import INT_MAX, INT_MIN
 from ..numerics.reduce import identity
+from ..numerics.scalar import float_bounds_for_int
 from . import outline
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
@@ -130,6 +132,14 @@ _SG_MOVE = ("broadcast", "broadcast_first", "shuffle", "shuffle_xor", "shuffle_u
 def _sg_identity(op: str, t: str):
     """What an inactive invocation contributes to a subgroup reduction (emu.numerics.reduce)."""
     return identity(op, t).item()
+
+
+def _flat_count(t) -> int:
+    """The scalars of a vector or array (of vectors or arrays), as workgroup memory lays them flat."""
+    n = 1
+    while isinstance(t, (ArrayType, VectorType)):
+        n, t = n * (t.n if isinstance(t, VectorType) else t.count), t.elem
+    return n
 
 
 class Unsupported(Exception):
@@ -193,6 +203,7 @@ _NV_SFU = {
     "sin": (_SIN.format("{0}"), ("sin",)),
     "cos": (_COS.format("{0}"), ("sin",)),
     "tan": (f"rt.nv_mul({_SIN.format('{0}')}, rt.nv_rcp({_COS.format('{0}')}, rcp_tab))", ("sin", "rcp")),
+    "tanh": ("rt.nv_tanh({0}, ex2_tab, rcp_tab)", ("ex2", "rcp")),
 }
 
 
@@ -464,6 +475,9 @@ class _Gen:
             path = inst.attrs["path"]
             if isinstance(base, tuple) and base[0] == "warr":
                 self.wg_access(inst, base[1], d)
+                return
+            if isinstance(base, tuple) and base[0] == "wpart":
+                self.wg_access(inst, base[1], d, base[3], base[2])
                 return
             if isinstance(base, tuple) and base[0] in ("aarr", "bp"):
                 self.element_access(inst, base, d)
@@ -765,6 +779,12 @@ class _Gen:
         elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "pv":
             _, node, idx = self.vals[a[0].id]
             self.priv_write(d, node, idx, self.val(a[1]))
+        elif op == OP.load and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "wpart":
+            _, g, idx, pt = self.vals[a[0].id]
+            self.bind(r, t, self.wg_read(g, idx, pt, d, f"wl{r.id}"), d)
+        elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "wpart":
+            _, g, idx, pt = self.vals[a[0].id]
+            self.wg_write(g, idx, pt, self.val(a[1]), d)
         elif op == OP.load and not isinstance(t, ScalarType):
             self.fake_id += 1
             self.bind(r, t, self.buf_read(self.vals.get(a[0].id), t, d), d)
@@ -1012,14 +1032,15 @@ class _Gen:
     # -- workgroup memory: every access checks that no other invocation touched the element
     # since the last barrier (the code between barriers runs invocation after invocation, which
     # matches lockstep only without such conflicts); a conflict hands over to the interpreter
-    def wg_access(self, inst: Inst, g: int, d: int):
-        """An element of workgroup array g: each index checked against its dimension, then the
-        flat (row-major) index."""
+    def wg_access(self, inst: Inst, g: int, d: int, t=None, base=None):
+        """An element of workgroup array g (from `base`, a part of it of type `t`, on): each index
+        checked against its dimension, then the flat (row-major) index; a vector or array element
+        is a part ("wpart": its first flat index and type), loaded and stored scalar by scalar."""
         r = inst.result
         path = inst.attrs["path"]
-        t = self.wtypes.get(g, ArrayType(None, self.wmem[g][1]))
+        t = t or self.wtypes.get(g, ArrayType(None, self.wmem[g][1]))
         dyn = iter(inst.args[1:])
-        flat = []
+        flat = [] if base is None else [base]
         for j, step in enumerate(path):
             if not isinstance(t, (ArrayType, VectorType)):
                 raise Unsupported("access into workgroup memory")
@@ -1036,15 +1057,38 @@ class _Gen:
                 continue
             iv = self.checked_index(d, f"i{r.id}" + (f"_{j}" if j else ""), self.v(next(dyn)), count)
             flat.append(iv if inner == 1 else f"{iv} * {inner}")
+        const = sum(int(x) for x in flat if x.isdigit())
+        dyn_parts = [x for x in flat if not x.isdigit()]
+        if not dyn_parts:
+            idx = f"np.int64({const})"
+        else:
+            idx = self.lane_var(f"i{r.id}", None)
+            if len(dyn_parts) > 1 or const or dyn_parts[0] != idx:
+                self.emit(d, f"{idx} = {' + '.join(dyn_parts + ([str(const)] if const else []))}")
         if isinstance(t, (ArrayType, VectorType)):
-            raise Unsupported("a pointer to part of a workgroup array")
-        if all(x.isdigit() for x in flat):
-            self.vals[r.id] = ("welem", g, f"np.int64({sum(int(x) for x in flat)})")
+            if _flat_count(t) > MAX_LEAVES:
+                raise Unsupported("a pointer to a large part of a workgroup array")
+            self.vals[r.id] = ("wpart", g, idx, t)
             return
-        iv = self.lane_var(f"i{r.id}", None)
-        if len(flat) > 1 or flat[0] != iv:
-            self.emit(d, f"{iv} = {' + '.join(flat)}")
-        self.vals[r.id] = ("welem", g, iv)
+        self.vals[r.id] = ("welem", g, idx)
+
+    def wg_read(self, g: int, idx: str, t, d: int, name: str):
+        """A part of workgroup array g at flat index idx, of type t, loaded scalar by scalar."""
+        if isinstance(t, ScalarType):
+            v = self.lane_var(name, t)
+            self.wg_load(g, idx, v, d)
+            return v
+        inner = _flat_count(_parts(t)[0])
+        return ("vec", [self.wg_read(g, f"{idx} + {i * inner}", x, d, f"{name}_{i}")
+                        for i, x in enumerate(_parts(t))])
+
+    def wg_write(self, g: int, idx: str, t, value, d: int):
+        if isinstance(t, ScalarType):
+            self.wg_store(g, idx, value, d)
+            return
+        inner = _flat_count(_parts(t)[0])
+        for i, (x, v) in enumerate(zip(_parts(t), value[1])):
+            self.wg_write(g, f"{idx} + {i * inner}", x, v, d)
 
     def wg_load(self, g: int, idx: str, name: str, d: int):
         self.emit(d, f"_i = {idx}")
@@ -1482,6 +1526,8 @@ class _Gen:
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t == "f16" and tys[2] == "bool":
             e = f"{xs[1]} if {xs[2]} else {xs[0]}"
             return f"rt.nv_canon_f16({e})" if self.nv else e     # (bits; canonical NaNs there)
+        if fn == "fma" and tys == [t] * 3 == ["f16"] * 3:      # (nvidia: the IEEE fma, NaNs canonical)
+            return f"rt.f16_fma({xs[0]}, {xs[1]}, {xs[2]}, {0x7FFF if self.nv else -1})"
         if "f16" in tys + [t]:
             raise Unsupported(f"builtin {fn} on f16")
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
@@ -1552,6 +1598,9 @@ class _Gen:
             return f"{_WIDE[t]}({e})"
         if t in _NARROW and fn in ("neg", "not"):
             return f"{_NARROW[t]}({'-' if fn == 'neg' else '~'}np.int64({x}))"
+        if fn == "neg" and t == "f16":                 # the sign flipped (nvidia: NaNs canonical)
+            e = f"np.uint16({x} ^ np.uint16(0x8000))"
+            return f"rt.nv_canon_f16({e})" if self.nv else e
         if fn == "neg":
             return {"i32": f"np.int32(-np.int64({x}))", "u32": f"np.uint32(-np.int64({x}))",
                     "f32": f"rt.{'nv_neg' if self.nv else 'neg_f32'}({x})"}.get(t) or self._no(fn, t)
@@ -1564,9 +1613,18 @@ class _Gen:
         raise Unsupported(f"{fn} on {t}")
 
     def binary(self, fn: str, t: str, x: str, y: str) -> str:
-        if t == "f16":
-            self._no(fn, t)
         cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+        if t == "f16":                                  # in f32, rounded once (scalar_compiled)
+            if fn in cmp:
+                return f"(rt.f16_to_f32({x}) {cmp[fn]} rt.f16_to_f32({y}))"
+            if fn in ("add", "sub", "mul"):
+                return f"rt.f16_{fn}({x}, {y}, {0x7FFF if self.nv else -1})"
+            if fn == "div" and self.nv:                 # through MUFU.RCP: its table is an argument
+                self.rcp = True
+                return f"rt.nv_f16_div({x}, {y}, rcp_tab)"
+            if fn == "div":
+                return f"rt.f16_div({x}, {y})"
+            self._no(fn, t)
         if t == "bool":
             ops = {"and": "and", "or": "or", "xor": "!=", "ne": "!=", "eq": "=="}
             if fn not in ops:
@@ -1607,17 +1665,23 @@ class _Gen:
         self._no(fn, t)
 
     def convert(self, x: str, s: str, t: str, native=False) -> str:
+        """The interpreter's conversion rule (scalar.convert, or convert_native for SPIR-V's own
+        instructions; nvidia's on the H200) for one value."""
         if s == t:
             return x
-        if "f16" in (s, t):                           # only f16 <-> f32 (both rules: numerics.scalar's and nvidia's)
-            if {s, t} != {"f16", "f32"}:
-                raise Unsupported(f"conversion {s} to {t}")
-            return f"rt.{'nv_' if self.nv else ''}{s}_to_{t}({x})"
         if t == "bool":
-            return f"({x} != 0)"
+            return f"(rt.f16_to_f32({x}) != 0)" if s == "f16" else f"({x} != 0)"
         if s == "bool":
-            return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NPX[t]}(1 if {x} else 0)")
-        if (s in ("f32", "f16") and t in {**_NARROW, **_WIDE}) or (s in _WIDE and t == "f32"):
+            return {"f32": f"np.float32(1.0 if {x} else 0.0)", "f16": f"np.uint16(15360 if {x} else 0)"}.get(
+                t, f"{_NPX[t]}(1 if {x} else 0)")
+        if {s, t} == {"f16", "f32"}:                  # (both rules: numerics.scalar's and nvidia's)
+            return f"rt.{'nv_' if self.nv else ''}{s}_to_{t}({x})"
+        if t == "f16":                                # from an integer: SPIR-V's rounding or WGSL's
+            return f"rt.int_to_f16({x}, {not native})"
+        if s in ("f32", "f16") and t in _NARROW or (s == "f16" and t in ("i32", "u32")):
+            return f"{_NPX[t]}(rt.float_to_int({'rt.f16_to_f32(' + x + ')' if s == 'f16' else x}, "\
+                   f"{self.int_bounds(s, t, native)}))"
+        if (s in ("f32", "f16") and t in _WIDE) or (s in _WIDE and t == "f32"):
             raise Unsupported(f"conversion {s} to {t}")
         if s == "f32" and self.nv and native:         # SPIR-V's: saturating, NaN -> 0
             return f"rt.nv_native_f32_to_{t}({x})"
@@ -1626,6 +1690,16 @@ class _Gen:
         if t == "f32":
             return f"np.float32({x})"
         return f"{_NPX[t]}(np.int64({x}))"            # i32 <-> u32: the bits
+
+    def int_bounds(self, s: str, t: str, native) -> str:
+        """float_to_int's bounds and NaN value for float type s to integer type t, as the
+        interpreter's rule has them: SPIR-V's conversion on the H200 saturates to t's range
+        (nvidia.convert_native), every other clamps to the values s holds exactly
+        (scalar.float_bounds_for_int); a NaN gives 0, or on the H200 WGSL's i32 / u32 the low end."""
+        if self.nv and native:
+            return f"{INT_MIN[t]}.0, {INT_MAX[t]}.0, 0"
+        lo, hi = float_bounds_for_int(t, s)
+        return f"{lo!r}, {hi!r}, {int(lo) if self.nv and t in ('i32', 'u32') else 0}"
 
     def prelude(self) -> tuple[list, list]:
         """The lines that set the builtin inputs the code reads: (per workgroup, per invocation),
