@@ -86,7 +86,7 @@ import numpy as np
 
 from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
-from ..isa.types import ArrayType, ScalarType, StructType, VectorType
+from ..isa.types import ArrayType, MatrixType, ScalarType, StructType, VectorType
 from ..numerics.dtypes import INT_MAX, INT_MIN
 from ..numerics.reduce import identity
 from ..numerics.scalar import float_bounds_for_int
@@ -182,7 +182,14 @@ def _parts(t) -> list:
         return [t.elem] * t.count
     if isinstance(t, StructType):
         return [m.type for m in t.members]
+    if isinstance(t, MatrixType):       # (its columns)
+        return [t.column] * t.cols
     raise Unsupported(f"type {t}")
+
+
+def _column_stride(t: MatrixType) -> int:
+    """The bytes from one column of a matrix in a buffer to the next (MatrixType.size's)."""
+    return t.size // t.cols
 
 
 def _count_leaves(t) -> int:
@@ -211,6 +218,8 @@ class _Gen:
     def __init__(self, pipe):
         self.pipe = pipe
         self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
+        # subgroupBarrier()s: workgroup memory's tags tell their sub-intervals apart (sg_tags)
+        self.sgbar = any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in pipe.entry.walk())
         self.rcp = False                # f32 / or % on nvidia-h200: the kernel takes MUFU.RCP's table
         self.rsq = False                # inverseSqrt on nvidia-h200: MUFU.RSQ's table
         self.tabs: list[str] = []       # the other MUFU tables the kernel reads (emu.numerics.sfu)
@@ -349,6 +358,8 @@ class _Gen:
                 count, stride, elem = t.n, t.elem.size, t.elem
             elif isinstance(t, ArrayType) and t.count is not None:
                 count, stride, elem = t.count, t.stride, t.elem
+            elif isinstance(t, MatrixType):
+                count, stride, elem = t.cols, _column_stride(t), t.column
             else:
                 raise Unsupported(f"access into {t}")
             if step >= 0:
@@ -394,6 +405,8 @@ class _Gen:
             offs = [i * t.elem.size for i in range(t.n)]
         elif isinstance(t, ArrayType) and t.count is not None:
             offs = [i * t.stride for i in range(t.count)]
+        elif isinstance(t, MatrixType):
+            offs = [i * _column_stride(t) for i in range(t.cols)]
         else:
             raise Unsupported(f"a load of {t}")
         return ("vec", [self.bp_parts(("bp", g, arr, off, outer, x, inner + o, terms), x, d, f"{name}_{i}")
@@ -450,6 +463,9 @@ class _Gen:
                 if n is None:
                     raise Unsupported(f"workgroup variable {g.name} of {t}")
                 elem, total = elem.elem, total * n
+            if self.wg and isinstance(elem, StructType):
+                self.vals[r.id] = ("wsarr", self.wg_members(g, elem, total), t, "0")
+                return
             if not self.wg or _scalar(elem) == "bool":
                 raise Unsupported(f"workgroup variable {g.name} of {t}")
             # generated code names a workgroup variable by its slot, never by its WGSL name: Python
@@ -473,6 +489,9 @@ class _Gen:
         elif op == OP.access:
             base = self.vals.get(a[0].id)
             path = inst.attrs["path"]
+            if isinstance(base, tuple) and base[0] == "wsarr":
+                self.wg_struct_access(inst, base, d)
+                return
             if isinstance(base, tuple) and base[0] == "warr":
                 self.wg_access(inst, base[1], d)
                 return
@@ -785,6 +804,19 @@ class _Gen:
         elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "wpart":
             _, g, idx, pt = self.vals[a[0].id]
             self.wg_write(g, idx, pt, self.val(a[1]), d)
+        elif op in (OP.load, OP.store) and isinstance(self.vals.get(a[0].id), tuple) and \
+                self.vals[a[0].id][0] == "wsarr":        # a whole struct of workgroup memory
+            _, slots, st, idx = self.vals[a[0].id]
+            if not isinstance(st, StructType):
+                raise Unsupported(f"a {op} of {st} in workgroup memory")
+            firsts = [str(int(idx) * _flat_count(m.type)) if idx.isdigit() else f"{idx} * {_flat_count(m.type)}"
+                      for m in st.members]
+            if op == OP.load:
+                self.bind(r, t, ("vec", [self.wg_read(g, f, m.type, d, f"wl{r.id}_{j}") for j, (g, f, m) in
+                                         enumerate(zip(slots, firsts, st.members))]), d)
+            else:
+                for g, f, m, v in zip(slots, firsts, st.members, self.val(a[1])[1]):
+                    self.wg_write(g, f, m.type, v, d)
         elif op == OP.load and not isinstance(t, ScalarType):
             self.fake_id += 1
             self.bind(r, t, self.buf_read(self.vals.get(a[0].id), t, d), d)
@@ -1072,6 +1104,62 @@ class _Gen:
             return
         self.vals[r.id] = ("welem", g, idx)
 
+    def wg_members(self, g, st: StructType, count: int) -> list:
+        """A workgroup variable of `count` structs (an array, or arrays of arrays, of them) as one
+        flat array per member, each member's scalars row-major after the struct's index (a struct
+        of arrays: each element is still one element, its accesses checked as before)."""
+        slots = []
+        for m, mem in enumerate(st.members):
+            leaf = mem.type
+            while isinstance(leaf, (ArrayType, VectorType)):
+                leaf = leaf.elem
+            if not isinstance(leaf, ScalarType) or _scalar(leaf) == "bool" or (
+                    isinstance(mem.type, ArrayType) and mem.type.count is None):
+                raise Unsupported(f"workgroup variable {g.name} of {g.type}")
+            slot = self.wslots.setdefault(f"{g.name}\0{m}", len(self.wslots))
+            self.wtypes[slot] = mem.type
+            self.wmem[slot] = (_NPX[_scalar(leaf)], count * _flat_count(mem.type))
+            slots.append(slot)
+        return slots
+
+    def wg_struct_access(self, inst: Inst, base, d: int):
+        """An access into a workgroup variable of structs (wg_members): the index of the struct
+        (each index checked), then the member's array from that struct's first scalar on."""
+        r = inst.result
+        _, slots, t, outer = base
+        dyn = list(inst.args[1:])
+        path = list(inst.attrs["path"])
+        parts = [] if outer == "0" else [outer]
+        while path and not isinstance(t, StructType):
+            step = path.pop(0)
+            count, t = t.count, t.elem
+            inner, y = 1, t                 # structs in each element of this step
+            while isinstance(y, ArrayType):
+                inner, y = inner * y.count, y.elem
+            if step >= 0:
+                if step >= count:
+                    raise Unsupported("constant index out of range")
+                parts.append(str(step * inner))
+            else:
+                iv = self.checked_index(d, f"i{r.id}_s{len(parts)}", self.v(dyn.pop(0)), count)
+                parts.append(iv if inner == 1 else f"{iv} * {inner}")
+        const = sum(int(x) for x in parts if x.isdigit())
+        dyn_parts = [x for x in parts if not x.isdigit()]
+        if dyn_parts:
+            idx = self.lane_var(f"i{r.id}_s", None)
+            self.emit(d, f"{idx} = {' + '.join(dyn_parts + ([str(const)] if const else []))}")
+        else:
+            idx = str(const)
+        if not path:                        # a pointer to a struct (or to arrays of them)
+            self.vals[r.id] = ("wsarr", slots, t, idx)
+            return
+        m = path.pop(0)
+        g, mt = slots[m], t.members[m].type
+        n = _flat_count(mt)
+        first = str(int(idx) * n) if idx.isdigit() else (idx if n == 1 else f"{idx} * {n}")
+        rest = Inst(inst.op, inst.args[:1] + dyn, inst.type, {"path": path}, [], inst.loc, r)
+        self.wg_access(rest, g, d, mt, first)
+
     def wg_read(self, g: int, idx: str, t, d: int, name: str):
         """A part of workgroup array g at flat index idx, of type t, loaded scalar by scalar."""
         if isinstance(t, ScalarType):
@@ -1090,9 +1178,26 @@ class _Gen:
         for i, (x, v) in enumerate(zip(_parts(t), value[1])):
             self.wg_write(g, f"{idx} + {i * inner}", x, v, d)
 
+    # With subgroup barriers (self.sgbar) the tags are `ep + local` of the current sub-interval (a
+    # subgroupBarrier starts one, the whole workgroup at once), `ib` where the barrier interval
+    # began: an access of another invocation of the interval is ordered with this one only where
+    # a subgroupBarrier of their one subgroup came between (wg.clash), as emu/memory/races.py has it
+    def sg_tags(self) -> str:
+        return f"ib, ep, local, {self.pipe.opts.subgroup_size}, {self.pipe.layout.wg_count}"
+
     def wg_load(self, g: int, idx: str, name: str, d: int):
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
+        if self.sgbar:
+            self.emit(d, f"if wg.clash(_t, {self.sg_tags()}):")
+            self.fail(d + 1, ERR_FALLBACK)
+            self.emit(d, f"_r = rt_{g}[_i]")
+            self.emit(d, "if _r < ib or (_r & 4095) == local:")
+            self.emit(d + 1, f"rt_{g}[_i] = ep + local")
+            self.emit(d, "elif _r != ep + local:")
+            self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")
+            self.emit(d, f"{name} = wm_{g}[_i]")
+            return
         self.emit(d, "if _t >= ep and _t != ep + local:")
         self.fail(d + 1, ERR_FALLBACK)
         self.emit(d, f"_r = rt_{g}[_i]")
@@ -1106,7 +1211,10 @@ class _Gen:
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
         self.emit(d, f"_r = rt_{g}[_i]")
-        self.emit(d, "if (_t >= ep and _t != ep + local) or (_r >= ep and _r != ep + local):")
+        if self.sgbar:
+            self.emit(d, f"if wg.clash(_t, {self.sg_tags()}) or wg.clash(_r, {self.sg_tags()}):")
+        else:
+            self.emit(d, "if (_t >= ep and _t != ep + local) or (_r >= ep and _r != ep + local):")
         self.fail(d + 1, ERR_FALLBACK)
         self.emit(d, f"wt_{g}[_i] = ep + local")
         self.emit(d, f"wm_{g}[_i] = {val}")
@@ -1131,6 +1239,8 @@ class _Gen:
                     self.emit(d, "if wg.parted(retd):")
                     self.fail(d + 1, ERR_FALLBACK, "0")
                     self.emit(d, "ep += 4096                  # a new barrier interval")
+                    if self.sgbar and inst.attrs["kind"] != "subgroup":
+                        self.emit(d, "ib = ep")
                 elif inst.op == OP.subgroup:
                     self.at = inst
                     self.emit(d, outline.STMT_BEGIN)
@@ -1528,6 +1638,20 @@ class _Gen:
             return f"rt.nv_canon_f16({e})" if self.nv else e     # (bits; canonical NaNs there)
         if fn == "fma" and tys == [t] * 3 == ["f16"] * 3:      # (nvidia: the IEEE fma, NaNs canonical)
             return f"rt.f16_fma({xs[0]}, {xs[1]}, {xs[2]}, {0x7FFF if self.nv else -1})"
+        if t == "f16" and tys == [t] * len(xs) and fn in ("min", "max", "clamp", "abs"):
+            # builtins._minmax on the exactly widened values, narrowed back (each an operand, or
+            # NaN); nvidia: NaNs canonical at the end (its _NO_FTZ builtins, and abs)
+            def mm(x, y, is_max):
+                return f"rt.f32_to_f16(rt.fminmax_f32(rt.f16_to_f32({x}), rt.f16_to_f32({y}), {is_max}))"
+            if fn == "abs" and len(xs) == 1:
+                e = f"np.uint16({xs[0]} & np.uint16(0x7FFF))"
+            elif fn == "clamp" and len(xs) == 3:
+                e = mm(mm(xs[0], xs[1], True), xs[2], False)
+            elif len(xs) == 2 and fn != "clamp":
+                e = mm(xs[0], xs[1], fn == "max")
+            else:
+                raise Unsupported(f"builtin {fn} on f16")
+            return f"rt.nv_canon_f16({e})" if self.nv else e
         if "f16" in tys + [t]:
             raise Unsupported(f"builtin {fn} on f16")
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
@@ -1769,7 +1893,7 @@ class _Gen:
             # the workgroup's epoch and loop steps in an array, so that functions can advance them
             setup, per_workgroup, lines = ([outline.WG_STATE.sub(outline.wg_state, x) for x in part]
                                            for part in (setup, per_workgroup, lines))
-            setup = [f"wst = np.zeros({2 + self.nloops}, np.int64)"] + setup
+            setup = [f"wst = np.zeros({3 + self.nloops}, np.int64)"] + setup
             outer |= {"wst"}
             funcs, lines = outline.split(lines, {n for n in outer if n.isidentifier()}, deco)
             out = funcs + [deco, f"def run({params}):"]
@@ -1812,8 +1936,6 @@ class _Gen:
 
     def build(self) -> str:
         fn = self.entry
-        if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
-            raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
         self.track_reads = True
@@ -1856,7 +1978,7 @@ class _Gen:
             decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
                      f"rt_{g} = np.zeros({cnt}, np.int64)"]
         per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0",
-                                                   "ep += 4096"]
+                                                   "ep += 4096"] + ["ib = ep"] * self.sgbar
         return "\n".join(out + self.driver(params, body, decl + ["ep = np.int64(0)"], per_wg))
 
 

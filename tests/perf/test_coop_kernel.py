@@ -15,7 +15,7 @@ import pytest
 
 import emu
 from emu.errors import EmuError
-from emu.jit import coop_kernel
+from emu.jit import coop_kernel, fuse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -644,7 +644,7 @@ def _f16_arith(rng):
     f[:10] = [np.inf, -np.inf, np.nan, 127.9, -128.9, 255.5, -0.5, 32767.9, -32768.9, 1e-40]
     f[10:100] = rng.uniform(-300, 300, 90)
     return {(0, 0): a.view(np.float16), (0, 1): b.view(np.float16), (0, 2): ints,
-            (0, 3): rng.integers(-128, 128, n).astype(np.int8), (0, 4): f, (0, 5): n * 20 * 2, (0, 6): n * 8 * 4}
+            (0, 3): rng.integers(-128, 128, n).astype(np.int8), (0, 4): f, (0, 5): n * 24 * 2, (0, 6): n * 8 * 4}
 
 
 SPIRV_CASES = [
@@ -652,6 +652,18 @@ SPIRV_CASES = [
     # rules beside the interpreter's), on both scalar models
     ("f16_arith.comp", "nvidia-h200", None, {}, _f16_arith, (4, 1, 1), "fused"),
     ("f16_arith.comp#reference", "reference", None, {}, _f16_arith, (4, 1, 1), "fused"),
+    # subgroupBarrier() ordering shared memory within each subgroup: scalars (the fusion JIT) and
+    # a cooperative tile staged per subgroup, copied out with bounds (mul_mm's partial tiles)
+    ("subgroup_barrier_stage.comp", "nvidia-h200", None, {}, lambda rng: _sizes(0, extra={(0, 0): 2 * 128 * 4}),
+     (2, 1, 1), "fused"),
+    ("gemm_stage_subgroup.comp", "nvidia-h200", None, {"0": 40, "1": 56, "2": 48}, lambda rng: {
+        (0, 0): _h(rng, 48 * 48), (0, 1): _h(rng, 48 * 64), (0, 2): 4 * 40 * 56}, (1, 3, 1), "compiled"),
+    ("workgroup_structs.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.integers(-2 ** 31, 2 ** 31, 128, dtype=np.int64).astype(np.int32), (0, 1): _h(rng, 256),
+        (0, 2): 128 * 6 * 4}, (2, 1, 1), "fused"),
+    ("matrix_buffers.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 64 * 8), (0, 1): rng.standard_normal(64 * 8).astype(np.float32), (0, 2): 64 * 4 * 16},
+     (2, 1, 1), "fused"),
     # vectors and rows of workgroup arrays loaded and stored whole through a pointer to them
     ("workgroup_vectors.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): rng.standard_normal(4 * 96).astype(np.float32), (0, 1): 3 * 96 * 16}, (3, 1, 1), "fused"),
@@ -808,8 +820,9 @@ SPIRV_CASES = [
      (1, 1, 1), "declined"),
     ("spec_short_array.comp", "reference", None, {"0": 2}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
     ("spec_short_array.comp#n8", "reference", None, {"0": 8}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
+    # (compiled; the branch that only one subgroup takes hands the dispatch to the interpreter)
     ("subgroup_barrier_branch.comp", "nvidia-h200", None, {}, lambda rng: _sizes(1, extra={(0, 0): 64 * 4}),
-     (1, 1, 1), "declined"),
+     (1, 1, 1), "fused"),
     # subgroup operations run for the whole workgroup at once (ggml's matrix-vector reduction),
     # on full subgroups and, after some invocations returned, partial ones (the H200's rank order)
     ("subgroup_ops.comp", "nvidia-h200", None, {}, _subgroup_inputs, (3, 1, 1), "fused"),
@@ -819,6 +832,20 @@ SPIRV_CASES = [
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),
         (0, 1): 4 * 8, (0, 2): 4 * 8}, (8, 1, 1), "fused"),
 ]
+
+
+def test_subgroup_barrier_race_across_subgroups_same_error(monkeypatch):
+    """subgroup_barrier_stage.comp with `cross` 1 reads another subgroup's element after only a
+    subgroupBarrier(): the compiled kernel hands the dispatch over and the interpreter reports the
+    race, the same error as without the JIT."""
+    file = "tests/shaders/spirv/subgroup_barrier_stage.comp"
+    src = (ROOT / file).read_text()
+    make = lambda rng: _sizes(1, extra={(0, 0): 2 * 128 * 4})       # noqa: E731
+    _, want_w, _ = run(monkeypatch, "0", "nvidia-h200", None, src, {}, make, (2, 1, 1), file)
+    p, got_w, _ = run(monkeypatch, "1", "nvidia-h200", None, src, {}, make, (2, 1, 1), file)
+    assert any("data race" in w for w in want_w), want_w
+    assert got_w == want_w
+    assert isinstance(p._jit, fuse.Kernel)
 
 
 def _twin(comp: Path) -> Path | None:

@@ -10,7 +10,8 @@
 // OpConvertUToF: 65519 rounds to 65504, 65520 to infinity), an int8 table staged through a
 // shared f16 array as ggml's iq4_nl table is, f16 + - * / and negation on scalars and an f16vec4
 // times a scalar, f16 comparisons (NaNs, signed zeros), bool <-> f16, f16 -> integers of 8, 16 and
-// 32 bits and f32 -> 8-bit integers (OpConvertFToS / FToU: truncated, saturated, NaN -> 0).
+// 32 bits and f32 -> 8-bit integers (OpConvertFToS / FToU: truncated, saturated, NaN -> 0);
+// f16 min, max, clamp and abs (NaN operands ignored, -0 below +0).
 // The inputs hold every kind of f16 (zeros, subnormals, infinities, NaNs). One invocation per row.
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer A { float16_t a[]; };
@@ -31,7 +32,7 @@ void main() {
     barrier();
     float16_t x = a[i], y = b[i];
     int v = ints[i];
-    uint base = i * 20;
+    uint base = i * 24;
     o[base + 0] = x + y;
     o[base + 1] = x - y;
     o[base + 2] = x * y;
@@ -54,6 +55,10 @@ void main() {
     o[base + 17] = table[(i + 3) % 16] * y;
     o[base + 18] = float16_t(int8_t(v));
     o[base + 19] = float16_t(v >> 8) + float16_t(0.5);
+    o[base + 20] = min(x, y);
+    o[base + 21] = max(x, y);
+    o[base + 22] = clamp(x, y, float16_t(2.0));
+    o[base + 23] = abs(y);
     uint nb = i * 8;
     n[nb + 0] = int(x);
     n[nb + 1] = int(uint(x));
