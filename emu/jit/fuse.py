@@ -767,7 +767,7 @@ class _Gen:
                 for x, v in zip(a, vals):
                     comps += v[1] if isinstance(x.type, VectorType) else [v]
                 comps = comps * t.n if len(comps) == 1 else comps
-            elif isinstance(t, (ArrayType, StructType)):
+            elif isinstance(t, (ArrayType, StructType, MatrixType)):
                 comps = vals
             else:
                 raise Unsupported(f"construct {t}")
