@@ -28,7 +28,7 @@ stores to buffers are logged with the matrix stores: an element stored by two in
 an invocation and a subgroup) hands it back. 16- and 8-bit scalars move as bits (loads and
 stores only).
 
-Taken only when: no subgroup ops; outside workgroup mode the builtins read are workgroup_id,
+Taken only when: no subgroup ops (subgroupBarrier() is taken, as the fusion JIT takes it); outside workgroup mode the builtins read are workgroup_id,
 num_workgroups, subgroup_id, subgroup_size and num_subgroups, and no scalar stores; workgroups
 are whole subgroups; every buffer is either read or written, never both; matrices live in function
 variables or values; cooperative loads and stores take a whole buffer (an array of the matrix's

@@ -14,7 +14,10 @@ batches of its own, Pipeline._interpret_first). At dispatch time the buffers mus
 overlap (the same buffer bound twice), or the interpreter runs instead.
 
 Covered: scalars bool / i8..i64 / u8..u64 / f32 (64-bit integers without division or float
-conversion), and f16 held as its bits (loaded, stored, selected, converted to and from f32); the
+conversion), and f16 held as its bits: + - * / fma, negation, comparisons, min / max / clamp /
+abs, conversions to and from every integer of 32 bits or fewer and f32 (each the interpreter's
+rule, through its numba twin in emu/numerics/scalar_compiled.py); matrices in buffers (as their
+columns); the
 builtin input vectors; constants and overrides (baked into the kernel); vectors, arrays and
 structs held in registers as their scalars (construct, extract, insert, swizzle, constants, and
 the scalar ops applied per component); function `var`s and var<private> globals of any such type
@@ -31,13 +34,14 @@ one more argument, as every table it reads); if / loop / break / continue / brea
 switch (a one-shot loop).
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
-hold a barrier run for the whole workgroup at once (their conditions must be the same in every
+hold a barrier (workgroupBarrier, or subgroupBarrier: ordering only, a subgroup's lanes being in
+step; see sg_tags) run for the whole workgroup at once (their conditions must be the same in every
 live invocation, as lockstep requires), and the barrier-free statements between them run as one
 group, invocation after invocation. Every access to workgroup memory checks that no other
 invocation touched the element since the last barrier (not only since the group began: a race
 across a branch or loop that holds a barrier is one the interpreter reports): lane order and
 lockstep agree exactly when there is no such conflict, and where there is one the interpreter
-takes over. A
+takes over. Workgroup arrays of structs are one flat array per member. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it). Workgroup arrays may be
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
@@ -51,8 +55,8 @@ workgroup at once, as a barrier does, and the operation combines each subgroup's
 invocations in emu.numerics.reduce's order (see _Gen.subgroup); f16 subgroup arithmetic and
 ballots are declined.
 
-Anything else (cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
-builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
+Anything else (cooperative ops, atomics, matrix arithmetic, f16 transcendentals and f16 %,
+recursion, other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
 the dispatch is run again serially, which is exact since the kernel reads only buffers it never
@@ -211,6 +215,17 @@ _NV_SFU = {
     "cos": (_COS.format("{0}"), ("sin",)),
     "tan": (f"rt.nv_mul({_SIN.format('{0}')}, rt.nv_rcp({_COS.format('{0}')}, rcp_tab))", ("sin", "rcp")),
     "tanh": ("rt.nv_tanh({0}, ex2_tab, rcp_tab)", ("ex2", "rcp")),
+}
+
+
+# the 32-bit integer bit builtins (emu.numerics.builtins), of the value's unsigned bits `{0}`;
+# results wrap to the type (firstTrailingBit / firstLeadingBit of 0: T(-1))
+_BIT_FNS = {
+    "countOneBits": "rt.one_bits32({0})",
+    "countTrailingZeros": "rt.trailing_zeros32({0})",
+    "countLeadingZeros": "32 - rt.bit_length32({0})",
+    "firstTrailingBit": "np.int64(-1) if {0} == 0 else rt.trailing_zeros32({0})",
+    "firstLeadingBit": "rt.bit_length32({0}) - 1",
 }
 
 
@@ -1668,6 +1683,11 @@ class _Gen:
                 return f"{c}(min(max({xs[0]}, {xs[1]}), {xs[2]}))"
             if fn == "abs" and len(xs) == 1:
                 return xs[0] if t[0] == "u" else f"{c}(abs(np.int64({xs[0]})))"
+        if t in ("i32", "u32") and tys == [t] and fn in _BIT_FNS:   # builtins.py's, on the unsigned bits
+            u = f"np.uint32({xs[0]})"
+            if fn == "firstLeadingBit" and t == "i32":  # the first bit unlike the sign
+                u = f"(~{u} if {xs[0]} < 0 else {u})"
+            return f"{_NPX[t]}({_BIT_FNS[fn].format(u)})"
         if fn in ("min", "max", "clamp") and t == "f32" and tys == [t] * len(xs):
             canon = "rt.nv_canon" if self.nv else ""    # (nvidia: FMNMX, not flushed; NaNs canonical)
             if fn == "clamp" and len(xs) == 3:

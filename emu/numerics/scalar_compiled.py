@@ -559,3 +559,36 @@ def float_to_int(x, lo, hi, nan):
     if t != t:
         return np.int64(nan)
     return np.int64(min(max(t, lo), hi))
+
+
+# ---- 32-bit integer bit functions (builtins.py's, on the value's unsigned bits) ------------------
+
+@njit(**_inl)
+def bit_length32(u):
+    """The number of significant bits of u (0 for 0)."""
+    u = np.uint32(u)
+    n = np.int64(0)
+    while u != 0:
+        u = np.uint32(u >> np.uint32(1))
+        n += 1
+    return n
+
+
+@njit(**_inl)
+def trailing_zeros32(u):
+    """countTrailingZeros: 32 for 0."""
+    u = np.uint32(u)
+    if u == 0:
+        return np.int64(32)
+    return bit_length32(u & (~u + np.uint32(1))) - 1
+
+
+@njit(**_inl)
+def one_bits32(u):
+    """countOneBits."""
+    u = np.uint32(u)
+    n = np.int64(0)
+    while u != 0:
+        u = np.uint32(u & (u - np.uint32(1)))
+        n += 1
+    return n

@@ -661,6 +661,10 @@ SPIRV_CASES = [
     ("workgroup_structs.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): rng.integers(-2 ** 31, 2 ** 31, 128, dtype=np.int64).astype(np.int32), (0, 1): _h(rng, 256),
         (0, 2): 128 * 6 * 4}, (2, 1, 1), "fused"),
+    ("int_bits.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): np.concatenate([np.array([0, -1, 1, -2 ** 31, 2 ** 31 - 1, 8, -8, 96], np.int32),
+                                rng.integers(-2 ** 31, 2 ** 31, 120, dtype=np.int64).astype(np.int32)]),
+        (0, 1): 128 * 6 * 4}, (2, 1, 1), "fused"),
     ("matrix_buffers.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 64 * 8), (0, 1): rng.standard_normal(64 * 8).astype(np.float32), (0, 2): 64 * 4 * 16},
      (2, 1, 1), "fused"),
