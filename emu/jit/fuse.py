@@ -1203,20 +1203,14 @@ class _Gen:
     def wg_load(self, g: int, idx: str, name: str, d: int):
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
-        if self.sgbar:
-            self.emit(d, f"if wg.clash(_t, {self.sg_tags()}):")
-            self.fail(d + 1, ERR_FALLBACK)
-            self.emit(d, f"_r = rt_{g}[_i]")
-            self.emit(d, "if _r < ib or (_r & 4095) == local:")
-            self.emit(d + 1, f"rt_{g}[_i] = ep + local")
-            self.emit(d, "elif _r != ep + local:")
-            self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")
-            self.emit(d, f"{name} = wm_{g}[_i]")
-            return
-        self.emit(d, "if _t >= ep and _t != ep + local:")
+        if self.sgbar:      # (a read of this invocation's own in an earlier sub-interval is renewed)
+            clash, mine = f"wg.clash(_t, {self.sg_tags()})", "_r < ib or (_r & 4095) == local"
+        else:
+            clash, mine = "_t >= ep and _t != ep + local", "_r < ep"
+        self.emit(d, f"if {clash}:")
         self.fail(d + 1, ERR_FALLBACK)
         self.emit(d, f"_r = rt_{g}[_i]")
-        self.emit(d, "if _r < ep:")
+        self.emit(d, f"if {mine}:")
         self.emit(d + 1, f"rt_{g}[_i] = ep + local")
         self.emit(d, "elif _r != ep + local:")
         self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")

@@ -21,15 +21,19 @@ from .scalar import float_bounds_for_int
 _inl = dict(cache=True, nogil=True, inline="always", error_model="numpy")
 
 
-@intrinsic
-def f32_bits(typingctx, x):
-    """The bits of an f32 as a u32."""
-    sig = types.uint32(types.float32)
+def _float_bits(fty, uty, width: int, doc: str):
+    """An intrinsic: the bits of a float of type `fty` as the unsigned integer `uty`."""
+    def bits(typingctx, x):
+        def codegen(context, builder, signature, args):
+            from llvmlite import ir
+            return builder.bitcast(args[0], ir.IntType(width))
+        return uty(fty), codegen
+    bits.__doc__ = doc
+    return intrinsic(bits)
 
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-        return builder.bitcast(args[0], ir.IntType(32))
-    return sig, codegen
+
+f32_bits = _float_bits(types.float32, types.uint32, 32, "The bits of an f32 as a u32.")
+f64_bits = _float_bits(types.float64, types.uint64, 64, "The bits of an f64 as a u64.")
 
 
 @intrinsic
@@ -47,17 +51,6 @@ def bits_f32(typingctx, x):
         elif v.type.width < 32:
             v = builder.zext(v, ir.IntType(32))
         return builder.bitcast(v, ir.FloatType())
-    return sig, codegen
-
-
-@intrinsic
-def f64_bits(typingctx, x):
-    """The bits of an f64 as a u64."""
-    sig = types.uint64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-        return builder.bitcast(args[0], ir.IntType(64))
     return sig, codegen
 
 
