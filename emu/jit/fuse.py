@@ -478,7 +478,7 @@ class _Gen:
                 if n is None:
                     raise Unsupported(f"workgroup variable {g.name} of {t}")
                 elem, total = elem.elem, total * n
-            if self.wg and isinstance(elem, StructType):
+            if self.wg and isinstance(elem, StructType) and not g.aliased:    # (aliased blocks share bytes)
                 self.vals[r.id] = ("wsarr", self.wg_members(g, elem, total), t, "0")
                 return
             if not self.wg or _scalar(elem) == "bool":
