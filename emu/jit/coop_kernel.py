@@ -28,7 +28,7 @@ stores to buffers are logged with the matrix stores: an element stored by two in
 an invocation and a subgroup) hands it back. 16- and 8-bit scalars move as bits (loads and
 stores only).
 
-Taken only when: no subgroup ops; outside workgroup mode the builtins read are workgroup_id,
+Taken only when: no subgroup ops (subgroupBarrier() is taken, as the fusion JIT takes it); outside workgroup mode the builtins read are workgroup_id,
 num_workgroups, subgroup_id, subgroup_size and num_subgroups, and no scalar stores; workgroups
 are whole subgroups; every buffer is either read or written, never both; matrices live in function
 variables or values; cooperative loads and stores take a whole buffer (an array of the matrix's
@@ -305,6 +305,12 @@ class _CoopGen(_Gen):
         p = self.vals.get(ptr_val.id)
         return isinstance(p, tuple) and p[0] in ("warr", "welem")
 
+    def tile_tags(self) -> str:
+        """ck_wtile's tag arguments: the interval's start and current tag base (fuse._Gen.sg_tags),
+        the subgroup's agent, the subgroup size and the workgroup's invocations."""
+        wgc = self.pipe.layout.wg_count
+        return f"{'ib' if self.sgbar else 'ep'}, ep, {wgc} + local // {self.sg}, {self.sg}, {wgc}"
+
     def wview(self, g: int) -> str:
         """Workgroup variable g as raw bits of its element size (a matrix's form)."""
         dt, _ = self.wmem[g]
@@ -332,6 +338,8 @@ class _CoopGen(_Gen):
                 self.wsize[slot] = elem.size
                 return
             super().inst(inst, d, loop_ctx)
+            if g.name not in self.wslots:       # structs: a slot per member (fuse._Gen.wg_members)
+                raise Unsupported(f"workgroup variable {g.name} of {g.type} with cooperative ops")
             self.wsize[self.wslots[g.name]] = elem.size
             return
         elif self.wg and op in (OP.load, OP.store):
@@ -434,8 +442,8 @@ class _CoopGen(_Gen):
             (_, g), col, at = self.tile(inst, a[0], t)
             name = self.mat(f"c{r.id}", t)
             off, st, n = f"{at} + np.int64({self.v(a[1])})", f"np.int64({self.v(a[2])})", self.wmem[g][1]
-            self.emit(d, f"if not (ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {t.rows}, {t.cols}, ep, "
-                         f"{self.pipe.layout.wg_count} + local // {self.sg}, False) and "
+            self.emit(d, f"if not (ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {t.rows}, {t.cols}, "
+                         f"{self.tile_tags()}, False) and "
                          f"ck_load({self.wview(g)}, {n}, {off}, {st}, {col}, {name})):")
             self.fail(d + 1, ERR_FALLBACK)
             self.vals[r.id] = ("mat", name)
@@ -443,8 +451,8 @@ class _CoopGen(_Gen):
             (_, g), col, at = self.tile(inst, a[0], a[2].type)
             mt = a[2].type
             off, st, n = f"{at} + np.int64({self.v(a[1])})", f"np.int64({self.v(a[3])})", self.wmem[g][1]
-            self.emit(d, f"if not ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {mt.rows}, {mt.cols}, ep, "
-                         f"{self.pipe.layout.wg_count} + local // {self.sg}, True):")
+            self.emit(d, f"if not ck_wtile(wt_{g}, rt_{g}, {n}, {off}, {st}, {col}, {mt.rows}, {mt.cols}, "
+                         f"{self.tile_tags()}, True):")
             self.fail(d + 1, ERR_FALLBACK)
             self.emit(d, f"ck_wput({self.wview(g)}, {off}, {st}, {col}, {self.m(a[2])})")
         elif op == OP.coop_load:
@@ -550,8 +558,6 @@ class _CoopGen(_Gen):
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
         if self.wg:
-            if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
-                raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
             self.wg_block(fn.body, 0, None, False)
         else:
             self.block(fn.body, 2, None)
@@ -618,7 +624,7 @@ class _CoopGen(_Gen):
                 setup += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
                           f"rt_{g} = np.zeros({cnt}, np.int64)"]
             per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0",
-                                                               "ep += 4096"]
+                                                               "ep += 4096"] + ["ib = ep"] * self.sgbar
             return "\n".join(out + self.driver(params, body, setup, per_wg))
         # one unit per subgroup: `local` its first invocation, `gid` its index in the dispatch
         unit = ("sgi", self.nsub, [f"local = sgi * {sg}", f"gid = w * {self.nsub} + sgi"], "subgroup")

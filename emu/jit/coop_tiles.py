@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .rt import clash
+
 # called only from compiled code: no Python or C wrapper to compile
 _compiled_only = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
@@ -76,12 +78,14 @@ def log_elem(log, nlog, base, gid, off):
 
 
 @_compiled_only
-def wg_tile(wt, rt, n, off, st, col, R, C, ep, me, write):
+def wg_tile(wt, rt, n, off, st, col, R, C, ib, ep, me, sg, wgc, write):
     """A cooperative access of workgroup memory by agent `me` (a subgroup), element by element
-    against the tags of the barrier interval that began at `ep` (emu/jit/fuse.py's wg_load and
-    wg_store: wt the last writer, rt the reader or ep + 4095 for several): False where the tile
-    does not lie wholly inside wt[:n] or another agent wrote an element (or, for a write, read
-    one) in this interval. Tags only; the data moves with load_tile / store_tile."""
+    against the tags of the barrier interval that began at `ib` (emu/jit/fuse.py's wg_load and
+    wg_store: wt the last writer, rt the reader or ep + 4095 for several; `ep` the current
+    sub-interval's base, past ib after a subgroupBarrier()): False where the tile does not lie
+    wholly inside wt[:n] or another agent wrote an element (or, for a write, read one) in this
+    interval unordered with this access (emu/jit/rt.py's clash). Tags only; the data moves with
+    load_tile / store_tile."""
     nmaj, major = (C, R) if col else (R, C)
     if st < major or off < 0 or off + st * (nmaj - 1) + major > n:
         return False
@@ -90,13 +94,13 @@ def wg_tile(wt, rt, n, off, st, col, R, C, ep, me, write):
             x = off + st * j + i if col else off + st * i + j
             t = wt[x]
             r = rt[x]
-            if t >= ep and t != ep + me:
+            if clash(t, ib, ep, me, sg, wgc):
                 return False
             if write:
-                if r >= ep and r != ep + me:
+                if clash(r, ib, ep, me, sg, wgc):
                     return False
                 wt[x] = ep + me
-            elif r < ep:
+            elif r < ib or (r & 4095) == me:
                 rt[x] = ep + me
             elif r != ep + me:
                 rt[x] = ep + 4095

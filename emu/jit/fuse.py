@@ -14,7 +14,10 @@ batches of its own, Pipeline._interpret_first). At dispatch time the buffers mus
 overlap (the same buffer bound twice), or the interpreter runs instead.
 
 Covered: scalars bool / i8..i64 / u8..u64 / f32 (64-bit integers without division or float
-conversion), and f16 held as its bits (loaded, stored, selected, converted to and from f32); the
+conversion), and f16 held as its bits: + - * / fma, negation, comparisons, min / max / clamp /
+abs, conversions to and from every integer of 32 bits or fewer and f32 (each the interpreter's
+rule, through its numba twin in emu/numerics/scalar_compiled.py); matrices in buffers (as their
+columns); the
 builtin input vectors; constants and overrides (baked into the kernel); vectors, arrays and
 structs held in registers as their scalars (construct, extract, insert, swizzle, constants, and
 the scalar ops applied per component); function `var`s and var<private> globals of any such type
@@ -31,13 +34,14 @@ one more argument, as every table it reads); if / loop / break / continue / brea
 switch (a one-shot loop).
 
 Workgroup memory and barriers ("workgroup mode"): values live in per-lane arrays, statements that
-hold a barrier run for the whole workgroup at once (their conditions must be the same in every
+hold a barrier (workgroupBarrier, or subgroupBarrier: ordering only, a subgroup's lanes being in
+step; see sg_tags) run for the whole workgroup at once (their conditions must be the same in every
 live invocation, as lockstep requires), and the barrier-free statements between them run as one
 group, invocation after invocation. Every access to workgroup memory checks that no other
 invocation touched the element since the last barrier (not only since the group began: a race
 across a branch or loop that holds a barrier is one the interpreter reports): lane order and
 lockstep agree exactly when there is no such conflict, and where there is one the interpreter
-takes over. A
+takes over. Workgroup arrays of structs are one flat array per member. A
 barrier that only some invocations reach, or a loop or branch around a barrier whose condition
 differs between them, also hands over (the interpreter then reports it). Workgroup arrays may be
 arrays of arrays (flattened row-major); a switch with only a default around a barrier runs as a
@@ -51,8 +55,8 @@ workgroup at once, as a barrier does, and the operation combines each subgroup's
 invocations in emu.numerics.reduce's order (see _Gen.subgroup); f16 subgroup arithmetic and
 ballots are declined.
 
-Anything else (cooperative ops, atomics, f16 arithmetic, matrices, recursion, other
-builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
+Anything else (cooperative ops, atomics, matrix arithmetic, f16 transcendentals and f16 %,
+recursion, other builtins) leaves the whole entry point to the interpreter: `compile_pipeline` returns None.
 With --jobs N > 1 an entry point with loops runs its workgroups on N threads, keeping each store's
 address per invocation; if two invocations stored to one element (so their order would matter)
 the dispatch is run again serially, which is exact since the kernel reads only buffers it never
@@ -86,8 +90,10 @@ import numpy as np
 
 from ..isa.ir import Block, Function, Inst, Value
 from ..isa.ops import OP
-from ..isa.types import ArrayType, ScalarType, StructType, VectorType
+from ..isa.types import ArrayType, MatrixType, ScalarType, StructType, VectorType
+from ..numerics.dtypes import INT_MAX, INT_MIN
 from ..numerics.reduce import identity
+from ..numerics.scalar import float_bounds_for_int
 from . import outline
 
 __all__ = ["compile_pipeline", "Kernel", "Unsupported"]
@@ -132,6 +138,14 @@ def _sg_identity(op: str, t: str):
     return identity(op, t).item()
 
 
+def _flat_count(t) -> int:
+    """The scalars of a vector or array (of vectors or arrays), as workgroup memory lays them flat."""
+    n = 1
+    while isinstance(t, (ArrayType, VectorType)):
+        n, t = n * (t.n if isinstance(t, VectorType) else t.count), t.elem
+    return n
+
+
 class Unsupported(Exception):
     """The entry point needs something the JIT does not cover (the interpreter runs it)."""
 
@@ -172,7 +186,14 @@ def _parts(t) -> list:
         return [t.elem] * t.count
     if isinstance(t, StructType):
         return [m.type for m in t.members]
+    if isinstance(t, MatrixType):       # (its columns)
+        return [t.column] * t.cols
     raise Unsupported(f"type {t}")
+
+
+def _column_stride(t: MatrixType) -> int:
+    """The bytes from one column of a matrix in a buffer to the next (MatrixType.size's)."""
+    return t.size // t.cols
 
 
 def _count_leaves(t) -> int:
@@ -193,6 +214,18 @@ _NV_SFU = {
     "sin": (_SIN.format("{0}"), ("sin",)),
     "cos": (_COS.format("{0}"), ("sin",)),
     "tan": (f"rt.nv_mul({_SIN.format('{0}')}, rt.nv_rcp({_COS.format('{0}')}, rcp_tab))", ("sin", "rcp")),
+    "tanh": ("rt.nv_tanh({0}, ex2_tab, rcp_tab)", ("ex2", "rcp")),
+}
+
+
+# the 32-bit integer bit builtins (emu.numerics.builtins), of the value's unsigned bits `{0}`;
+# results wrap to the type (firstTrailingBit / firstLeadingBit of 0: T(-1))
+_BIT_FNS = {
+    "countOneBits": "rt.one_bits32({0})",
+    "countTrailingZeros": "rt.trailing_zeros32({0})",
+    "countLeadingZeros": "32 - rt.bit_length32({0})",
+    "firstTrailingBit": "np.int64(-1) if {0} == 0 else rt.trailing_zeros32({0})",
+    "firstLeadingBit": "rt.bit_length32({0}) - 1",
 }
 
 
@@ -200,6 +233,8 @@ class _Gen:
     def __init__(self, pipe):
         self.pipe = pipe
         self.nv = getattr(pipe.profile, "scalar", "ieee") == "nvidia-sfu"     # emu.numerics.nvidia's rules
+        # subgroupBarrier()s: workgroup memory's tags tell their sub-intervals apart (sg_tags)
+        self.sgbar = any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in pipe.entry.walk())
         self.rcp = False                # f32 / or % on nvidia-h200: the kernel takes MUFU.RCP's table
         self.rsq = False                # inverseSqrt on nvidia-h200: MUFU.RSQ's table
         self.tabs: list[str] = []       # the other MUFU tables the kernel reads (emu.numerics.sfu)
@@ -338,6 +373,8 @@ class _Gen:
                 count, stride, elem = t.n, t.elem.size, t.elem
             elif isinstance(t, ArrayType) and t.count is not None:
                 count, stride, elem = t.count, t.stride, t.elem
+            elif isinstance(t, MatrixType):
+                count, stride, elem = t.cols, _column_stride(t), t.column
             else:
                 raise Unsupported(f"access into {t}")
             if step >= 0:
@@ -383,6 +420,8 @@ class _Gen:
             offs = [i * t.elem.size for i in range(t.n)]
         elif isinstance(t, ArrayType) and t.count is not None:
             offs = [i * t.stride for i in range(t.count)]
+        elif isinstance(t, MatrixType):
+            offs = [i * _column_stride(t) for i in range(t.cols)]
         else:
             raise Unsupported(f"a load of {t}")
         return ("vec", [self.bp_parts(("bp", g, arr, off, outer, x, inner + o, terms), x, d, f"{name}_{i}")
@@ -439,6 +478,9 @@ class _Gen:
                 if n is None:
                     raise Unsupported(f"workgroup variable {g.name} of {t}")
                 elem, total = elem.elem, total * n
+            if self.wg and isinstance(elem, StructType) and not g.aliased:    # (aliased blocks share bytes)
+                self.vals[r.id] = ("wsarr", self.wg_members(g, elem, total), t, "0")
+                return
             if not self.wg or _scalar(elem) == "bool":
                 raise Unsupported(f"workgroup variable {g.name} of {t}")
             # generated code names a workgroup variable by its slot, never by its WGSL name: Python
@@ -462,8 +504,14 @@ class _Gen:
         elif op == OP.access:
             base = self.vals.get(a[0].id)
             path = inst.attrs["path"]
+            if isinstance(base, tuple) and base[0] == "wsarr":
+                self.wg_struct_access(inst, base, d)
+                return
             if isinstance(base, tuple) and base[0] == "warr":
                 self.wg_access(inst, base[1], d)
+                return
+            if isinstance(base, tuple) and base[0] == "wpart":
+                self.wg_access(inst, base[1], d, base[3], base[2])
                 return
             if isinstance(base, tuple) and base[0] in ("aarr", "bp"):
                 self.element_access(inst, base, d)
@@ -734,7 +782,7 @@ class _Gen:
                 for x, v in zip(a, vals):
                     comps += v[1] if isinstance(x.type, VectorType) else [v]
                 comps = comps * t.n if len(comps) == 1 else comps
-            elif isinstance(t, (ArrayType, StructType)):
+            elif isinstance(t, (ArrayType, StructType, MatrixType)):
                 comps = vals
             else:
                 raise Unsupported(f"construct {t}")
@@ -765,6 +813,25 @@ class _Gen:
         elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "pv":
             _, node, idx = self.vals[a[0].id]
             self.priv_write(d, node, idx, self.val(a[1]))
+        elif op == OP.load and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "wpart":
+            _, g, idx, pt = self.vals[a[0].id]
+            self.bind(r, t, self.wg_read(g, idx, pt, d, f"wl{r.id}"), d)
+        elif op == OP.store and isinstance(self.vals.get(a[0].id), tuple) and self.vals[a[0].id][0] == "wpart":
+            _, g, idx, pt = self.vals[a[0].id]
+            self.wg_write(g, idx, pt, self.val(a[1]), d)
+        elif op in (OP.load, OP.store) and isinstance(self.vals.get(a[0].id), tuple) and \
+                self.vals[a[0].id][0] == "wsarr":        # a whole struct of workgroup memory
+            _, slots, st, idx = self.vals[a[0].id]
+            if not isinstance(st, StructType):
+                raise Unsupported(f"a {op} of {st} in workgroup memory")
+            firsts = [str(int(idx) * _flat_count(m.type)) if idx.isdigit() else f"{idx} * {_flat_count(m.type)}"
+                      for m in st.members]
+            if op == OP.load:
+                self.bind(r, t, ("vec", [self.wg_read(g, f, m.type, d, f"wl{r.id}_{j}") for j, (g, f, m) in
+                                         enumerate(zip(slots, firsts, st.members))]), d)
+            else:
+                for g, f, m, v in zip(slots, firsts, st.members, self.val(a[1])[1]):
+                    self.wg_write(g, f, m.type, v, d)
         elif op == OP.load and not isinstance(t, ScalarType):
             self.fake_id += 1
             self.bind(r, t, self.buf_read(self.vals.get(a[0].id), t, d), d)
@@ -1012,14 +1079,15 @@ class _Gen:
     # -- workgroup memory: every access checks that no other invocation touched the element
     # since the last barrier (the code between barriers runs invocation after invocation, which
     # matches lockstep only without such conflicts); a conflict hands over to the interpreter
-    def wg_access(self, inst: Inst, g: int, d: int):
-        """An element of workgroup array g: each index checked against its dimension, then the
-        flat (row-major) index."""
+    def wg_access(self, inst: Inst, g: int, d: int, t=None, base=None):
+        """An element of workgroup array g (from `base`, a part of it of type `t`, on): each index
+        checked against its dimension, then the flat (row-major) index; a vector or array element
+        is a part ("wpart": its first flat index and type), loaded and stored scalar by scalar."""
         r = inst.result
         path = inst.attrs["path"]
-        t = self.wtypes.get(g, ArrayType(None, self.wmem[g][1]))
+        t = t or self.wtypes.get(g, ArrayType(None, self.wmem[g][1]))
         dyn = iter(inst.args[1:])
-        flat = []
+        flat = [] if base is None else [base]
         for j, step in enumerate(path):
             if not isinstance(t, (ArrayType, VectorType)):
                 raise Unsupported("access into workgroup memory")
@@ -1036,23 +1104,113 @@ class _Gen:
                 continue
             iv = self.checked_index(d, f"i{r.id}" + (f"_{j}" if j else ""), self.v(next(dyn)), count)
             flat.append(iv if inner == 1 else f"{iv} * {inner}")
+        const = sum(int(x) for x in flat if x.isdigit())
+        dyn_parts = [x for x in flat if not x.isdigit()]
+        if not dyn_parts:
+            idx = f"np.int64({const})"
+        else:
+            idx = self.lane_var(f"i{r.id}", None)
+            if len(dyn_parts) > 1 or const or dyn_parts[0] != idx:
+                self.emit(d, f"{idx} = {' + '.join(dyn_parts + ([str(const)] if const else []))}")
         if isinstance(t, (ArrayType, VectorType)):
-            raise Unsupported("a pointer to part of a workgroup array")
-        if all(x.isdigit() for x in flat):
-            self.vals[r.id] = ("welem", g, f"np.int64({sum(int(x) for x in flat)})")
+            if _flat_count(t) > MAX_LEAVES:
+                raise Unsupported("a pointer to a large part of a workgroup array")
+            self.vals[r.id] = ("wpart", g, idx, t)
             return
-        iv = self.lane_var(f"i{r.id}", None)
-        if len(flat) > 1 or flat[0] != iv:
-            self.emit(d, f"{iv} = {' + '.join(flat)}")
-        self.vals[r.id] = ("welem", g, iv)
+        self.vals[r.id] = ("welem", g, idx)
+
+    def wg_members(self, g, st: StructType, count: int) -> list:
+        """A workgroup variable of `count` structs (an array, or arrays of arrays, of them) as one
+        flat array per member, each member's scalars row-major after the struct's index (a struct
+        of arrays: each element is still one element, its accesses checked as before)."""
+        slots = []
+        for m, mem in enumerate(st.members):
+            leaf = mem.type
+            while isinstance(leaf, (ArrayType, VectorType)):
+                leaf = leaf.elem
+            if not isinstance(leaf, ScalarType) or _scalar(leaf) == "bool" or (
+                    isinstance(mem.type, ArrayType) and mem.type.count is None):
+                raise Unsupported(f"workgroup variable {g.name} of {g.type}")
+            slot = self.wslots.setdefault(f"{g.name}\0{m}", len(self.wslots))
+            self.wtypes[slot] = mem.type
+            self.wmem[slot] = (_NPX[_scalar(leaf)], count * _flat_count(mem.type))
+            slots.append(slot)
+        return slots
+
+    def wg_struct_access(self, inst: Inst, base, d: int):
+        """An access into a workgroup variable of structs (wg_members): the index of the struct
+        (each index checked), then the member's array from that struct's first scalar on."""
+        r = inst.result
+        _, slots, t, outer = base
+        dyn = list(inst.args[1:])
+        path = list(inst.attrs["path"])
+        parts = [] if outer == "0" else [outer]
+        while path and not isinstance(t, StructType):
+            step = path.pop(0)
+            count, t = t.count, t.elem
+            inner, y = 1, t                 # structs in each element of this step
+            while isinstance(y, ArrayType):
+                inner, y = inner * y.count, y.elem
+            if step >= 0:
+                if step >= count:
+                    raise Unsupported("constant index out of range")
+                parts.append(str(step * inner))
+            else:
+                iv = self.checked_index(d, f"i{r.id}_s{len(parts)}", self.v(dyn.pop(0)), count)
+                parts.append(iv if inner == 1 else f"{iv} * {inner}")
+        const = sum(int(x) for x in parts if x.isdigit())
+        dyn_parts = [x for x in parts if not x.isdigit()]
+        if dyn_parts:
+            idx = self.lane_var(f"i{r.id}_s", None)
+            self.emit(d, f"{idx} = {' + '.join(dyn_parts + ([str(const)] if const else []))}")
+        else:
+            idx = str(const)
+        if not path:                        # a pointer to a struct (or to arrays of them)
+            self.vals[r.id] = ("wsarr", slots, t, idx)
+            return
+        m = path.pop(0)
+        g, mt = slots[m], t.members[m].type
+        n = _flat_count(mt)
+        first = str(int(idx) * n) if idx.isdigit() else (idx if n == 1 else f"{idx} * {n}")
+        rest = Inst(inst.op, inst.args[:1] + dyn, inst.type, {"path": path}, [], inst.loc, r)
+        self.wg_access(rest, g, d, mt, first)
+
+    def wg_read(self, g: int, idx: str, t, d: int, name: str):
+        """A part of workgroup array g at flat index idx, of type t, loaded scalar by scalar."""
+        if isinstance(t, ScalarType):
+            v = self.lane_var(name, t)
+            self.wg_load(g, idx, v, d)
+            return v
+        inner = _flat_count(_parts(t)[0])
+        return ("vec", [self.wg_read(g, f"{idx} + {i * inner}", x, d, f"{name}_{i}")
+                        for i, x in enumerate(_parts(t))])
+
+    def wg_write(self, g: int, idx: str, t, value, d: int):
+        if isinstance(t, ScalarType):
+            self.wg_store(g, idx, value, d)
+            return
+        inner = _flat_count(_parts(t)[0])
+        for i, (x, v) in enumerate(zip(_parts(t), value[1])):
+            self.wg_write(g, f"{idx} + {i * inner}", x, v, d)
+
+    # With subgroup barriers (self.sgbar) the tags are `ep + local` of the current sub-interval (a
+    # subgroupBarrier starts one, the whole workgroup at once), `ib` where the barrier interval
+    # began: an access of another invocation of the interval is ordered with this one only where
+    # a subgroupBarrier of their one subgroup came between (wg.clash), as emu/memory/races.py has it
+    def sg_tags(self) -> str:
+        return f"ib, ep, local, {self.pipe.opts.subgroup_size}, {self.pipe.layout.wg_count}"
 
     def wg_load(self, g: int, idx: str, name: str, d: int):
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
-        self.emit(d, "if _t >= ep and _t != ep + local:")
+        if self.sgbar:      # (a read of this invocation's own in an earlier sub-interval is renewed)
+            clash, mine = f"wg.clash(_t, {self.sg_tags()})", "_r < ib or (_r & 4095) == local"
+        else:
+            clash, mine = "_t >= ep and _t != ep + local", "_r < ep"
+        self.emit(d, f"if {clash}:")
         self.fail(d + 1, ERR_FALLBACK)
         self.emit(d, f"_r = rt_{g}[_i]")
-        self.emit(d, "if _r < ep:")
+        self.emit(d, f"if {mine}:")
         self.emit(d + 1, f"rt_{g}[_i] = ep + local")
         self.emit(d, "elif _r != ep + local:")
         self.emit(d + 1, f"rt_{g}[_i] = ep + 4095")
@@ -1062,7 +1220,10 @@ class _Gen:
         self.emit(d, f"_i = {idx}")
         self.emit(d, f"_t = wt_{g}[_i]")
         self.emit(d, f"_r = rt_{g}[_i]")
-        self.emit(d, "if (_t >= ep and _t != ep + local) or (_r >= ep and _r != ep + local):")
+        if self.sgbar:
+            self.emit(d, f"if wg.clash(_t, {self.sg_tags()}) or wg.clash(_r, {self.sg_tags()}):")
+        else:
+            self.emit(d, "if (_t >= ep and _t != ep + local) or (_r >= ep and _r != ep + local):")
         self.fail(d + 1, ERR_FALLBACK)
         self.emit(d, f"wt_{g}[_i] = ep + local")
         self.emit(d, f"wm_{g}[_i] = {val}")
@@ -1087,6 +1248,8 @@ class _Gen:
                     self.emit(d, "if wg.parted(retd):")
                     self.fail(d + 1, ERR_FALLBACK, "0")
                     self.emit(d, "ep += 4096                  # a new barrier interval")
+                    if self.sgbar and inst.attrs["kind"] != "subgroup":
+                        self.emit(d, "ib = ep")
                 elif inst.op == OP.subgroup:
                     self.at = inst
                     self.emit(d, outline.STMT_BEGIN)
@@ -1482,6 +1645,22 @@ class _Gen:
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t == "f16" and tys[2] == "bool":
             e = f"{xs[1]} if {xs[2]} else {xs[0]}"
             return f"rt.nv_canon_f16({e})" if self.nv else e     # (bits; canonical NaNs there)
+        if fn == "fma" and tys == [t] * 3 == ["f16"] * 3:      # (nvidia: the IEEE fma, NaNs canonical)
+            return f"rt.f16_fma({xs[0]}, {xs[1]}, {xs[2]}, {0x7FFF if self.nv else -1})"
+        if t == "f16" and tys == [t] * len(xs) and fn in ("min", "max", "clamp", "abs"):
+            # builtins._minmax on the exactly widened values, narrowed back (each an operand, or
+            # NaN); nvidia: NaNs canonical at the end (its _NO_FTZ builtins, and abs)
+            def mm(x, y, is_max):
+                return f"rt.f32_to_f16(rt.fminmax_f32(rt.f16_to_f32({x}), rt.f16_to_f32({y}), {is_max}))"
+            if fn == "abs" and len(xs) == 1:
+                e = f"np.uint16({xs[0]} & np.uint16(0x7FFF))"
+            elif fn == "clamp" and len(xs) == 3:
+                e = mm(mm(xs[0], xs[1], True), xs[2], False)
+            elif len(xs) == 2 and fn != "clamp":
+                e = mm(xs[0], xs[1], fn == "max")
+            else:
+                raise Unsupported(f"builtin {fn} on f16")
+            return f"rt.nv_canon_f16({e})" if self.nv else e
         if "f16" in tys + [t]:
             raise Unsupported(f"builtin {fn} on f16")
         if fn == "select" and len(xs) == 3 and tys[0] == tys[1] == t and tys[2] == "bool":
@@ -1498,6 +1677,11 @@ class _Gen:
                 return f"{c}(min(max({xs[0]}, {xs[1]}), {xs[2]}))"
             if fn == "abs" and len(xs) == 1:
                 return xs[0] if t[0] == "u" else f"{c}(abs(np.int64({xs[0]})))"
+        if t in ("i32", "u32") and tys == [t] and fn in _BIT_FNS:   # builtins.py's, on the unsigned bits
+            u = f"np.uint32({xs[0]})"
+            if fn == "firstLeadingBit" and t == "i32":  # the first bit unlike the sign
+                u = f"(~{u} if {xs[0]} < 0 else {u})"
+            return f"{_NPX[t]}({_BIT_FNS[fn].format(u)})"
         if fn in ("min", "max", "clamp") and t == "f32" and tys == [t] * len(xs):
             canon = "rt.nv_canon" if self.nv else ""    # (nvidia: FMNMX, not flushed; NaNs canonical)
             if fn == "clamp" and len(xs) == 3:
@@ -1552,6 +1736,9 @@ class _Gen:
             return f"{_WIDE[t]}({e})"
         if t in _NARROW and fn in ("neg", "not"):
             return f"{_NARROW[t]}({'-' if fn == 'neg' else '~'}np.int64({x}))"
+        if fn == "neg" and t == "f16":                 # the sign flipped (nvidia: NaNs canonical)
+            e = f"np.uint16({x} ^ np.uint16(0x8000))"
+            return f"rt.nv_canon_f16({e})" if self.nv else e
         if fn == "neg":
             return {"i32": f"np.int32(-np.int64({x}))", "u32": f"np.uint32(-np.int64({x}))",
                     "f32": f"rt.{'nv_neg' if self.nv else 'neg_f32'}({x})"}.get(t) or self._no(fn, t)
@@ -1564,9 +1751,18 @@ class _Gen:
         raise Unsupported(f"{fn} on {t}")
 
     def binary(self, fn: str, t: str, x: str, y: str) -> str:
-        if t == "f16":
-            self._no(fn, t)
         cmp = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+        if t == "f16":                                  # in f32, rounded once (scalar_compiled)
+            if fn in cmp:
+                return f"(rt.f16_to_f32({x}) {cmp[fn]} rt.f16_to_f32({y}))"
+            if fn in ("add", "sub", "mul"):
+                return f"rt.f16_{fn}({x}, {y}, {0x7FFF if self.nv else -1})"
+            if fn == "div" and self.nv:                 # through MUFU.RCP: its table is an argument
+                self.rcp = True
+                return f"rt.nv_f16_div({x}, {y}, rcp_tab)"
+            if fn == "div":
+                return f"rt.f16_div({x}, {y})"
+            self._no(fn, t)
         if t == "bool":
             ops = {"and": "and", "or": "or", "xor": "!=", "ne": "!=", "eq": "=="}
             if fn not in ops:
@@ -1607,17 +1803,23 @@ class _Gen:
         self._no(fn, t)
 
     def convert(self, x: str, s: str, t: str, native=False) -> str:
+        """The interpreter's conversion rule (scalar.convert, or convert_native for SPIR-V's own
+        instructions; nvidia's on the H200) for one value."""
         if s == t:
             return x
-        if "f16" in (s, t):                           # only f16 <-> f32 (both rules: numerics.scalar's and nvidia's)
-            if {s, t} != {"f16", "f32"}:
-                raise Unsupported(f"conversion {s} to {t}")
-            return f"rt.{'nv_' if self.nv else ''}{s}_to_{t}({x})"
         if t == "bool":
-            return f"({x} != 0)"
+            return f"(rt.f16_to_f32({x}) != 0)" if s == "f16" else f"({x} != 0)"
         if s == "bool":
-            return {"f32": f"np.float32(1.0 if {x} else 0.0)"}.get(t, f"{_NPX[t]}(1 if {x} else 0)")
-        if (s in ("f32", "f16") and t in {**_NARROW, **_WIDE}) or (s in _WIDE and t == "f32"):
+            return {"f32": f"np.float32(1.0 if {x} else 0.0)", "f16": f"np.uint16(15360 if {x} else 0)"}.get(
+                t, f"{_NPX[t]}(1 if {x} else 0)")
+        if {s, t} == {"f16", "f32"}:                  # (both rules: numerics.scalar's and nvidia's)
+            return f"rt.{'nv_' if self.nv else ''}{s}_to_{t}({x})"
+        if t == "f16":                                # from an integer: SPIR-V's rounding or WGSL's
+            return f"rt.int_to_f16({x}, {not native})"
+        if s in ("f32", "f16") and t in _NARROW or (s == "f16" and t in ("i32", "u32")):
+            return f"{_NPX[t]}(rt.float_to_int({'rt.f16_to_f32(' + x + ')' if s == 'f16' else x}, "\
+                   f"{self.int_bounds(s, t, native)}))"
+        if (s in ("f32", "f16") and t in _WIDE) or (s in _WIDE and t == "f32"):
             raise Unsupported(f"conversion {s} to {t}")
         if s == "f32" and self.nv and native:         # SPIR-V's: saturating, NaN -> 0
             return f"rt.nv_native_f32_to_{t}({x})"
@@ -1626,6 +1828,16 @@ class _Gen:
         if t == "f32":
             return f"np.float32({x})"
         return f"{_NPX[t]}(np.int64({x}))"            # i32 <-> u32: the bits
+
+    def int_bounds(self, s: str, t: str, native) -> str:
+        """float_to_int's bounds and NaN value for float type s to integer type t, as the
+        interpreter's rule has them: SPIR-V's conversion on the H200 saturates to t's range
+        (nvidia.convert_native), every other clamps to the values s holds exactly
+        (scalar.float_bounds_for_int); a NaN gives 0, or on the H200 WGSL's i32 / u32 the low end."""
+        if self.nv and native:
+            return f"{INT_MIN[t]}.0, {INT_MAX[t]}.0, 0"
+        lo, hi = float_bounds_for_int(t, s)
+        return f"{lo!r}, {hi!r}, {int(lo) if self.nv and t in ('i32', 'u32') else 0}"
 
     def prelude(self) -> tuple[list, list]:
         """The lines that set the builtin inputs the code reads: (per workgroup, per invocation),
@@ -1695,7 +1907,7 @@ class _Gen:
             # the workgroup's epoch and loop steps in an array, so that functions can advance them
             setup, per_workgroup, lines = ([outline.WG_STATE.sub(outline.wg_state, x) for x in part]
                                            for part in (setup, per_workgroup, lines))
-            setup = [f"wst = np.zeros({2 + self.nloops}, np.int64)"] + setup
+            setup = [f"wst = np.zeros({3 + self.nloops}, np.int64)"] + setup
             outer |= {"wst"}
             funcs, lines = outline.split(lines, {n for n in outer if n.isidentifier()}, deco)
             out = funcs + [deco, f"def run({params}):"]
@@ -1738,8 +1950,6 @@ class _Gen:
 
     def build(self) -> str:
         fn = self.entry
-        if any(i.op == OP.barrier and i.attrs["kind"] == "subgroup" for i in fn.walk()):
-            raise Unsupported("subgroupBarrier (the interpreter checks it per subgroup)")
         for i, bname in fn.param_builtins.items():
             self.vals[fn.params[i].id] = self.input(bname, fn.params[i].type)
         self.track_reads = True
@@ -1782,7 +1992,7 @@ class _Gen:
             decl += [f"wm_{g} = np.zeros({cnt}, {t})", f"wt_{g} = np.zeros({cnt}, np.int64)",
                      f"rt_{g} = np.zeros({cnt}, np.int64)"]
         per_wg = [f"wm_{g}[:] = 0" for g in self.wmem] + ["retd[:] = False", "stp[:] = 0", "wsteps = 0",
-                                                   "ep += 4096"]
+                                                   "ep += 4096"] + ["ib = ep"] * self.sgbar
         return "\n".join(out + self.driver(params, body, decl + ["ep = np.int64(0)"], per_wg))
 
 

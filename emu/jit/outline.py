@@ -38,12 +38,14 @@ _ASSIGN = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?:[-+*|&]?=)(?!=)")
 
 # the workgroup's barrier epoch and loop steps (fuse._Gen's scalars `ep` and `wsteps`) as the two
 # elements of one array `wst`, which a function can advance for its caller
-WG_STATE = re.compile(r"\b(ep|wsteps|wexit(\d+))\b")
+WG_STATE = re.compile(r"\b(ep|wsteps|ib|wexit(\d+))\b")
 
 
 def wg_state(m) -> str:
-    """`ep`, `wsteps` and each workgroup loop's exit flag as an element of the array `wst`."""
-    return "wst[0]" if m[1] == "ep" else "wst[1]" if m[1] == "wsteps" else f"wst[{2 + int(m[2])}]"
+    """`ep`, `wsteps`, `ib` (where the barrier interval began, with subgroup barriers) and each
+    workgroup loop's exit flag as an element of the array `wst`."""
+    fixed = {"ep": "wst[0]", "wsteps": "wst[1]", "ib": "wst[2]"}
+    return fixed.get(m[1]) or f"wst[{3 + int(m[2])}]"
 
 
 def _regions(lines: list[str]) -> list[tuple[int, int]]:

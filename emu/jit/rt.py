@@ -46,3 +46,25 @@ def parted(retd):
     for i in range(retd.shape[0]):
         n += 0 if retd[i] else 1
     return n != 0 and n != retd.shape[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _subgroup(who, sg, wgc):
+    """The subgroup of an access tag's author: an invocation (below wgc) or a subgroup's agent
+    (wgc + the subgroup: emu/jit/coop_kernel.py's cooperative accesses)."""
+    return who // sg if who < wgc else who - wgc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def clash(t, ib, ep, me, sg, wgc):
+    """Whether the access tag t of an element of workgroup memory (its author in the low 12 bits,
+    4095 for several readers) makes an access by `me` now a race in the interpreter's terms
+    (emu/memory/races.py): an access of this barrier interval (t >= ib) by another author, unless
+    a subgroupBarrier() of their one subgroup came between (t below the current sub-interval's
+    base ep). The workgroup runs each subgroupBarrier() at once, so it came between for all."""
+    if t < ib or t == ep + me:
+        return False
+    who = t & 4095
+    if who == me:
+        return False
+    return not (t < ep and who != 4095 and _subgroup(who, sg, wgc) == _subgroup(me, sg, wgc))

@@ -25,15 +25,19 @@ from .scalar import float_bounds_for_int
 _inl = dict(cache=True, nogil=True, inline="never", error_model="numpy")
 
 
-@intrinsic
-def f32_bits(typingctx, x):
-    """The bits of an f32 as a u32."""
-    sig = types.uint32(types.float32)
+def _float_bits(fty, uty, width: int, doc: str):
+    """An intrinsic: the bits of a float of type `fty` as the unsigned integer `uty`."""
+    def bits(typingctx, x):
+        def codegen(context, builder, signature, args):
+            from llvmlite import ir
+            return builder.bitcast(args[0], ir.IntType(width))
+        return uty(fty), codegen
+    bits.__doc__ = doc
+    return intrinsic(bits)
 
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-        return builder.bitcast(args[0], ir.IntType(32))
-    return sig, codegen
+
+f32_bits = _float_bits(types.float32, types.uint32, 32, "The bits of an f32 as a u32.")
+f64_bits = _float_bits(types.float64, types.uint64, 64, "The bits of an f64 as a u64.")
 
 
 @intrinsic
@@ -347,6 +351,26 @@ def nv_sincos(x, quarter, tab):
 
 
 @njit(**_inl)
+def nv_tanh(x, ex2_tab, rcp_tab):
+    """The H200's tanh, CUDA's tanhf (nvidia._tanh): 1 - 2 / (EX2(2|x| log2 e) + 1) for
+    |x| >= 0.6 (1 from 9.0109) with x's sign, else x + x^3 * p(x^2); flushed, NaNs canonical."""
+    x = nv_ftz(x)
+    ax = abs(x)
+    e = nv_ex2(nv_mul(ax, bits_f32(np.uint32(0x4038AA3B))), ex2_tab)
+    big = nv_fma(nv_rcp(nv_add(e, np.float32(1.0)), rcp_tab), np.float32(-2.0), np.float32(1.0))
+    if ax >= bits_f32(np.uint32(0x41102CB4)):
+        big = np.float32(1.0)
+    big = bits_f32((f32_bits(big) & np.uint32(0x7FFFFFFF)) | (f32_bits(x) & np.uint32(0x80000000)))
+    x2 = nv_mul(x, x)
+    p = nv_fma(bits_f32(np.uint32(0x3C80F082)), x2, bits_f32(np.uint32(0xBD563CAE)))
+    p = nv_fma(p, x2, bits_f32(np.uint32(0x3E085941)))
+    p = nv_fma(p, x2, bits_f32(np.uint32(0xBEAAA9ED)))
+    p = nv_fma(p, x2, np.float32(0.0))
+    small = nv_fma(p, x, x)
+    return nv_out(big if ax >= bits_f32(np.uint32(0x3F19999A)) else small)
+
+
+@njit(**_inl)
 def nv_div(a, b, tab):
     """x / y = x * RCP(y) (emu.numerics.nvidia.binary)."""
     return nv_mul(a, nv_rcp(nv_ftz(b), tab))
@@ -436,3 +460,132 @@ def f32_to_f16(x):
 def nv_f32_to_f16(x):
     """The H200's f32 -> f16 (nvidia.convert and convert_native): RNE, NaN -> 0x7FFF."""
     return _f32_to_f16(x, 0x7FFF)
+
+
+# ---- f16 arithmetic and the conversions between integers and f16 ---------------------------------
+# An f16 operation is the f32 operation on the exact widened operands, rounded once to f16
+# (scalar._float_binary: the double rounding is innocuous); `nan`: -1 on an IEEE device (a NaN's
+# sign and payload kept, as numpy's float16 cast keeps them from the quiet f32 NaN), 0x7FFF on the
+# H200 (nvidia.binary: every NaN canonical).
+
+@njit(**_inl)
+def f16_add(a, b, nan):
+    return _f32_to_f16(np.float32(f16_to_f32(a) + f16_to_f32(b)), nan)
+
+
+@njit(**_inl)
+def f16_sub(a, b, nan):
+    return _f32_to_f16(np.float32(f16_to_f32(a) - f16_to_f32(b)), nan)
+
+
+@njit(**_inl)
+def f16_mul(a, b, nan):
+    return _f32_to_f16(np.float32(f16_to_f32(a) * f16_to_f32(b)), nan)
+
+
+@njit(**_inl)
+def f16_div(a, b):
+    """x / y on an IEEE device (scalar.binary)."""
+    return _f32_to_f16(np.float32(f16_to_f32(a) / f16_to_f32(b)), -1)
+
+
+@njit(**_inl)
+def nv_hz(r):
+    """An SFU result to f16 as its .F16 forms give it (nvidia._hz): rounded to nearest, then one
+    step toward zero where that rounded away from zero; 2^16 and beyond: infinity; NaN canonical."""
+    t = _f32_to_f16(r, 0x7FFF)
+    if (t & np.uint16(0x7C00)) != np.uint16(0x7C00) and abs(f16_to_f32(t)) > abs(r):
+        t = np.uint16(t - np.uint16(1))
+    if abs(r) >= np.float32(65536.0):
+        t = np.uint16(0xFC00) if r < 0 else np.uint16(0x7C00)
+    return t
+
+
+@njit(**_inl)
+def nv_f16_div(a, b, tab):
+    """x / y on the H200 (nvidia.binary): HMUL(x, the f16 form of MUFU.RCP(y)); `tab`: rcp's."""
+    return f16_mul(a, nv_hz(nv_rcp(f16_to_f32(b), tab)), 0x7FFF)
+
+
+@njit(**_inl)
+def ro_f64_to_f32(s):
+    """float64 -> float32 rounded to odd (rounding.ro_f64_to_f32): toward zero, and where inexact
+    the last significand bit set; overflow gives +-MAX."""
+    r = np.float32(s)
+    d = np.float64(r)
+    if d == s or s != s:
+        return r
+    b = f32_bits(r)
+    if abs(d) > abs(s):                 # rounded away from zero: one step back in magnitude
+        b = np.uint32(b - np.uint32(1))
+    return bits_f32(b | np.uint32(1))
+
+
+@njit(**_inl)
+def f16_fma(a, b, c, nan):
+    """a * b + c rounded once to f16 (builtins._fma: the product exact in float64, the sum made
+    exact by TwoSum and rounded to odd at 53 bits, then to odd at 24, then to nearest even)."""
+    x, y, z = np.float64(f16_to_f32(a)), np.float64(f16_to_f32(b)), np.float64(f16_to_f32(c))
+    p = x * y
+    s = p + z
+    bv = s - p
+    err = (p - (s - bv)) + (z - bv)
+    if err != 0.0 and s - s == 0.0 and (f64_bits(s) & np.uint64(1)) == 0:
+        s = np.nextafter(s, np.inf if err > 0.0 else -np.inf)
+    return _f32_to_f16(ro_f64_to_f32(s), nan)
+
+
+@njit(**_inl)
+def int_to_f16(x, wgsl):
+    """An integer (of 64 bits or fewer) -> f16 bits, rounded to nearest even: SPIR-V's
+    OpConvertSToF / OpConvertUToF (scalar.convert_native, nvidia.convert_native: infinity from
+    65520 on); `wgsl`: WGSL's f16(x) (scalar.convert), any integer past +-65504 infinite. Through
+    f32: an integer float32 does not hold exactly is past 2^24, infinite in f16 either way."""
+    v = np.float64(x)
+    if wgsl and abs(v) > 65504.0:
+        return np.uint16(0xFC00) if v < 0 else np.uint16(0x7C00)
+    return _f32_to_f16(np.float32(v), -1)
+
+
+@njit(**_inl)
+def float_to_int(x, lo, hi, nan):
+    """trunc(x) clamped to [lo, hi] as int64, NaN to `nan`: every float -> integer rule of
+    scalar.py and nvidia.py, with the bounds the caller takes from them (float_bounds_for_int,
+    or the integer's range for a saturating conversion)."""
+    t = np.trunc(np.float64(x))
+    if t != t:
+        return np.int64(nan)
+    return np.int64(min(max(t, lo), hi))
+
+
+# ---- 32-bit integer bit functions (builtins.py's, on the value's unsigned bits) ------------------
+
+@njit(**_inl)
+def bit_length32(u):
+    """The number of significant bits of u (0 for 0)."""
+    u = np.uint32(u)
+    n = np.int64(0)
+    while u != 0:
+        u = np.uint32(u >> np.uint32(1))
+        n += 1
+    return n
+
+
+@njit(**_inl)
+def trailing_zeros32(u):
+    """countTrailingZeros: 32 for 0."""
+    u = np.uint32(u)
+    if u == 0:
+        return np.int64(32)
+    return bit_length32(u & (~u + np.uint32(1))) - 1
+
+
+@njit(**_inl)
+def one_bits32(u):
+    """countOneBits."""
+    u = np.uint32(u)
+    n = np.int64(0)
+    while u != 0:
+        u = np.uint32(u & (u - np.uint32(1)))
+        n += 1
+    return n

@@ -15,7 +15,7 @@ import pytest
 
 import emu
 from emu.errors import EmuError
-from emu.jit import coop_kernel
+from emu.jit import coop_kernel, fuse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -623,7 +623,54 @@ def _subgroup_inputs(rng):
     return _sizes(45, 3, extra={(0, 0): x, (0, 1): y, (0, 2): 192 * 16 * 4, (0, 3): 192 * 16 * 4, (0, 4): 24 * 4})
 
 
+def _f16_arith(rng):
+    """f16_arith.comp's inputs, 256 rows: f16 pairs of every kind (random bits, which hold
+    subnormals, infinities and NaNs, with zeros of both signs, +-65504, equal pairs mixed in),
+    integers around f16's range (65519 / 65520 rounding apart) and over i32's, int8s, and f32s
+    around the 8- and 16-bit ranges with infinities and a NaN."""
+    n = 256
+    a = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    b = rng.integers(0, 1 << 16, n).astype(np.uint16)
+    a[:12] = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x3C00, 0x0400, 0x7D01]
+    b[:12] = [0x8000, 0x0000, 0x7C00, 0x7C00, 0x3C00, 0x7BFF, 0x0001, 0x0001, 0x3800, 0x0000, 0x0001, 0x3C00]
+    b[100:140] = a[100:140]                             # equal pairs
+    mid = rng.uniform(-300, 300, n).astype(np.float16)  # ordinary values, for the products
+    a[140:200], b[140:200] = mid[140:200].view(np.uint16), mid[80:140].view(np.uint16)
+    ints = rng.integers(-2 ** 31, 2 ** 31, n, dtype=np.int64).astype(np.int32)
+    ints[:16] = [65504, 65519, 65520, -65519, -65520, 65535, 32767, -32768, 2 ** 24 + 1, -(2 ** 31), 2 ** 31 - 1,
+                 2049, 4097, -2049, 0, 1]
+    ints[16:120] = rng.integers(-70000, 70000, 104)
+    f = rng.uniform(-40000, 40000, n).astype(np.float32)
+    f[:10] = [np.inf, -np.inf, np.nan, 127.9, -128.9, 255.5, -0.5, 32767.9, -32768.9, 1e-40]
+    f[10:100] = rng.uniform(-300, 300, 90)
+    return {(0, 0): a.view(np.float16), (0, 1): b.view(np.float16), (0, 2): ints,
+            (0, 3): rng.integers(-128, 128, n).astype(np.int8), (0, 4): f, (0, 5): n * 24 * 2, (0, 6): n * 8 * 4}
+
+
 SPIRV_CASES = [
+    # f16 arithmetic, integer <-> f16 and float -> 8/16-bit integer conversions (the fusion JIT's
+    # rules beside the interpreter's), on both scalar models
+    ("f16_arith.comp", "nvidia-h200", None, {}, _f16_arith, (4, 1, 1), "fused"),
+    ("f16_arith.comp#reference", "reference", None, {}, _f16_arith, (4, 1, 1), "fused"),
+    # subgroupBarrier() ordering shared memory within each subgroup: scalars (the fusion JIT) and
+    # a cooperative tile staged per subgroup, copied out with bounds (mul_mm's partial tiles)
+    ("subgroup_barrier_stage.comp", "nvidia-h200", None, {}, lambda rng: _sizes(0, extra={(0, 0): 2 * 128 * 4}),
+     (2, 1, 1), "fused"),
+    ("gemm_stage_subgroup.comp", "nvidia-h200", None, {"0": 40, "1": 56, "2": 48}, lambda rng: {
+        (0, 0): _h(rng, 48 * 48), (0, 1): _h(rng, 48 * 64), (0, 2): 4 * 40 * 56}, (1, 3, 1), "compiled"),
+    ("workgroup_structs.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.integers(-2 ** 31, 2 ** 31, 128, dtype=np.int64).astype(np.int32), (0, 1): _h(rng, 256),
+        (0, 2): 128 * 6 * 4}, (2, 1, 1), "fused"),
+    ("int_bits.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): np.concatenate([np.array([0, -1, 1, -2 ** 31, 2 ** 31 - 1, 8, -8, 96], np.int32),
+                                rng.integers(-2 ** 31, 2 ** 31, 120, dtype=np.int64).astype(np.int32)]),
+        (0, 1): 128 * 6 * 4}, (2, 1, 1), "fused"),
+    ("matrix_buffers.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): _h(rng, 64 * 8), (0, 1): rng.standard_normal(64 * 8).astype(np.float32), (0, 2): 64 * 4 * 16},
+     (2, 1, 1), "fused"),
+    # vectors and rows of workgroup arrays loaded and stored whole through a pointer to them
+    ("workgroup_vectors.comp", "nvidia-h200", None, {}, lambda rng: {
+        (0, 0): rng.standard_normal(4 * 96).astype(np.float32), (0, 1): 3 * 96 * 16}, (3, 1, 1), "fused"),
     ("control.comp", "reference", 32, {"0": 32}, _control, (2, 1, 1), "declined"),
     ("coop_ops.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 256), (0, 1): _h(rng, 256), (0, 2): rng.uniform(0.5, 2, 256).astype(np.float32),
@@ -764,7 +811,7 @@ SPIRV_CASES = [
     ("private_calls_blocks.comp", "nvidia-h200", None, {}, _blocks, (2, 1, 1), "fused"),
     ("private_calls_blocks.comp#reference", "reference", None, {}, _blocks, (2, 1, 1), "fused"),
     ("transcendental.comp", "nvidia-h200", None, {}, lambda rng: {
-        (0, 0): _specials(rng, 512), (0, 1): _specials(rng, 512), (0, 2): 12 * 512 * 4}, (8, 1, 1), "fused"),
+        (0, 0): _specials(rng, 512), (0, 1): _specials(rng, 512), (0, 2): 13 * 512 * 4}, (8, 1, 1), "fused"),
     ("transpose_shared.comp", "reference", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 1 << 20, 4 * 64).astype(np.uint32), (0, 1): 4 * 64 * 4}, (4, 1, 1), "fused"),
     # a default-only switch around barriers, a private array, -inf: one empty row, one short
@@ -777,8 +824,9 @@ SPIRV_CASES = [
      (1, 1, 1), "declined"),
     ("spec_short_array.comp", "reference", None, {"0": 2}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
     ("spec_short_array.comp#n8", "reference", None, {"0": 8}, lambda rng: {(0, 0): 4}, (1, 1, 1), "fused"),
+    # (compiled; the branch that only one subgroup takes hands the dispatch to the interpreter)
     ("subgroup_barrier_branch.comp", "nvidia-h200", None, {}, lambda rng: _sizes(1, extra={(0, 0): 64 * 4}),
-     (1, 1, 1), "declined"),
+     (1, 1, 1), "fused"),
     # subgroup operations run for the whole workgroup at once (ggml's matrix-vector reduction),
     # on full subgroups and, after some invocations returned, partial ones (the H200's rank order)
     ("subgroup_ops.comp", "nvidia-h200", None, {}, _subgroup_inputs, (3, 1, 1), "fused"),
@@ -788,6 +836,20 @@ SPIRV_CASES = [
                                 rng.standard_normal(8 * 256).astype(np.float32).view(np.uint32)]),
         (0, 1): 4 * 8, (0, 2): 4 * 8}, (8, 1, 1), "fused"),
 ]
+
+
+def test_subgroup_barrier_race_across_subgroups_same_error(monkeypatch):
+    """subgroup_barrier_stage.comp with `cross` 1 reads another subgroup's element after only a
+    subgroupBarrier(): the compiled kernel hands the dispatch over and the interpreter reports the
+    race, the same error as without the JIT."""
+    file = "tests/shaders/spirv/subgroup_barrier_stage.comp"
+    src = (ROOT / file).read_text()
+    make = lambda rng: _sizes(1, extra={(0, 0): 2 * 128 * 4})       # noqa: E731
+    _, want_w, _ = run(monkeypatch, "0", "nvidia-h200", None, src, {}, make, (2, 1, 1), file)
+    p, got_w, _ = run(monkeypatch, "1", "nvidia-h200", None, src, {}, make, (2, 1, 1), file)
+    assert any("data race" in w for w in want_w), want_w
+    assert got_w == want_w
+    assert isinstance(p._jit, fuse.Kernel)
 
 
 def _twin(comp: Path) -> Path | None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from emu.numerics import builtins, sfu
+from emu.numerics import builtins, nvidia, sfu
 from emu.numerics import scalar_compiled as rt
 
 SPECIAL = np.array([0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0x7F800000,
@@ -68,6 +68,23 @@ def test_mufu_units_compiled_same_bits(unit):
         _same(_lg2(x, sfu.table("lg2"), sfu.table("lg2_neg1")), sfu.lg2(x))
     else:
         _same(_sincos(x, 0 if unit == "sin" else 1 << 23, sfu.table("sin")), getattr(sfu, unit)(x))
+
+
+@njit(cache=False)
+def _tanh(x, t_ex2, t_rcp):
+    out = np.empty(x.size, np.float32)
+    for i in range(x.size):
+        out[i] = rt.nv_tanh(x[i], t_ex2, t_rcp)
+    return out
+
+
+def test_nvidia_tanh_compiled_same_bits():
+    """The H200's tanh (CUDA's tanhf: EX2 and RCP above 0.6, the odd polynomial below), around
+    both of its thresholds too."""
+    x = np.concatenate([_inputs(), np.random.default_rng(32).uniform(-10, 10, 100_000).astype(np.float32),
+                        np.array([0x3F19999A, 0x3F199999, 0x41102CB4, 0x41102CB3, 0xBF19999A, 0xC1102CB4],
+                                 np.uint32).view(np.float32)])
+    _same(_tanh(x, sfu.table("ex2"), sfu.table("rcp")), nvidia.call("tanh", "f32", x))
 
 
 @pytest.mark.parametrize("fn", ["min", "max"])

@@ -1,9 +1,9 @@
 #version 450
 // f32 transcendentals as llama.cpp's softmax, rope and activation shaders call them (exp, exp2,
-// log, log2, pow, sin, cos, tan; floor, ceil, round, trunc): on nvidia-h200 MUFU's measured
+// log, log2, pow, sin, cos, tan, tanh; floor, ceil, round, trunc): on nvidia-h200 MUFU's measured
 // tables through the driver's sequences, which the fusion JIT compiles
 // (emu/numerics/scalar_compiled.py) and must match bit for bit. Two inputs per invocation,
-// special values among them; twelve outputs each.
+// special values among them; thirteen outputs each.
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0) readonly buffer X { float x[]; };
 layout(set = 0, binding = 1) readonly buffer Y { float y[]; };
@@ -24,4 +24,5 @@ void main() {
     o[4096u + 4u * i + 1u] = ceil(b);
     o[4096u + 4u * i + 2u] = roundEven(a * 2.0);
     o[4096u + 4u * i + 3u] = trunc(b);
+    o[6144u + i] = tanh(a * 0.25) + tanh(b);
 }
