@@ -713,7 +713,7 @@ SPIRV_CASES = [
         (0, 2): 10 * 64 * 4}), (1, 1, 1), "fused"),
     ("mixed_dot.comp", "nvidia-h200", None, {}, lambda rng: {
         (0, 0): _h(rng, 128), (0, 1): _h(rng, 128), (0, 2): rng.standard_normal(64).astype(np.float32),
-        (0, 3): 3 * 64 * 4, (0, 4): 2 * 64 * 2}, (1, 1, 1), "declined"),
+        (0, 3): 3 * 64 * 4, (0, 4): 2 * 64 * 2}, (1, 1, 1), "fused"),           # f16 arithmetic (jitf16)
     ("aliased_bindings.comp", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 2 * 64 * 4}, (1, 1, 1), "fused"),
     ("alias_binding.comp", "lavapipe", None, {}, lambda rng: {
@@ -721,7 +721,7 @@ SPIRV_CASES = [
     ("ncnn_idioms.comp", "nvidia-h200", None, {"0": 4}, lambda rng: {
         (0, 0): np.concatenate([rng.uniform(-2, 2, 16).astype(np.float16).view(np.uint8),
                                 rng.integers(-4, 5, 32).astype(np.float32).view(np.uint8)]),
-        (0, 1): 16 * 16 * 2 + 32 * 16 + 32 * 4}, (1, 1, 1), "declined"),
+        (0, 1): 16 * 16 * 2 + 32 * 16 + 32 * 4}, (1, 1, 1), "compiled"),       # f16 conversions (jitf16)
     ("minifloat.spvasm", "lavapipe", None, {}, lambda rng: {
         (0, 0): rng.integers(0, 2 ** 32, 64, dtype=np.uint64).astype(np.uint32), (0, 1): 6 * 64 * 16}, (1, 1, 1), "declined"),
     ("mul_extended_widths.spvasm", "reference", None, {}, lambda rng: {
