@@ -108,22 +108,24 @@ _U32_LO, _U32_HI = float_bounds_for_int("u32", "f32")
 
 
 @njit(**_inl)
-def _trunc_clamp(x, lo, hi):
-    """trunc(x) clamped to [lo, hi], NaN to 0 (as float64)."""
+def float_to_int(x, lo, hi, nan):
+    """trunc(x) clamped to [lo, hi] as int64, NaN to `nan`: every float -> integer rule of
+    scalar.py and nvidia.py, with the bounds the caller takes from them (float_bounds_for_int,
+    or the integer's range for a saturating conversion)."""
     t = np.trunc(np.float64(x))
     if t != t:
-        return 0.0
-    return min(max(t, lo), hi)
+        return np.int64(nan)
+    return np.int64(min(max(t, lo), hi))
 
 
 @njit(**_inl)
 def f32_to_i32(x):
-    return np.int32(np.int64(_trunc_clamp(x, _I32_LO, _I32_HI)))
+    return np.int32(float_to_int(x, _I32_LO, _I32_HI, 0))
 
 
 @njit(**_inl)
 def f32_to_u32(x):
-    return np.uint32(np.int64(_trunc_clamp(x, _U32_LO, _U32_HI)))
+    return np.uint32(float_to_int(x, _U32_LO, _U32_HI, 0))
 
 
 @njit(**_inl)
@@ -224,12 +226,12 @@ def nv_f32_to_i32(x):
 @njit(**_inl)
 def nv_native_f32_to_i32(x):
     """SPIR-V's conversion on the H200 (emu.numerics.nvidia.convert_native): saturating, NaN -> 0."""
-    return np.int32(np.int64(_trunc_clamp(x, -2147483648.0, 2147483647.0)))
+    return np.int32(float_to_int(x, -2147483648.0, 2147483647.0, 0))
 
 
 @njit(**_inl)
 def nv_native_f32_to_u32(x):
-    return np.uint32(np.int64(_trunc_clamp(x, 0.0, 4294967295.0)))
+    return np.uint32(float_to_int(x, 0.0, 4294967295.0, 0))
 
 
 @njit(**_inl)
@@ -545,17 +547,6 @@ def int_to_f16(x, wgsl):
     if wgsl and abs(v) > 65504.0:
         return np.uint16(0xFC00) if v < 0 else np.uint16(0x7C00)
     return _f32_to_f16(np.float32(v), -1)
-
-
-@njit(**_inl)
-def float_to_int(x, lo, hi, nan):
-    """trunc(x) clamped to [lo, hi] as int64, NaN to `nan`: every float -> integer rule of
-    scalar.py and nvidia.py, with the bounds the caller takes from them (float_bounds_for_int,
-    or the integer's range for a saturating conversion)."""
-    t = np.trunc(np.float64(x))
-    if t != t:
-        return np.int64(nan)
-    return np.int64(min(max(t, lo), hi))
 
 
 # ---- 32-bit integer bit functions (builtins.py's, on the value's unsigned bits) ------------------
